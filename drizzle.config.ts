@@ -1,0 +1,2 @@
+import { defineConfig } from 'drizzle-kit';
+export default defineConfig({ dialect: 'postgresql', schema: './src/db/schema.pg.ts', out: './db/pg' });

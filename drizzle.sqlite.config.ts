@@ -1,0 +1,2 @@
+import { defineConfig } from 'drizzle-kit';
+export default defineConfig({ dialect: 'sqlite', schema: './src/db/schema.sqlite.ts', out: './db/sqlite' });

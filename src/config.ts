@@ -1,0 +1,87 @@
+import { Type as T, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/**
+ * Configuration comes only from environment variables, validated here at start.
+ * Every variable is listed in the README. A bad value stops the start with one line naming it.
+ */
+const Int = (min: number, max: number) => T.String({ pattern: '^[0-9]+$', description: `integer ${min}..${max}`, min, max } as never);
+
+const EnvSchema = T.Object({
+  PORT: T.Optional(Int(0, 65535)),
+  DATA_DIR: T.Optional(T.String({ minLength: 1 })),
+  DATABASE_URL: T.Optional(T.String({ pattern: '^postgres(ql)?://' })),
+  REDIS_URL: T.Optional(T.String({ pattern: '^rediss?://' })),
+  LOG_LEVEL: T.Optional(T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error'), T.Literal('silent')])),
+  ROLE: T.Optional(T.Union([T.Literal('all'), T.Literal('api'), T.Literal('worker')])),
+  PUBLIC_BASE_URL: T.Optional(T.String({ pattern: '^https?://' })),
+  BODY_LIMIT_BYTES: T.Optional(Int(1, 104857600)),
+  ENCRYPTION_KEY: T.Optional(T.String({ pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$', description: '32 bytes as 64 hex characters or base64' })),
+  ROADMAP_URL: T.Optional(T.String({ pattern: '^https?://' })),
+  ANON_RATE_LIMIT_PER_MINUTE: T.Optional(Int(1, 1000000)),
+  DEFAULT_DAILY_QUOTA: T.Optional(Int(1, 1000000000)),
+  METRICS_TOKEN: T.Optional(T.String({ minLength: 16 })),
+  TRUST_PROXY: T.Optional(T.Union([T.Literal('true'), T.Literal('false')])),
+  SEED_DEMO_TENANT: T.Optional(T.Union([T.Literal('true'), T.Literal('false')])),
+});
+
+export type Env = Static<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  role: 'all' | 'api' | 'worker';
+  publicBaseUrl: string | null;
+  bodyLimitBytes: number;
+  encryptionKey: string | null;
+  roadmapUrl: string | null;
+  anonRateLimitPerMinute: number;
+  defaultDailyQuota: number;
+  metricsToken: string | null;
+  trustProxy: boolean;
+  seedDemoTenant: boolean;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const picked: Record<string, string> = {};
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') picked[key] = v;
+  }
+  const first = Value.Errors(EnvSchema, picked).First();
+  if (first) {
+    const name = first.path.replace(/^\//, '');
+    throw new ConfigError(`configuration: ${name} is invalid (${first.schema.description ?? first.message})`);
+  }
+  const int = (key: keyof Env, def: number) => {
+    if (picked[key] === undefined) return def;
+    const n = Number(picked[key]);
+    const schema = EnvSchema.properties[key] as unknown as { min: number; max: number };
+    if (!Number.isSafeInteger(n) || n < schema.min || n > schema.max)
+      throw new ConfigError(`configuration: ${key} is invalid (integer ${schema.min}..${schema.max})`);
+    return n;
+  };
+  const e = picked as Env;
+  return {
+    port: int('PORT', 3000),
+    dataDir: e.DATA_DIR ?? './data',
+    databaseUrl: e.DATABASE_URL ?? null,
+    redisUrl: e.REDIS_URL ?? null,
+    logLevel: e.LOG_LEVEL ?? 'info',
+    role: e.ROLE ?? 'all',
+    publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? null,
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024),
+    encryptionKey: e.ENCRYPTION_KEY ?? null,
+    roadmapUrl: e.ROADMAP_URL ?? null,
+    anonRateLimitPerMinute: int('ANON_RATE_LIMIT_PER_MINUTE', 60),
+    defaultDailyQuota: int('DEFAULT_DAILY_QUOTA', 100_000),
+    metricsToken: e.METRICS_TOKEN ?? null,
+    trustProxy: e.TRUST_PROXY === 'true',
+    seedDemoTenant: e.SEED_DEMO_TENANT !== 'false',
+  };
+}

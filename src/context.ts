@@ -1,0 +1,106 @@
+import Redis from 'ioredis';
+import type { Config } from './config';
+import { openDatabase, type Database } from './db/client';
+import { SecretBox } from './lib/crypto';
+import { createLogger, type Logger } from './lib/log';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './lib/rate-limiter';
+import { FlushBuffer } from './lib/flush-buffer';
+import { TenantService } from './features/tenants/service';
+import { UsageMeter } from './features/usage/service';
+import { IdempotencyService } from './features/idempotency/service';
+import { eq, and, or, isNull, lt } from 'drizzle-orm';
+import { loadOrCreateEncryptionKey } from './lib/encryption-key';
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface Metrics {
+  observeRequest(method: string, route: string, status: number, ms: number): void;
+}
+
+/** Everything a feature needs, built once per process (and once per test app). */
+export interface AppContext {
+  config: Config;
+  database: Database;
+  log: Logger;
+  clock: Clock;
+  redis: Redis | null;
+  limiter: RateLimiter;
+  tenants: TenantService;
+  usage: UsageMeter;
+  idempotency: IdempotencyService;
+  secretBox: SecretBox;
+  /** coalesced last_used_at writes: at most one per key per flush interval */
+  keyTouches: FlushBuffer<{ keyId: string; at: Date }>;
+  metrics?: Metrics;
+  /** shutdown hooks run in reverse order of registration */
+  onClose(fn: () => Promise<void> | void): void;
+  close(): Promise<void>;
+}
+
+export async function createContext(config: Config, opts: { clock?: Clock; log?: Logger } = {}): Promise<AppContext> {
+  const log = opts.log ?? createLogger(config.logLevel);
+  const clock = opts.clock ?? { now: () => new Date() };
+  const now = () => clock.now();
+  const closers: (() => Promise<void> | void)[] = [];
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  closers.push(() => database.close());
+
+  let redis: Redis | null = null;
+  const memoryLimiter = new MemoryRateLimiter();
+  let limiter: RateLimiter = memoryLimiter;
+  if (config.redisUrl) {
+    // fail fast while disconnected (no offline queue): the limiter then falls back to in-process limits
+    redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, connectTimeout: 2000 });
+    redis.on('error', (err) => log.throttled('redis-error', 60_000, 'error', 'redis connection error', { error: err.message }));
+    limiter = new RedisRateLimiter(redis, memoryLimiter, log);
+    const r = redis;
+    closers.push(() => void r.disconnect());
+  }
+
+  const encryptionKey = config.encryptionKey ?? (config.databaseUrl ? null : loadOrCreateEncryptionKey(config.dataDir));
+  if (!encryptionKey) throw new Error('configuration: ENCRYPTION_KEY is required with DATABASE_URL (live mode stores OAuth tokens and webhook secrets encrypted)');
+
+  const usage = new UsageMeter(database, now, log);
+  usage.start();
+  closers.push(() => usage.stop());
+
+  const keyTouches = new FlushBuffer<{ keyId: string; at: Date }>(
+    async (items) => {
+      const k = database.t.apiKeys;
+      await database.withTx(async (tx) => {
+        for (const { keyId, at } of items)
+          await tx.update(k).set({ lastUsedAt: at }).where(and(eq(k.id, keyId), or(isNull(k.lastUsedAt), lt(k.lastUsedAt, at))));
+      });
+    },
+    { intervalMs: 60_000, maxItems: 10_000, onError: (err) => log.error('last_used_at flush failed', { error: String(err) }) },
+  );
+  keyTouches.start();
+  closers.push(() => keyTouches.stop());
+
+  const ctx: AppContext = {
+    config,
+    database,
+    log,
+    clock,
+    redis,
+    limiter,
+    tenants: new TenantService(database, now, config.defaultDailyQuota),
+    usage,
+    idempotency: new IdempotencyService(database, now),
+    secretBox: new SecretBox(encryptionKey),
+    keyTouches,
+    onClose: (fn) => void closers.push(fn),
+    async close() {
+      for (const fn of closers.reverse()) {
+        try {
+          await fn();
+        } catch (err) {
+          log.error('shutdown step failed', { error: String(err) });
+        }
+      }
+    },
+  };
+  return ctx;
+}

@@ -1,0 +1,124 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Database as SqliteDatabase } from 'bun:sqlite';
+import { drizzle as drizzleSqlite } from 'drizzle-orm/bun-sqlite';
+import { migrate as migrateSqlite } from 'drizzle-orm/bun-sqlite/migrator';
+import { drizzle as drizzlePg, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+import { migrate as migratePg } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import { pgKit, sqliteKit } from './kit';
+import { defineSchema, type Schema } from './schema';
+import { migrationsFolder } from './migrations';
+
+export type Db = PostgresJsDatabase<Record<string, never>>;
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Database {
+  dialect: Dialect;
+  /** for reads; writes go through withTx */
+  db: Db;
+  t: Schema;
+  /** Runs fn in one transaction (nested calls join the outer one). Every write uses it. */
+  withTx<R>(fn: (tx: Db) => Promise<R>): Promise<R>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  /** PostgreSQL only: the raw client (advisory locks, LISTEN) */
+  pg?: postgres.Sql;
+}
+
+const pgSchema = defineSchema(pgKit);
+const sqliteSchema = defineSchema(sqliteKit);
+const MIGRATION_LOCK_ID = 72_431_001;
+
+export async function openDatabase(opts: { databaseUrl: string | null; dataDir: string; poolSize?: number }): Promise<Database> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openSqlite(opts.dataDir);
+}
+
+async function openPostgres(url: string, poolSize: number): Promise<Database> {
+  // Migrate on one dedicated connection under an advisory lock: several processes may start at once.
+  const lockConn = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await lockConn`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
+    await migratePg(drizzlePg(lockConn), { migrationsFolder: migrationsFolder('pg') });
+    await lockConn`select pg_advisory_unlock(${MIGRATION_LOCK_ID})`;
+  } finally {
+    await lockConn.end({ timeout: 5 });
+  }
+  const client = postgres(url, { max: poolSize, onnotice: () => {}, idle_timeout: 30 });
+  const db = drizzlePg(client) as Db;
+  const txStore = new AsyncLocalStorage<Db>();
+  return {
+    dialect: 'postgres',
+    db,
+    t: pgSchema,
+    pg: client,
+    withTx(fn) {
+      const outer = txStore.getStore();
+      if (outer) return fn(outer);
+      return db.transaction((tx) => txStore.run(tx as unknown as Db, () => fn(tx as unknown as Db)));
+    },
+    async ping() {
+      await client`select 1`;
+    },
+    async close() {
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+function openSqlite(dataDir: string): Database {
+  let file = ':memory:';
+  if (dataDir !== ':memory:') {
+    mkdirSync(dataDir, { recursive: true });
+    file = join(resolve(dataDir), 'service.sqlite');
+  }
+  const raw = new SqliteDatabase(file, { create: true });
+  raw.exec('PRAGMA journal_mode = WAL');
+  raw.exec('PRAGMA synchronous = NORMAL');
+  raw.exec('PRAGMA busy_timeout = 5000');
+  // Migrations that rebuild a parent table fail with foreign keys on: migrate, check, then enable.
+  raw.exec('PRAGMA foreign_keys = OFF');
+  const db = drizzleSqlite(raw) as unknown as Db;
+  migrateSqlite(db as never, { migrationsFolder: migrationsFolder('sqlite') });
+  const violations = raw.query('PRAGMA foreign_key_check').all();
+  if (violations.length) throw new Error(`sqlite migration left ${violations.length} foreign key violations`);
+  raw.exec('PRAGMA foreign_keys = ON');
+
+  // bun:sqlite is one connection: a transaction is BEGIN IMMEDIATE … COMMIT behind an in-process
+  // mutex, so that another request's awaits cannot slip its statements into ours.
+  let tail: Promise<void> = Promise.resolve();
+  const inTx = new AsyncLocalStorage<true>();
+  return {
+    dialect: 'sqlite',
+    db,
+    t: sqliteSchema as unknown as Schema,
+    async withTx(fn) {
+      if (inTx.getStore()) return fn(db);
+      const previous = tail;
+      let release!: () => void;
+      tail = new Promise((r) => (release = r));
+      await previous;
+      try {
+        raw.exec('BEGIN IMMEDIATE');
+        try {
+          const result = await inTx.run(true, () => fn(db));
+          raw.exec('COMMIT');
+          return result;
+        } catch (err) {
+          raw.exec('ROLLBACK');
+          throw err;
+        }
+      } finally {
+        release();
+      }
+    },
+    async ping() {
+      raw.query('select 1').get();
+    },
+    async close() {
+      await tail;
+      raw.close();
+    },
+  };
+}

@@ -1,0 +1,7 @@
+// drizzle-kit entry for PostgreSQL migrations (db/pg)
+import { pgKit } from './kit';
+import { defineSchema } from './schema';
+export const {
+  tenants, apiKeys, auditLog, usageRecords, idempotencyKeys, scoreResults, esgAssessments, erpConnections,
+  syncRuns, invoices, bankTransactions, webhookEndpoints, events, webhookDeliveries, appMeta,
+} = defineSchema(pgKit);

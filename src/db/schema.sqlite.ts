@@ -1,0 +1,7 @@
+// drizzle-kit entry for SQLite migrations (db/sqlite)
+import { sqliteKit } from './kit';
+import { defineSchema } from './schema';
+export const {
+  tenants, apiKeys, auditLog, usageRecords, idempotencyKeys, scoreResults, esgAssessments, erpConnections,
+  syncRuns, invoices, bankTransactions, webhookEndpoints, events, webhookDeliveries, appMeta,
+} = defineSchema(sqliteKit);

@@ -1,0 +1,344 @@
+import type { Kit } from './kit';
+
+/** Every table of the service, written once for both dialects (see kit.ts). */
+export function defineSchema(k: Kit) {
+  const tenants = k.table('tenants', {
+    id: k.text('id').primaryKey(),
+    name: k.text('name').notNull(),
+    plan: k.text('plan').notNull(), // free | starter | growth | enterprise
+    status: k.text('status').notNull(), // active | suspended | terminated
+    dailyQuota: k.int('daily_quota').notNull(),
+    /** per-minute limit used by the enterprise plan (its negotiated value) */
+    rateLimitPerMinute: k.int('rate_limit_per_minute'),
+    createdAt: k.ts('created_at').notNull(),
+    terminatedAt: k.ts('terminated_at'),
+    retainUntil: k.ts('retain_until'),
+  });
+
+  const apiKeys = k.table(
+    'api_keys',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      name: k.text('name').notNull(),
+      env: k.text('env').notNull(), // sandbox | live
+      keyPrefix: k.text('key_prefix').notNull(),
+      keyHash: k.text('key_hash').notNull(),
+      scopes: k.json<string[]>('scopes').notNull(),
+      rateLimitPerMinute: k.int('rate_limit_per_minute'),
+      lastUsedAt: k.ts('last_used_at'),
+      revokedAt: k.ts('revoked_at'),
+      revokeReason: k.text('revoke_reason'),
+      expiresAt: k.ts('expires_at'),
+      rotatedFrom: k.text('rotated_from'),
+      createdAt: k.ts('created_at').notNull(),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.uniqueIndex('api_keys_hash_idx').on(t.keyHash), k.index('api_keys_tenant_idx').on(t.tenantId)],
+  );
+
+  const auditLog = k.table(
+    'audit_log',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      actorKeyId: k.text('actor_key_id'),
+      action: k.text('action').notNull(),
+      target: k.text('target'),
+      requestId: k.text('request_id'),
+      details: k.json<Record<string, unknown>>('details'),
+      createdAt: k.ts('created_at').notNull(),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.index('audit_tenant_idx').on(t.tenantId, t.createdAt)],
+  );
+
+  const usageRecords = k.table(
+    'usage_records',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      apiKeyId: k.text('api_key_id'),
+      env: k.text('env').notNull(),
+      meter: k.text('meter').notNull(),
+      quantity: k.int('quantity').notNull(),
+      /** price of one unit in euro cents (fractional for pass-through costs); null when unpriced */
+      unitAmountCents: k.real('unit_amount_cents'),
+      amountCents: k.real('amount_cents'),
+      billable: k.bool('billable').notNull(),
+      requestId: k.text('request_id'),
+      createdAt: k.ts('created_at').notNull(),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.index('usage_tenant_idx').on(t.tenantId, t.createdAt)],
+  );
+
+  const idempotencyKeys = k.table(
+    'idempotency_keys',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull(),
+      env: k.text('env').notNull(),
+      key: k.text('key').notNull(),
+      method: k.text('method').notNull(),
+      path: k.text('path').notNull(),
+      bodyHash: k.text('body_hash').notNull(),
+      state: k.text('state').notNull(), // running | done
+      responseStatus: k.int('response_status'),
+      responseBody: k.text('response_body'),
+      responseHeaders: k.json<Record<string, string>>('response_headers'),
+      createdAt: k.ts('created_at').notNull(),
+      expiresAt: k.ts('expires_at').notNull(),
+    },
+    (t) => [
+      k.uniqueIndex('idem_scope_key_idx').on(t.tenantId, t.env, t.key),
+      k.index('idem_expires_idx').on(t.expiresAt),
+    ],
+  );
+
+  const scoreResults = k.table(
+    'score_results',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      nif: k.text('nif').notNull(),
+      customerReference: k.text('customer_reference'),
+      score: k.int('score').notNull(),
+      tier: k.text('tier').notNull(),
+      pd: k.real('pd'),
+      /** the response body as computed (without cache / customer_reference) */
+      result: k.json<Record<string, unknown>>('result').notNull(),
+      algorithmVersion: k.text('algorithm_version').notNull(),
+      synthetic: k.bool('synthetic').notNull(),
+      /** why it was computed: request | rescore */
+      trigger: k.text('trigger').notNull(),
+      computedAt: k.ts('computed_at').notNull(),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.index('score_lookup_idx').on(t.tenantId, t.env, t.nif, t.computedAt)],
+  );
+
+  const esgAssessments = k.table(
+    'esg_assessments',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      nif: k.text('nif').notNull(),
+      customerReference: k.text('customer_reference'),
+      sector: k.text('sector').notNull(),
+      answers: k.json<Record<string, unknown>>('answers').notNull(),
+      result: k.json<Record<string, unknown>>('result').notNull(),
+      algorithmVersion: k.text('algorithm_version').notNull(),
+      synthetic: k.bool('synthetic').notNull(),
+      computedAt: k.ts('computed_at').notNull(),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.index('esg_tenant_idx').on(t.tenantId, t.env, t.computedAt)],
+  );
+
+  const erpConnections = k.table(
+    'erp_connections',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      provider: k.text('provider').notNull(),
+      customerReference: k.text('customer_reference').notNull(),
+      status: k.text('status').notNull(), // pending | active | relink_required | denied | disconnected
+      stateHash: k.text('state_hash'),
+      stateExpiresAt: k.ts('state_expires_at'),
+      pkceVerifierEnc: k.text('pkce_verifier_enc'),
+      returnUrl: k.text('return_url').notNull(),
+      accessTokenEnc: k.text('access_token_enc'),
+      refreshTokenEnc: k.text('refresh_token_enc'),
+      tokenExpiresAt: k.ts('token_expires_at'),
+      /** provider-side account (e.g. Moloni company_id) */
+      externalAccountId: k.text('external_account_id'),
+      createdAt: k.ts('created_at').notNull(),
+      updatedAt: k.ts('updated_at').notNull(),
+      connectedAt: k.ts('connected_at'),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [
+      k.uniqueIndex('erp_conn_state_idx').on(t.stateHash),
+      k.index('erp_conn_tenant_idx').on(t.tenantId, t.env, t.provider, t.customerReference),
+    ],
+  );
+
+  const syncRuns = k.table(
+    'sync_runs',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      provider: k.text('provider').notNull(),
+      customerReference: k.text('customer_reference').notNull(),
+      connectionId: k.text('connection_id'),
+      mode: k.text('mode').notNull(),
+      since: k.ts('since'),
+      status: k.text('status').notNull(), // queued | running | succeeded | failed
+      attempts: k.int('attempts').notNull(),
+      invoicesCount: k.int('invoices_count').notNull(),
+      transactionsCount: k.int('transactions_count').notNull(),
+      cursor: k.text('cursor'),
+      errorCode: k.text('error_code'),
+      errorMessage: k.text('error_message'),
+      createdAt: k.ts('created_at').notNull(),
+      startedAt: k.ts('started_at'),
+      finishedAt: k.ts('finished_at'),
+      heartbeatAt: k.ts('heartbeat_at'),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [
+      k.index('sync_runs_tenant_idx').on(t.tenantId, t.env, t.provider, t.customerReference, t.createdAt),
+      k.index('sync_runs_status_idx').on(t.status),
+    ],
+  );
+
+  const invoices = k.table(
+    'invoices',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      provider: k.text('provider').notNull(),
+      customerReference: k.text('customer_reference').notNull(),
+      providerDocumentId: k.text('provider_document_id').notNull(),
+      documentType: k.text('document_type').notNull(),
+      number: k.text('number').notNull(),
+      atcud: k.text('atcud'),
+      issueDate: k.text('issue_date').notNull(),
+      dueDate: k.text('due_date'),
+      customerNif: k.text('customer_nif'),
+      customerName: k.text('customer_name'),
+      currency: k.text('currency').notNull(),
+      netTotalCents: k.bigint('net_total_cents').notNull(),
+      taxTotalCents: k.bigint('tax_total_cents').notNull(),
+      grossTotalCents: k.bigint('gross_total_cents').notNull(),
+      status: k.text('status').notNull(),
+      data: k.json<Record<string, unknown>>('data').notNull(),
+      sourceUpdatedAt: k.text('source_updated_at').notNull(),
+      syncedAt: k.ts('synced_at').notNull(),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [
+      k.uniqueIndex('invoices_doc_idx').on(t.tenantId, t.env, t.provider, t.customerReference, t.providerDocumentId),
+      k.index('invoices_list_idx').on(t.tenantId, t.env, t.provider, t.id),
+    ],
+  );
+
+  const bankTransactions = k.table(
+    'bank_transactions',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      provider: k.text('provider').notNull(),
+      customerReference: k.text('customer_reference').notNull(),
+      providerTransactionId: k.text('provider_transaction_id').notNull(),
+      bookingDate: k.text('booking_date').notNull(),
+      amountCents: k.bigint('amount_cents').notNull(),
+      currency: k.text('currency').notNull(),
+      description: k.text('description'),
+      counterpartyName: k.text('counterparty_name'),
+      counterpartyIban: k.text('counterparty_iban'),
+      matchedInvoiceNumber: k.text('matched_invoice_number'),
+      sourceUpdatedAt: k.text('source_updated_at').notNull(),
+      syncedAt: k.ts('synced_at').notNull(),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [
+      k.uniqueIndex('txn_doc_idx').on(t.tenantId, t.env, t.provider, t.customerReference, t.providerTransactionId),
+      k.index('txn_list_idx').on(t.tenantId, t.env, t.provider, t.id),
+    ],
+  );
+
+  const webhookEndpoints = k.table(
+    'webhook_endpoints',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      url: k.text('url').notNull(),
+      description: k.text('description'),
+      enabledEvents: k.json<string[]>('enabled_events').notNull(),
+      secretEnc: k.text('secret_enc').notNull(),
+      secretPrefix: k.text('secret_prefix').notNull(),
+      previousSecretEnc: k.text('previous_secret_enc'),
+      previousSecretExpiresAt: k.ts('previous_secret_expires_at'),
+      status: k.text('status').notNull(), // active | disabled | failed
+      consecutiveFailures: k.int('consecutive_failures').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      lastSuccessAt: k.ts('last_success_at'),
+      lastFailureAt: k.ts('last_failure_at'),
+    },
+    (t) => [k.index('webhooks_tenant_idx').on(t.tenantId, t.env)],
+  );
+
+  const events = k.table(
+    'events',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      type: k.text('type').notNull(),
+      data: k.json<Record<string, unknown>>('data').notNull(),
+      /** outbox: set once deliveries for every matching endpoint were created */
+      dispatchedAt: k.ts('dispatched_at'),
+      createdAt: k.ts('created_at').notNull(),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.index('events_tenant_idx').on(t.tenantId, t.env, t.id), k.index('events_outbox_idx').on(t.dispatchedAt)],
+  );
+
+  const webhookDeliveries = k.table(
+    'webhook_deliveries',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      eventId: k.text('event_id').notNull(),
+      endpointId: k.text('endpoint_id').notNull(),
+      status: k.text('status').notNull(), // pending | succeeded | failed
+      attempts: k.int('attempts').notNull(),
+      nextAttemptAt: k.ts('next_attempt_at'),
+      lockedUntil: k.ts('locked_until'),
+      lastStatusCode: k.int('last_status_code'),
+      lastError: k.text('last_error'),
+      createdAt: k.ts('created_at').notNull(),
+      updatedAt: k.ts('updated_at').notNull(),
+    },
+    (t) => [
+      k.uniqueIndex('deliveries_event_endpoint_idx').on(t.eventId, t.endpointId),
+      k.index('deliveries_due_idx').on(t.status, t.nextAttemptAt),
+    ],
+  );
+
+  /** Small key/value table: one-off facts (demo tenant printed) and cross-process job locks. */
+  const appMeta = k.table('app_meta', {
+    key: k.text('key').primaryKey(),
+    value: k.text('value').notNull(),
+    expiresAt: k.ts('expires_at'),
+  });
+
+  return {
+    tenants,
+    apiKeys,
+    auditLog,
+    usageRecords,
+    idempotencyKeys,
+    scoreResults,
+    esgAssessments,
+    erpConnections,
+    syncRuns,
+    invoices,
+    bankTransactions,
+    webhookEndpoints,
+    events,
+    webhookDeliveries,
+    appMeta,
+  };
+}
+
+export type Schema = ReturnType<typeof defineSchema>;

@@ -1,0 +1,95 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../../context';
+import { authed } from '../../plugins/auth';
+import { apiDoc } from '../../lib/api-doc';
+import { ApiError } from '../../lib/errors';
+import { iso } from '../../lib/schemas';
+import { keyStatus } from '../tenants/service';
+import { ListKeysResponse, RevokeRequest, RevokeResponse, RotateRequest, RotateResponse, UsageQuery, UsageResponse } from './model';
+import { AdminService } from './service';
+
+export function adminRoutes(ctx: AppContext) {
+  const admin = new AdminService(ctx.database, ctx.tenants, () => ctx.clock.now());
+  const actor = (a: { tenantId: string; keyId: string; requestId: string }) => ({ tenantId: a.tenantId, keyId: a.keyId, requestId: a.requestId });
+
+  const keys = new Elysia()
+    .use(authed(ctx, 'keys:manage'))
+    .get(
+      '/v1/admin/keys',
+      async ({ auth }) => {
+        const now = ctx.clock.now();
+        const rows = await ctx.tenants.listKeys(auth.tenantId);
+        return {
+          keys: rows.map((k) => ({
+            id: k.id,
+            name: k.name,
+            env: k.env as 'sandbox' | 'live',
+            key_prefix: k.keyPrefix,
+            scopes: k.scopes,
+            rate_limit_per_minute: k.rateLimitPerMinute,
+            last_used_at: iso(k.lastUsedAt),
+            revoked_at: iso(k.revokedAt),
+            expires_at: iso(k.expiresAt),
+            created_at: k.createdAt.toISOString(),
+            status: keyStatus(k, now),
+          })),
+        };
+      },
+      {
+        response: { 200: ListKeysResponse },
+        detail: apiDoc({ summary: 'List API keys (metadata only, both environments)', tag: 'admin', security: 'bearerAuth', operationId: 'listKeys' }),
+      },
+    )
+    .post(
+      '/v1/admin/keys/rotate',
+      async ({ auth, body, set }) => {
+        const res = await admin.rotate(actor(auth), body?.api_key_id ?? auth.keyId, body?.grace_days ?? 7);
+        set.status = 201;
+        return res;
+      },
+      {
+        body: RotateRequest,
+        response: { 201: RotateResponse },
+        detail: apiDoc({
+          summary: 'Rotate a key: issue a new one, the old one expires after grace_days',
+          tag: 'admin',
+          security: 'bearerAuth',
+          operationId: 'rotateKey',
+          errors: ['cross_tenant_forbidden', 'resource_not_found', 'key_not_active'],
+        }),
+      },
+    )
+    .post('/v1/admin/keys/revoke', async ({ auth, body }) => admin.revoke(actor(auth), body.api_key_id, body.reason ?? null), {
+      body: RevokeRequest,
+      response: { 200: RevokeResponse },
+      detail: apiDoc({
+        summary: 'Revoke a key immediately (idempotent)',
+        tag: 'admin',
+        security: 'bearerAuth',
+        operationId: 'revokeKey',
+        errors: ['cross_tenant_forbidden', 'resource_not_found', 'last_active_key'],
+      }),
+    });
+
+  const usage = new Elysia().use(authed(ctx, 'usage:read')).get(
+    '/v1/admin/usage',
+    async ({ auth, query }) => {
+      const now = ctx.clock.now();
+      const from = query.from ? new Date(query.from) : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+      const to = query.to ? new Date(query.to) : now;
+      if (from.getTime() >= to.getTime())
+        throw new ApiError('validation_failed', 'from must be before to.', { fields: [{ path: 'query.from', message: 'must be before to' }] });
+      const env = query.env ?? auth.env;
+      const groupBy = query.group_by ?? 'meter';
+      const totals = await ctx.usage.summary(auth.tenantId, env, from, to, groupBy);
+      return { from: from.toISOString(), to: to.toISOString(), env, group_by: groupBy, totals };
+    },
+    {
+      query: UsageQuery,
+      response: { 200: UsageResponse },
+      detail: apiDoc({ summary: "The tenant's metered usage per meter line", tag: 'admin', security: 'bearerAuth', operationId: 'getUsage', errors: ['validation_failed'] }),
+    },
+  );
+
+  return new Elysia({ name: 'admin' }).use(keys).use(usage);
+}

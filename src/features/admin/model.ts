@@ -1,0 +1,63 @@
+import { t } from 'elysia';
+import { DateTime, NullableDateTime, Uuid } from '../../lib/schemas';
+
+export const AdminKey = t.Object(
+  {
+    id: Uuid,
+    name: t.String(),
+    env: t.Union([t.Literal('sandbox'), t.Literal('live')]),
+    key_prefix: t.String({ description: 'Leading characters of the key only' }),
+    scopes: t.Array(t.String()),
+    rate_limit_per_minute: t.Optional(t.Union([t.Integer(), t.Null()])),
+    last_used_at: t.Optional(NullableDateTime),
+    revoked_at: t.Optional(NullableDateTime),
+    expires_at: t.Optional(NullableDateTime),
+    created_at: DateTime,
+    status: t.Union([t.Literal('active'), t.Literal('revoked'), t.Literal('expired')]),
+  },
+  { $id: '#/components/schemas/AdminKey' },
+);
+
+export const ListKeysResponse = t.Object({ keys: t.Array(AdminKey) });
+
+export const RotateRequest = t.Optional(
+  t.Object({
+    api_key_id: t.Optional(t.String({ format: 'uuid', description: 'Key to rotate; default: the calling key' })),
+    grace_days: t.Optional(t.Integer({ minimum: 0, maximum: 30, default: 7, description: 'Days the old key keeps working (0 = stops now)' })),
+  }),
+);
+export const RotateResponse = t.Object({
+  api_key: t.String({ pattern: '^sk_(test|live)_[0-9a-f]{28}$', description: 'The new key, shown once' }),
+  api_key_id: t.String({ format: 'uuid' }),
+  rotated_from: t.String({ format: 'uuid' }),
+  old_expires_at: t.String({ format: 'date-time' }),
+  grace_days: t.Integer(),
+  warning: t.String(),
+});
+export const RevokeRequest = t.Object({
+  api_key_id: t.String({ format: 'uuid' }),
+  reason: t.Optional(t.String({ maxLength: 256 })),
+});
+export const RevokeResponse = t.Object({ revoked: t.Boolean(), revoked_at: t.String({ format: 'date-time' }), api_key_id: t.String() });
+
+export const UsageQuery = t.Object({
+  from: t.Optional(t.String({ format: 'date-time', description: 'Inclusive start; default: start of the current UTC month' })),
+  to: t.Optional(t.String({ format: 'date-time', description: 'Exclusive end; default: now' })),
+  group_by: t.Optional(t.Union([t.Literal('day'), t.Literal('meter')], { default: 'meter' })),
+  env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: "Default: the calling key's environment" })),
+});
+export const UsageResponse = t.Object({
+  from: t.String({ format: 'date-time' }),
+  to: t.String({ format: 'date-time' }),
+  env: t.String(),
+  group_by: t.String(),
+  totals: t.Array(
+    t.Object({
+      day: t.Optional(t.String({ format: 'date' })),
+      meter: t.String(),
+      quantity: t.Integer(),
+      billable_quantity: t.Integer(),
+      amount_cents: t.Number({ description: 'Euro cents; 0 for sandbox usage' }),
+    }),
+  ),
+});

@@ -1,0 +1,96 @@
+import { and, eq } from 'drizzle-orm';
+import type { Database, Db } from '../../db/client';
+import { ApiError } from '../../lib/errors';
+import { TenantService, keyStatus, type Env } from '../tenants/service';
+
+export interface Actor {
+  tenantId: string;
+  keyId: string;
+  requestId: string;
+}
+
+/** Key rotation and revocation (Stripe's rolling model), each with an audit record. */
+export class AdminService {
+  constructor(
+    private readonly database: Database,
+    private readonly tenants: TenantService,
+    private readonly now: () => Date,
+  ) {}
+
+  /** Audit record in the caller's transaction: who (key id), what, when, request id. */
+  async audit(tx: Db, actor: Actor, action: string, target: string | null, details: Record<string, unknown> = {}) {
+    await tx.insert(this.database.t.auditLog).values({
+      id: crypto.randomUUID(),
+      tenantId: actor.tenantId,
+      actorKeyId: actor.keyId,
+      action,
+      target,
+      requestId: actor.requestId,
+      details,
+      createdAt: this.now(),
+    });
+  }
+
+  /** Serialises concurrent admin changes of one tenant (a row lock on PostgreSQL; SQLite is serial already). */
+  async lockTenant(tx: Db, tenantId: string) {
+    const t = this.database.t.tenants;
+    await tx.update(t).set({ status: t.status }).where(eq(t.id, tenantId));
+  }
+
+  private async ownKey(tx: Db, actor: Actor, keyId: string) {
+    const k = this.database.t.apiKeys;
+    const [row] = await tx.select().from(k).where(eq(k.id, keyId));
+    if (!row) throw new ApiError('resource_not_found', `No API key ${keyId}.`);
+    if (row.tenantId !== actor.tenantId) throw new ApiError('cross_tenant_forbidden', 'That API key belongs to another tenant.');
+    return row;
+  }
+
+  async rotate(actor: Actor, keyId: string, graceDays: number) {
+    const { withTx, t } = this.database;
+    return withTx(async (tx) => {
+      await this.lockTenant(tx, actor.tenantId);
+      const old = await this.ownKey(tx, actor, keyId);
+      const now = this.now();
+      if (keyStatus(old, now) !== 'active') throw new ApiError('key_not_active', `Key ${keyId} is ${keyStatus(old, now)} and cannot be rotated.`);
+      const graceEnd = new Date(now.getTime() + graceDays * 86_400_000);
+      const oldExpiresAt = old.expiresAt && old.expiresAt < graceEnd ? old.expiresAt : graceEnd;
+      const created = await this.tenants.createKey({
+        tenantId: actor.tenantId,
+        env: old.env as Env,
+        name: old.name,
+        scopes: old.scopes,
+        rateLimitPerMinute: old.rateLimitPerMinute,
+        rotatedFrom: old.id,
+      });
+      await tx.update(t.apiKeys).set({ expiresAt: oldExpiresAt }).where(eq(t.apiKeys.id, old.id));
+      await this.audit(tx, actor, 'api_key.rotated', old.id, { new_key_id: created.api_key_id, grace_days: graceDays });
+      return {
+        api_key: created.api_key,
+        api_key_id: created.api_key_id,
+        rotated_from: old.id,
+        old_expires_at: oldExpiresAt.toISOString(),
+        grace_days: graceDays,
+        warning: 'Store this API key now: it is shown only once and cannot be retrieved again. The old key stops working at old_expires_at.',
+      };
+    });
+  }
+
+  async revoke(actor: Actor, keyId: string, reason: string | null) {
+    const { withTx, t } = this.database;
+    return withTx(async (tx) => {
+      await this.lockTenant(tx, actor.tenantId);
+      const key = await this.ownKey(tx, actor, keyId);
+      if (key.revokedAt) return { revoked: true, revoked_at: key.revokedAt.toISOString(), api_key_id: key.id };
+      const now = this.now();
+      if (keyStatus(key, now) === 'active') {
+        const others = (await tx.select().from(t.apiKeys).where(eq(t.apiKeys.tenantId, actor.tenantId))).filter(
+          (k) => k.id !== key.id && keyStatus(k, now) === 'active',
+        );
+        if (!others.length) throw new ApiError('last_active_key', 'Refused: this is the tenant\'s last active API key. Create or rotate a key first.');
+      }
+      await tx.update(t.apiKeys).set({ revokedAt: now, revokeReason: reason }).where(and(eq(t.apiKeys.id, key.id)));
+      await this.audit(tx, actor, 'api_key.revoked', key.id, { reason });
+      return { revoked: true, revoked_at: now.toISOString(), api_key_id: key.id };
+    });
+  }
+}

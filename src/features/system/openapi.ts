@@ -1,0 +1,113 @@
+import type { AnyElysia } from 'elysia';
+import { toOpenAPISchema } from '@elysiajs/openapi';
+import { ERROR_CATALOGUE, type ErrorCode } from '../../lib/errors';
+import { AUTH_ERRORS, BODY_ERRORS, groupByStatus, IDEMPOTENCY_ERRORS } from '../../lib/api-doc';
+
+const RATE_HEADERS = {
+  'X-RateLimit-Limit': { description: 'Requests allowed per minute for this key (or client address when unauthenticated).', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Unix epoch seconds (UTC) at which the per-minute allowance is fully restored (GitHub convention, not a delay).', schema: { type: 'integer' } },
+  RateLimit: { description: 'IETF draft-ietf-httpapi-ratelimit-headers state: "minute";r=<remaining>;t=<delta seconds>, "daily";r=…;t=…', schema: { type: 'string' } },
+  'RateLimit-Policy': { description: 'IETF draft policies: "minute";q=<limit>;w=60, "daily";q=<quota>;w=86400', schema: { type: 'string' } },
+  'X-Request-Id': { description: 'Identifier of this request; also in every error body as requestId.', schema: { type: 'string' } },
+};
+
+const ERROR_SCHEMA = {
+  type: 'object',
+  required: ['code', 'message', 'status', 'requestId'],
+  properties: {
+    code: { type: 'string', description: 'Stable machine-readable code; see /docs/errors.' },
+    message: { type: 'string' },
+    status: { type: 'integer', description: 'The HTTP status, repeated.' },
+    requestId: { type: 'string' },
+    docsUrl: { type: 'string', format: 'uri' },
+    fields: {
+      type: 'array',
+      items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
+    },
+    roadmap_url: { type: 'string', format: 'uri', description: 'Only on 503 live_tier_not_available.' },
+  },
+};
+
+/** The OpenAPI 3.1.0 document: @elysiajs/openapi's generator over the app's TypeBox schemas, completed with the error contract. */
+export function buildOpenApi(app: AnyElysia, serverUrl: string) {
+  const generated = toOpenAPISchema(app, undefined, undefined, undefined, '3.1.0') as {
+    paths: Record<string, Record<string, Record<string, unknown>>>;
+    components: { schemas: Record<string, unknown> };
+  };
+  const headerRefs = Object.fromEntries(Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]));
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const [path, ops] of Object.entries(generated.paths)) {
+    if (!path.startsWith('/v1/')) continue;
+    for (const [method, op] of Object.entries(ops)) {
+      if (op['x-hidden']) continue;
+      const errors = [...((op['x-errors'] as ErrorCode[]) ?? [])];
+      delete op['x-errors'];
+      const secured = Array.isArray(op.security) && op.security.length > 0;
+      if (secured) errors.push(...AUTH_ERRORS);
+      if (op.requestBody) {
+        const body = op.requestBody as { content?: Record<string, { schema: unknown }>; required?: boolean };
+        const schema = Object.values(body.content ?? {})[0]?.schema;
+        if (schema) op.requestBody = { required: body.required ?? true, content: { 'application/json': { schema, ...(op['x-examples'] ? { examples: op['x-examples'] } : {}) } } };
+        else delete op.requestBody;
+      }
+      delete op['x-examples'];
+      if (method === 'post') {
+        errors.push(...BODY_ERRORS, ...IDEMPOTENCY_ERRORS);
+        op.parameters = [
+          ...((op.parameters as unknown[]) ?? []),
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            description: 'Makes the POST safe to retry for 24 h: a replay with the same method, path and body returns the stored response with Idempotent-Replayed: true.',
+            schema: { type: 'string', minLength: 1, maxLength: 255 },
+          },
+        ];
+      }
+      if (!secured && op.security) delete op.security;
+      errors.push('internal_error');
+      const responses = (op.responses ?? {}) as Record<string, Record<string, unknown>>;
+      for (const r of Object.values(responses)) r.headers = headerRefs;
+      if (!Object.keys(responses).some((s) => s.startsWith('2'))) responses['200'] = { description: 'Success', headers: headerRefs };
+      for (const [status, codes] of groupByStatus(errors)) {
+        responses[String(status)] = {
+          description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].meaning}`).join('\n\n'),
+          headers: headerRefs,
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        };
+      }
+      op.responses = responses;
+      (paths[path] ??= {})[method] = op;
+    }
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Portuguese credit, ESG and ERP connector API',
+      version: '1.0.0',
+      description:
+        'Credit-worthiness scoring by NIF, ESG assessment against EFRAG VSME, an ERP connector for Portuguese accounting software, and tenant administration. Errors always use the Error schema; rate-limit headers are on every /v1 response.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: serverUrl }],
+    security: [{ BearerAuth: [] }],
+    tags: [
+      { name: 'score', description: 'Credit-worthiness scoring' },
+      { name: 'esg', description: 'ESG assessment (EFRAG VSME)' },
+      { name: 'erp', description: 'ERP connector' },
+      { name: 'admin', description: 'Tenant administration' },
+      { name: 'events', description: 'Events and webhooks' },
+      { name: 'sandbox', description: 'Sandbox helpers' },
+    ],
+    paths,
+    components: {
+      schemas: { ...generated.components.schemas, Error: ERROR_SCHEMA },
+      headers: RATE_HEADERS,
+      securitySchemes: {
+        BearerAuth: { type: 'http', scheme: 'bearer', description: 'API key sk_test_… (sandbox) or sk_live_… (production). Used by scoring, ESG and ERP endpoints.' },
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'The same API keys, for admin endpoints (scopes keys:manage, webhooks:manage, gdpr:manage, usage:read or *).' },
+      },
+    },
+  };
+}

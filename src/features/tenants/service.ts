@@ -1,0 +1,126 @@
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Database } from '../../db/client';
+import { randomHex, sha256Hex } from '../../lib/crypto';
+
+export const PLANS = ['free', 'starter', 'growth', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+export const ENVS = ['sandbox', 'live'] as const;
+export type Env = (typeof ENVS)[number];
+export const SCOPES = ['*', 'score', 'esg', 'erp', 'keys:manage', 'webhooks:manage', 'gdpr:manage', 'usage:read'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** per-minute limit by plan; enterprise uses the tenant's negotiated value (default 6000) */
+export const PLAN_RATE_LIMITS: Record<Plan, number | null> = { free: 60, starter: 600, growth: 6000, enterprise: null };
+
+export type TenantRow = Database['t']['tenants']['$inferSelect'];
+export type KeyRow = Database['t']['apiKeys']['$inferSelect'];
+
+export const keyPrefixOf = (plaintext: string) => plaintext.slice(0, 12);
+export const hashKey = (plaintext: string) => sha256Hex(plaintext);
+/** sk_test_/sk_live_ + 28 lowercase hex (112 random bits from the CSPRNG) */
+export const generateKey = (env: Env) => (env === 'live' ? 'sk_live_' : 'sk_test_') + randomHex(14);
+export const KEY_FORMAT = /^sk_(test|live)_[0-9a-f]{28}$/;
+
+export function keyStatus(k: Pick<KeyRow, 'revokedAt' | 'expiresAt'>, now: Date): 'active' | 'revoked' | 'expired' {
+  if (k.revokedAt) return 'revoked';
+  if (k.expiresAt && k.expiresAt.getTime() <= now.getTime()) return 'expired';
+  return 'active';
+}
+
+export function effectiveRateLimit(tenant: Pick<TenantRow, 'plan' | 'rateLimitPerMinute'>, key: Pick<KeyRow, 'rateLimitPerMinute'>): number {
+  if (key.rateLimitPerMinute) return key.rateLimitPerMinute;
+  return PLAN_RATE_LIMITS[tenant.plan as Plan] ?? tenant.rateLimitPerMinute ?? 6000;
+}
+
+export class TenantService {
+  constructor(
+    private readonly database: Database,
+    private readonly now: () => Date,
+    private readonly defaultDailyQuota: number,
+  ) {}
+
+  async createTenant(input: { name: string; plan?: Plan; env?: Env; scopes?: string[]; dailyQuota?: number; rateLimitPerMinute?: number }) {
+    const { withTx, t } = this.database;
+    return withTx(async (tx) => {
+      const tenantId = crypto.randomUUID();
+      await tx.insert(t.tenants).values({
+        id: tenantId,
+        name: input.name,
+        plan: input.plan ?? 'free',
+        status: 'active',
+        dailyQuota: input.dailyQuota ?? this.defaultDailyQuota,
+        rateLimitPerMinute: input.rateLimitPerMinute ?? null,
+        createdAt: this.now(),
+      });
+      const key = await this.createKey({ tenantId, env: input.env ?? 'sandbox', name: 'default', scopes: input.scopes ?? ['*'] });
+      return { tenant_id: tenantId, ...key };
+    });
+  }
+
+  async createKey(input: { tenantId: string; env: Env; name?: string; scopes?: string[]; rateLimitPerMinute?: number | null; rotatedFrom?: string }) {
+    const { withTx, t } = this.database;
+    const plaintext = generateKey(input.env);
+    const id = crypto.randomUUID();
+    await withTx(async (tx) => {
+      const [tenant] = await tx.select({ id: t.tenants.id }).from(t.tenants).where(eq(t.tenants.id, input.tenantId));
+      if (!tenant) throw new Error(`unknown tenant ${input.tenantId}`);
+      await tx.insert(t.apiKeys).values({
+        id,
+        tenantId: input.tenantId,
+        name: input.name ?? 'default',
+        env: input.env,
+        keyPrefix: keyPrefixOf(plaintext),
+        keyHash: hashKey(plaintext),
+        scopes: input.scopes ?? ['*'],
+        rateLimitPerMinute: input.rateLimitPerMinute ?? null,
+        rotatedFrom: input.rotatedFrom ?? null,
+        createdAt: this.now(),
+      });
+    });
+    return { api_key_id: id, api_key: plaintext };
+  }
+
+  async setStatus(tenantId: string, status: 'active' | 'suspended') {
+    const { withTx, t } = this.database;
+    return withTx(async (tx) => {
+      const [row] = await tx.select().from(t.tenants).where(eq(t.tenants.id, tenantId));
+      if (!row) throw new Error(`unknown tenant ${tenantId}`);
+      if (row.status === 'terminated') throw new Error(`tenant ${tenantId} is terminated`);
+      await tx.update(t.tenants).set({ status }).where(eq(t.tenants.id, tenantId));
+    });
+  }
+
+  async setQuota(tenantId: string, patch: { dailyQuota?: number; rateLimitPerMinute?: number; plan?: Plan }) {
+    const { withTx, t } = this.database;
+    return withTx(async (tx) => {
+      const res = await tx.update(t.tenants).set(patch).where(eq(t.tenants.id, tenantId)).returning({ id: t.tenants.id });
+      if (!res.length) throw new Error(`unknown tenant ${tenantId}`);
+    });
+  }
+
+  /** The auth lookup: one indexed read by hash, joined with the tenant. */
+  async findByPlaintext(plaintext: string): Promise<{ key: KeyRow; tenant: TenantRow } | null> {
+    const { db, t } = this.database;
+    const rows = await db
+      .select({ key: t.apiKeys, tenant: t.tenants })
+      .from(t.apiKeys)
+      .innerJoin(t.tenants, eq(t.apiKeys.tenantId, t.tenants.id))
+      .where(eq(t.apiKeys.keyHash, hashKey(plaintext)))
+      .limit(1);
+    return rows[0] ?? null;
+  }
+
+  async listKeys(tenantId: string) {
+    const { db, t } = this.database;
+    return db.select().from(t.apiKeys).where(eq(t.apiKeys.tenantId, tenantId)).orderBy(t.apiKeys.createdAt);
+  }
+
+  async activeKeyCount(tenantId: string) {
+    const now = this.now();
+    const keys = await this.database.db
+      .select()
+      .from(this.database.t.apiKeys)
+      .where(and(eq(this.database.t.apiKeys.tenantId, tenantId), isNull(this.database.t.apiKeys.revokedAt)));
+    return keys.filter((k) => keyStatus(k, now) === 'active').length;
+  }
+}

@@ -1,0 +1,101 @@
+import { and, eq, gte, lt } from 'drizzle-orm';
+import type { Database } from '../../db/client';
+import { FlushBuffer } from '../../lib/flush-buffer';
+import type { Logger } from '../../lib/log';
+
+/**
+ * Metered usage. Prices per meter line in euro cents (live keys only; sandbox usage is recorded
+ * as not billable). bureau_passthrough has no list price: each record carries the bureau's
+ * reported cost × 1.15.
+ */
+export const PRICES_CENTS: Record<string, number | null> = {
+  score: 50,
+  esg: 30,
+  erp_sync: 20,
+  bureau_passthrough: null,
+};
+export const BUREAU_MARKUP = 1.15;
+export const METERS = Object.keys(PRICES_CENTS);
+
+export interface UsageEvent {
+  tenantId: string;
+  apiKeyId: string | null;
+  env: 'sandbox' | 'live';
+  meter: string;
+  quantity?: number;
+  /** for pass-through meters: the upstream cost of one unit in cents, before markup */
+  costCents?: number;
+  requestId: string | null;
+}
+
+type UsageRow = Database['t']['usageRecords']['$inferInsert'];
+
+export class UsageMeter {
+  private readonly buffer: FlushBuffer<UsageRow>;
+
+  constructor(
+    private readonly database: Database,
+    private readonly now: () => Date,
+    log: Logger,
+  ) {
+    this.buffer = new FlushBuffer<UsageRow>(
+      async (rows) => {
+        await database.withTx(async (tx) => {
+          for (let i = 0; i < rows.length; i += 500) await tx.insert(database.t.usageRecords).values(rows.slice(i, i + 500));
+        });
+      },
+      { intervalMs: 1000, maxItems: 1000, onError: (err, rows) => log.error('usage flush failed; will retry', { error: String(err), rows: rows.length }) },
+    );
+  }
+
+  record(e: UsageEvent) {
+    const quantity = e.quantity ?? 1;
+    const unit = e.costCents !== undefined ? Math.round(e.costCents * BUREAU_MARKUP * 10000) / 10000 : (PRICES_CENTS[e.meter] ?? null);
+    const billable = e.env === 'live';
+    const id = crypto.randomUUID();
+    this.buffer.add(id, {
+      id,
+      tenantId: e.tenantId,
+      apiKeyId: e.apiKeyId,
+      env: e.env,
+      meter: e.meter,
+      quantity,
+      unitAmountCents: unit,
+      amountCents: unit === null ? null : billable ? Math.round(unit * quantity * 10000) / 10000 : 0,
+      billable,
+      requestId: e.requestId,
+      createdAt: this.now(),
+    });
+  }
+
+  start() {
+    this.buffer.start();
+  }
+  flush() {
+    return this.buffer.flush();
+  }
+  stop() {
+    return this.buffer.stop();
+  }
+
+  /** totals per meter (and per UTC day when grouped by day) for one tenant and environment */
+  async summary(tenantId: string, env: string, from: Date, to: Date, groupBy: 'day' | 'meter') {
+    await this.flush();
+    const t = this.database.t.usageRecords;
+    const rows = await this.database.db
+      .select({ meter: t.meter, quantity: t.quantity, amountCents: t.amountCents, billable: t.billable, createdAt: t.createdAt })
+      .from(t)
+      .where(and(eq(t.tenantId, tenantId), eq(t.env, env), gte(t.createdAt, from), lt(t.createdAt, to)));
+    const groups = new Map<string, { day?: string; meter: string; quantity: number; amount_cents: number; billable_quantity: number }>();
+    for (const r of rows) {
+      const day = groupBy === 'day' ? r.createdAt.toISOString().slice(0, 10) : undefined;
+      const k = `${day ?? ''}|${r.meter}`;
+      const g = groups.get(k) ?? { ...(day ? { day } : {}), meter: r.meter, quantity: 0, amount_cents: 0, billable_quantity: 0 };
+      g.quantity += r.quantity;
+      g.amount_cents = Math.round((g.amount_cents + (r.amountCents ?? 0)) * 10000) / 10000;
+      if (r.billable) g.billable_quantity += r.quantity;
+      groups.set(k, g);
+    }
+    return [...groups.values()].sort((a, b) => (a.day ?? '').localeCompare(b.day ?? '') || a.meter.localeCompare(b.meter));
+  }
+}

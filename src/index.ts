@@ -1,0 +1,53 @@
+import { ConfigError, loadConfig } from './config';
+import { createContext } from './context';
+import { createApp } from './app';
+import { seedDemoTenant } from './seed';
+
+/** `bun run start`: the service. ROLE=all (default) | api | worker. */
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  let ctx;
+  try {
+    ctx = await createContext(config);
+  } catch (err) {
+    console.error(`startup failed: ${(err as Error).message}`);
+    process.exit(1);
+  }
+  await seedDemoTenant(ctx, (s) => process.stdout.write(s + '\n'));
+  const app = createApp(ctx);
+  if (config.role !== 'worker') {
+    app.listen({ port: config.port, hostname: '0.0.0.0', maxRequestBodySize: config.bodyLimitBytes + 1024 });
+    ctx.log.info('listening', { port: app.server?.port, role: config.role, database: ctx.database.dialect, redis: !!ctx.redis });
+  }
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    ctx.log.info('shutting down', { signal });
+    const timer = setTimeout(() => {
+      ctx.log.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, 25_000);
+    try {
+      // stop accepting, let in-flight requests finish
+      await app.server?.stop(false);
+      await ctx.close();
+    } finally {
+      clearTimeout(timer);
+    }
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+void main();

@@ -1,0 +1,42 @@
+import { ERROR_CATALOGUE, type ErrorCode } from './errors';
+
+/**
+ * Route documentation in one place: summary, tag, security scheme and the error codes a route can
+ * answer with. The OpenAPI builder turns `x-errors` into error responses (grouped by status, each
+ * with the §2.8 schema); the auth errors of secured routes and the body errors of POSTs are added
+ * automatically.
+ */
+export type SecurityScheme = 'BearerAuth' | 'bearerAuth' | null;
+
+export function apiDoc(opts: { summary: string; tag: string; security: SecurityScheme; errors?: ErrorCode[]; description?: string; operationId?: string }) {
+  return {
+    summary: opts.summary,
+    tags: [opts.tag],
+    ...(opts.description ? { description: opts.description } : {}),
+    ...(opts.operationId ? { operationId: opts.operationId } : {}),
+    ...(opts.security ? { security: [{ [opts.security]: [] }] } : { security: [] }),
+    'x-errors': opts.errors ?? [],
+  } as Record<string, unknown>;
+}
+
+export const AUTH_ERRORS: ErrorCode[] = [
+  'missing_api_key',
+  'invalid_api_key',
+  'api_key_revoked',
+  'api_key_expired',
+  'tenant_suspended',
+  'insufficient_scope',
+  'rate_limited',
+  'daily_quota_exceeded',
+];
+export const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type', 'validation_failed'];
+export const IDEMPOTENCY_ERRORS: ErrorCode[] = ['idempotency_key_in_use', 'idempotency_key_reused'];
+
+export function groupByStatus(codes: ErrorCode[]): Map<number, ErrorCode[]> {
+  const m = new Map<number, ErrorCode[]>();
+  for (const c of new Set(codes)) {
+    const s = ERROR_CATALOGUE[c].status;
+    m.set(s, [...(m.get(s) ?? []), c]);
+  }
+  return new Map([...m.entries()].sort((a, b) => a[0] - b[0]));
+}

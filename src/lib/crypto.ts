@@ -1,0 +1,34 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
+
+/** Constant-time comparison of two strings (for secrets). */
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a);
+  const bb = Buffer.from(b);
+  return ab.length === bb.length && timingSafeEqual(ab, bb);
+}
+
+/** AES-256-GCM for secrets at rest (OAuth tokens, webhook secrets): "v1.<iv>.<tag>.<ciphertext>" base64url. */
+export class SecretBox {
+  private readonly key: Buffer;
+  constructor(key: string) {
+    this.key = /^[0-9a-fA-F]{64}$/.test(key) ? Buffer.from(key, 'hex') : Buffer.from(key, 'base64');
+    if (this.key.length !== 32) throw new Error('encryption key must be 32 bytes');
+  }
+  seal(plaintext: string): string {
+    const iv = randomBytes(12);
+    const c = createCipheriv('aes-256-gcm', this.key, iv);
+    const ct = Buffer.concat([c.update(plaintext, 'utf8'), c.final()]);
+    return ['v1', iv.toString('base64url'), c.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+  }
+  open(sealed: string): string {
+    const [v, iv, tag, ct] = sealed.split('.');
+    if (v !== 'v1' || !iv || !tag || ct === undefined) throw new Error('unrecognised sealed value');
+    const d = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    d.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([d.update(Buffer.from(ct, 'base64url')), d.final()]).toString('utf8');
+  }
+}

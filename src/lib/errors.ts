@@ -1,0 +1,72 @@
+/**
+ * The one error helper. Every error response is the §2.8 body:
+ * {code, message, status, requestId, docsUrl?, fields?} (+ roadmap_url on live_tier_not_available).
+ * ERROR_CATALOGUE feeds /docs/errors, the docsUrl of each body and the OpenAPI descriptions.
+ */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export const ERROR_CATALOGUE = {
+  invalid_json: { status: 400, meaning: 'The request body is not valid JSON.' },
+  missing_api_key: { status: 401, meaning: 'No Authorization header, or it is not "Bearer <key>".' },
+  invalid_api_key: { status: 401, meaning: 'The API key is unknown, malformed, or belongs to a terminated tenant.' },
+  api_key_revoked: { status: 401, meaning: 'The API key was revoked.' },
+  api_key_expired: { status: 401, meaning: 'The API key expired (for example at the end of a rotation grace period).' },
+  tenant_suspended: { status: 403, meaning: 'The tenant is suspended; contact support.' },
+  insufficient_scope: { status: 403, meaning: 'The API key lacks the scope this endpoint requires.' },
+  cross_tenant_forbidden: { status: 403, meaning: 'The resource belongs to another tenant.' },
+  sandbox_only: { status: 403, meaning: 'This endpoint exists only for sandbox (sk_test_) keys.' },
+  not_found: { status: 404, meaning: 'No such route.' },
+  resource_not_found: { status: 404, meaning: 'The addressed resource does not exist for this tenant and environment.' },
+  company_not_found: { status: 404, meaning: 'No company with this NIF is known to the data sources (sandbox: not a fixture).' },
+  method_not_allowed: { status: 405, meaning: 'The route exists but not with this HTTP method; see the Allow header.' },
+  idempotency_key_in_use: { status: 409, meaning: 'A request with this Idempotency-Key is still being processed; retry later.' },
+  last_active_key: { status: 409, meaning: 'Refused: this is the tenant\'s last active API key.' },
+  key_not_active: { status: 409, meaning: 'The key is revoked or expired and cannot be rotated.' },
+  erp_not_connected: { status: 409, meaning: 'No active ERP connection for this provider and customer_reference; run the OAuth flow first.' },
+  payload_too_large: { status: 413, meaning: 'The request body exceeds the size limit (1 MiB by default).' },
+  unsupported_media_type: { status: 415, meaning: 'Request bodies must be sent as Content-Type: application/json.' },
+  validation_failed: { status: 422, meaning: 'One or more fields are invalid; see fields[] for each path and problem.' },
+  invalid_nif: { status: 422, meaning: 'The NIF fails the mod-11 check digit (or is the sandbox fixture that always fails).' },
+  confirmation_required: { status: 422, meaning: 'Erasure needs confirmation set to exactly ERASE-MY-DATA.' },
+  idempotency_key_reused: { status: 422, meaning: 'This Idempotency-Key was used with a different method, path or body.' },
+  provider_not_available: { status: 422, meaning: 'The provider cannot be used with this environment (demo is sandbox-only).' },
+  rate_limited: { status: 429, meaning: 'Per-key (or per-address) per-minute rate limit exceeded; see Retry-After.' },
+  daily_quota_exceeded: { status: 429, meaning: 'The tenant\'s daily request quota is used up; see Retry-After.' },
+  internal_error: { status: 500, meaning: 'Unexpected failure. It is logged with the requestId; quote it to support.' },
+  live_tier_not_available: { status: 503, meaning: 'Live scoring is not available yet (adapters not configured); see roadmap_url.' },
+  oauth_credentials_not_configured: { status: 503, meaning: 'Live OAuth for this ERP provider is not configured yet.' },
+  upstream_unavailable: { status: 503, meaning: 'A data source failed or timed out; nothing was billed or cached. Retry after Retry-After.' },
+  service_unavailable: { status: 503, meaning: 'A dependency (database or Redis) is unreachable.' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly extra: { fields?: FieldError[]; headers?: Record<string, string>; body?: Record<string, unknown> } = {},
+  ) {
+    super(message ?? ERROR_CATALOGUE[code].meaning);
+    this.status = ERROR_CATALOGUE[code].status;
+  }
+}
+
+export const validationError = (fields: FieldError[], message = 'The request is invalid.') =>
+  new ApiError('validation_failed', message, { fields });
+
+export function errorBody(err: ApiError, requestId: string, docsBase: string) {
+  return {
+    code: err.code,
+    message: err.message,
+    status: err.status,
+    requestId,
+    docsUrl: `${docsBase}/docs/errors#${err.code}`,
+    ...(err.extra.fields?.length ? { fields: err.extra.fields } : {}),
+    ...err.extra.body,
+  };
+}

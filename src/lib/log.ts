@@ -1,0 +1,33 @@
+/** JSON-lines logger. Never pass it a key, secret or token: callers log ids and prefixes only. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  /** logs at most once per interval per key (e.g. "redis down") */
+  throttled(key: string, intervalMs: number, level: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>): void;
+}
+
+export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Logger {
+  const min = ORDER[level];
+  const last = new Map<string, number>();
+  const emit = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
+    if (ORDER[lvl] < min) return;
+    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }));
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+    throttled(key, intervalMs, lvl, msg, fields) {
+      const now = Date.now();
+      if ((last.get(key) ?? 0) + intervalMs > now) return;
+      last.set(key, now);
+      emit(lvl, msg, fields);
+    },
+  };
+}

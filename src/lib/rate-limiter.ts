@@ -1,0 +1,187 @@
+import type Redis from 'ioredis';
+import type { Logger } from './log';
+
+/**
+ * Rate limiting: GCRA (generic cell rate algorithm) per key per minute, plus a per-tenant daily
+ * quota counted per UTC day. GCRA spaces requests at T = 60 s / limit and allows a burst of up to
+ * `limit`; it never lets more than `limit` through in any 60-second span, so there is no 2x burst
+ * at a window edge. Both checks are decided together: a request denied by one consumes neither.
+ * Two implementations, one interface: in-process (embedded) and Redis (one Lua script, atomic,
+ * shared by every process). If Redis fails, requests are decided by the in-process limiter
+ * (fail open to per-process limits), the failure is logged once a minute and /readyz reports it.
+ */
+export interface RateRequest {
+  /** bucket of the per-minute limit, e.g. "key:<id>" or "ip:<addr>" */
+  bucket: string;
+  limitPerMinute: number;
+  /** per-tenant daily quota; absent for anonymous buckets */
+  daily?: { tenantId: string; quota: number };
+  nowMs: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  /** which limit denied it */
+  deniedBy?: 'minute' | 'daily';
+  limit: number;
+  remaining: number;
+  /** epoch ms when the per-minute allowance is fully restored */
+  resetAtMs: number;
+  /** ms until the request would be allowed (0 when allowed) */
+  retryAfterMs: number;
+  daily?: { quota: number; remaining: number; resetAtMs: number };
+}
+
+export interface RateLimiter {
+  consume(req: RateRequest): Promise<RateDecision>;
+  /** null when healthy, else a short description */
+  problem(): string | null;
+}
+
+const WINDOW_MS = 60_000;
+const DAY_MS = 86_400_000;
+const dayStart = (now: number) => now - (now % DAY_MS);
+
+/** Pure GCRA step shared by the in-process limiter (the Lua script mirrors it). */
+function gcra(storedTat: number | undefined, limit: number, now: number) {
+  const T = WINDOW_MS / limit;
+  const tat = Math.max(storedTat ?? now, now);
+  const newTat = tat + T;
+  const allowed = newTat - now <= WINDOW_MS + 1e-6;
+  const effTat = allowed ? newTat : tat;
+  const remaining = Math.max(0, Math.floor((WINDOW_MS - (effTat - now)) / T + 1e-9));
+  return { allowed, tat: effTat, remaining, retryAfterMs: allowed ? 0 : Math.ceil(newTat - WINDOW_MS - now) };
+}
+
+export class MemoryRateLimiter implements RateLimiter {
+  private tats = new Map<string, number>();
+  private days = new Map<string, { day: number; count: number }>();
+  private lastSweep = 0;
+
+  async consume(req: RateRequest): Promise<RateDecision> {
+    return this.consumeSync(req);
+  }
+
+  consumeSync({ bucket, limitPerMinute, daily, nowMs }: RateRequest): RateDecision {
+    this.sweep(nowMs);
+    const g = gcra(this.tats.get(bucket), limitPerMinute, nowMs);
+    const base = { limit: limitPerMinute, remaining: g.remaining, resetAtMs: Math.max(g.tat, nowMs) };
+    let dailyState: RateDecision['daily'];
+    if (daily) {
+      const day = dayStart(nowMs);
+      const cur = this.days.get(daily.tenantId);
+      const count = cur && cur.day === day ? cur.count : 0;
+      const resetAtMs = day + DAY_MS;
+      if (count >= daily.quota) {
+        return { ...base, allowed: false, deniedBy: 'daily', retryAfterMs: resetAtMs - nowMs, daily: { quota: daily.quota, remaining: 0, resetAtMs } };
+      }
+      dailyState = { quota: daily.quota, remaining: daily.quota - count - (g.allowed ? 1 : 0), resetAtMs };
+      if (g.allowed) this.days.set(daily.tenantId, { day, count: count + 1 });
+    }
+    if (!g.allowed) return { ...base, allowed: false, deniedBy: 'minute', retryAfterMs: g.retryAfterMs, daily: dailyState };
+    this.tats.set(bucket, g.tat);
+    return { ...base, allowed: true, retryAfterMs: 0, daily: dailyState };
+  }
+
+  problem() {
+    return null;
+  }
+
+  /** drop buckets that are fully replenished, so memory stays bounded */
+  private sweep(now: number) {
+    if (now - this.lastSweep < WINDOW_MS) return;
+    this.lastSweep = now;
+    for (const [k, tat] of this.tats) if (tat <= now) this.tats.delete(k);
+    const today = dayStart(now);
+    for (const [k, v] of this.days) if (v.day !== today) this.days.delete(k);
+  }
+}
+
+// KEYS[1] = gcra bucket, KEYS[2] = daily counter (or ""), ARGV: limit, now, quota (or -1)
+const LUA = `
+local T = 60000 / tonumber(ARGV[1])
+local now = tonumber(ARGV[2])
+local quota = tonumber(ARGV[3])
+local stored = tonumber(redis.call('GET', KEYS[1]))
+local tat = now
+if stored and stored > now then tat = stored end
+local newTat = tat + T
+local allowed = (newTat - now) <= 60000.000001
+local count = 0
+if quota >= 0 then
+  count = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if count >= quota then
+    return {0, 'daily', tostring(tat), count}
+  end
+end
+if not allowed then
+  return {0, 'minute', tostring(tat), count}
+end
+redis.call('SET', KEYS[1], tostring(newTat), 'PX', math.ceil(newTat - now) + 1000)
+if quota >= 0 then
+  count = redis.call('INCR', KEYS[2])
+  if count == 1 then redis.call('PEXPIRE', KEYS[2], 90000000) end
+end
+return {1, '', tostring(newTat), count}
+`;
+
+export class RedisRateLimiter implements RateLimiter {
+  private failing: string | null = null;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly fallback: MemoryRateLimiter,
+    private readonly log: Logger,
+    private readonly prefix = 'rl:',
+  ) {}
+
+  async consume(req: RateRequest): Promise<RateDecision> {
+    const { bucket, limitPerMinute, daily, nowMs } = req;
+    const dayKey = daily ? `${this.prefix}day:${daily.tenantId}:${dayStart(nowMs)}` : `${this.prefix}noday`;
+    let res: [number, string, string, number];
+    try {
+      res = (await this.redis.eval(LUA, 2, `${this.prefix}${bucket}`, dayKey, limitPerMinute, nowMs, daily ? daily.quota : -1)) as never;
+      this.failing = null;
+    } catch (err) {
+      this.failing = `redis rate limiter unavailable: ${(err as Error).message}`;
+      this.log.throttled('ratelimit-redis', 60_000, 'error', 'rate limiter: redis unreachable, using in-process limits', {
+        error: (err as Error).message,
+      });
+      return this.fallback.consumeSync(req);
+    }
+    const [ok, deniedBy, tatStr, count] = res;
+    const tat = Number(tatStr);
+    const T = WINDOW_MS / limitPerMinute;
+    const remaining = Math.max(0, Math.floor((WINDOW_MS - (tat - nowMs)) / T + 1e-9));
+    const dayReset = dayStart(nowMs) + DAY_MS;
+    const dailyState = daily ? { quota: daily.quota, remaining: Math.max(0, daily.quota - Number(count)), resetAtMs: dayReset } : undefined;
+    const base = { limit: limitPerMinute, remaining, resetAtMs: Math.max(tat, nowMs), daily: dailyState };
+    if (ok === 1) return { ...base, allowed: true, retryAfterMs: 0 };
+    if (deniedBy === 'daily') return { ...base, allowed: false, deniedBy: 'daily', retryAfterMs: dayReset - nowMs };
+    return { ...base, allowed: false, deniedBy: 'minute', retryAfterMs: Math.ceil(tat + T - WINDOW_MS - nowMs) };
+  }
+
+  problem() {
+    return this.failing;
+  }
+}
+
+/** The response headers for a decision: GitHub-style X-RateLimit-* (Reset = epoch seconds) and the IETF draft fields. */
+export function rateLimitHeaders(d: RateDecision, nowMs: number): Record<string, string> {
+  const resetEpoch = Math.ceil(d.resetAtMs / 1000);
+  const h: Record<string, string> = {
+    'x-ratelimit-limit': String(d.limit),
+    'x-ratelimit-remaining': String(d.remaining),
+    'x-ratelimit-reset': String(resetEpoch),
+  };
+  const policies = [`"minute";q=${d.limit};w=60`];
+  const states = [`"minute";r=${d.remaining};t=${Math.max(0, Math.ceil((d.resetAtMs - nowMs) / 1000))}`];
+  if (d.daily) {
+    policies.push(`"daily";q=${d.daily.quota};w=86400`);
+    states.push(`"daily";r=${d.daily.remaining};t=${Math.max(0, Math.ceil((d.daily.resetAtMs - nowMs) / 1000))}`);
+  }
+  h['ratelimit-policy'] = policies.join(', ');
+  h['ratelimit'] = states.join(', ');
+  if (!d.allowed) h['retry-after'] = String(Math.max(1, Math.ceil(d.retryAfterMs / 1000)));
+  return h;
+}

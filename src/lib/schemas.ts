@@ -1,0 +1,17 @@
+import { t } from 'elysia';
+
+/** TypeBox building blocks shared by feature models. */
+export const DateTime = t.String({ format: 'date-time' });
+export const NullableDateTime = t.Union([t.String({ format: 'date-time' }), t.Null()]);
+export const Uuid = t.String({ format: 'uuid' });
+export const Nif = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits', examples: ['509000019'] });
+export const CustomerReference = t.String({ maxLength: 128, description: 'Your own reference, echoed back (max 128 characters)' });
+export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/** cursor pagination: ?limit=&cursor= → {data, next_cursor} */
+export const PageQuery = {
+  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: t.Optional(t.String({ maxLength: 200 })),
+};
+export const Page = <S extends Parameters<typeof t.Array>[0]>(item: S) =>
+  t.Object({ data: t.Array(item), next_cursor: t.Union([t.String(), t.Null()], { description: 'Pass as cursor to get the next page; null on the last page.' }) });

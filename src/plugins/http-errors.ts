@@ -1,0 +1,124 @@
+import { Elysia } from 'elysia';
+import { ApiError, errorBody, validationError, type FieldError } from '../lib/errors';
+import type { AppContext } from '../context';
+import { requestState } from './request-state';
+import { limitAnonymous } from './auth';
+
+/** service pages (probes, metrics, docs) are neither authenticated nor rate limited */
+export const isServicePath = (path: string) => /^\/(healthz|readyz|metrics|openapi\.json|docs|roadmap)(\/|$)/.test(path);
+
+/**
+ * Request plumbing shared by every route: request id, JSON-only body parsing with a size limit,
+ * the §2.8 error body for every failure (validation, parse, 404/405, unexpected), and the access log.
+ */
+export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string; path: string }[]) {
+  const docsBase = () => ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  let matchers: { method: string; re: RegExp }[] | null = null;
+  const allowedMethods = (path: string) => {
+    matchers ??= routeTable().map((r) => ({
+      method: r.method,
+      re: new RegExp('^' + r.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+') + '/?$'),
+    }));
+    return [...new Set(matchers.filter((m) => m.re.test(path)).map((m) => m.method))];
+  };
+
+  const respond = async (err: ApiError, request: Request, set: { headers: Record<string, unknown>; status?: unknown }) => {
+    const state = requestState(request);
+    for (const [k, v] of Object.entries(err.extra.headers ?? {})) set.headers[k] = v;
+    set.status = err.status;
+    const text = JSON.stringify(errorBody(err, state.id, docsBase()));
+    if (state.idempotencyClaim) {
+      // the handler ran and failed: a 4xx is its final answer (stored), a 5xx releases the key
+      await ctx.idempotency.complete(state.idempotencyClaim, err.status, text);
+      state.idempotencyClaim = undefined;
+    }
+    return new Response(text, {
+      status: err.status,
+      headers: { ...(set.headers as Record<string, string>), 'content-type': 'application/json' },
+    });
+  };
+
+  return new Elysia({ name: 'http-plumbing' })
+    .onRequest(({ request, set }) => {
+      const state = requestState(request);
+      set.headers['x-request-id'] = state.id;
+    })
+    .onParse({ as: 'global' }, async ({ request, contentType }) => {
+      const len = Number(request.headers.get('content-length') ?? '0');
+      if (len > ctx.config.bodyLimitBytes) throw new ApiError('payload_too_large');
+      const text = await request.text();
+      if (Buffer.byteLength(text) > ctx.config.bodyLimitBytes) throw new ApiError('payload_too_large');
+      requestState(request).rawBody = text;
+      if (text.trim() === '') return {};
+      if (!/^application\/([\w.+-]*\+)?json\b/i.test(contentType ?? ''))
+        throw new ApiError('unsupported_media_type', `Content-Type must be application/json (got ${contentType || 'none'}).`);
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new ApiError('invalid_json', 'The request body is not valid JSON.');
+      }
+    })
+    .onError({ as: 'global' }, async ({ code, error, request, set, path, server }) => {
+      let err: ApiError;
+      const cause = (error as { cause?: unknown })?.cause;
+      if (error instanceof ApiError) err = error;
+      else if (code === 'PARSE' && cause instanceof ApiError) err = cause;
+      else if (code === 'VALIDATION') err = fromValidation(error as never);
+      else if (code === 'NOT_FOUND') {
+        const allow = allowedMethods(path);
+        if (allow.length) {
+          err = new ApiError('method_not_allowed', `${request.method} is not allowed here; use ${allow.join(', ')}.`, {
+            headers: { allow: allow.join(', ') },
+          });
+        } else err = new ApiError('not_found', `No route ${request.method} ${path}.`);
+      } else if (code === 'PARSE') err = new ApiError('invalid_json');
+      else {
+        ctx.log.error('unhandled error', {
+          requestId: requestState(request).id,
+          error: error instanceof Error ? error.message : String(error),
+          stack: error instanceof Error ? error.stack?.split('\n').slice(0, 6).join(' | ') : undefined,
+        });
+        err = new ApiError('internal_error', 'Something went wrong on our side. Quote the requestId to support.');
+      }
+      const state = requestState(request);
+      if (!state.rateHeaders && !isServicePath(path)) {
+        // no key was checked (parse error, unknown route…): the caller's address pays
+        const over = await limitAnonymous(ctx, request, server as never, set);
+        if (over) err = over;
+      }
+      if (state.rateHeaders) for (const [k, v] of Object.entries(state.rateHeaders)) set.headers[k] = v;
+      return respond(err, request, set);
+    })
+    .onAfterResponse({ as: 'global' }, ({ request, set, route, path }) => {
+      const s = requestState(request);
+      ctx.metrics?.observeRequest(request.method, route || 'unmatched', Number(set.status ?? 200), performance.now() - s.start);
+      ctx.log.info('request', {
+        requestId: s.id,
+        method: request.method,
+        route: route || path,
+        status: Number(set.status ?? 200),
+        durationMs: Math.round((performance.now() - s.start) * 100) / 100,
+        tenantId: s.tenantId,
+        keyId: s.keyId,
+      });
+    });
+}
+
+interface ValidationLike {
+  type: string;
+  all: { path: string; message: string; summary?: string; schema?: { description?: string } }[];
+}
+
+function fromValidation(error: ValidationLike): ApiError {
+  const where = error.type === 'query' ? 'query.' : error.type === 'params' ? 'path.' : error.type === 'headers' ? 'header.' : '';
+  const seen = new Set<string>();
+  const fields: FieldError[] = [];
+  for (const e of error.all ?? []) {
+    const path = where + (e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)');
+    const message = e.summary ?? e.message;
+    if (seen.has(path)) continue; // first (most specific) message per path
+    seen.add(path);
+    fields.push({ path, message });
+  }
+  return validationError(fields);
+}

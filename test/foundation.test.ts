@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
+import { expectError, makeApp, type TestApp } from './helpers';
+
+let h: TestApp;
+beforeAll(async () => {
+  h = await makeApp();
+});
+afterAll(() => h.close());
+
+describe('service pages', () => {
+  test('healthz and readyz answer without a key', async () => {
+    expect((await h.json('GET', '/healthz')).body).toEqual({ status: 'ok' });
+    const r = await h.json('GET', '/readyz');
+    expect(r.status).toBe(200);
+    expect(r.body.checks.database).toBe('ok');
+  });
+  test('error catalogue lists every code as HTML anchors and JSON', async () => {
+    const htmlRes = await h.call('GET', '/docs/errors');
+    const page = await htmlRes.text();
+    expect(page).toContain('id="invalid_api_key"');
+    const j = await h.json('GET', '/docs/errors', { headers: { accept: 'application/json' } });
+    expect(j.body.errors.find((e: any) => e.code === 'validation_failed').status).toBe(422);
+  });
+  test('docs UI is served from local assets', async () => {
+    const page = await (await h.call('GET', '/docs')).text();
+    expect(page).toContain('/docs/assets/swagger-ui-bundle.js');
+    expect(page).not.toMatch(/https?:\/\/(cdn|unpkg|jsdelivr)/);
+    const js = await h.call('GET', '/docs/assets/swagger-ui-bundle.js');
+    expect(js.status).toBe(200);
+  });
+});
+
+describe('authentication (§5)', () => {
+  test('missing header → 401 missing_api_key', async () => {
+    expectError(await h.json('GET', '/v1/admin/keys'), 401, 'missing_api_key');
+  });
+  test('malformed header → 401 missing_api_key', async () => {
+    expectError(await h.json('GET', '/v1/admin/keys', { headers: { authorization: 'Basic abc' } }), 401, 'missing_api_key');
+  });
+  test('unknown and malformed keys → 401 invalid_api_key', async () => {
+    expectError(await h.json('GET', '/v1/admin/keys', { key: 'sk_test_' + '0'.repeat(28) }), 401, 'invalid_api_key');
+    expectError(await h.json('GET', '/v1/admin/keys', { key: 'sk_test_XYZ' }), 401, 'invalid_api_key');
+  });
+  test('revoked → 401 api_key_revoked; expired → 401 api_key_expired', async () => {
+    const t = await h.tenant();
+    const k2 = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
+    const { apiKeys } = h.ctx.database.t;
+    await h.ctx.database.withTx((tx) => tx.update(apiKeys).set({ revokedAt: h.clock.now() }).where(eq(apiKeys.id, k2.api_key_id)));
+    expectError(await h.json('GET', '/v1/admin/keys', { key: k2.api_key }), 401, 'api_key_revoked');
+    const k3 = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
+    await h.ctx.database.withTx((tx) => tx.update(apiKeys).set({ expiresAt: h.clock.now() }).where(eq(apiKeys.id, k3.api_key_id)));
+    expectError(await h.json('GET', '/v1/admin/keys', { key: k3.api_key }), 401, 'api_key_expired');
+  });
+  test('suspended tenant → 403 tenant_suspended, resumed → 200; terminated → 401 invalid_api_key', async () => {
+    const t = await h.tenant();
+    await h.ctx.tenants.setStatus(t.tenant_id, 'suspended');
+    expectError(await h.json('GET', '/v1/admin/keys', { key: t.api_key }), 403, 'tenant_suspended');
+    await h.ctx.tenants.setStatus(t.tenant_id, 'active');
+    expect((await h.json('GET', '/v1/admin/keys', { key: t.api_key })).status).toBe(200);
+    const { tenants } = h.ctx.database.t;
+    await h.ctx.database.withTx((tx) => tx.update(tenants).set({ status: 'terminated' }).where(eq(tenants.id, t.tenant_id)));
+    expectError(await h.json('GET', '/v1/admin/keys', { key: t.api_key }), 401, 'invalid_api_key');
+  });
+  test('key without the scope → 403 insufficient_scope (before body validation)', async () => {
+    const t = await h.tenant({ name: 'scoped', scopes: ['score'] });
+    expectError(await h.json('GET', '/v1/admin/keys', { key: t.api_key }), 403, 'insufficient_scope');
+    expectError(await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { nonsense: 1 } }), 403, 'insufficient_scope');
+    const ok = await h.tenant({ name: 'keys-only', scopes: ['keys:manage'] });
+    expect((await h.json('GET', '/v1/admin/keys', { key: ok.api_key })).status).toBe(200);
+  });
+  test('unauthenticated callers cannot probe schemas: 401 before 422', async () => {
+    expectError(await h.json('POST', '/v1/admin/keys/revoke', { body: { api_key_id: 'x' } }), 401, 'missing_api_key');
+  });
+  test('keys are sk_test_/sk_live_ + 28 lowercase hex, stored only as a hash', async () => {
+    const t = await h.tenant({ name: 'live', env: 'live' });
+    expect(t.api_key).toMatch(/^sk_live_[0-9a-f]{28}$/);
+    const rows = await h.ctx.database.db.select().from(h.ctx.database.t.apiKeys);
+    const dump = JSON.stringify(rows);
+    expect(dump).not.toContain(t.api_key);
+    expect(dump).not.toContain(t.api_key.slice(8));
+    const mine = rows.find((r) => r.id === t.api_key_id)!;
+    expect(mine.keyPrefix).toBe(t.api_key.slice(0, 12));
+    expect(mine.keyHash).toMatch(/^[0-9a-f]{64}$/);
+  });
+  test('last_used_at is coalesced (written by the flush, not per request)', async () => {
+    const t = await h.tenant();
+    await h.call('GET', '/v1/admin/keys', { key: t.api_key });
+    const { apiKeys } = h.ctx.database.t;
+    const before = await h.ctx.database.db.select().from(apiKeys).where(eq(apiKeys.id, t.api_key_id));
+    expect(before[0]!.lastUsedAt).toBeNull();
+    await h.ctx.keyTouches.flush();
+    const after = await h.ctx.database.db.select().from(apiKeys).where(eq(apiKeys.id, t.api_key_id));
+    expect(after[0]!.lastUsedAt?.toISOString()).toBe(h.clock.now().toISOString());
+  });
+});
+
+describe('error contract (§2.8)', () => {
+  let key: string;
+  beforeAll(async () => {
+    key = (await h.tenant()).api_key;
+  });
+  test('unknown route → 404 not_found with X-Request-Id', async () => {
+    const r = await h.json('GET', '/v1/nope', { key });
+    expectError(r, 404, 'not_found');
+    expect(r.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+  test('wrong method → 405 method_not_allowed with Allow', async () => {
+    const r = await h.json('DELETE', '/v1/admin/keys', { key });
+    expectError(r, 405, 'method_not_allowed');
+    expect(r.headers.get('allow')).toBe('GET');
+  });
+  test('malformed JSON → 400 invalid_json', async () => {
+    expectError(
+      await h.json('POST', '/v1/admin/keys/revoke', { key, rawBody: '{"api_key_id":', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_json',
+    );
+  });
+  test('wrong content type → 415 unsupported_media_type', async () => {
+    expectError(
+      await h.json('POST', '/v1/admin/keys/revoke', { key, rawBody: 'api_key_id=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      415,
+      'unsupported_media_type',
+    );
+  });
+  test('body over the limit → 413 payload_too_large', async () => {
+    const big = JSON.stringify({ api_key_id: crypto.randomUUID(), reason: 'x'.repeat(1024 * 1024 + 10) });
+    expectError(await h.json('POST', '/v1/admin/keys/revoke', { key, rawBody: big, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
+  });
+  test('validation → 422 validation_failed listing every field path', async () => {
+    const r = await h.json('POST', '/v1/admin/keys/revoke', { key, body: { api_key_id: 'not-a-uuid', reason: 'x'.repeat(300) } });
+    const b = expectError(r, 422, 'validation_failed');
+    expect(b.fields.map((f: any) => f.path).sort()).toEqual(['api_key_id', 'reason']);
+  });
+  test('missing required body → 422', async () => {
+    const b = expectError(await h.json('POST', '/v1/admin/keys/revoke', { key }), 422, 'validation_failed');
+    expect(b.fields.some((f: any) => f.path === 'api_key_id')).toBe(true);
+  });
+  test('query validation paths are prefixed with query.', async () => {
+    const b = expectError(await h.json('GET', '/v1/admin/usage?group_by=week', { key }), 422, 'validation_failed');
+    expect(b.fields[0].path).toBe('query.group_by');
+  });
+  test('unexpected failure → 500 internal_error without stack or SQL', async () => {
+    const orig = h.ctx.tenants.listKeys;
+    h.ctx.tenants.listKeys = async () => {
+      throw new Error('SELECT secret FROM boom');
+    };
+    try {
+      const r = await h.json('GET', '/v1/admin/keys', { key });
+      const b = expectError(r, 500, 'internal_error');
+      expect(JSON.stringify(b)).not.toContain('SELECT');
+    } finally {
+      h.ctx.tenants.listKeys = orig;
+    }
+  });
+});
+
+describe('OpenAPI 3.1', () => {
+  test('document has version, both security schemes, error responses on every operation', async () => {
+    const { body: doc } = await h.json('GET', '/openapi.json');
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['BearerAuth', 'bearerAuth']);
+    const ops = Object.entries(doc.paths).flatMap(([p, o]: any) => Object.entries(o).map(([m, op]: any) => ({ p, m, op })));
+    expect(ops.length).toBeGreaterThan(3);
+    for (const { p, m, op } of ops) {
+      expect(op.responses['401']?.content['application/json'].schema.$ref, `${m} ${p}`).toBe('#/components/schemas/Error');
+      expect(op.responses['500'], `${m} ${p}`).toBeDefined();
+      if (m === 'post') expect(Object.keys(op.requestBody?.content ?? { 'application/json': 1 })).toEqual(['application/json']);
+    }
+    expect(doc.paths['/v1/admin/keys'].get.security).toEqual([{ bearerAuth: [] }]);
+  });
+});
+
+describe('tenant isolation', () => {
+  test('each tenant lists only its own keys', async () => {
+    const a = await h.tenant({ name: 'A' });
+    const b = await h.tenant({ name: 'B' });
+    const la = await h.json('GET', '/v1/admin/keys', { key: a.api_key });
+    const lb = await h.json('GET', '/v1/admin/keys', { key: b.api_key });
+    expect(la.body.keys.map((k: any) => k.id)).toEqual([a.api_key_id]);
+    expect(lb.body.keys.map((k: any) => k.id)).toEqual([b.api_key_id]);
+  });
+});
+
+describe('transactions roll back on both databases', () => {
+  test('a failing withTx leaves nothing behind', async () => {
+    const { tenants } = h.ctx.database.t;
+    const id = crypto.randomUUID();
+    await expect(
+      h.ctx.database.withTx(async (tx) => {
+        await tx.insert(tenants).values({ id, name: 'ghost', plan: 'free', status: 'active', dailyQuota: 1, createdAt: new Date() });
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(await h.ctx.database.db.select().from(tenants).where(eq(tenants.id, id))).toEqual([]);
+  });
+});

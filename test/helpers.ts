@@ -1,0 +1,110 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { loadConfig, type Config } from '../src/config';
+import { createContext, type AppContext } from '../src/context';
+import { createApp } from '../src/app';
+import { createLogger } from '../src/lib/log';
+
+/** The suite runs twice in CI: TEST_DB=sqlite (default) and TEST_DB=postgres. */
+export const TEST_DB = (process.env.TEST_DB ?? 'sqlite') as 'sqlite' | 'postgres';
+export const PG_ADMIN_URL = process.env.PG_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const REDIS_TEST_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
+
+export class TestClock {
+  constructor(public ms = Date.parse('2026-11-22T10:00:00.000Z')) {}
+  now = () => new Date(this.ms);
+  advance(ms: number) {
+    this.ms += ms;
+  }
+}
+
+/** A fresh, empty database: a temp dir for SQLite, a new database on the PostgreSQL server. */
+export async function freshDatabase(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
+  if (TEST_DB === 'postgres') {
+    const name = `t_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`;
+    const admin = postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database ${name}`);
+    await admin.end();
+    const url = new URL(PG_ADMIN_URL);
+    url.pathname = `/${name}`;
+    return {
+      env: { DATABASE_URL: url.toString(), ENCRYPTION_KEY: 'a'.repeat(64) },
+      drop: async () => {
+        const a = postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {} });
+        await a.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+        await a.end();
+      },
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
+  return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface TestApp {
+  ctx: AppContext;
+  app: ReturnType<typeof createApp>;
+  clock: TestClock;
+  config: Config;
+  dbEnv: Record<string, string>;
+  call(method: string, path: string, opts?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<Response>;
+  json<T = any>(method: string, path: string, opts?: Parameters<TestApp['call']>[2]): Promise<{ status: number; body: T; headers: Headers }>;
+  tenant(opts?: Parameters<AppContext['tenants']['createTenant']>[0]): Promise<{ tenant_id: string; api_key_id: string; api_key: string }>;
+  close(): Promise<void>;
+}
+
+export async function makeApp(envOverrides: Record<string, string> = {}, opts: { clock?: TestClock } = {}): Promise<TestApp> {
+  const fresh = await freshDatabase();
+  const config = loadConfig({ LOG_LEVEL: 'silent', ANON_RATE_LIMIT_PER_MINUTE: '100000', SEED_DEMO_TENANT: 'false', ...fresh.env, ...envOverrides });
+  const clock = opts.clock ?? new TestClock();
+  const ctx = await createContext(config, { clock, log: createLogger('silent') });
+  const app = createApp(ctx);
+  const call: TestApp['call'] = (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...(o.key ? { authorization: `Bearer ${o.key}` } : {}) };
+    let body: string | undefined;
+    if (o.rawBody !== undefined) body = o.rawBody;
+    else if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] = 'application/json';
+    }
+    Object.assign(headers, o.headers);
+    return app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+  };
+  let n = 0;
+  return {
+    ctx,
+    app,
+    clock,
+    config,
+    dbEnv: fresh.env,
+    call,
+    async json(method, path, o) {
+      const res = await call(method, path, o);
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+    },
+    tenant: (o) => ctx.tenants.createTenant({ name: `Tenant ${++n}`, plan: 'enterprise', rateLimitPerMinute: 100000, ...o }),
+    async close() {
+      await ctx.close();
+      await fresh.drop();
+    },
+  };
+}
+
+/** Asserts the §2.8 error body and returns it. */
+export function expectError(res: { status: number; body: any; headers: Headers }, status: number, code: string) {
+  const b = res.body;
+  const problems: string[] = [];
+  if (res.status !== status) problems.push(`status ${res.status} != ${status}`);
+  if (b?.code !== code) problems.push(`code ${b?.code} != ${code}`);
+  if (b?.status !== status) problems.push(`body.status ${b?.status} != ${status}`);
+  if (typeof b?.message !== 'string' || !b.message) problems.push('message missing');
+  if (typeof b?.requestId !== 'string' || b.requestId !== res.headers.get('x-request-id')) problems.push('requestId missing or != X-Request-Id');
+  if (b?.docsUrl !== undefined && !/\/docs\/errors#/.test(b.docsUrl)) problems.push('docsUrl malformed');
+  if (b?.fields !== undefined && !(Array.isArray(b.fields) && b.fields.every((f: any) => typeof f.path === 'string' && typeof f.message === 'string')))
+    problems.push('fields malformed');
+  if (JSON.stringify(b).match(/\bat .*\.ts:\d+/)) problems.push('stack trace leaked');
+  if (problems.length) throw new Error(`error body check failed: ${problems.join('; ')}\n${JSON.stringify(b)}`);
+  return b;
+}
