@@ -52,8 +52,11 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
   let limiter: RateLimiter = memoryLimiter;
   if (config.redisUrl) {
     // fail fast while disconnected (no offline queue): the limiter then falls back to in-process limits
-    redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, connectTimeout: 2000 });
+    redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true, connectTimeout: 2000 });
     redis.on('error', (err) => log.throttled('redis-error', 60_000, 'error', 'redis connection error', { error: err.message }));
+    // wait for the first connection so the shared limits apply from the first request; if Redis is
+    // down the service still starts (fail open) and ioredis keeps reconnecting in the background
+    await redis.connect().catch((err) => log.error('redis unreachable at start; continuing with in-process limits', { error: err.message }));
     limiter = new RedisRateLimiter(redis, memoryLimiter, log);
     const r = redis;
     closers.push(() => void r.disconnect());

@@ -108,3 +108,51 @@ export function expectError(res: { status: number; body: any; headers: Headers }
   if (problems.length) throw new Error(`error body check failed: ${problems.join('; ')}\n${JSON.stringify(b)}`);
   return b;
 }
+
+export const ROOT = new URL('..', import.meta.url).pathname;
+
+/** Runs `bun run src/cli.ts …` with the given environment. */
+export async function runCli(args: string[], env: Record<string, string>) {
+  const p = Bun.spawn(['bun', 'run', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent', ...env }, stdout: 'pipe', stderr: 'pipe' });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { stdout, stderr, code };
+}
+
+let nextPort = 20000 + Math.floor(Math.random() * 20000);
+export const freePort = () => nextPort++;
+
+/** Starts `bun run src/index.ts` as a real process and waits for /healthz. */
+export async function spawnServer(env: Record<string, string>) {
+  const port = Number(env.PORT ?? freePort());
+  const p = Bun.spawn(['bun', 'run', 'src/index.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  let out = '';
+  const reader = (async () => {
+    const dec = new TextDecoder();
+    for await (const chunk of p.stdout as unknown as AsyncIterable<Uint8Array>) out += dec.decode(chunk);
+  })();
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    if (p.exitCode !== null) break;
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  return {
+    base,
+    port,
+    proc: p,
+    output: () => out,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      p.kill(signal);
+      const code = await p.exited;
+      await reader.catch(() => {});
+      return code;
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { freshDatabase, ROOT, runCli, spawnServer, TEST_DB } from './helpers';
+
+let db: Awaited<ReturnType<typeof freshDatabase>>;
+beforeAll(async () => {
+  db = await freshDatabase();
+});
+afterAll(() => db.drop());
+
+describe('operator CLI', () => {
+  test('tenant create → one JSON object with tenant_id, api_key_id, api_key', async () => {
+    const r = await runCli(['tenant', 'create', '--name', 'Banco Exemplo', '--plan', 'growth', '--json'], db.env);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(Object.keys(out).sort()).toEqual(['api_key', 'api_key_id', 'tenant_id']);
+    expect(out.api_key).toMatch(/^sk_test_[0-9a-f]{28}$/);
+  });
+  test('key create, suspend, resume; defaults and flags', async () => {
+    const t = JSON.parse((await runCli(['tenant', 'create', '--name', 'X', '--env', 'live', '--scopes', 'score,esg', '--json'], db.env)).stdout);
+    expect(t.api_key).toMatch(/^sk_live_/);
+    const k = await runCli(['key', 'create', '--tenant', t.tenant_id, '--env', 'sandbox', '--name', 'ci', '--rate-limit', '5', '--json'], db.env);
+    expect(k.code).toBe(0);
+    expect(Object.keys(JSON.parse(k.stdout)).sort()).toEqual(['api_key', 'api_key_id']);
+    expect((await runCli(['tenant', 'suspend', '--tenant', t.tenant_id], db.env)).code).toBe(0);
+    expect((await runCli(['tenant', 'resume', '--tenant', t.tenant_id], db.env)).code).toBe(0);
+    expect((await runCli(['tenant', 'quota', '--tenant', t.tenant_id, '--daily-quota', '500'], db.env)).code).toBe(0);
+  });
+  test('bad arguments: a clear message and a non-zero exit', async () => {
+    const cases: [string[], RegExp][] = [
+      [['tenant', 'create', '--json'], /--name is required/],
+      [['tenant', 'create', '--name', 'x', '--plan', 'gold'], /--plan must be one of/],
+      [['tenant', 'create', '--name', 'x', '--scopes', 'score,bogus'], /unknown scope/],
+      [['key', 'create', '--tenant', 'abc'], /--env is required/],
+      [['key', 'create', '--tenant', 'abc', '--env', 'sandbox', '--rate-limit', '-3'], /rate-limit/],
+      [['tenant', 'explode'], /unknown command/],
+      [['tenant', 'create', '--nme', 'x'], /Unknown option/i],
+      [['key', 'create', '--tenant', crypto.randomUUID(), '--env', 'sandbox'], /unknown tenant/],
+    ];
+    for (const [args, msg] of cases) {
+      const r = await runCli(args, db.env);
+      expect(r.code, args.join(' ')).not.toBe(0);
+      expect(r.stderr, args.join(' ')).toMatch(msg);
+    }
+  });
+});
+
+describe('server process', () => {
+  test('a bad configuration value stops the start with one line naming the variable', async () => {
+    const p = Bun.spawn(['bun', 'run', 'src/index.ts'], { cwd: ROOT, env: { ...process.env, PORT: 'eighty' }, stdout: 'pipe', stderr: 'pipe' });
+    const [err, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
+    expect(code).not.toBe(0);
+    expect(err.trim()).toBe('configuration: PORT is invalid (integer 0..65535)');
+  });
+
+  test.skipIf(TEST_DB !== 'sqlite')('first start of an empty embedded database prints a sandbox key and curl line once; the key works', async () => {
+    const fresh = await freshDatabase();
+    try {
+      const s1 = await spawnServer({ ...fresh.env });
+      const out1 = s1.output();
+      const key = /sk_test_[0-9a-f]{28}/.exec(out1)?.[0];
+      expect(key).toBeDefined();
+      expect(out1).toContain('curl');
+      const ok = await fetch(`${s1.base}/v1/admin/keys`, { headers: { authorization: `Bearer ${key}` } });
+      expect(ok.status).toBe(200);
+      const bad = await fetch(`${s1.base}/v1/admin/keys`, { headers: { authorization: 'Bearer sk_test_' + 'f'.repeat(28) } });
+      expect(bad.status).toBe(401);
+      expect((await bad.json()).code).toBe('invalid_api_key');
+      expect(await s1.stop()).toBe(0); // graceful shutdown exits 0
+      const s2 = await spawnServer({ ...fresh.env });
+      expect(s2.output()).not.toContain('sk_test_');
+      await s2.stop();
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  test.skipIf(TEST_DB !== 'postgres')('PostgreSQL: several processes starting together migrate once (advisory lock)', async () => {
+    const fresh = await freshDatabase();
+    try {
+      const servers = await Promise.all([spawnServer(fresh.env), spawnServer(fresh.env), spawnServer(fresh.env)]);
+      for (const s of servers) expect((await fetch(`${s.base}/readyz`)).status).toBe(200);
+      await Promise.all(servers.map((s) => s.stop()));
+    } finally {
+      await fresh.drop();
+    }
+  });
+});
