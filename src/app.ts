@@ -3,6 +3,7 @@ import type { AppContext } from './context';
 import { httpPlumbing } from './plugins/http-errors';
 import { systemRoutes } from './features/system';
 import { adminRoutes } from './features/admin';
+import { scoreRoutes, scoreService } from './features/score';
 
 /** The HTTP application: plumbing first (request id, parsing, errors, log), then the features. */
 export function createApp(ctx: AppContext) {
@@ -10,6 +11,7 @@ export function createApp(ctx: AppContext) {
   app = new Elysia({ name: 'api' })
     .use(httpPlumbing(ctx, () => app.routes.map((r) => ({ method: r.method, path: r.path }))))
     .use(systemRoutes(ctx, () => app))
+    .use(scoreRoutes(ctx, scoreService(ctx)))
     .use(adminRoutes(ctx));
   return app;
 }

@@ -23,6 +23,13 @@ const EnvSchema = T.Object({
   METRICS_TOKEN: T.Optional(T.String({ minLength: 16 })),
   TRUST_PROXY: T.Optional(T.Union([T.Literal('true'), T.Literal('false')])),
   SEED_DEMO_TENANT: T.Optional(T.Union([T.Literal('true'), T.Literal('false')])),
+  BUREAU_URL: T.Optional(T.String({ pattern: '^https?://' })),
+  BUREAU_API_KEY: T.Optional(T.String({ minLength: 1 })),
+  CRC_URL: T.Optional(T.String({ pattern: '^https?://' })),
+  CRC_API_KEY: T.Optional(T.String({ minLength: 1 })),
+  TAX_URL: T.Optional(T.String({ pattern: '^https?://' })),
+  TAX_API_KEY: T.Optional(T.String({ minLength: 1 })),
+  ADAPTER_TIMEOUT_MS: T.Optional(Int(50, 60000)),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -43,6 +50,8 @@ export interface Config {
   metricsToken: string | null;
   trustProxy: boolean;
   seedDemoTenant: boolean;
+  /** live-tier data sources (all three or the live tier is "not available") */
+  adapters: Record<'BUREAU_URL' | 'BUREAU_API_KEY' | 'CRC_URL' | 'CRC_API_KEY' | 'TAX_URL' | 'TAX_API_KEY' | 'ADAPTER_TIMEOUT_MS', string | undefined>;
 }
 
 export class ConfigError extends Error {}
@@ -83,5 +92,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: e.METRICS_TOKEN ?? null,
     trustProxy: e.TRUST_PROXY === 'true',
     seedDemoTenant: e.SEED_DEMO_TENANT !== 'false',
+    adapters: {
+      BUREAU_URL: e.BUREAU_URL,
+      BUREAU_API_KEY: e.BUREAU_API_KEY,
+      CRC_URL: e.CRC_URL,
+      CRC_API_KEY: e.CRC_API_KEY,
+      TAX_URL: e.TAX_URL,
+      TAX_API_KEY: e.TAX_API_KEY,
+      ADAPTER_TIMEOUT_MS: String(int('ADAPTER_TIMEOUT_MS', 1500)),
+    },
   };
 }

@@ -34,6 +34,8 @@ export interface AppContext {
   /** coalesced last_used_at writes: at most one per key per flush interval */
   keyTouches: FlushBuffer<{ keyId: string; at: Date }>;
   metrics?: Metrics;
+  /** live-tier data sources; tests inject fakes, otherwise built from the environment */
+  liveAdapters?: import('./features/score/adapters').LiveAdapters | null;
   /** shutdown hooks run in reverse order of registration */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;

@@ -1,5 +1,6 @@
 import { count } from 'drizzle-orm';
 import type { AppContext } from './context';
+import { SANDBOX_FIXTURES } from './features/score/fixtures';
 
 /**
  * First start of an empty embedded database: create a demo tenant and print its sandbox key once.
@@ -10,6 +11,7 @@ export async function seedDemoTenant(ctx: AppContext, print: (s: string) => void
   const [row] = await ctx.database.db.select({ n: count() }).from(ctx.database.t.tenants);
   if ((row?.n ?? 0) > 0) return false;
   const created = await ctx.tenants.createTenant({ name: 'Demo tenant', plan: 'starter', env: 'sandbox', scopes: ['*'] });
+  const nif = SANDBOX_FIXTURES.find((f) => f.outcome === 'tier_a_low_pd')?.nif ?? SANDBOX_FIXTURES[0]!.nif;
   const base = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
   print(
     [
@@ -19,7 +21,7 @@ export async function seedDemoTenant(ctx: AppContext, print: (s: string) => void
       `    ${created.api_key}`,
       '',
       '  Try it:',
-      `    curl -s -X POST ${base}/v1/score -H "Authorization: Bearer ${created.api_key}" -H "Content-Type: application/json" -d '{"nif":"509000019"}'`,
+      `    curl -s -X POST ${base}/v1/score -H "Authorization: Bearer ${created.api_key}" -H "Content-Type: application/json" -d '{"nif":"${nif}"}'`,
       '',
       `  API reference: ${base}/docs   Fixtures: ${base}/v1/sandbox/fixtures`,
       '',

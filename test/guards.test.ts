@@ -64,7 +64,7 @@ describe('rate limits (in-process GCRA)', () => {
     expect(res[0]!.status).toBe(401);
     expect(res[0]!.headers.get('x-ratelimit-limit')).toBe('5');
     expect(res.filter((r) => r.status === 429).length).toBe(2);
-    const body = await res[6]!.json();
+    const body = (await res[6]!.json()) as { code: string };
     expect(body.code).toBe('rate_limited');
     expect(res[6]!.headers.get('retry-after')).not.toBeNull();
   });

@@ -64,7 +64,7 @@ describe('server process', () => {
       expect(ok.status).toBe(200);
       const bad = await fetch(`${s1.base}/v1/admin/keys`, { headers: { authorization: 'Bearer sk_test_' + 'f'.repeat(28) } });
       expect(bad.status).toBe(401);
-      expect((await bad.json()).code).toBe('invalid_api_key');
+      expect(((await bad.json()) as { code: string }).code).toBe('invalid_api_key');
       expect(await s1.stop()).toBe(0); // graceful shutdown exits 0
       const s2 = await spawnServer({ ...fresh.env });
       expect(s2.output()).not.toContain('sk_test_');

@@ -76,7 +76,7 @@ export function adminRoutes(ctx: AppContext) {
     async ({ auth, query }) => {
       const now = ctx.clock.now();
       const from = query.from ? new Date(query.from) : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-      const to = query.to ? new Date(query.to) : now;
+      const to = query.to ? new Date(query.to) : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
       if (from.getTime() >= to.getTime())
         throw new ApiError('validation_failed', 'from must be before to.', { fields: [{ path: 'query.from', message: 'must be before to' }] });
       const env = query.env ?? auth.env;

@@ -42,7 +42,7 @@ export const RevokeResponse = t.Object({ revoked: t.Boolean(), revoked_at: t.Str
 
 export const UsageQuery = t.Object({
   from: t.Optional(t.String({ format: 'date-time', description: 'Inclusive start; default: start of the current UTC month' })),
-  to: t.Optional(t.String({ format: 'date-time', description: 'Exclusive end; default: now' })),
+  to: t.Optional(t.String({ format: 'date-time', description: 'Exclusive end; default: the end of the current UTC day' })),
   group_by: t.Optional(t.Union([t.Literal('day'), t.Literal('meter')], { default: 'meter' })),
   env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: "Default: the calling key's environment" })),
 });

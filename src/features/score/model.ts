@@ -1,0 +1,43 @@
+import { t } from 'elysia';
+import { CustomerReference, DateTime, Nif } from '../../lib/schemas';
+
+export const ScoreRequest = t.Object({
+  nif: Nif,
+  customer_reference: t.Optional(CustomerReference),
+  refresh: t.Optional(
+    t.Union([t.Literal('cached_ok'), t.Literal('force_refresh')], {
+      default: 'cached_ok',
+      description: 'cached_ok returns a result computed in the last 24 h if there is one; force_refresh always recomputes',
+    }),
+  ),
+});
+
+export const Reason = t.Object({
+  code: t.String({ description: 'Stable reason code; catalogue in docs/scoring.md' }),
+  label: t.String({ description: 'English, or Portuguese with Accept-Language: pt-PT' }),
+  impact: t.Union([t.Literal('positive'), t.Literal('negative')]),
+  weight: t.Number({ minimum: 0, maximum: 1 }),
+});
+
+export const ScoreResponse = t.Object({
+  score: t.Integer({ minimum: 0, maximum: 1000 }),
+  tier: t.Union([t.Literal('A'), t.Literal('B'), t.Literal('C'), t.Literal('D'), t.Literal('E')]),
+  pd_estimate: t.Union([t.Number({ minimum: 0, maximum: 1 }), t.Null()], { description: '12-month probability of default; null when the data cannot support a PD' }),
+  components: t.Record(t.String(), t.Number({ minimum: 0, maximum: 1 }), {
+    description: 'financial_strength, profitability, liquidity, leverage, payment_behaviour, credit_history, tax_compliance (1 = best)',
+  }),
+  reasons: t.Array(Reason),
+  algorithm_version: t.String({ examples: ['score-1.0.0'] }),
+  data_sources: t.Array(t.String()),
+  computed_at: DateTime,
+  cache: t.Union([t.Literal('fresh'), t.Literal('cached')]),
+  synthetic: t.Boolean(),
+  customer_reference: t.Optional(t.String()),
+});
+
+export const FixturesResponse = t.Object({
+  fixtures: t.Array(t.Object({ nif: t.String(), outcome: t.String(), description: t.String() })),
+});
+
+export type ScoreRequestBody = typeof ScoreRequest.static;
+export type ScoreResponseBody = typeof ScoreResponse.static;

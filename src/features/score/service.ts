@@ -1,0 +1,150 @@
+import { and, count, desc, eq, gt } from 'drizzle-orm';
+import type { Database } from '../../db/client';
+import { ApiError } from '../../lib/errors';
+import { isValidNif } from '../../lib/nif';
+import type { UsageMeter } from '../usage/service';
+import type { Env } from '../tenants/service';
+import { composeLiveProfile, UpstreamError, type LiveAdapters } from './adapters';
+import { ALGORITHM_VERSION, REASON_CATALOGUE, scoreCompany, type CompanyProfile, type Lang, type Reason } from './engine';
+import { sandboxLookup, SANDBOX_FIXTURES } from './fixtures';
+import type { ScoreResponseBody } from './model';
+
+export const SCORE_CACHE_MS = 24 * 3600_000;
+
+export interface ScoreCaller {
+  tenantId: string;
+  keyId: string | null;
+  env: Env;
+  requestId: string | null;
+}
+
+type StoredResult = Omit<ScoreResponseBody, 'cache' | 'customer_reference'>;
+type ScoreRow = Database['t']['scoreResults']['$inferSelect'];
+
+/** Labels are not stored: they are rendered in the caller's language from the catalogue. */
+const relabel = (reasons: Reason[], lang: Lang): Reason[] =>
+  reasons.map((r) => ({ ...r, label: REASON_CATALOGUE[r.code]?.[lang] ?? r.label }));
+
+export class ScoreService {
+  constructor(
+    private readonly database: Database,
+    private readonly usage: UsageMeter,
+    private readonly now: () => Date,
+    private readonly liveAdapters: LiveAdapters | null,
+    private readonly roadmapUrl: string,
+  ) {}
+
+  async score(caller: ScoreCaller, req: { nif: string; customer_reference?: string; refresh?: 'cached_ok' | 'force_refresh' }, lang: Lang) {
+    if (!isValidNif(req.nif)) throw invalidNif();
+    if (caller.env === 'live' && !this.liveAdapters)
+      throw new ApiError('live_tier_not_available', 'Live scoring is not available yet for this deployment. Test against the sandbox (sk_test_ keys) meanwhile.', {
+        body: { roadmap_url: this.roadmapUrl },
+      });
+    const echo = req.customer_reference !== undefined ? { customer_reference: req.customer_reference } : {};
+    if ((req.refresh ?? 'cached_ok') === 'cached_ok') {
+      const cached = await this.latest(caller, req.nif, new Date(this.now().getTime() - SCORE_CACHE_MS));
+      if (cached) {
+        this.bill(caller, 'score');
+        const r = cached.result as StoredResult;
+        return { ...r, reasons: relabel(r.reasons, lang), cache: 'cached' as const, ...echo };
+      }
+    }
+    const computed = await this.compute(caller, req.nif, 'request', req.customer_reference ?? null);
+    this.bill(caller, 'score');
+    return { ...computed.result, reasons: relabel(computed.result.reasons, lang), cache: 'fresh' as const, ...echo };
+  }
+
+  /**
+   * Computes and stores a result (history is kept for the nightly re-score and the GDPR export).
+   * Sandbox: fixture profiles; generation = number of earlier re-scores of this NIF.
+   */
+  async compute(caller: ScoreCaller, nif: string, trigger: 'request' | 'rescore', customerReference: string | null) {
+    let profile: CompanyProfile;
+    let bureauCostCents: number | null = null;
+    if (caller.env === 'sandbox') {
+      const generation = await this.rescoreCount(caller, nif);
+      const found = sandboxLookup(nif, generation);
+      if (found.kind === 'invalid_nif') throw invalidNif('The tax authority does not recognise this NIF (sandbox fixture invalid_nif_422).');
+      if (found.kind === 'not_found')
+        throw new ApiError('company_not_found', `No sandbox company with NIF ${nif}. The sandbox knows only its fixtures: GET /v1/sandbox/fixtures lists them.`);
+      profile = found.profile;
+    } else {
+      if (!this.liveAdapters) throw new ApiError('live_tier_not_available');
+      let composed;
+      try {
+        composed = await composeLiveProfile(this.liveAdapters, nif);
+      } catch (err) {
+        if (err instanceof UpstreamError)
+          throw new ApiError('upstream_unavailable', `A data source is unavailable (${err.source}); nothing was billed. Retry later.`, { headers: { 'retry-after': '30' } });
+        throw err;
+      }
+      if (!composed) throw new ApiError('company_not_found', `No company with NIF ${nif} is known to the credit bureau.`);
+      profile = composed.profile;
+      bureauCostCents = composed.bureauCostCents;
+    }
+    const engine = scoreCompany(profile, 'en');
+    const computedAt = this.now();
+    const result: StoredResult = {
+      score: engine.score,
+      tier: engine.tier,
+      pd_estimate: engine.pd,
+      components: engine.components,
+      reasons: engine.reasons,
+      algorithm_version: ALGORITHM_VERSION,
+      data_sources: engine.data_sources,
+      computed_at: computedAt.toISOString(),
+      synthetic: caller.env === 'sandbox',
+    };
+    const { withTx, t } = this.database;
+    await withTx((tx) =>
+      tx.insert(t.scoreResults).values({
+        id: crypto.randomUUID(),
+        tenantId: caller.tenantId,
+        env: caller.env,
+        nif,
+        customerReference,
+        score: result.score,
+        tier: result.tier,
+        pd: result.pd_estimate,
+        result,
+        algorithmVersion: ALGORITHM_VERSION,
+        synthetic: result.synthetic,
+        trigger,
+        computedAt,
+      }),
+    );
+    if (bureauCostCents !== null) this.usage.record({ ...this.usageBase(caller), meter: 'bureau_passthrough', costCents: bureauCostCents });
+    return { result, bureauCostCents };
+  }
+
+  async latest(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, notBefore?: Date): Promise<ScoreRow | null> {
+    const s = this.database.t.scoreResults;
+    const conds = [eq(s.tenantId, caller.tenantId), eq(s.env, caller.env), eq(s.nif, nif)];
+    if (notBefore) conds.push(gt(s.computedAt, notBefore));
+    const [row] = await this.database.db.select().from(s).where(and(...conds)).orderBy(desc(s.computedAt)).limit(1);
+    return row ?? null;
+  }
+
+  private async rescoreCount(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string) {
+    const s = this.database.t.scoreResults;
+    const [row] = await this.database.db
+      .select({ n: count() })
+      .from(s)
+      .where(and(eq(s.tenantId, caller.tenantId), eq(s.env, caller.env), eq(s.nif, nif), eq(s.trigger, 'rescore')));
+    return Number(row?.n ?? 0);
+  }
+
+  private usageBase(caller: ScoreCaller) {
+    return { tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId };
+  }
+  private bill(caller: ScoreCaller, meter: string) {
+    this.usage.record({ ...this.usageBase(caller), meter });
+  }
+
+  fixtures() {
+    return SANDBOX_FIXTURES.map(({ nif, outcome, description }) => ({ nif, outcome, description }));
+  }
+}
+
+const invalidNif = (message = 'The NIF fails the mod-11 check digit.') =>
+  new ApiError('invalid_nif', message, { fields: [{ path: 'nif', message: 'not a valid NIF' }] });
