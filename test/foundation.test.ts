@@ -167,9 +167,16 @@ describe('OpenAPI 3.1', () => {
     for (const { p, m, op } of ops) {
       expect(op.responses['401']?.content['application/json'].schema.$ref, `${m} ${p}`).toBe('#/components/schemas/Error');
       expect(op.responses['500'], `${m} ${p}`).toBeDefined();
-      if (m === 'post') expect(Object.keys(op.requestBody?.content ?? { 'application/json': 1 })).toEqual(['application/json']);
+      if (m === 'post') {
+        expect(Object.keys(op.requestBody.content), `${m} ${p}`).toEqual(['application/json']);
+        expect(op.requestBody.content['application/json'].schema.type, `${m} ${p}`).toBe('object');
+      }
     }
     expect(doc.paths['/v1/admin/keys'].get.security).toEqual([{ bearerAuth: [] }]);
+    expect(doc.paths['/v1/score'].post.security).toEqual([{ BearerAuth: [] }]);
+    expect(doc.paths['/v1/score'].post.requestBody.required).toBe(true);
+    expect(doc.paths['/v1/admin/keys/rotate'].post.requestBody.required).toBe(false);
+    expect(doc.paths['/v1/score'].post.requestBody.content['application/json'].schema.properties.nif.pattern).toBe('^[0-9]{9}$');
   });
 });
 

@@ -50,7 +50,7 @@ export interface TestApp {
   dbEnv: Record<string, string>;
   call(method: string, path: string, opts?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<Response>;
   json<T = any>(method: string, path: string, opts?: Parameters<TestApp['call']>[2]): Promise<{ status: number; body: T; headers: Headers }>;
-  tenant(opts?: Parameters<AppContext['tenants']['createTenant']>[0]): Promise<{ tenant_id: string; api_key_id: string; api_key: string }>;
+  tenant(opts?: Partial<Parameters<AppContext['tenants']['createTenant']>[0]>): Promise<{ tenant_id: string; api_key_id: string; api_key: string }>;
   close(): Promise<void>;
 }
 

@@ -35,6 +35,15 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
     paths: Record<string, Record<string, Record<string, unknown>>>;
     components: { schemas: Record<string, unknown> };
   };
+  // The generator drops request bodies of routes that have a function parser (our JSON-only
+  // onParse), so bodies come straight from each route's TypeBox schema.
+  const bodies = new Map<string, { schema: unknown; required: boolean }>();
+  for (const r of app.routes) {
+    const body = (r.hooks as { body?: Record<PropertyKey, unknown> } | undefined)?.body;
+    if (!body || typeof body !== 'object') continue;
+    const path = r.path.replace(/:([^/]+)/g, '{$1}');
+    bodies.set(`${r.method.toLowerCase()} ${path}`, { schema: JSON.parse(JSON.stringify(body)), required: !(Symbol.for('TypeBox.Optional') in body) });
+  }
   const headerRefs = Object.fromEntries(Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]));
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [path, ops] of Object.entries(generated.paths)) {
@@ -45,12 +54,9 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       delete op['x-errors'];
       const secured = Array.isArray(op.security) && op.security.length > 0;
       if (secured) errors.push(...AUTH_ERRORS);
-      if (op.requestBody) {
-        const body = op.requestBody as { content?: Record<string, { schema: unknown }>; required?: boolean };
-        const schema = Object.values(body.content ?? {})[0]?.schema;
-        if (schema) op.requestBody = { required: body.required ?? true, content: { 'application/json': { schema, ...(op['x-examples'] ? { examples: op['x-examples'] } : {}) } } };
-        else delete op.requestBody;
-      }
+      const body = bodies.get(`${method} ${path}`);
+      if (body) op.requestBody = { required: body.required, content: { 'application/json': { schema: body.schema, ...(op['x-examples'] ? { examples: op['x-examples'] } : {}) } } };
+      else delete op.requestBody;
       delete op['x-examples'];
       if (method === 'post') {
         errors.push(...BODY_ERRORS, ...IDEMPOTENCY_ERRORS);

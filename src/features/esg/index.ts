@@ -1,0 +1,48 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../../context';
+import { authed } from '../../plugins/auth';
+import { langOf } from '../../plugins/request-state';
+import { apiDoc } from '../../lib/api-doc';
+import { validationError } from '../../lib/errors';
+import { EsgRequest, EsgResponse, ESG_OPENAPI_EXAMPLES, Questionnaire, validateEsgBody } from './model';
+import { INDICATORS, SECTORS, type AnswerValue } from './questionnaire';
+import { EsgService } from './service';
+
+export function esgRoutes(ctx: AppContext) {
+  const service = new EsgService(ctx.database, ctx.usage, () => ctx.clock.now());
+  const assess = {
+    // Elysia strips unknown keys instead of rejecting them: validate the whole body here first
+    // (after auth, before Elysia's own validation) so every bad field is reported at once.
+    transform({ body }: { body: unknown }) {
+      const fields = validateEsgBody(body);
+      if (fields.length) throw validationError(fields);
+    },
+    body: EsgRequest,
+    response: { 200: EsgResponse },
+  };
+  const handler = ({ auth, body, headers }: { auth: { tenantId: string; keyId: string; env: 'sandbox' | 'live'; requestId: string }; body: unknown; headers: Record<string, string | undefined> }) =>
+    service.assess(
+      { tenantId: auth.tenantId, keyId: auth.keyId, env: auth.env, requestId: auth.requestId },
+      body as { nif: string; sector: string; answers: Record<string, AnswerValue>; customer_reference?: string },
+      langOf(headers),
+    );
+  const doc = (operationId: string, summary: string) => ({
+    ...apiDoc({
+      summary,
+      description:
+        'Scores the answers to the published questionnaire (GET /v1/esg/questionnaire) against EFRAG VSME: pillars, overall, tier, alignment (0–27), SDGs and prioritised recommendations (English, or Portuguese with Accept-Language: pt-PT).',
+      tag: 'esg',
+      security: 'BearerAuth',
+      operationId,
+    }),
+    'x-examples': ESG_OPENAPI_EXAMPLES,
+  });
+  return new Elysia({ name: 'esg' })
+    .use(authed(ctx, 'esg'))
+    .post('/v1/esg', handler, { ...assess, detail: doc('assessEsg', 'ESG assessment of an SME (EFRAG VSME)') })
+    .post('/v1/esg-score', handler, { ...assess, detail: doc('assessEsgScore', 'ESG assessment under its catalog name (same operation as POST /v1/esg)') })
+    .get('/v1/esg/questionnaire', () => ({ sectors: [...SECTORS], indicators: INDICATORS.map((i) => ({ ...i, sdgs: [...i.sdgs] })) }), {
+      response: { 200: Questionnaire },
+      detail: apiDoc({ summary: 'The ESG questionnaire: sectors and the 27 indicators', tag: 'esg', security: 'BearerAuth', operationId: 'getEsgQuestionnaire' }),
+    });
+}

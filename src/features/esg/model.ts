@@ -1,0 +1,90 @@
+import { t } from 'elysia';
+import { Value } from '@sinclair/typebox/value';
+import { CustomerReference, DateTime, Nif } from '../../lib/schemas';
+import type { FieldError } from '../../lib/errors';
+import { answersSchema, INDICATORS, isValidSector, validateAnswers } from './questionnaire';
+import { ESG_EXAMPLES } from './examples';
+
+const Sdg = t.Integer({ minimum: 1, maximum: 17 });
+
+/** The documented request: `answers` is generated from the questionnaire table. */
+export const EsgRequest = t.Object({
+  nif: Nif,
+  customer_reference: t.Optional(CustomerReference),
+  sector: t.String({ description: 'NACE Rev. 2 section letter A–U, optionally with its division (e.g. C25)', examples: ['C25', 'J', 'F41'] }),
+  answers: answersSchema() as unknown as ReturnType<typeof t.Record<ReturnType<typeof t.String>, ReturnType<typeof t.Unknown>>>,
+});
+
+const EsgEnvelope = t.Object({ nif: Nif, customer_reference: t.Optional(CustomerReference), sector: t.String(), answers: t.Record(t.String(), t.Unknown()) });
+
+/**
+ * Full validation of a request body with every failing field at once: the envelope (TypeBox), the
+ * sector, and each answer (unknown key, wrong type, out of range, not_applicable rules).
+ */
+export function validateEsgBody(body: unknown): FieldError[] {
+  const fields: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const e of Value.Errors(EsgEnvelope, body)) {
+    const path = e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)';
+    if (path.startsWith('answers.') || seen.has(path)) continue;
+    seen.add(path);
+    fields.push({ path, message: e.message });
+  }
+  const b = (body ?? {}) as Record<string, unknown>;
+  if (typeof b.sector === 'string' && !isValidSector(b.sector))
+    fields.push({ path: 'sector', message: 'unknown NACE Rev. 2 code: a section letter A–U, optionally with one of its two-digit divisions (e.g. C25)' });
+  if (b.answers && typeof b.answers === 'object' && !Array.isArray(b.answers)) fields.push(...validateAnswers(b.answers as Record<string, unknown>));
+  return fields;
+}
+
+export const Recommendation = t.Object({
+  id: t.String(),
+  pillar: t.Union([t.Literal('E'), t.Literal('S'), t.Literal('G')]),
+  priority: t.Integer({ minimum: 1 }),
+  title: t.String(),
+  body: t.String(),
+  effort: t.Union([t.Literal('low'), t.Literal('medium'), t.Literal('high')]),
+  impact: t.Union([t.Literal('low'), t.Literal('medium'), t.Literal('high')]),
+  timeline: t.String(),
+  sdgs: t.Array(Sdg),
+});
+
+export const EsgResponse = t.Object({
+  overall: t.Integer({ minimum: 0, maximum: 100 }),
+  tier: t.Union([t.Literal('leader'), t.Literal('advancer'), t.Literal('developing'), t.Literal('starter'), t.Literal('lagging')]),
+  environmental: t.Integer({ minimum: 0, maximum: 100 }),
+  social: t.Integer({ minimum: 0, maximum: 100 }),
+  governance: t.Integer({ minimum: 0, maximum: 100 }),
+  vsme_alignment: t.Integer({ minimum: 0, maximum: 27 }),
+  aligned_sdgs: t.Array(Sdg),
+  recommendations: t.Array(Recommendation),
+  algorithm_version: t.String({ examples: ['esg-1.0.0'] }),
+  computed_at: DateTime,
+  synthetic: t.Boolean(),
+  customer_reference: t.Optional(t.String()),
+});
+
+export const Questionnaire = t.Object({
+  sectors: t.Array(t.Object({ code: t.String(), name: t.String() })),
+  indicators: t.Array(
+    t.Object({
+      key: t.String(),
+      pillar: t.Union([t.Literal('E'), t.Literal('S'), t.Literal('G')]),
+      vsme_ref: t.String(),
+      type: t.Union([t.Literal('number'), t.Literal('integer'), t.Literal('boolean'), t.Literal('string'), t.Literal('string[]')]),
+      unit: t.Union([t.String(), t.Null()]),
+      min: t.Optional(t.Number()),
+      max: t.Optional(t.Number()),
+      options: t.Optional(t.Array(t.String())),
+      better: t.Union([t.Literal('higher'), t.Literal('lower'), t.Null()]),
+      applicability: t.Union([t.String(), t.Null()]),
+      sdgs: t.Array(Sdg),
+      question: t.Object({ en: t.String(), pt: t.String() }),
+    }),
+  ),
+});
+
+export const ESG_OPENAPI_EXAMPLES = Object.fromEntries(
+  Object.entries(ESG_EXAMPLES).map(([name, value]) => [name, { summary: name.replaceAll('_', ' '), value }]),
+);
+export const INDICATOR_COUNT = INDICATORS.length;

@@ -1,0 +1,44 @@
+import type { Database } from '../../db/client';
+import type { UsageMeter } from '../usage/service';
+import type { ScoreCaller } from '../score/service';
+import { assessEsg, ESG_ALGORITHM_VERSION } from './engine';
+import type { AnswerValue } from './questionnaire';
+
+/** Runs the pure engine, stores the assessment (inputs and result) and meters it. */
+export class EsgService {
+  constructor(
+    private readonly database: Database,
+    private readonly usage: UsageMeter,
+    private readonly now: () => Date,
+  ) {}
+
+  async assess(caller: ScoreCaller, body: { nif: string; customer_reference?: string; sector: string; answers: Record<string, AnswerValue> }, lang: 'en' | 'pt') {
+    const result = assessEsg({ sector: body.sector, answers: body.answers }, lang);
+    const computedAt = this.now();
+    const response = {
+      ...result,
+      algorithm_version: ESG_ALGORITHM_VERSION,
+      computed_at: computedAt.toISOString(),
+      synthetic: caller.env === 'sandbox',
+      ...(body.customer_reference !== undefined ? { customer_reference: body.customer_reference } : {}),
+    };
+    const { withTx, t } = this.database;
+    await withTx((tx) =>
+      tx.insert(t.esgAssessments).values({
+        id: crypto.randomUUID(),
+        tenantId: caller.tenantId,
+        env: caller.env,
+        nif: body.nif,
+        customerReference: body.customer_reference ?? null,
+        sector: body.sector,
+        answers: body.answers,
+        result: response,
+        algorithmVersion: ESG_ALGORITHM_VERSION,
+        synthetic: response.synthetic,
+        computedAt,
+      }),
+    );
+    this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, meter: 'esg', requestId: caller.requestId });
+    return response;
+  }
+}

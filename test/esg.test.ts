@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
+import { Value } from '@sinclair/typebox/value';
+import { EsgResponse } from '../src/features/esg/model';
+import { ESG_EXAMPLES } from '../src/features/esg/examples';
+import { expectError, makeApp, type TestApp } from './helpers';
+
+let h: TestApp;
+let key: string;
+beforeAll(async () => {
+  h = await makeApp();
+  key = (await h.tenant()).api_key;
+});
+afterAll(() => h.close());
+
+const esg = (body: unknown, o: { key?: string; headers?: Record<string, string>; path?: string } = {}) =>
+  h.json('POST', o.path ?? '/v1/esg', { key: o.key ?? key, body, headers: o.headers });
+
+describe('POST /v1/esg', () => {
+  test.each([
+    ['leader', 'leader'],
+    ['developing_manufacturer', 'developing'],
+    ['lagging_services', 'lagging'],
+  ] as const)('example %s → §2.4 response with tier %s', async (name, tier) => {
+    const r = await esg(ESG_EXAMPLES[name]);
+    expect(r.status).toBe(200);
+    expect(Value.Check(EsgResponse, r.body)).toBe(true);
+    expect(r.body.tier).toBe(tier);
+    expect(r.body.synthetic).toBe(true);
+    expect(r.body.algorithm_version).toMatch(/^esg-\d+\.\d+\.\d+$/);
+    const sdgs = r.body.aligned_sdgs;
+    expect([...new Set(sdgs)].sort((a: number, b: number) => a - b)).toEqual(sdgs);
+    r.body.recommendations.forEach((rec: any, i: number) => expect(rec.priority).toBe(i + 1));
+  });
+
+  test('POST /v1/esg-score is the same operation', async () => {
+    const a = await esg(ESG_EXAMPLES.developing_manufacturer);
+    const b = await esg(ESG_EXAMPLES.developing_manufacturer, { path: '/v1/esg-score' });
+    expect(b.status).toBe(200);
+    const { computed_at: _a, ...ra } = a.body;
+    const { computed_at: _b, ...rb } = b.body;
+    expect(rb).toEqual(ra);
+  });
+
+  test('an empty questionnaire is a valid lagging result with recommendations', async () => {
+    const r = await esg({ nif: '500000000', sector: 'F', answers: {} });
+    expect(r.status).toBe(200);
+    expect(r.body.tier).toBe('lagging');
+    expect(r.body.vsme_alignment).toBe(0);
+    expect(r.body.recommendations.length).toBeGreaterThan(0);
+  });
+
+  test('customer_reference is echoed; recommendations in Portuguese with Accept-Language: pt-PT', async () => {
+    const en = await esg({ ...ESG_EXAMPLES.lagging_services, customer_reference: 'cli-7' });
+    const pt = await esg({ ...ESG_EXAMPLES.lagging_services, customer_reference: 'cli-7' }, { headers: { 'accept-language': 'pt-PT' } });
+    expect(en.body.customer_reference).toBe('cli-7');
+    expect(pt.body.recommendations[0].id).toBe(en.body.recommendations[0].id);
+    expect(pt.body.recommendations[0].title).not.toBe(en.body.recommendations[0].title);
+  });
+
+  test('live keys compute too (no outside data needed), not synthetic', async () => {
+    const live = await h.tenant({ env: 'live' });
+    const r = await esg(ESG_EXAMPLES.leader, { key: live.api_key });
+    expect(r.status).toBe(200);
+    expect(r.body.synthetic).toBe(false);
+  });
+
+  test('every assessment is stored with its inputs and result, and metered', async () => {
+    const t = await h.tenant();
+    await esg(ESG_EXAMPLES.leader, { key: t.api_key });
+    const e = h.ctx.database.t.esgAssessments;
+    const rows = await h.ctx.database.db.select().from(e).where(eq(e.tenantId, t.tenant_id));
+    expect(rows.length).toBe(1);
+    expect(rows[0]!.answers).toEqual(ESG_EXAMPLES.leader.answers);
+    expect((rows[0]!.result as any).tier).toBe('leader');
+    await h.ctx.usage.flush();
+    const u = h.ctx.database.t.usageRecords;
+    expect((await h.ctx.database.db.select().from(u).where(eq(u.tenantId, t.tenant_id))).map((x) => x.meter)).toEqual(['esg']);
+  });
+});
+
+describe('POST /v1/esg — errors', () => {
+  test('unknown sector → 422 on sector', async () => {
+    for (const sector of ['V', 'C99', 'c25', 'manufacturing']) {
+      const b = expectError(await esg({ ...ESG_EXAMPLES.leader, sector }), 422, 'validation_failed');
+      expect(b.fields.map((f: any) => f.path)).toEqual(['sector']);
+    }
+  });
+
+  test('unknown key, wrong type, out of range, not_applicable where not allowed: every path at once', async () => {
+    const b = expectError(
+      await esg({
+        nif: '12345',
+        sector: 'C25',
+        answers: { renewable_energy_pct: 150, work_fatalities: 'none', unknown_indicator: 3, min_wage_compliance: 'not_applicable' },
+      }),
+      422,
+      'validation_failed',
+    );
+    expect(b.fields.map((f: any) => f.path).sort()).toEqual(
+      ['answers.min_wage_compliance', 'answers.renewable_energy_pct', 'answers.unknown_indicator', 'answers.work_fatalities', 'nif'].sort(),
+    );
+  });
+
+  test('answers missing or not an object → 422 on answers', async () => {
+    expect(expectError(await esg({ nif: '500000000', sector: 'A' }), 422, 'validation_failed').fields.map((f: any) => f.path)).toContain('answers');
+    expect(expectError(await esg({ nif: '500000000', sector: 'A', answers: [1] }), 422, 'validation_failed').fields.map((f: any) => f.path)).toContain('answers');
+  });
+
+  test('401 before any validation; 403 without the esg scope; 429 over the limit', async () => {
+    expectError(await h.json('POST', '/v1/esg', { body: { answers: { bogus: 1 } } }), 401, 'missing_api_key');
+    const noScope = await h.tenant({ scopes: ['score'] });
+    expectError(await esg(ESG_EXAMPLES.leader, { key: noScope.api_key }), 403, 'insufficient_scope');
+    const t = await h.tenant();
+    const limited = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', rateLimitPerMinute: 1 });
+    expect((await esg(ESG_EXAMPLES.leader, { key: limited.api_key })).status).toBe(200);
+    expectError(await esg(ESG_EXAMPLES.leader, { key: limited.api_key }), 429, 'rate_limited');
+  });
+});
+
+describe('GET /v1/esg/questionnaire', () => {
+  test('27 indicators with the published fields, sectors A–U; the OpenAPI answers schema comes from the same table', async () => {
+    const r = await h.json('GET', '/v1/esg/questionnaire', { key });
+    expect(r.status).toBe(200);
+    expect(r.body.indicators.length).toBe(27);
+    expect(r.body.sectors.map((s: any) => s.code).join('')).toBe('ABCDEFGHIJKLMNOPQRSTU');
+    for (const i of r.body.indicators) {
+      expect(['E', 'S', 'G']).toContain(i.pillar);
+      expect(i.vsme_ref).toMatch(/^[BC]\d+$/);
+      expect(i.question.en && i.question.pt).toBeTruthy();
+    }
+    const { body: doc } = await h.json('GET', '/openapi.json');
+    const op = doc.paths['/v1/esg'].post;
+    const schema = op.requestBody.content['application/json'].schema;
+    const answers = schema.properties?.answers ?? doc.components.schemas[schema.$ref?.split('/').pop()]?.properties?.answers;
+    expect(Object.keys(answers.properties).sort()).toEqual(r.body.indicators.map((i: any) => i.key).sort());
+    expect(Object.keys(op.requestBody.content['application/json'].examples).sort()).toEqual(['developing_manufacturer', 'lagging_services', 'leader']);
+    expect(doc.paths['/v1/esg-score'].post).toBeDefined();
+  });
+});
