@@ -10,6 +10,8 @@ import { UsageMeter } from './features/usage/service';
 import { IdempotencyService } from './features/idempotency/service';
 import { eq, and, or, isNull, lt } from 'drizzle-orm';
 import { loadOrCreateEncryptionKey } from './lib/encryption-key';
+import { BullJobQueue, MemoryJobQueue, type JobQueue } from './lib/jobs';
+import { EventService } from './features/events/service';
 
 export interface Clock {
   now(): Date;
@@ -33,12 +35,31 @@ export interface AppContext {
   secretBox: SecretBox;
   /** coalesced last_used_at writes: at most one per key per flush interval */
   keyTouches: FlushBuffer<{ keyId: string; at: Date }>;
+  /** background work: BullMQ when REDIS_URL is set, in-process otherwise */
+  jobs: JobQueue;
+  events: EventService;
+  /** periodic sweeps of worker processes (outbox dispatch, recovery, purges): name → fn */
+  sweeps: Map<string, { everyMs: number; run: () => Promise<unknown> }>;
   metrics?: Metrics;
   /** live-tier data sources; tests inject fakes, otherwise built from the environment */
   liveAdapters?: import('./features/score/adapters').LiveAdapters | null;
   /** shutdown hooks run in reverse order of registration */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
+}
+
+/** ioredis options for BullMQ's own connections (it needs maxRetriesPerRequest: null) */
+export function redisConnectionOptions(url: string) {
+  const u = new URL(url);
+  return {
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    db: Number(u.pathname.slice(1) || 0),
+    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+    maxRetriesPerRequest: null,
+  };
 }
 
 export async function createContext(config: Config, opts: { clock?: Clock; log?: Logger } = {}): Promise<AppContext> {
@@ -84,6 +105,11 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
   keyTouches.start();
   closers.push(() => keyTouches.stop());
 
+  const jobs: JobQueue = config.redisUrl
+    ? new BullJobQueue(redisConnectionOptions(config.redisUrl), log)
+    : new MemoryJobQueue(log);
+  closers.push(() => jobs.stop());
+
   const ctx: AppContext = {
     config,
     database,
@@ -96,6 +122,9 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     idempotency: new IdempotencyService(database, now),
     secretBox: new SecretBox(encryptionKey),
     keyTouches,
+    jobs,
+    events: new EventService(database, now),
+    sweeps: new Map(),
     onClose: (fn) => void closers.push(fn),
     async close() {
       for (const fn of closers.reverse()) {

@@ -28,8 +28,8 @@ describe('POST /v1/esg', () => {
     expect(r.body.tier).toBe(tier);
     expect(r.body.synthetic).toBe(true);
     expect(r.body.algorithm_version).toMatch(/^esg-\d+\.\d+\.\d+$/);
-    const sdgs = r.body.aligned_sdgs;
-    expect([...new Set(sdgs)].sort((a: number, b: number) => a - b)).toEqual(sdgs);
+    const sdgs: number[] = r.body.aligned_sdgs;
+    expect([...new Set(sdgs)].sort((a, b) => a - b)).toEqual(sdgs);
     r.body.recommendations.forEach((rec: any, i: number) => expect(rec.priority).toBe(i + 1));
   });
 

@@ -271,6 +271,46 @@ function checkTierScoreBand(r: ScoreResult): void {
 
 const ALL = profiles(600, 42);
 
+const GOLDEN_RESULT: ScoreResult = {
+  pd: 0.007543,
+  score: 656,
+  tier: 'B',
+  components: {
+    financial_strength: 0.6424,
+    profitability: 0.589,
+    liquidity: 0.5395,
+    leverage: 0.6176,
+    payment_behaviour: 0.3176,
+    credit_history: 0.5861,
+    tax_compliance: 0.5296,
+    company_maturity: 0.549,
+    legal_events: 0.5,
+  },
+  reasons: [
+    { code: 'HIGH_CONCENTRATION', label: 'High dependence on a single customer', impact: 'negative', weight: 0.2468 },
+    { code: 'STRONG_EQUITY', label: 'Strong equity base', impact: 'positive', weight: 0.1511 },
+    { code: 'LOW_LEVERAGE', label: 'Low debt burden relative to earnings', impact: 'positive', weight: 0.146 },
+    { code: 'CLEAN_CREDIT_HISTORY', label: 'No overdue, defaulted or written-off credit', impact: 'positive', weight: 0.106 },
+    { code: 'STRONG_PROFITABILITY', label: 'Strong operating profitability', impact: 'positive', weight: 0.1006 },
+    { code: 'ESTABLISHED_COMPANY', label: 'Long-established company', impact: 'positive', weight: 0.0599 },
+  ],
+  data_sources: ['company_registry', 'financial_statements', 'payment_behaviour', 'credit_register', 'tax_authority'],
+};
+const GOLDEN_RANDOM: [number | null, number, Tier][] = [
+  [0.354361, 409, 'E'],
+  [0.79591, 296, 'E'],
+  [0.056179, 537, 'D'],
+  [0.950123, 204, 'E'],
+  [0.01958, 600, 'C'],
+  [0.993911, 80, 'E'],
+  [0.432037, 390, 'E'],
+  [0.642119, 341, 'E'],
+  [0.99287, 89, 'E'],
+  [0.772791, 304, 'E'],
+  [0.483845, 378, 'E'],
+  [null, 312, 'E'],
+];
+
 // ------------------------------------------------------------------------------------------
 // Tests
 // ------------------------------------------------------------------------------------------
@@ -334,6 +374,55 @@ describe('scoring constants', () => {
       expect(rank).toBeGreaterThanOrEqual(prev);
       prev = rank;
     }
+  });
+});
+
+describe('golden results (pinned to ALGORITHM_VERSION)', () => {
+  // If any of these change, results changed: bump ALGORITHM_VERSION (docs/scoring.md §9),
+  // update docs/scoring.md and then these values, in the same change.
+  const GOLDEN_PROFILE: CompanyProfile = {
+    nif: '599000023',
+    name: 'Golden, Lda.',
+    sector: 'C',
+    age_years: 15,
+    financials: {
+      total_assets: 3_000_000,
+      current_assets: 1_400_000,
+      cash: 250_000,
+      total_liabilities: 1_650_000,
+      current_liabilities: 900_000,
+      financial_debt: 700_000,
+      equity: 1_350_000,
+      share_capital: 250_000,
+      retained_earnings: 600_000,
+      revenue: 3_600_000,
+      ebit: 270_000,
+      ebitda: 390_000,
+      interest_expense: 30_000,
+    },
+    payment_behaviour: { dso_days: 75, days_beyond_terms_avg: 4, share_of_receivables_from_top_customer: 0.7 },
+    credit_register: {
+      total_exposure_eur: 750_000,
+      overdue_eur: 0,
+      institutions_count: 3,
+      default_in_last_12m: false,
+      written_off_eur: 0,
+      litigation_eur: 0,
+    },
+    tax_authority: { status: 'regular', vat_registered: true },
+  };
+
+  test('version and one full result', () => {
+    expect(ALGORITHM_VERSION).toBe('score-1.0.0');
+    expect(scoreCompany(GOLDEN_PROFILE, 'en')).toEqual(GOLDEN_RESULT);
+  });
+
+  test('first random profiles', () => {
+    const got = ALL.slice(0, 12).map((p) => {
+      const r = scoreCompany(p, 'en');
+      return [r.pd, r.score, r.tier] as [number | null, number, Tier];
+    });
+    expect(got).toEqual(GOLDEN_RANDOM);
   });
 });
 

@@ -1,0 +1,103 @@
+import { and, asc, desc, eq, inArray, isNull, lt } from 'drizzle-orm';
+import type { Database, Db } from '../../db/client';
+
+/**
+ * Events: an outbox. `emit` writes the event in the caller's transaction, together with the change
+ * that causes it; the dispatcher later turns each undispatched event into one delivery per matching
+ * active webhook endpoint (unique per event and endpoint, so concurrent dispatchers are harmless).
+ */
+export const EVENT_TYPES = [
+  'score.updated',
+  'deterioration.alert',
+  'operation.approved',
+  'settlement.completed',
+  'default.flagged',
+  'erp.sync.completed',
+  'erp.sync.failed',
+  'webhook.test',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface EventEnvelope {
+  id: string;
+  type: string;
+  created_at: string;
+  environment: string;
+  data: Record<string, unknown>;
+}
+
+type EventRow = Database['t']['events']['$inferSelect'];
+
+export const envelopeOf = (e: EventRow): EventEnvelope => ({
+  id: e.id,
+  type: e.type,
+  created_at: e.createdAt.toISOString(),
+  environment: e.env,
+  data: e.data,
+});
+
+export const endpointWants = (enabled: string[], type: string) => enabled.includes('*') || enabled.includes(type);
+
+export class EventService {
+  /** called after a commit that emitted events, to dispatch them without waiting for the poll */
+  onEmitted: () => void = () => {};
+
+  constructor(
+    private readonly database: Database,
+    private readonly now: () => Date,
+  ) {}
+
+  /** Writes an event inside the caller's transaction (the outbox). Returns its id (evt_ + UUIDv7, time-ordered). */
+  async emit(tx: Db, e: { tenantId: string; env: string; type: EventType; data: Record<string, unknown> }): Promise<string> {
+    const id = `evt_${Bun.randomUUIDv7().replaceAll('-', '')}`;
+    await tx.insert(this.database.t.events).values({ id, tenantId: e.tenantId, env: e.env, type: e.type, data: e.data, createdAt: this.now() });
+    return id;
+  }
+
+  /**
+   * Creates deliveries for undispatched events. Returns the ids of the deliveries created, for the
+   * caller to enqueue.
+   */
+  async dispatchPending(limit = 200): Promise<string[]> {
+    const { db, withTx, t } = this.database;
+    const pending = await db.select().from(t.events).where(isNull(t.events.dispatchedAt)).orderBy(asc(t.events.id)).limit(limit);
+    const created: string[] = [];
+    for (const ev of pending) {
+      await withTx(async (tx) => {
+        const claimed = await tx
+          .update(t.events)
+          .set({ dispatchedAt: this.now() })
+          .where(and(eq(t.events.id, ev.id), isNull(t.events.dispatchedAt)))
+          .returning({ id: t.events.id });
+        if (!claimed.length) return;
+        const endpoints = await tx
+          .select()
+          .from(t.webhookEndpoints)
+          .where(and(eq(t.webhookEndpoints.tenantId, ev.tenantId), eq(t.webhookEndpoints.env, ev.env), eq(t.webhookEndpoints.status, 'active')));
+        for (const ep of endpoints) {
+          if (!endpointWants(ep.enabledEvents, ev.type)) continue;
+          const id = crypto.randomUUID();
+          const now = this.now();
+          const rows = await tx
+            .insert(t.webhookDeliveries)
+            .values({ id, tenantId: ev.tenantId, eventId: ev.id, endpointId: ep.id, status: 'pending', attempts: 0, nextAttemptAt: now, createdAt: now, updatedAt: now })
+            .onConflictDoNothing()
+            .returning({ id: t.webhookDeliveries.id });
+          if (rows.length) created.push(id);
+        }
+      });
+    }
+    return created;
+  }
+
+  /** GET /v1/events: newest first, cursor = the last id seen */
+  async list(tenantId: string, env: string, opts: { limit: number; cursor?: string; types?: string[] }) {
+    const e = this.database.t.events;
+    const conds = [eq(e.tenantId, tenantId), eq(e.env, env)];
+    if (opts.cursor) conds.push(lt(e.id, opts.cursor));
+    if (opts.types?.length) conds.push(inArray(e.type, opts.types));
+    const rows = await this.database.db.select().from(e).where(and(...conds)).orderBy(desc(e.id)).limit(opts.limit + 1);
+    const page = rows.slice(0, opts.limit);
+    return { data: page.map(envelopeOf), next_cursor: rows.length > opts.limit ? page[page.length - 1]!.id : null };
+  }
+}
