@@ -5,16 +5,24 @@ import { systemRoutes } from './features/system';
 import { adminRoutes } from './features/admin';
 import { scoreRoutes, scoreService } from './features/score';
 import { esgRoutes } from './features/esg';
+import { webhookRoutes, webhookService } from './features/webhooks';
+import { RescoreService } from './features/score/rescore';
+import { registerJobs } from './workers';
 
 /** The HTTP application: plumbing first (request id, parsing, errors, log), then the features. */
 export function createApp(ctx: AppContext) {
+  const scores = scoreService(ctx);
+  const webhooks = webhookService(ctx);
+  const rescore = new RescoreService(ctx.database, scores, ctx.events, () => ctx.clock.now(), ctx.config.rescoreLookbackDays, ctx.log);
+  registerJobs(ctx, { scores, webhooks, rescore });
   let app: AnyElysia;
   app = new Elysia({ name: 'api' })
     .use(httpPlumbing(ctx, () => app.routes.map((r) => ({ method: r.method, path: r.path }))))
     .use(systemRoutes(ctx, () => app))
-    .use(scoreRoutes(ctx, scoreService(ctx)))
+    .use(scoreRoutes(ctx, scores, rescore))
     .use(esgRoutes(ctx))
-    .use(adminRoutes(ctx));
+    .use(adminRoutes(ctx))
+    .use(webhookRoutes(ctx, webhooks));
   return app;
 }
 export type App = ReturnType<typeof createApp>;

@@ -12,6 +12,7 @@ const EnvSchema = T.Object({
   DATA_DIR: T.Optional(T.String({ minLength: 1 })),
   DATABASE_URL: T.Optional(T.String({ pattern: '^postgres(ql)?://' })),
   REDIS_URL: T.Optional(T.String({ pattern: '^rediss?://' })),
+  REDIS_PREFIX: T.Optional(T.String({ pattern: '^[A-Za-z0-9_-]{1,40}$' })),
   LOG_LEVEL: T.Optional(T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error'), T.Literal('silent')])),
   ROLE: T.Optional(T.Union([T.Literal('all'), T.Literal('api'), T.Literal('worker')])),
   PUBLIC_BASE_URL: T.Optional(T.String({ pattern: '^https?://' })),
@@ -30,6 +31,12 @@ const EnvSchema = T.Object({
   TAX_URL: T.Optional(T.String({ pattern: '^https?://' })),
   TAX_API_KEY: T.Optional(T.String({ minLength: 1 })),
   ADAPTER_TIMEOUT_MS: T.Optional(Int(50, 60000)),
+  WEBHOOK_TIMEOUT_MS: T.Optional(Int(100, 60000)),
+  WEBHOOK_RETRY_DELAYS_MS: T.Optional(T.String({ pattern: '^[0-9]+(,[0-9]+)*$', description: 'comma-separated delays in ms before attempts 2, 3, …' })),
+  WEBHOOK_FAILURE_THRESHOLD: T.Optional(Int(1, 1000)),
+  RESCORE_CRON: T.Optional(T.String({ pattern: '^\\S+( \\S+){4,5}$', description: 'cron pattern, e.g. "0 2 * * *"' })),
+  RESCORE_TZ: T.Optional(T.String({ minLength: 1 })),
+  RESCORE_LOOKBACK_DAYS: T.Optional(Int(1, 3650)),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -39,6 +46,8 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | null;
   redisUrl: string | null;
+  /** namespace of every Redis key (rate limits, queues): deployments sharing a Redis must differ */
+  redisPrefix: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   role: 'all' | 'api' | 'worker';
   publicBaseUrl: string | null;
@@ -50,6 +59,13 @@ export interface Config {
   metricsToken: string | null;
   trustProxy: boolean;
   seedDemoTenant: boolean;
+  webhookTimeoutMs: number;
+  /** delays before attempts 2..n; attempts = delays + 1 (default 5 min, 30 min: 3 attempts within 1 h) */
+  webhookRetryDelaysMs: number[];
+  webhookFailureThreshold: number;
+  rescoreCron: string;
+  rescoreTz: string;
+  rescoreLookbackDays: number;
   /** live-tier data sources (all three or the live tier is "not available") */
   adapters: Record<'BUREAU_URL' | 'BUREAU_API_KEY' | 'CRC_URL' | 'CRC_API_KEY' | 'TAX_URL' | 'TAX_API_KEY' | 'ADAPTER_TIMEOUT_MS', string | undefined>;
 }
@@ -81,6 +97,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: e.DATA_DIR ?? './data',
     databaseUrl: e.DATABASE_URL ?? null,
     redisUrl: e.REDIS_URL ?? null,
+    redisPrefix: e.REDIS_PREFIX ?? 'svc',
     logLevel: e.LOG_LEVEL ?? 'info',
     role: e.ROLE ?? 'all',
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? null,
@@ -92,6 +109,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: e.METRICS_TOKEN ?? null,
     trustProxy: e.TRUST_PROXY === 'true',
     seedDemoTenant: e.SEED_DEMO_TENANT !== 'false',
+    webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000),
+    webhookRetryDelaysMs: (e.WEBHOOK_RETRY_DELAYS_MS ?? '300000,1800000').split(',').map(Number),
+    webhookFailureThreshold: int('WEBHOOK_FAILURE_THRESHOLD', 15),
+    rescoreCron: e.RESCORE_CRON ?? '0 2 * * *',
+    rescoreTz: e.RESCORE_TZ ?? 'Europe/Lisbon',
+    rescoreLookbackDays: int('RESCORE_LOOKBACK_DAYS', 90),
     adapters: {
       BUREAU_URL: e.BUREAU_URL,
       BUREAU_API_KEY: e.BUREAU_API_KEY,

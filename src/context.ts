@@ -80,7 +80,7 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     // wait for the first connection so the shared limits apply from the first request; if Redis is
     // down the service still starts (fail open) and ioredis keeps reconnecting in the background
     await redis.connect().catch((err) => log.error('redis unreachable at start; continuing with in-process limits', { error: err.message }));
-    limiter = new RedisRateLimiter(redis, memoryLimiter, log);
+    limiter = new RedisRateLimiter(redis, memoryLimiter, log, `${config.redisPrefix}:rl:`);
     const r = redis;
     closers.push(() => void r.disconnect());
   }
@@ -106,7 +106,7 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
   closers.push(() => keyTouches.stop());
 
   const jobs: JobQueue = config.redisUrl
-    ? new BullJobQueue(redisConnectionOptions(config.redisUrl), log)
+    ? new BullJobQueue(redisConnectionOptions(config.redisUrl), log, config.redisPrefix)
     : new MemoryJobQueue(log);
   closers.push(() => jobs.stop());
 

@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from './config';
 import { createContext } from './context';
 import { createApp } from './app';
 import { seedDemoTenant } from './seed';
+import { startWorkers } from './workers';
 
 /** `bun run start`: the service. ROLE=all (default) | api | worker. */
 async function main() {
@@ -24,6 +25,7 @@ async function main() {
   }
   await seedDemoTenant(ctx, (s) => process.stdout.write(s + '\n'));
   const app = createApp(ctx);
+  if (config.role !== 'api') await startWorkers(ctx);
   if (config.role !== 'worker') {
     app.listen({ port: config.port, hostname: '0.0.0.0', maxRequestBodySize: config.bodyLimitBytes + 1024 });
     ctx.log.info('listening', { port: app.server?.port, role: config.role, database: ctx.database.dialect, redis: !!ctx.redis });

@@ -85,9 +85,10 @@ describe('rate limits on Redis: one exact budget shared by several processes', (
   let b: TestApp;
   const clock = new TestClock();
   beforeAll(async () => {
-    a = await makeApp({ REDIS_URL: REDIS_TEST_URL }, { clock });
-    // second "process": its own context and Redis connection, same database and Redis
-    b = await makeApp({ REDIS_URL: REDIS_TEST_URL, ...(process.env.TEST_DB === 'postgres' ? {} : {}) }, { clock });
+    const shared = { REDIS_URL: REDIS_TEST_URL, REDIS_PREFIX: `shared${crypto.randomUUID().slice(0, 8)}` };
+    a = await makeApp(shared, { clock });
+    // second "process": its own context and Redis connection, same Redis namespace
+    b = await makeApp(shared, { clock });
   });
   afterAll(async () => {
     await a.close();

@@ -5,6 +5,7 @@ import postgres from 'postgres';
 import { loadConfig, type Config } from '../src/config';
 import { createContext, type AppContext } from '../src/context';
 import { createApp } from '../src/app';
+import { startWorkers } from '../src/workers';
 import { createLogger } from '../src/lib/log';
 
 /** The suite runs twice in CI: TEST_DB=sqlite (default) and TEST_DB=postgres. */
@@ -54,12 +55,21 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function makeApp(envOverrides: Record<string, string> = {}, opts: { clock?: TestClock } = {}): Promise<TestApp> {
+export async function makeApp(envOverrides: Record<string, string> = {}, opts: { clock?: TestClock; workers?: boolean } = {}): Promise<TestApp> {
   const fresh = await freshDatabase();
-  const config = loadConfig({ LOG_LEVEL: 'silent', ANON_RATE_LIMIT_PER_MINUTE: '100000', SEED_DEMO_TENANT: 'false', ...fresh.env, ...envOverrides });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    ANON_RATE_LIMIT_PER_MINUTE: '100000',
+    SEED_DEMO_TENANT: 'false',
+    // each test app gets its own Redis namespace (queues, limits) unless a test shares one on purpose
+    REDIS_PREFIX: `t${crypto.randomUUID().slice(0, 8)}`,
+    ...fresh.env,
+    ...envOverrides,
+  });
   const clock = opts.clock ?? new TestClock();
   const ctx = await createContext(config, { clock, log: createLogger('silent') });
   const app = createApp(ctx);
+  if (opts.workers !== false) await startWorkers(ctx);
   const call: TestApp['call'] = (method, path, o = {}) => {
     const headers: Record<string, string> = { ...(o.key ? { authorization: `Bearer ${o.key}` } : {}) };
     let body: string | undefined;

@@ -153,6 +153,8 @@ export class BullJobQueue implements JobQueue {
         concurrency: h.concurrency,
         stalledInterval: 15_000,
         maxStalledCount: 2,
+        // short long-poll so that shutdown does not wait 5 s for an idle worker
+        drainDelay: 1,
       });
       w.on('error', (err) => this.log.throttled(`bullw-${name}`, 60_000, 'error', 'worker error', { queue: name, error: err.message }));
       w.on('failed', (job, err) => this.log.error('job failed', { queue: name, jobId: job?.id, error: err.message }));

@@ -22,7 +22,7 @@ export interface EventEnvelope {
   id: string;
   type: string;
   created_at: string;
-  environment: string;
+  environment: 'sandbox' | 'live';
   data: Record<string, unknown>;
 }
 
@@ -32,7 +32,7 @@ export const envelopeOf = (e: EventRow): EventEnvelope => ({
   id: e.id,
   type: e.type,
   created_at: e.createdAt.toISOString(),
-  environment: e.env,
+  environment: e.env as 'sandbox' | 'live',
   data: e.data,
 });
 

@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia';
+import { Elysia, t } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { langOf } from '../../plugins/request-state';
@@ -7,13 +7,14 @@ import { ApiError } from '../../lib/errors';
 import { adaptersFromEnv } from './adapters';
 import { FixturesResponse, ScoreRequest, ScoreResponse } from './model';
 import { ScoreService } from './service';
+import type { RescoreService } from './rescore';
 
 export function scoreService(ctx: AppContext) {
   const base = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
   return new ScoreService(ctx.database, ctx.usage, () => ctx.clock.now(), ctx.liveAdapters ?? adaptersFromEnv(ctx.config.adapters), ctx.config.roadmapUrl ?? `${base}/roadmap`);
 }
 
-export function scoreRoutes(ctx: AppContext, service: ScoreService) {
+export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: RescoreService) {
   return new Elysia({ name: 'score' })
     .use(authed(ctx, 'score'))
     .post(
@@ -42,6 +43,29 @@ export function scoreRoutes(ctx: AppContext, service: ScoreService) {
       {
         response: { 200: FixturesResponse },
         detail: apiDoc({ summary: 'Sandbox fixture companies and their outcomes', tag: 'sandbox', security: 'BearerAuth', operationId: 'listFixtures', errors: ['sandbox_only'] }),
+      },
+    )
+    .post(
+      '/v1/sandbox/rescore',
+      async ({ auth }) => {
+        if (auth.env !== 'sandbox') throw new ApiError('sandbox_only', 'Re-scoring on demand exists only in the sandbox; use an sk_test_ key.');
+        return rescore.rescoreTenant(auth.tenantId, 'sandbox');
+      },
+      {
+        response: {
+          200: t.Object({
+            rescored: t.Integer({ description: 'Companies re-scored (those scored in the last 90 days)' }),
+            events: t.Array(t.Object({ id: t.String(), type: t.String(), nif: t.String() })),
+          }),
+        },
+        detail: apiDoc({
+          summary: "Run the tenant's nightly re-score now (sandbox)",
+          description: 'Re-scores every company this tenant scored in the sandbox in the last 90 days, emitting score.updated and deterioration.alert events as the nightly job does.',
+          tag: 'sandbox',
+          security: 'BearerAuth',
+          operationId: 'sandboxRescore',
+          errors: ['sandbox_only'],
+        }),
       },
     );
 }

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, gt } from 'drizzle-orm';
-import type { Database } from '../../db/client';
+import type { Database, Db } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import type { UsageMeter } from '../usage/service';
@@ -18,7 +18,7 @@ export interface ScoreCaller {
   requestId: string | null;
 }
 
-type StoredResult = Omit<ScoreResponseBody, 'cache' | 'customer_reference'>;
+export type StoredResult = Omit<ScoreResponseBody, 'cache' | 'customer_reference'>;
 type ScoreRow = Database['t']['scoreResults']['$inferSelect'];
 
 /** Labels are not stored: they are rendered in the caller's language from the catalogue. */
@@ -54,15 +54,23 @@ export class ScoreService {
     return { ...computed.result, reasons: relabel(computed.result.reasons, lang), cache: 'fresh' as const, ...echo };
   }
 
-  /**
-   * Computes and stores a result (history is kept for the nightly re-score and the GDPR export).
-   * Sandbox: fixture profiles; generation = number of earlier re-scores of this NIF.
-   */
+  /** Computes and stores a result (history is kept for the nightly re-score and the GDPR export). */
   async compute(caller: ScoreCaller, nif: string, trigger: 'request' | 'rescore', customerReference: string | null) {
+    const evaluated = await this.evaluate(caller, nif, trigger);
+    await this.database.withTx((tx) => this.store(tx, caller, nif, evaluated.result, trigger, customerReference));
+    if (evaluated.bureauCostCents !== null) this.usage.record({ ...this.usageBase(caller), meter: 'bureau_passthrough', costCents: evaluated.bureauCostCents });
+    return evaluated;
+  }
+
+  /**
+   * Profile → engine, no writes. Sandbox: fixture profiles at generation = number of earlier
+   * re-scores of this NIF (+1 for a re-score), so the deteriorating fixture worsens each night.
+   */
+  async evaluate(caller: ScoreCaller, nif: string, trigger: 'request' | 'rescore'): Promise<{ result: StoredResult; bureauCostCents: number | null }> {
     let profile: CompanyProfile;
     let bureauCostCents: number | null = null;
     if (caller.env === 'sandbox') {
-      const generation = await this.rescoreCount(caller, nif);
+      const generation = (await this.rescoreCount(caller, nif)) + (trigger === 'rescore' ? 1 : 0);
       const found = sandboxLookup(nif, generation);
       if (found.kind === 'invalid_nif') throw invalidNif('The tax authority does not recognise this NIF (sandbox fixture invalid_nif_422).');
       if (found.kind === 'not_found')
@@ -83,7 +91,6 @@ export class ScoreService {
       bureauCostCents = composed.bureauCostCents;
     }
     const engine = scoreCompany(profile, 'en');
-    const computedAt = this.now();
     const result: StoredResult = {
       score: engine.score,
       tier: engine.tier,
@@ -92,29 +99,28 @@ export class ScoreService {
       reasons: engine.reasons,
       algorithm_version: ALGORITHM_VERSION,
       data_sources: engine.data_sources,
-      computed_at: computedAt.toISOString(),
+      computed_at: this.now().toISOString(),
       synthetic: caller.env === 'sandbox',
     };
-    const { withTx, t } = this.database;
-    await withTx((tx) =>
-      tx.insert(t.scoreResults).values({
-        id: crypto.randomUUID(),
-        tenantId: caller.tenantId,
-        env: caller.env,
-        nif,
-        customerReference,
-        score: result.score,
-        tier: result.tier,
-        pd: result.pd_estimate,
-        result,
-        algorithmVersion: ALGORITHM_VERSION,
-        synthetic: result.synthetic,
-        trigger,
-        computedAt,
-      }),
-    );
-    if (bureauCostCents !== null) this.usage.record({ ...this.usageBase(caller), meter: 'bureau_passthrough', costCents: bureauCostCents });
     return { result, bureauCostCents };
+  }
+
+  async store(tx: Db, caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, result: StoredResult, trigger: 'request' | 'rescore', customerReference: string | null) {
+    await tx.insert(this.database.t.scoreResults).values({
+      id: crypto.randomUUID(),
+      tenantId: caller.tenantId,
+      env: caller.env,
+      nif,
+      customerReference,
+      score: result.score,
+      tier: result.tier,
+      pd: result.pd_estimate,
+      result,
+      algorithmVersion: ALGORITHM_VERSION,
+      synthetic: result.synthetic,
+      trigger,
+      computedAt: new Date(result.computed_at),
+    });
   }
 
   async latest(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, notBefore?: Date): Promise<ScoreRow | null> {
@@ -134,7 +140,7 @@ export class ScoreService {
     return Number(row?.n ?? 0);
   }
 
-  private usageBase(caller: ScoreCaller) {
+  usageBase(caller: ScoreCaller) {
     return { tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId };
   }
   private bill(caller: ScoreCaller, meter: string) {

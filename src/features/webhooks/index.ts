@@ -1,0 +1,93 @@
+import { Elysia, t } from 'elysia';
+import type { AppContext } from '../../context';
+import type { Db } from '../../db/client';
+import { authed } from '../../plugins/auth';
+import { apiDoc } from '../../lib/api-doc';
+import { Page, PageQuery } from '../../lib/schemas';
+import { AdminService } from '../admin/service';
+import { EVENT_TYPES } from '../events/service';
+import { CreateWebhook, Delivery, EventEnvelope, IdParams, UpdateWebhook, WebhookEndpoint, WebhookEndpointWithSecret } from './model';
+import { endpointView, WebhookService } from './service';
+
+export function webhookService(ctx: AppContext) {
+  return new WebhookService(ctx.database, ctx.secretBox, ctx.events, ctx.config, () => ctx.clock.now(), ctx.log);
+}
+
+export function webhookRoutes(ctx: AppContext, service: WebhookService) {
+  const admin = new AdminService(ctx.database, ctx.tenants, () => ctx.clock.now());
+  const auditor = (auth: { tenantId: string; keyId: string; requestId: string }) => (tx: Db, action: string, target: string) =>
+    admin.audit(tx, { tenantId: auth.tenantId, keyId: auth.keyId, requestId: auth.requestId }, action, target);
+  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = []) =>
+    apiDoc({ summary, tag: 'events', security: 'bearerAuth', operationId, errors });
+  const kick = (deliveryId: string) => ctx.jobs.enqueue('webhook.deliver', { deliveryId }, { jobId: `${deliveryId}:0` });
+
+  return new Elysia({ name: 'webhooks' })
+    .use(authed(ctx, 'webhooks:manage'))
+    .get('/v1/admin/webhooks', async ({ auth }) => ({ webhooks: (await service.list(auth)).map(endpointView) }), {
+      response: { 200: t.Object({ webhooks: t.Array(WebhookEndpoint) }) },
+      detail: doc('List webhook endpoints', 'listWebhooks'),
+    })
+    .post(
+      '/v1/admin/webhooks',
+      async ({ auth, body, set }) => {
+        const created = await service.create(auth, body, auditor(auth));
+        set.status = 201;
+        return created;
+      },
+      {
+        body: CreateWebhook,
+        response: { 201: WebhookEndpointWithSecret },
+        detail: doc('Create a webhook endpoint (the signing secret is shown once)', 'createWebhook'),
+      },
+    )
+    .patch('/v1/admin/webhooks/:id', ({ auth, params, body }) => service.update(auth, params.id, body, auditor(auth)), {
+      params: IdParams,
+      body: UpdateWebhook,
+      response: { 200: WebhookEndpoint },
+      detail: doc('Update a webhook endpoint (url, description, events, status)', 'updateWebhook', ['resource_not_found', 'invalid_json', 'unsupported_media_type', 'payload_too_large']),
+    })
+    .delete('/v1/admin/webhooks/:id', ({ auth, params }) => service.remove(auth, params.id, auditor(auth)), {
+      params: IdParams,
+      response: { 200: t.Object({ id: t.String(), deleted: t.Boolean() }) },
+      detail: doc('Delete a webhook endpoint', 'deleteWebhook', ['resource_not_found']),
+    })
+    .post(
+      '/v1/admin/webhooks/:id/test',
+      async ({ auth, params, set }) => {
+        const res = await service.sendTest(auth, params.id);
+        await kick(res.delivery_id);
+        set.status = 202;
+        return res;
+      },
+      {
+        params: IdParams,
+        response: { 202: t.Object({ event_id: t.String(), delivery_id: t.String() }) },
+        detail: doc('Send a webhook.test event to this endpoint', 'testWebhook', ['resource_not_found']),
+      },
+    )
+    .post(
+      '/v1/admin/webhooks/:id/rotate-secret',
+      ({ auth, params }) => service.rotateSecret(auth, params.id, auditor(auth)),
+      {
+        params: IdParams,
+        response: { 200: WebhookEndpointWithSecret },
+        detail: doc('Rotate the signing secret; the old one keeps signing beside it for 24 h', 'rotateWebhookSecret', ['resource_not_found']),
+      },
+    )
+    .get('/v1/admin/webhooks/:id/deliveries', ({ auth, params, query }) => service.deliveries(auth, params.id, { limit: query.limit ?? 50, cursor: query.cursor }), {
+      params: IdParams,
+      query: t.Object(PageQuery),
+      response: { 200: Page(Delivery) },
+      detail: doc('Delivery attempts of an endpoint, newest first', 'listWebhookDeliveries', ['resource_not_found', 'validation_failed']),
+    })
+    .get(
+      '/v1/events',
+      ({ auth, query }) =>
+        ctx.events.list(auth.tenantId, auth.env, { limit: query.limit ?? 50, cursor: query.cursor, types: query.type?.split(',').filter(Boolean) }),
+      {
+        query: t.Object({ ...PageQuery, type: t.Optional(t.String({ description: `Comma-separated event types: ${EVENT_TYPES.join(', ')}` })) }),
+        response: { 200: Page(EventEnvelope) },
+        detail: doc("The tenant's events, newest first (beta)", 'listEvents', ['validation_failed']),
+      },
+    );
+}

@@ -1,0 +1,60 @@
+import { t } from 'elysia';
+import { DateTime, NullableDateTime, Uuid } from '../../lib/schemas';
+import { EVENT_TYPES } from '../events/service';
+
+const EventName = t.String({ description: `One of ${EVENT_TYPES.join(', ')}, or "*" alone for all events` });
+
+export const WebhookEndpoint = t.Object(
+  {
+    id: Uuid,
+    url: t.String({ format: 'uri' }),
+    description: t.Optional(t.Union([t.String(), t.Null()])),
+    enabled_events: t.Array(t.String()),
+    signing_secret_prefix: t.String({ description: 'Leading characters of the signing secret only (whsec_…)' }),
+    status: t.Union([t.Literal('active'), t.Literal('disabled'), t.Literal('failed')]),
+    consecutive_failures: t.Integer(),
+    created_at: DateTime,
+    last_success_at: t.Optional(NullableDateTime),
+    last_failure_at: t.Optional(NullableDateTime),
+  },
+  { $id: '#/components/schemas/WebhookEndpoint' },
+);
+
+export const WebhookEndpointWithSecret = t.Composite([
+  t.Omit(WebhookEndpoint, []),
+  t.Object({ signing_secret: t.String({ description: 'The full whsec_ secret, shown this once' }), previous_secret_expires_at: t.Optional(DateTime) }),
+]);
+
+export const CreateWebhook = t.Object({
+  url: t.String({ format: 'uri', maxLength: 2048 }),
+  description: t.Optional(t.Union([t.String({ maxLength: 500 }), t.Null()])),
+  enabled_events: t.Array(EventName, { minItems: 1, maxItems: 20 }),
+});
+export const UpdateWebhook = t.Object({
+  url: t.Optional(t.String({ format: 'uri', maxLength: 2048 })),
+  description: t.Optional(t.Union([t.String({ maxLength: 500 }), t.Null()])),
+  enabled_events: t.Optional(t.Array(EventName, { minItems: 1, maxItems: 20 })),
+  status: t.Optional(t.Union([t.Literal('active'), t.Literal('disabled')], { description: 'active re-enables a failed endpoint (counter reset)' })),
+});
+export const IdParams = t.Object({ id: Uuid });
+
+export const Delivery = t.Object({
+  id: Uuid,
+  event_id: t.String(),
+  event_type: t.String(),
+  status: t.Union([t.Literal('pending'), t.Literal('succeeded'), t.Literal('failed')]),
+  attempts: t.Integer(),
+  last_status_code: t.Union([t.Integer(), t.Null()]),
+  last_error: t.Union([t.String(), t.Null()]),
+  next_attempt_at: NullableDateTime,
+  created_at: DateTime,
+  updated_at: DateTime,
+});
+
+export const EventEnvelope = t.Object({
+  id: t.String(),
+  type: t.String(),
+  created_at: DateTime,
+  environment: t.Union([t.Literal('sandbox'), t.Literal('live')]),
+  data: t.Record(t.String(), t.Unknown()),
+});

@@ -1,0 +1,350 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { and, desc, eq, isNull, lt, lte, or } from 'drizzle-orm';
+import type { Database, Db } from '../../db/client';
+import type { SecretBox } from '../../lib/crypto';
+import { ApiError, validationError } from '../../lib/errors';
+import type { Logger } from '../../lib/log';
+import { iso } from '../../lib/schemas';
+import type { Config } from '../../config';
+import { envelopeOf, EVENT_TYPES, type EventService } from '../events/service';
+
+type EndpointRow = Database['t']['webhookEndpoints']['$inferSelect'];
+
+export const SECRET_PREFIX_LENGTH = 12;
+const PREVIOUS_SECRET_TTL_MS = 24 * 3600_000;
+
+export const newSigningSecret = () => 'whsec_' + randomBytes(32).toString('base64');
+
+/** Standard Webhooks v1 signature: base64 HMAC-SHA256 over "{id}.{timestamp}.{body}" with the decoded secret. */
+export function sign(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return 'v1,' + createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
+}
+
+export const endpointView = (e: EndpointRow) => ({
+  id: e.id,
+  url: e.url,
+  description: e.description,
+  enabled_events: e.enabledEvents,
+  signing_secret_prefix: e.secretPrefix,
+  status: e.status as 'active' | 'disabled' | 'failed',
+  consecutive_failures: e.consecutiveFailures,
+  created_at: e.createdAt.toISOString(),
+  last_success_at: iso(e.lastSuccessAt),
+  last_failure_at: iso(e.lastFailureAt),
+});
+
+function isPrivateAddress(ip: string): boolean {
+  if (isIP(ip) === 4) {
+    const [a, b] = ip.split('.').map(Number) as [number, number];
+    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224;
+  }
+  const v = ip.toLowerCase();
+  if (v.startsWith('::ffff:')) return isPrivateAddress(v.slice(7));
+  return v === '::' || v === '::1' || v.startsWith('fe8') || v.startsWith('fe9') || v.startsWith('fea') || v.startsWith('feb') || v.startsWith('fc') || v.startsWith('fd') || v.startsWith('ff');
+}
+
+/**
+ * Live endpoints must be https and resolve only to public addresses (SSRF guard, checked again at
+ * delivery time against DNS rebinding). Sandbox endpoints may be http and loopback, for local tests.
+ */
+export async function checkWebhookUrl(url: string, env: string): Promise<string | null> {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'must use https (or http in the sandbox)';
+  if (u.username || u.password) return 'must not contain credentials';
+  if (env !== 'live') return null;
+  if (u.protocol !== 'https:') return 'live endpoints must use https';
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+  } catch {
+    return 'host does not resolve';
+  }
+  if (!addresses.length || addresses.some(isPrivateAddress)) return 'must resolve to a public address (private, loopback and link-local targets are refused)';
+  return null;
+}
+
+export function validateEvents(events: string[]): string | null {
+  if (!events.length) return 'at least one event type, or ["*"]';
+  if (events.includes('*') && events.length > 1) return '"*" must be the only entry';
+  const unknown = events.filter((e) => e !== '*' && !(EVENT_TYPES as readonly string[]).includes(e));
+  return unknown.length ? `unknown event type(s): ${unknown.join(', ')}` : null;
+}
+
+export interface WebhookScope {
+  tenantId: string;
+  env: string;
+}
+
+export class WebhookService {
+  constructor(
+    private readonly database: Database,
+    private readonly box: SecretBox,
+    private readonly events: EventService,
+    private readonly config: Config,
+    private readonly now: () => Date,
+    private readonly log: Logger,
+  ) {}
+
+  private async checkInput(scope: WebhookScope, input: { url?: string; enabled_events?: string[] }) {
+    const fields = [];
+    if (input.url !== undefined) {
+      const problem = await checkWebhookUrl(input.url, scope.env);
+      if (problem) fields.push({ path: 'url', message: problem });
+    }
+    if (input.enabled_events !== undefined) {
+      const problem = validateEvents(input.enabled_events);
+      if (problem) fields.push({ path: 'enabled_events', message: problem });
+    }
+    if (fields.length) throw validationError(fields);
+  }
+
+  async get(scope: WebhookScope, id: string): Promise<EndpointRow> {
+    const w = this.database.t.webhookEndpoints;
+    const [row] = await this.database.db.select().from(w).where(and(eq(w.id, id), eq(w.tenantId, scope.tenantId), eq(w.env, scope.env)));
+    if (!row) throw new ApiError('resource_not_found', `No webhook endpoint ${id}.`);
+    return row;
+  }
+
+  async list(scope: WebhookScope) {
+    const w = this.database.t.webhookEndpoints;
+    return this.database.db.select().from(w).where(and(eq(w.tenantId, scope.tenantId), eq(w.env, scope.env))).orderBy(w.createdAt);
+  }
+
+  async create(scope: WebhookScope, input: { url: string; description?: string | null; enabled_events: string[] }, audit: (tx: Db, action: string, target: string) => Promise<void>) {
+    await this.checkInput(scope, input);
+    const secret = newSigningSecret();
+    const id = crypto.randomUUID();
+    const row = {
+      id,
+      tenantId: scope.tenantId,
+      env: scope.env,
+      url: input.url,
+      description: input.description ?? null,
+      enabledEvents: input.enabled_events,
+      secretEnc: this.box.seal(secret),
+      secretPrefix: secret.slice(0, SECRET_PREFIX_LENGTH),
+      status: 'active',
+      consecutiveFailures: 0,
+      createdAt: this.now(),
+    };
+    await this.database.withTx(async (tx) => {
+      await tx.insert(this.database.t.webhookEndpoints).values(row);
+      await audit(tx, 'webhook.created', id);
+    });
+    return { ...endpointView({ ...row, previousSecretEnc: null, previousSecretExpiresAt: null, lastSuccessAt: null, lastFailureAt: null }), signing_secret: secret };
+  }
+
+  async update(
+    scope: WebhookScope,
+    id: string,
+    patch: { url?: string; description?: string | null; enabled_events?: string[]; status?: 'active' | 'disabled' },
+    audit: (tx: Db, action: string, target: string) => Promise<void>,
+  ) {
+    await this.get(scope, id);
+    await this.checkInput(scope, patch);
+    const w = this.database.t.webhookEndpoints;
+    const set: Partial<EndpointRow> = {};
+    if (patch.url !== undefined) set.url = patch.url;
+    if (patch.description !== undefined) set.description = patch.description;
+    if (patch.enabled_events !== undefined) set.enabledEvents = patch.enabled_events;
+    if (patch.status !== undefined) {
+      set.status = patch.status;
+      if (patch.status === 'active') set.consecutiveFailures = 0; // re-enabling a failed endpoint starts afresh
+    }
+    await this.database.withTx(async (tx) => {
+      if (Object.keys(set).length) await tx.update(w).set(set).where(and(eq(w.id, id), eq(w.tenantId, scope.tenantId)));
+      await audit(tx, 'webhook.updated', id);
+    });
+    return endpointView(await this.get(scope, id));
+  }
+
+  async remove(scope: WebhookScope, id: string, audit: (tx: Db, action: string, target: string) => Promise<void>) {
+    await this.get(scope, id);
+    const { t } = this.database;
+    await this.database.withTx(async (tx) => {
+      await tx.delete(t.webhookDeliveries).where(and(eq(t.webhookDeliveries.endpointId, id), eq(t.webhookDeliveries.tenantId, scope.tenantId)));
+      await tx.delete(t.webhookEndpoints).where(and(eq(t.webhookEndpoints.id, id), eq(t.webhookEndpoints.tenantId, scope.tenantId)));
+      await audit(tx, 'webhook.deleted', id);
+    });
+    return { id, deleted: true };
+  }
+
+  async rotateSecret(scope: WebhookScope, id: string, audit: (tx: Db, action: string, target: string) => Promise<void>) {
+    const ep = await this.get(scope, id);
+    const secret = newSigningSecret();
+    const previousExpires = new Date(this.now().getTime() + PREVIOUS_SECRET_TTL_MS);
+    const w = this.database.t.webhookEndpoints;
+    await this.database.withTx(async (tx) => {
+      await tx
+        .update(w)
+        .set({ secretEnc: this.box.seal(secret), secretPrefix: secret.slice(0, SECRET_PREFIX_LENGTH), previousSecretEnc: ep.secretEnc, previousSecretExpiresAt: previousExpires })
+        .where(eq(w.id, id));
+      await audit(tx, 'webhook.secret_rotated', id);
+    });
+    return { ...endpointView(await this.get(scope, id)), signing_secret: secret, previous_secret_expires_at: previousExpires.toISOString() };
+  }
+
+  /** webhook.test: an event delivered to this endpoint only. */
+  async sendTest(scope: WebhookScope, id: string) {
+    await this.get(scope, id);
+    const { t } = this.database;
+    const deliveryId = crypto.randomUUID();
+    const now = this.now();
+    const eventId = await this.database.withTx(async (tx) => {
+      const evId = await this.events.emit(tx, { tenantId: scope.tenantId, env: scope.env, type: 'webhook.test', data: { endpoint_id: id, message: 'This is a test event.' } });
+      await tx.update(t.events).set({ dispatchedAt: now }).where(eq(t.events.id, evId));
+      await tx.insert(t.webhookDeliveries).values({ id: deliveryId, tenantId: scope.tenantId, eventId: evId, endpointId: id, status: 'pending', attempts: 0, nextAttemptAt: now, createdAt: now, updatedAt: now });
+      return evId;
+    });
+    return { event_id: eventId, delivery_id: deliveryId };
+  }
+
+  async deliveries(scope: WebhookScope, endpointId: string, opts: { limit: number; cursor?: string }) {
+    await this.get(scope, endpointId);
+    const { t } = this.database;
+    const d = t.webhookDeliveries;
+    const conds = [eq(d.endpointId, endpointId), eq(d.tenantId, scope.tenantId)];
+    if (opts.cursor) conds.push(lt(d.eventId, opts.cursor));
+    const rows = await this.database.db
+      .select({ d, type: t.events.type })
+      .from(d)
+      .innerJoin(t.events, eq(t.events.id, d.eventId))
+      .where(and(...conds))
+      .orderBy(desc(d.eventId))
+      .limit(opts.limit + 1);
+    const page = rows.slice(0, opts.limit);
+    return {
+      data: page.map(({ d: r, type }) => ({
+        id: r.id,
+        event_id: r.eventId,
+        event_type: type,
+        status: r.status as 'pending' | 'succeeded' | 'failed',
+        attempts: r.attempts,
+        last_status_code: r.lastStatusCode,
+        last_error: r.lastError,
+        next_attempt_at: iso(r.nextAttemptAt),
+        created_at: r.createdAt.toISOString(),
+        updated_at: r.updatedAt.toISOString(),
+      })),
+      next_cursor: rows.length > opts.limit ? page[page.length - 1]!.d.eventId : null,
+    };
+  }
+
+  // ---- delivery -------------------------------------------------------------------------------
+
+  private lockMs() {
+    return this.config.webhookTimeoutMs + 5_000;
+  }
+
+  /** Deliveries that are due and not locked by a live attempt (recovery after a crash). */
+  async dueDeliveries(limit = 500): Promise<string[]> {
+    const d = this.database.t.webhookDeliveries;
+    const now = this.now();
+    const rows = await this.database.db
+      .select({ id: d.id })
+      .from(d)
+      .where(and(eq(d.status, 'pending'), lte(d.nextAttemptAt, now), or(isNull(d.lockedUntil), lt(d.lockedUntil, now))))
+      .limit(limit);
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * One delivery attempt. Claims the row (conditional update of locked_until) so that concurrent
+   * workers never send the same attempt twice; returns the delay before the next attempt, if any.
+   */
+  async attempt(deliveryId: string): Promise<{ retryInMs: number } | null> {
+    const { t } = this.database;
+    const d = t.webhookDeliveries;
+    const now = this.now();
+    const claimed = await this.database.withTx((tx) =>
+      tx
+        .update(d)
+        .set({ lockedUntil: new Date(now.getTime() + this.lockMs()) })
+        .where(and(eq(d.id, deliveryId), eq(d.status, 'pending'), lte(d.nextAttemptAt, now), or(isNull(d.lockedUntil), lt(d.lockedUntil, now))))
+        .returning(),
+    );
+    const delivery = claimed[0];
+    if (!delivery) return null;
+    const [event] = await this.database.db.select().from(t.events).where(eq(t.events.id, delivery.eventId));
+    const [endpoint] = await this.database.db.select().from(t.webhookEndpoints).where(eq(t.webhookEndpoints.id, delivery.endpointId));
+    if (!event || !endpoint || endpoint.status !== 'active') {
+      await this.database.withTx((tx) => tx.update(d).set({ status: 'failed', lastError: 'endpoint not active', lockedUntil: null, updatedAt: this.now() }).where(eq(d.id, deliveryId)));
+      return null;
+    }
+    const body = JSON.stringify(envelopeOf(event));
+    const timestamp = Math.floor(this.now().getTime() / 1000);
+    const signatures = [sign(this.box.open(endpoint.secretEnc), event.id, timestamp, body)];
+    if (endpoint.previousSecretEnc && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > this.now())
+      signatures.push(sign(this.box.open(endpoint.previousSecretEnc), event.id, timestamp, body));
+
+    let status: number | null = null;
+    let error: string | null = null;
+    const urlProblem = endpoint.env === 'live' ? await checkWebhookUrl(endpoint.url, 'live') : null;
+    if (urlProblem) error = `refused: ${urlProblem}`;
+    else {
+      try {
+        const res = await fetch(endpoint.url, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'pt-credit-esg-webhooks/1.0',
+            'webhook-id': event.id,
+            'webhook-timestamp': String(timestamp),
+            'webhook-signature': signatures.join(' '),
+          },
+          body,
+          signal: AbortSignal.timeout(this.config.webhookTimeoutMs),
+        });
+        status = res.status;
+        await res.arrayBuffer().catch(() => undefined);
+        if (status < 200 || status >= 300) error = `HTTP ${status}`;
+      } catch (err) {
+        error = (err as Error).name === 'TimeoutError' ? 'timeout' : `network error: ${(err as Error).message}`;
+      }
+    }
+    const attempts = delivery.attempts + 1;
+    const done = this.now();
+    const e = t.webhookEndpoints;
+    if (!error) {
+      await this.database.withTx(async (tx) => {
+        await tx.update(d).set({ status: 'succeeded', attempts, lastStatusCode: status, lastError: null, lockedUntil: null, nextAttemptAt: null, updatedAt: done }).where(eq(d.id, deliveryId));
+        await tx.update(e).set({ consecutiveFailures: 0, lastSuccessAt: done }).where(eq(e.id, endpoint.id));
+      });
+      return null;
+    }
+    const delays = this.config.webhookRetryDelaysMs;
+    const retryInMs = attempts <= delays.length ? delays[attempts - 1]! : null;
+    await this.database.withTx(async (tx) => {
+      await tx
+        .update(d)
+        .set({
+          status: retryInMs === null ? 'failed' : 'pending',
+          attempts,
+          lastStatusCode: status,
+          lastError: error,
+          lockedUntil: null,
+          nextAttemptAt: retryInMs === null ? null : new Date(done.getTime() + retryInMs),
+          updatedAt: done,
+        })
+        .where(eq(d.id, deliveryId));
+      const [fresh] = await tx.select({ n: e.consecutiveFailures }).from(e).where(eq(e.id, endpoint.id));
+      const failures = (fresh?.n ?? 0) + 1;
+      await tx
+        .update(e)
+        .set({ consecutiveFailures: failures, lastFailureAt: done, ...(failures >= this.config.webhookFailureThreshold ? { status: 'failed' } : {}) })
+        .where(eq(e.id, endpoint.id));
+    });
+    this.log.info('webhook delivery failed', { deliveryId, endpointId: endpoint.id, attempts, error, retryInMs });
+    return retryInMs === null ? null : { retryInMs };
+  }
+}
