@@ -8,6 +8,7 @@ import { esgRoutes } from './features/esg';
 import { webhookRoutes, webhookService } from './features/webhooks';
 import { RescoreService } from './features/score/rescore';
 import { registerJobs } from './workers';
+import { metricsRoutes } from './features/metrics';
 
 /** The HTTP application: plumbing first (request id, parsing, errors, log), then the features. */
 export function createApp(ctx: AppContext) {
@@ -19,6 +20,7 @@ export function createApp(ctx: AppContext) {
   app = new Elysia({ name: 'api' })
     .use(httpPlumbing(ctx, () => app.routes.map((r) => ({ method: r.method, path: r.path }))))
     .use(systemRoutes(ctx, () => app))
+    .use(metricsRoutes(ctx, ctx.metrics))
     .use(scoreRoutes(ctx, scores, rescore))
     .use(esgRoutes(ctx))
     .use(adminRoutes(ctx))

@@ -21,7 +21,8 @@ const EnvSchema = T.Object({
   ROADMAP_URL: T.Optional(T.String({ pattern: '^https?://' })),
   ANON_RATE_LIMIT_PER_MINUTE: T.Optional(Int(1, 1000000)),
   DEFAULT_DAILY_QUOTA: T.Optional(Int(1, 1000000000)),
-  METRICS_TOKEN: T.Optional(T.String({ minLength: 16 })),
+  METRICS_TOKEN: T.Optional(T.String({ minLength: 16, description: 'at least 16 characters' })),
+  METRICS_PORT: T.Optional(Int(1, 65535)),
   TRUST_PROXY: T.Optional(T.Union([T.Literal('true'), T.Literal('false')])),
   SEED_DEMO_TENANT: T.Optional(T.Union([T.Literal('true'), T.Literal('false')])),
   BUREAU_URL: T.Optional(T.String({ pattern: '^https?://' })),
@@ -57,6 +58,7 @@ export interface Config {
   anonRateLimitPerMinute: number;
   defaultDailyQuota: number;
   metricsToken: string | null;
+  metricsPort: number | null;
   trustProxy: boolean;
   seedDemoTenant: boolean;
   webhookTimeoutMs: number;
@@ -107,6 +109,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     anonRateLimitPerMinute: int('ANON_RATE_LIMIT_PER_MINUTE', 60),
     defaultDailyQuota: int('DEFAULT_DAILY_QUOTA', 100_000),
     metricsToken: e.METRICS_TOKEN ?? null,
+    metricsPort: e.METRICS_PORT ? int('METRICS_PORT', 0) : null,
     trustProxy: e.TRUST_PROXY === 'true',
     seedDemoTenant: e.SEED_DEMO_TENANT !== 'false',
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000),

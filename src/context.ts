@@ -12,6 +12,7 @@ import { eq, and, or, isNull, lt } from 'drizzle-orm';
 import { loadOrCreateEncryptionKey } from './lib/encryption-key';
 import { BullJobQueue, MemoryJobQueue, type JobQueue } from './lib/jobs';
 import { EventService } from './features/events/service';
+import { PromMetrics } from './features/metrics';
 
 export interface Clock {
   now(): Date;
@@ -19,6 +20,8 @@ export interface Clock {
 
 export interface Metrics {
   observeRequest(method: string, route: string, status: number, ms: number): void;
+  jobOutcome(queue: string, outcome: 'completed' | 'failed'): void;
+  webhookAttempt(outcome: 'succeeded' | 'failed' | 'retry'): void;
 }
 
 /** Everything a feature needs, built once per process (and once per test app). */
@@ -40,7 +43,7 @@ export interface AppContext {
   events: EventService;
   /** periodic sweeps of worker processes (outbox dispatch, recovery, purges): name → fn */
   sweeps: Map<string, { everyMs: number; run: () => Promise<unknown> }>;
-  metrics?: Metrics;
+  metrics: import('./features/metrics').PromMetrics;
   /** live-tier data sources; tests inject fakes, otherwise built from the environment */
   liveAdapters?: import('./features/score/adapters').LiveAdapters | null;
   /** shutdown hooks run in reverse order of registration */
@@ -109,6 +112,8 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     ? new BullJobQueue(redisConnectionOptions(config.redisUrl), log, config.redisPrefix)
     : new MemoryJobQueue(log);
   closers.push(() => jobs.stop());
+  const metrics = new PromMetrics({ jobs, database }, database.dialect === 'postgres' ? 10 : 1);
+  jobs.onOutcome = (queue, outcome) => metrics.jobOutcome(queue, outcome);
 
   const ctx: AppContext = {
     config,
@@ -125,6 +130,7 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     jobs,
     events: new EventService(database, now),
     sweeps: new Map(),
+    metrics,
     onClose: (fn) => void closers.push(fn),
     async close() {
       for (const fn of closers.reverse()) {

@@ -3,6 +3,7 @@ import { createContext } from './context';
 import { createApp } from './app';
 import { seedDemoTenant } from './seed';
 import { startWorkers } from './workers';
+import { serveMetricsPort } from './features/metrics';
 
 /** `bun run start`: the service. ROLE=all (default) | api | worker. */
 async function main() {
@@ -26,6 +27,7 @@ async function main() {
   await seedDemoTenant(ctx, (s) => process.stdout.write(s + '\n'));
   const app = createApp(ctx);
   if (config.role !== 'api') await startWorkers(ctx);
+  const metricsServer = config.metricsPort ? serveMetricsPort(ctx.metrics, config.metricsPort) : null;
   if (config.role !== 'worker') {
     app.listen({ port: config.port, hostname: '0.0.0.0', maxRequestBodySize: config.bodyLimitBytes + 1024 });
     ctx.log.info('listening', { port: app.server?.port, role: config.role, database: ctx.database.dialect, redis: !!ctx.redis });
@@ -42,6 +44,7 @@ async function main() {
     try {
       // stop accepting, let in-flight requests finish
       await app.server?.stop(false);
+      metricsServer?.stop(true);
       await ctx.close();
     } finally {
       clearTimeout(timer);

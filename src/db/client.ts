@@ -23,6 +23,8 @@ export interface Database {
   withTx<R>(fn: (tx: Db) => Promise<R>): Promise<R>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** transactions in progress (metrics) */
+  inFlight(): number;
   /** PostgreSQL only: the raw client (advisory locks, LISTEN) */
   pg?: postgres.Sql;
 }
@@ -48,15 +50,18 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   const client = postgres(url, { max: poolSize, onnotice: () => {}, idle_timeout: 30 });
   const db = drizzlePg(client) as Db;
   const txStore = new AsyncLocalStorage<Db>();
+  let inFlight = 0;
   return {
     dialect: 'postgres',
+    inFlight: () => inFlight,
     db,
     t: pgSchema,
     pg: client,
     withTx(fn) {
       const outer = txStore.getStore();
       if (outer) return fn(outer);
-      return db.transaction((tx) => txStore.run(tx as unknown as Db, () => fn(tx as unknown as Db)));
+      inFlight++;
+      return db.transaction((tx) => txStore.run(tx as unknown as Db, () => fn(tx as unknown as Db))).finally(() => inFlight--);
     },
     async ping() {
       await client`select 1`;
@@ -89,8 +94,10 @@ function openSqlite(dataDir: string): Database {
   // mutex, so that another request's awaits cannot slip its statements into ours.
   let tail: Promise<void> = Promise.resolve();
   const inTx = new AsyncLocalStorage<true>();
+  let inFlight = 0;
   return {
     dialect: 'sqlite',
+    inFlight: () => inFlight,
     db,
     t: sqliteSchema as unknown as Schema,
     async withTx(fn) {
@@ -99,6 +106,7 @@ function openSqlite(dataDir: string): Database {
       let release!: () => void;
       tail = new Promise((r) => (release = r));
       await previous;
+      inFlight++;
       try {
         raw.exec('BEGIN IMMEDIATE');
         try {
@@ -110,6 +118,7 @@ function openSqlite(dataDir: string): Database {
           throw err;
         }
       } finally {
+        inFlight--;
         release();
       }
     },

@@ -22,10 +22,13 @@ export interface JobQueue {
   depth(): Promise<Record<string, number>>;
   /** resolves when no job is queued or running (tests) */
   idle?(): Promise<void>;
+  /** called after each job (metrics) */
+  onOutcome?: (queue: string, outcome: 'completed' | 'failed') => void;
 }
 
 export class MemoryJobQueue implements JobQueue {
   readonly kind = 'memory' as const;
+  onOutcome?: (queue: string, outcome: 'completed' | 'failed') => void;
   private handlers = new Map<string, { fn: JobHandler<unknown>; concurrency: number; running: number; waiting: { id?: string; data: unknown }[] }>();
   private timers = new Set<ReturnType<typeof setTimeout>>();
   private inFlight = new Set<string>();
@@ -69,7 +72,9 @@ export class MemoryJobQueue implements JobQueue {
       p = (async () => {
         try {
           await h.fn(job.data);
+          this.onOutcome?.(name, 'completed');
         } catch (err) {
+          this.onOutcome?.(name, 'failed');
           this.log.error('job failed', { queue: name, error: (err as Error).message });
         } finally {
           h.running--;
@@ -105,6 +110,7 @@ export class MemoryJobQueue implements JobQueue {
 
 export class BullJobQueue implements JobQueue {
   readonly kind = 'bullmq' as const;
+  onOutcome?: (queue: string, outcome: 'completed' | 'failed') => void;
   private queues = new Map<string, Queue>();
   private workers: Worker[] = [];
   private handlers = new Map<string, { fn: JobHandler<unknown>; concurrency: number }>();
@@ -157,7 +163,11 @@ export class BullJobQueue implements JobQueue {
         drainDelay: 1,
       });
       w.on('error', (err) => this.log.throttled(`bullw-${name}`, 60_000, 'error', 'worker error', { queue: name, error: err.message }));
-      w.on('failed', (job, err) => this.log.error('job failed', { queue: name, jobId: job?.id, error: err.message }));
+      w.on('completed', () => this.onOutcome?.(name, 'completed'));
+      w.on('failed', (job, err) => {
+        this.onOutcome?.(name, 'failed');
+        this.log.error('job failed', { queue: name, jobId: job?.id, error: err.message });
+      });
       this.workers.push(w);
     }
   }

@@ -91,7 +91,7 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
     })
     .onAfterResponse({ as: 'global' }, ({ request, set, route, path }) => {
       const s = requestState(request);
-      ctx.metrics?.observeRequest(request.method, route || 'unmatched', Number(set.status ?? 200), performance.now() - s.start);
+      ctx.metrics.observeRequest(request.method, route || 'unmatched', Number(set.status ?? 200), performance.now() - s.start);
       ctx.log.info('request', {
         requestId: s.id,
         method: request.method,

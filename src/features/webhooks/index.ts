@@ -10,7 +10,9 @@ import { CreateWebhook, Delivery, EventEnvelope, IdParams, UpdateWebhook, Webhoo
 import { endpointView, WebhookService } from './service';
 
 export function webhookService(ctx: AppContext) {
-  return new WebhookService(ctx.database, ctx.secretBox, ctx.events, ctx.config, () => ctx.clock.now(), ctx.log);
+  const service = new WebhookService(ctx.database, ctx.secretBox, ctx.events, ctx.config, () => ctx.clock.now(), ctx.log);
+  service.onAttempt = (outcome) => ctx.metrics.webhookAttempt(outcome);
+  return service;
 }
 
 export function webhookRoutes(ctx: AppContext, service: WebhookService) {

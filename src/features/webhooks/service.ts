@@ -85,6 +85,9 @@ export interface WebhookScope {
 }
 
 export class WebhookService {
+  /** metrics hook */
+  onAttempt: (outcome: 'succeeded' | 'failed' | 'retry') => void = () => {};
+
   constructor(
     private readonly database: Database,
     private readonly box: SecretBox,
@@ -320,6 +323,7 @@ export class WebhookService {
         await tx.update(d).set({ status: 'succeeded', attempts, lastStatusCode: status, lastError: null, lockedUntil: null, nextAttemptAt: null, updatedAt: done }).where(eq(d.id, deliveryId));
         await tx.update(e).set({ consecutiveFailures: 0, lastSuccessAt: done }).where(eq(e.id, endpoint.id));
       });
+      this.onAttempt('succeeded');
       return null;
     }
     const delays = this.config.webhookRetryDelaysMs;
@@ -344,6 +348,7 @@ export class WebhookService {
         .set({ consecutiveFailures: failures, lastFailureAt: done, ...(failures >= this.config.webhookFailureThreshold ? { status: 'failed' } : {}) })
         .where(eq(e.id, endpoint.id));
     });
+    this.onAttempt(retryInMs === null ? 'failed' : 'retry');
     this.log.info('webhook delivery failed', { deliveryId, endpointId: endpoint.id, attempts, error, retryInMs });
     return retryInMs === null ? null : { retryInMs };
   }

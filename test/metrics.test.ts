@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { expectError, makeApp, type TestApp } from './helpers';
+
+describe('GET /metrics', () => {
+  let h: TestApp;
+  const token = 'metrics-token-0123456789';
+  beforeAll(async () => {
+    h = await makeApp({ METRICS_TOKEN: token });
+  });
+  afterAll(() => h.close());
+
+  test('needs the metrics token', async () => {
+    expectError(await h.json('GET', '/metrics'), 401, 'missing_api_key');
+    expectError(await h.json('GET', '/metrics', { headers: { authorization: 'Bearer wrong-token-xxxxxxxx' } }), 401, 'missing_api_key');
+  });
+
+  test('Prometheus text with request counts and latency by route and status, queue depth, pool usage, rate-limit rejections', async () => {
+    const t = await h.tenant({ plan: 'free' });
+    const k = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', rateLimitPerMinute: 1 });
+    await h.call('GET', '/v1/admin/keys', { key: k.api_key });
+    await h.call('GET', '/v1/admin/keys', { key: k.api_key }); // 429
+    await Bun.sleep(20); // the access-log hook runs after the response is sent
+    const res = await h.call('GET', '/metrics', { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const text = await res.text();
+    expect(text).toMatch(/http_requests_total\{method="GET",route="\/v1\/admin\/keys",status="200"\} 1/);
+    expect(text).toMatch(/http_requests_total\{method="GET",route="\/v1\/admin\/keys",status="429"\} 1/);
+    expect(text).toContain('http_request_duration_seconds_bucket');
+    expect(text).toMatch(/rate_limit_rejections_total\{reason="limit"\} 1/);
+    expect(text).toContain('queue_depth');
+    expect(text).toContain('db_pool_in_use');
+    expect(text).toContain('webhook_delivery_attempts_total');
+  });
+});
+
+describe('without METRICS_TOKEN', () => {
+  test('/metrics is not served on the API port', async () => {
+    const h = await makeApp();
+    try {
+      expectError(await h.json('GET', '/metrics'), 404, 'not_found');
+    } finally {
+      await h.close();
+    }
+  });
+});
