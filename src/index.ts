@@ -26,7 +26,10 @@ async function main() {
   }
   await seedDemoTenant(ctx, (s) => process.stdout.write(s + '\n'));
   const app = createApp(ctx);
-  if (config.role !== 'api') await startWorkers(ctx);
+  if (config.role !== 'api') {
+    await startWorkers(ctx);
+    ctx.log.info('workers started', { role: config.role, queue: ctx.jobs.kind });
+  }
   const metricsServer = config.metricsPort ? serveMetricsPort(ctx.metrics, config.metricsPort) : null;
   if (config.role !== 'worker') {
     app.listen({ port: config.port, hostname: '0.0.0.0', maxRequestBodySize: config.bodyLimitBytes + 1024 });

@@ -132,7 +132,7 @@ let nextPort = 20000 + Math.floor(Math.random() * 20000);
 export const freePort = () => nextPort++;
 
 /** Starts `bun run src/index.ts` as a real process and waits for /healthz. */
-export async function spawnServer(env: Record<string, string>) {
+export async function spawnServer(env: Record<string, string>, opts: { readyLine?: string } = {}) {
   const port = Number(env.PORT ?? freePort());
   const p = Bun.spawn(['bun', 'run', 'src/index.ts'], {
     cwd: ROOT,
@@ -146,11 +146,15 @@ export async function spawnServer(env: Record<string, string>) {
     for await (const chunk of p.stdout as unknown as AsyncIterable<Uint8Array>) out += dec.decode(chunk);
   })();
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 150; i++) {
     if (p.exitCode !== null) break;
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break;
-    } catch {}
+    if (opts.readyLine) {
+      if (out.includes(opts.readyLine)) break;
+    } else {
+      try {
+        if ((await fetch(`${base}/healthz`)).ok) break;
+      } catch {}
+    }
     await Bun.sleep(100);
   }
   return {
