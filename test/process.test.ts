@@ -65,7 +65,11 @@ describe('server process', () => {
       const bad = await fetch(`${s1.base}/v1/admin/keys`, { headers: { authorization: 'Bearer sk_test_' + 'f'.repeat(28) } });
       expect(bad.status).toBe(401);
       expect(((await bad.json()) as { code: string }).code).toBe('invalid_api_key');
+      // the Dockerfile's HEALTHCHECK command
+      const hc = (env: Record<string, string>) => Bun.spawn(['bun', 'run', 'scripts/healthcheck.ts'], { cwd: ROOT, env: { ...process.env, ...env } }).exited;
+      expect(await hc({ ROLE: 'all', PORT: String(s1.port) })).toBe(0);
       expect(await s1.stop()).toBe(0); // graceful shutdown exits 0
+      expect(await hc({ ROLE: 'all', PORT: String(s1.port) })).toBe(1);
       const s2 = await spawnServer({ ...fresh.env });
       expect(s2.output()).not.toContain('sk_test_');
       await s2.stop();

@@ -1,5 +1,7 @@
-import { Elysia, file } from 'elysia';
-import { join, dirname } from 'node:path';
+import { Elysia } from 'elysia';
+// file imports: Bun embeds these assets in the single binary and gives a path that Bun.file can read
+import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' };
+import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' };
 import type { AnyElysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { ApiError, ERROR_CATALOGUE } from '../../lib/errors';
@@ -11,8 +13,6 @@ const html = (title: string, body: string) =>
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title><meta name="viewport" content="width=device-width,initial-scale=1"><style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.5}code{background:#f3f3f3;padding:0 .25rem}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left;vertical-align:top}</style></head><body>${body}</body></html>`,
     { headers: { 'content-type': 'text/html; charset=utf-8' } },
   );
-
-const swaggerDir = () => dirname(require.resolve('swagger-ui-dist/package.json'));
 
 /** Probes, the OpenAPI document, the API reference UI and the error catalogue: no auth, no rate limit. */
 export function systemRoutes(ctx: AppContext, getApp: () => AnyElysia) {
@@ -72,8 +72,10 @@ export function systemRoutes(ctx: AppContext, getApp: () => AnyElysia) {
         }),
       { detail: { hide: true } },
     )
-    .get('/docs/assets/swagger-ui.css', () => file(join(swaggerDir(), 'swagger-ui.css')), { detail: { hide: true } })
-    .get('/docs/assets/swagger-ui-bundle.js', () => file(join(swaggerDir(), 'swagger-ui-bundle.js')), { detail: { hide: true } })
+    .get('/docs/assets/swagger-ui.css', () => new Response(Bun.file(swaggerCss), { headers: { 'content-type': 'text/css' } }), { detail: { hide: true } })
+    .get('/docs/assets/swagger-ui-bundle.js', () => new Response(Bun.file(swaggerBundle), { headers: { 'content-type': 'text/javascript' } }), {
+      detail: { hide: true },
+    })
     .get(
       '/docs/errors',
       ({ headers }) => {

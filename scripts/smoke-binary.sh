@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the single binary of the sandbox and smoke-tests it from an empty temporary directory:
+# start, /healthz, the printed key scores a fixture, /docs assets load, stop (exit 0).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bun build --compile --minify src/index.ts --outfile dist/pt-api >/dev/null
+WORK=$(mktemp -d)
+cp dist/pt-api "$WORK/"
+cd "$WORK"
+PORT=$((20000 + RANDOM % 20000))
+env -i PATH=/usr/bin:/bin HOME="$WORK" PORT=$PORT LOG_LEVEL=warn ./pt-api >out.log 2>err.log &
+PID=$!
+trap 'kill $PID 2>/dev/null || true; rm -rf "$WORK"' EXIT
+for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fs "http://127.0.0.1:$PORT/healthz" | grep -q '"ok"'
+KEY=$(grep -o 'sk_test_[0-9a-f]\{28\}' out.log | head -1)
+[ -n "$KEY" ] || { echo "no key printed"; cat out.log err.log; exit 1; }
+BODY=$(curl -fs -X POST "http://127.0.0.1:$PORT/v1/score" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"nif":"599000015"}')
+echo "$BODY" | grep -q '"tier":"A"' || { echo "unexpected score: $BODY"; exit 1; }
+curl -fs "http://127.0.0.1:$PORT/docs/assets/swagger-ui-bundle.js" -o /dev/null
+curl -fs "http://127.0.0.1:$PORT/openapi.json" | grep -q '"openapi":"3.1.0"'
+kill -TERM $PID
+wait $PID
+echo "binary smoke test passed ($(du -h pt-api | cut -f1))"
