@@ -1,4 +1,5 @@
 // Container health check: /readyz for processes that serve HTTP, /metrics on METRICS_PORT for workers.
+export {};
 const role = process.env.ROLE ?? 'all';
 const url =
   role === 'worker'

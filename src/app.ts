@@ -3,6 +3,7 @@ import type { AppContext } from './context';
 import { httpPlumbing } from './plugins/http-errors';
 import { systemRoutes } from './features/system';
 import { adminRoutes } from './features/admin';
+import { gdprRoutes } from './features/gdpr';
 import { scoreRoutes, scoreService } from './features/score';
 import { esgRoutes } from './features/esg';
 import { webhookRoutes, webhookService } from './features/webhooks';
@@ -15,7 +16,8 @@ export function createApp(ctx: AppContext) {
   const scores = scoreService(ctx);
   const webhooks = webhookService(ctx);
   const rescore = new RescoreService(ctx.database, scores, ctx.events, () => ctx.clock.now(), ctx.config.rescoreLookbackDays, ctx.log);
-  registerJobs(ctx, { scores, webhooks, rescore });
+  ctx.services = { scores, webhooks, rescore };
+  registerJobs(ctx, ctx.services);
   let app: AnyElysia;
   app = new Elysia({ name: 'api' })
     .use(httpPlumbing(ctx, () => app.routes.map((r) => ({ method: r.method, path: r.path }))))
@@ -24,6 +26,7 @@ export function createApp(ctx: AppContext) {
     .use(scoreRoutes(ctx, scores, rescore))
     .use(esgRoutes(ctx))
     .use(adminRoutes(ctx))
+    .use(gdprRoutes(ctx))
     .use(webhookRoutes(ctx, webhooks));
   return app;
 }

@@ -44,6 +44,8 @@ export interface AppContext {
   /** periodic sweeps of worker processes (outbox dispatch, recovery, purges): name → fn */
   sweeps: Map<string, { everyMs: number; run: () => Promise<unknown> }>;
   metrics: import('./features/metrics').PromMetrics;
+  /** feature services built by createApp (tests and jobs reach them here) */
+  services?: import('./workers').Services;
   /** live-tier data sources; tests inject fakes, otherwise built from the environment */
   liveAdapters?: import('./features/score/adapters').LiveAdapters | null;
   /** shutdown hooks run in reverse order of registration */
@@ -111,7 +113,8 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
   const jobs: JobQueue = config.redisUrl
     ? new BullJobQueue(redisConnectionOptions(config.redisUrl), log, config.redisPrefix)
     : new MemoryJobQueue(log);
-  closers.push(() => jobs.stop());
+  // wait for running jobs only while Redis (if any) is reachable: with it gone nothing can finish
+  closers.push(() => jobs.stop(!redis || redis.status === 'ready' ? 10_000 : 200));
   const metrics = new PromMetrics({ jobs, database }, database.dialect === 'postgres' ? 10 : 1);
   jobs.onOutcome = (queue, outcome) => metrics.jobOutcome(queue, outcome);
 

@@ -5,6 +5,7 @@ import { BullJobQueue } from './lib/jobs';
 import { localDate, RescoreService } from './features/score/rescore';
 import type { ScoreService } from './features/score/service';
 import type { WebhookService } from './features/webhooks/service';
+import { gdprRetentionSweep } from './features/gdpr';
 
 export interface Services {
   scores: ScoreService;
@@ -41,6 +42,7 @@ export function registerJobs(ctx: AppContext, s: Services) {
     },
   });
   ctx.sweeps.set('idempotency.purge', { everyMs: 10 * 60_000, run: () => ctx.idempotency.purgeExpired() });
+  ctx.sweeps.set('gdpr.retention-purge', gdprRetentionSweep(ctx));
 }
 
 /** Starts the workers, the sweeps and the nightly schedule (roles all and worker). */
@@ -64,8 +66,10 @@ export async function startWorkers(ctx: AppContext) {
   }
   let stopCron = () => {};
   if (ctx.jobs instanceof BullJobQueue) {
-    // one job per tick across every process
-    await ctx.jobs.schedule('rescore.nightly', ctx.config.rescoreCron, ctx.config.rescoreTz);
+    // one job per tick across every process; not awaited, so a Redis outage does not block the start
+    ctx.jobs.schedule('rescore.nightly', ctx.config.rescoreCron, ctx.config.rescoreTz).catch((err) =>
+      ctx.log.error('could not register the nightly schedule', { error: (err as Error).message }),
+    );
   } else {
     const scheduler = new Elysia().use(
       cron({ name: 'nightly-rescore', pattern: ctx.config.rescoreCron, timezone: ctx.config.rescoreTz, run: () => void ctx.jobs.enqueue('rescore.nightly', {}) }),

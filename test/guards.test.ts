@@ -174,14 +174,23 @@ describe('Idempotency-Key', () => {
   test('concurrent duplicate → one success and one 409 idempotency_key_in_use', async () => {
     const t = await h.tenant();
     const headers = { 'idempotency-key': 'k-concurrent' };
-    const [r1, r2] = await Promise.all([
-      h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: {}, headers }),
-      h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: {}, headers }),
-    ]);
-    const statuses = [r1.status, r2.status].sort();
-    expect(statuses).toEqual([201, 409]);
+    const body = { nif: '599000015', refresh: 'force_refresh' };
+    // slow the scoring down (outside any transaction) so the duplicate surely arrives mid-flight
+    const scores = h.ctx.services!.scores;
+    const original = scores.evaluate.bind(scores);
+    scores.evaluate = async (...args) => (await Bun.sleep(150), original(...args));
+    let r1, r2;
+    try {
+      const first = h.json('POST', '/v1/score', { key: t.api_key, body, headers });
+      await Bun.sleep(30);
+      [r1, r2] = await Promise.all([first, h.json('POST', '/v1/score', { key: t.api_key, body, headers })]);
+    } finally {
+      scores.evaluate = original;
+    }
+    expect([r1.status, r2.status].sort()).toEqual([200, 409]);
     expectError([r1, r2].find((r) => r.status === 409)!, 409, 'idempotency_key_in_use');
-    expect(await keysOf(t.tenant_id)).toBe(2);
+    const s = h.ctx.database.t.scoreResults;
+    expect((await h.ctx.database.db.select().from(s).where(eq(s.tenantId, t.tenant_id))).length).toBe(1);
   });
 
   test('invalid Idempotency-Key header → 422 with a field error on the header', async () => {

@@ -25,6 +25,12 @@ export interface Database {
   close(): Promise<void>;
   /** transactions in progress (metrics) */
   inFlight(): number;
+  /**
+   * Changes whenever anything was committed, by this process or any other (SQLite: a local commit
+   * counter plus PRAGMA data_version). null where that cannot be known cheaply (PostgreSQL): there,
+   * in-process read caches are off and every request reads the database.
+   */
+  changeEpoch(): string | null;
   /** PostgreSQL only: the raw client (advisory locks, LISTEN) */
   pg?: postgres.Sql;
 }
@@ -54,6 +60,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   return {
     dialect: 'postgres',
     inFlight: () => inFlight,
+    changeEpoch: () => null,
     db,
     t: pgSchema,
     pg: client,
@@ -95,9 +102,12 @@ function openSqlite(dataDir: string): Database {
   let tail: Promise<void> = Promise.resolve();
   const inTx = new AsyncLocalStorage<true>();
   let inFlight = 0;
+  let localCommits = 0;
+  const dataVersion = raw.prepare('PRAGMA data_version');
   return {
     dialect: 'sqlite',
     inFlight: () => inFlight,
+    changeEpoch: () => `${localCommits}:${(dataVersion.values()[0] as number[])[0]}`,
     db,
     t: sqliteSchema as unknown as Schema,
     async withTx(fn) {
@@ -112,6 +122,7 @@ function openSqlite(dataDir: string): Database {
         try {
           const result = await inTx.run(true, () => fn(db));
           raw.exec('COMMIT');
+          localCommits++;
           return result;
         } catch (err) {
           raw.exec('ROLLBACK');

@@ -135,8 +135,12 @@ export class BullJobQueue implements JobQueue {
     this.handlers.set(name, { fn: handler as JobHandler<unknown>, concurrency: opts.concurrency ?? 4 });
   }
 
+  /**
+   * Never blocks a request on Redis: the add is given 2 s and a failure is only logged, because the
+   * work is durable in the database and the recovery sweeps enqueue it again.
+   */
   async enqueue<T>(name: string, data: T, opts: { jobId?: string; delayMs?: number } = {}) {
-    await this.queue(name).add(name, data, {
+    const added = this.queue(name).add(name, data, {
       jobId: opts.jobId?.replaceAll(':', '_'),
       delay: opts.delayMs,
       removeOnComplete: true,
@@ -144,6 +148,8 @@ export class BullJobQueue implements JobQueue {
       // the domain decides retries (webhook schedule, sync attempts); BullMQ re-runs stalled jobs
       attempts: 1,
     });
+    const ok = await Promise.race([added.then(() => true).catch(() => false), Bun.sleep(2000).then(() => false)]);
+    if (!ok) this.log.throttled(`bull-enqueue-${name}`, 60_000, 'error', 'could not enqueue (Redis down?); the recovery sweep will retry', { queue: name });
   }
 
   /** A repeatable job that runs once per tick across every process (BullMQ job scheduler). */
@@ -174,7 +180,12 @@ export class BullJobQueue implements JobQueue {
 
   async stop(timeoutMs = 10_000) {
     await Promise.race([Promise.allSettled(this.workers.map((w) => w.close())), Bun.sleep(timeoutMs)]);
-    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    await Promise.race([Promise.allSettled([...this.queues.values()].map((q) => q.close())), Bun.sleep(Math.min(timeoutMs, 2000))]);
+    // whatever could not close cleanly (Redis gone) is cut off, so shutdown never hangs
+    await Promise.race([
+      Promise.allSettled([...this.workers.map((w) => w.disconnect()), ...[...this.queues.values()].map((q) => q.disconnect())]),
+      Bun.sleep(500),
+    ]);
   }
 
   async depth() {

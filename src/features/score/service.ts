@@ -1,7 +1,8 @@
-import { and, count, desc, eq, gt } from 'drizzle-orm';
+import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
+import { ReadCache } from '../../lib/read-cache';
 import type { UsageMeter } from '../usage/service';
 import type { Env } from '../tenants/service';
 import { composeLiveProfile, UpstreamError, type LiveAdapters } from './adapters';
@@ -123,20 +124,41 @@ export class ScoreService {
     });
   }
 
+  // hot-path reads, prepared once (Drizzle's query building costs more than the query itself)
+  private latestQuery?: { execute(p: Record<string, string>): Promise<ScoreRow[]> };
+  private rescoreCountQuery?: { execute(p: Record<string, string>): Promise<{ n: number }[]> };
+
+  private latestCache?: ReadCache<ScoreRow>;
+
+  /** The newest result for this tenant, environment and NIF (computed after notBefore, if given). */
   async latest(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, notBefore?: Date): Promise<ScoreRow | null> {
+    this.latestCache ??= new ReadCache(this.database);
+    const row = await this.latestCache.get(`${caller.tenantId}|${caller.env}|${nif}`, () => this.readLatest(caller, nif));
+    if (!row || (notBefore && row.computedAt.getTime() <= notBefore.getTime())) return null;
+    return row;
+  }
+
+  private async readLatest(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string): Promise<ScoreRow | null> {
     const s = this.database.t.scoreResults;
-    const conds = [eq(s.tenantId, caller.tenantId), eq(s.env, caller.env), eq(s.nif, nif)];
-    if (notBefore) conds.push(gt(s.computedAt, notBefore));
-    const [row] = await this.database.db.select().from(s).where(and(...conds)).orderBy(desc(s.computedAt)).limit(1);
+    this.latestQuery ??= this.database.db
+      .select()
+      .from(s)
+      .where(and(eq(s.tenantId, sql.placeholder('tenantId')), eq(s.env, sql.placeholder('env')), eq(s.nif, sql.placeholder('nif'))))
+      .orderBy(desc(s.computedAt))
+      .limit(1)
+      .prepare('score_latest');
+    const [row] = await this.latestQuery.execute({ tenantId: caller.tenantId, env: caller.env, nif });
     return row ?? null;
   }
 
   private async rescoreCount(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string) {
     const s = this.database.t.scoreResults;
-    const [row] = await this.database.db
+    this.rescoreCountQuery ??= this.database.db
       .select({ n: count() })
       .from(s)
-      .where(and(eq(s.tenantId, caller.tenantId), eq(s.env, caller.env), eq(s.nif, nif), eq(s.trigger, 'rescore')));
+      .where(and(eq(s.tenantId, sql.placeholder('tenantId')), eq(s.env, sql.placeholder('env')), eq(s.nif, sql.placeholder('nif')), eq(s.trigger, 'rescore')))
+      .prepare('score_rescore_count');
+    const [row] = await this.rescoreCountQuery.execute({ tenantId: caller.tenantId, env: caller.env, nif });
     return Number(row?.n ?? 0);
   }
 

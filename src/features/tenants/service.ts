@@ -1,6 +1,7 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { randomHex, sha256Hex } from '../../lib/crypto';
+import { ReadCache } from '../../lib/read-cache';
 
 export const PLANS = ['free', 'starter', 'growth', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -98,15 +99,28 @@ export class TenantService {
     });
   }
 
-  /** The auth lookup: one indexed read by hash, joined with the tenant. */
+  /**
+   * The auth lookup, on every request: one indexed read by hash joined with the tenant, prepared
+   * once, behind an exact read cache (see ReadCache: any commit anywhere drops it, so a revocation
+   * is seen by the very next request of every process).
+   */
+  private authLookup?: { execute(p: { hash: string }): Promise<{ key: KeyRow; tenant: TenantRow }[]> };
+  private authCache?: ReadCache<{ key: KeyRow; tenant: TenantRow }>;
   async findByPlaintext(plaintext: string): Promise<{ key: KeyRow; tenant: TenantRow } | null> {
+    const hash = hashKey(plaintext);
+    this.authCache ??= new ReadCache(this.database);
+    return this.authCache.get(hash, () => this.lookupByHash(hash));
+  }
+  private async lookupByHash(hash: string) {
     const { db, t } = this.database;
-    const rows = await db
+    this.authLookup ??= db
       .select({ key: t.apiKeys, tenant: t.tenants })
       .from(t.apiKeys)
       .innerJoin(t.tenants, eq(t.apiKeys.tenantId, t.tenants.id))
-      .where(eq(t.apiKeys.keyHash, hashKey(plaintext)))
-      .limit(1);
+      .where(eq(t.apiKeys.keyHash, sql.placeholder('hash')))
+      .limit(1)
+      .prepare('auth_lookup');
+    const rows = await this.authLookup.execute({ hash });
     return rows[0] ?? null;
   }
 

@@ -1,0 +1,144 @@
+/**
+ * Load benchmark (not a test): a bare Elysia JSON POST as the reference, then the service's
+ * POST /v1/score (cached and force_refresh), POST /v1/esg and a guards-only GET, on SQLite and on
+ * PostgreSQL + Redis, measured with wrk (Debian package) as a separate process; then p99 of
+ * cached scoring at half the bare POST's throughput (autocannon, fixed rate), and the live tier
+ * composed from three fake adapters that each answer after 300 ms.
+ *   bun run bench/load.ts [--seconds 5] [--connections 50]
+ * Needs: wrk (apt-get install wrk), PostgreSQL and Redis on 127.0.0.1 for the second half.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir, cpus } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { ESG_EXAMPLES } from '../src/features/esg/examples';
+
+const args = process.argv.slice(2);
+const arg = (name: string, def: number) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : def);
+const SECONDS = arg('seconds', 5);
+const CONNECTIONS = arg('connections', 50);
+const ROOT = join(import.meta.dir, '..');
+let port = 41000;
+
+interface WrkResult { rps: number; p50_ms: number; p95_ms: number; p99_ms: number; non2xx: number; requests: number }
+
+async function wrk(url: string, o: { method?: string; body?: unknown; key?: string; connections?: number; seconds?: number } = {}): Promise<WrkResult> {
+  const p = Bun.spawn(['wrk', '-t1', `-c${o.connections ?? CONNECTIONS}`, `-d${o.seconds ?? SECONDS}s`, '--timeout', '5s', '-s', join(import.meta.dir, 'wrk-report.lua'), url], {
+    env: { ...process.env, BENCH_METHOD: o.method ?? 'GET', BENCH_BODY: o.body ? JSON.stringify(o.body) : '', BENCH_AUTH: o.key ?? '' },
+    stdout: 'pipe',
+  });
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
+  if (!line) throw new Error(`wrk gave no report:\n${out}`);
+  return JSON.parse(line);
+}
+
+async function fixedRate(url: string, rate: number, body: unknown, key: string) {
+  const p = Bun.spawn(
+    ['node', join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-c', '20', '-d', String(SECONDS), '-R', String(Math.round(rate)), '-m', 'POST', '-H', `authorization=Bearer ${key}`, '-H', 'content-type=application/json', '-b', JSON.stringify(body), url],
+    { stdout: 'pipe', stderr: 'pipe' },
+  );
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  const j = JSON.parse(out);
+  return { rps: j.requests.average as number, p50_ms: j.latency.p50 as number, p99_ms: j.latency.p99 as number, non2xx: j.non2xx as number };
+}
+
+async function start(cmd: string[], env: Record<string, string>) {
+  const p = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdout: 'pipe', stderr: 'inherit' });
+  let out = '';
+  void (async () => {
+    for await (const c of p.stdout as unknown as AsyncIterable<Uint8Array>) out += new TextDecoder().decode(c);
+  })();
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${env.PORT}/healthz`)).ok || (await fetch(`http://127.0.0.1:${env.PORT}/bare`)).ok) break;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  return { proc: p, output: () => out };
+}
+
+async function cli(env: Record<string, string>, argv: string[]) {
+  const p = Bun.spawn(['bun', 'run', 'src/cli.ts', ...argv], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'inherit' });
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  return JSON.parse(out);
+}
+
+const rows: string[] = [];
+const row = (setup: string, name: string, r: { rps: number; p50_ms: number; p95_ms?: number; p99_ms: number; non2xx: number }, ref?: number) =>
+  rows.push(
+    `| ${setup} | ${name} | ${Math.round(r.rps)} | ${ref ? `${Math.round((100 * r.rps) / ref)} %` : '—'} | ${r.p50_ms.toFixed(2)} | ${r.p95_ms?.toFixed(2) ?? '—'} | ${r.p99_ms.toFixed(2)} | ${r.non2xx} |`,
+  );
+
+async function runService(setup: string, env: Record<string, string>, bareRps: number) {
+  const PORT = String(port++);
+  const full = { ...env, PORT, ANON_RATE_LIMIT_PER_MINUTE: '1000000' };
+  const svc = await start(['bun', 'run', 'src/index.ts'], full);
+  const t = await cli(full, ['tenant', 'create', '--name', 'bench', '--plan', 'enterprise', '--rate-limit', '100000000', '--daily-quota', '1000000000', '--json']);
+  const base = `http://127.0.0.1:${PORT}`;
+  const score = { nif: '599000015' };
+  await fetch(`${base}/v1/score`, { method: 'POST', headers: { authorization: `Bearer ${t.api_key}`, 'content-type': 'application/json' }, body: JSON.stringify(score) });
+  row(setup, 'GET /v1/sandbox/fixtures (guards only)', await wrk(`${base}/v1/sandbox/fixtures`, { key: t.api_key }), bareRps);
+  const cached = await wrk(`${base}/v1/score`, { method: 'POST', body: score, key: t.api_key });
+  row(setup, 'POST /v1/score cached', cached, bareRps);
+  row(setup, 'POST /v1/score force_refresh', await wrk(`${base}/v1/score`, { method: 'POST', body: { ...score, refresh: 'force_refresh' }, key: t.api_key }), bareRps);
+  row(setup, 'POST /v1/esg', await wrk(`${base}/v1/esg`, { method: 'POST', body: ESG_EXAMPLES.developing_manufacturer, key: t.api_key }), bareRps);
+  const half = await fixedRate(`${base}/v1/score`, bareRps / 2, score, t.api_key);
+  row(setup, `POST /v1/score cached at ${Math.round(bareRps / 2)} req/s (fixed rate)`, half, bareRps);
+  svc.proc.kill('SIGTERM');
+  await svc.proc.exited;
+}
+
+async function runLive() {
+  const slow = (body: unknown) => Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async () => (await Bun.sleep(300), Response.json(body)) });
+  const bureau = slow({
+    name: 'Bench, S.A.', sector: 'C', age_years: 10, cost_cents: 150,
+    financials: { total_assets: 5e6, current_assets: 2e6, cash: 4e5, total_liabilities: 2.5e6, current_liabilities: 1e6, financial_debt: 1e6, equity: 2.5e6, share_capital: 5e5, retained_earnings: 1.5e6, revenue: 8e6, ebit: 6e5, ebitda: 9e5, interest_expense: 5e4 },
+  });
+  const crc = slow({ total_exposure_eur: 1e6, overdue_eur: 0, institutions_count: 2, default_in_last_12m: false, written_off_eur: 0, litigation_eur: 0 });
+  const tax = slow({ status: 'regular', vat_registered: true });
+  const PORT = String(port++);
+  const env = {
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-live-')), PORT, SEED_DEMO_TENANT: 'false',
+    BUREAU_URL: `http://127.0.0.1:${bureau.port}`, BUREAU_API_KEY: 'k', CRC_URL: `http://127.0.0.1:${crc.port}`, CRC_API_KEY: 'k', TAX_URL: `http://127.0.0.1:${tax.port}`, TAX_API_KEY: 'k',
+  };
+  const svc = await start(['bun', 'run', 'src/index.ts'], env);
+  const t = await cli(env, ['tenant', 'create', '--name', 'live', '--env', 'live', '--plan', 'enterprise', '--rate-limit', '100000000', '--json']);
+  const r = await wrk(`http://127.0.0.1:${PORT}/v1/score`, { method: 'POST', body: { nif: '500000000', refresh: 'force_refresh' }, key: t.api_key, connections: 20 });
+  row('SQLite, live tier', 'POST /v1/score live, three 300 ms adapters', r);
+  svc.proc.kill('SIGTERM');
+  await svc.proc.exited;
+  for (const s of [bureau, crc, tax]) s.stop(true);
+}
+
+const barePort = String(port++);
+const bare = await start(['bun', 'run', 'bench/bare-server.ts'], { PORT: barePort });
+const bareRes = await wrk(`http://127.0.0.1:${barePort}/bare`, { method: 'POST', body: { nif: '599000015' } });
+row('bare Elysia', 'POST /bare (TypeBox body)', bareRes, bareRes.rps);
+row('bare Elysia', 'GET /bare', await wrk(`http://127.0.0.1:${barePort}/bare`), bareRes.rps);
+bare.proc.kill();
+
+await runService('SQLite', { DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-sqlite-')), SEED_DEMO_TENANT: 'false' }, bareRes.rps);
+
+const dbName = `bench_${Date.now()}`;
+const admin = postgres('postgres://postgres@127.0.0.1:5432/test', { max: 1, onnotice: () => {} });
+await admin.unsafe(`create database ${dbName}`);
+try {
+  await runService(
+    'PostgreSQL + Redis',
+    { DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${dbName}`, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: dbName, ENCRYPTION_KEY: 'b'.repeat(64) },
+    bareRes.rps,
+  );
+} finally {
+  await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+  await admin.end();
+}
+await runLive();
+
+console.log(`\n${new Date().toISOString().slice(0, 10)} · ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'} · Bun ${Bun.version} · wrk -t1 -c${CONNECTIONS} -d${SECONDS}s (live tier: -c20); load generator on the same machine\n`);
+console.log('| setup | route | req/s | vs bare POST | p50 ms | p95 ms | p99 ms | non-2xx |');
+console.log('|---|---|---|---|---|---|---|---|');
+for (const r of rows) console.log(r);

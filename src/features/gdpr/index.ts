@@ -1,0 +1,111 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../../context';
+import { authed } from '../../plugins/auth';
+import { requestState } from '../../plugins/request-state';
+import { apiDoc } from '../../lib/api-doc';
+import { ApiError } from '../../lib/errors';
+import { AdminService } from '../admin/service';
+import { ERASE_CONFIRMATION, EraseRequest, EraseResponse, ExportBundle, ExportRequest } from './model';
+import { exportStream, GdprService, purgeExpiredRetention } from './service';
+
+export { purgeExpiredRetention };
+
+export function gdprService(ctx: AppContext) {
+  const now = () => ctx.clock.now();
+  const admin = new AdminService(ctx.database, ctx.tenants, now);
+  return new GdprService(ctx.database, now, (tx, actor, action, target, details) => admin.audit(tx, actor, action, target, details));
+}
+
+/**
+ * The periodic retention purge as a sweep (`ctx.sweeps.set('gdpr.retention-purge', gdprRetentionSweep(ctx))`):
+ * once a day, deletes rows whose retain_until has passed (docs/gdpr.md §5).
+ */
+export function gdprRetentionSweep(ctx: AppContext, everyMs = 24 * 3600_000) {
+  return {
+    everyMs,
+    run: async () => {
+      const counts = await purgeExpiredRetention(ctx.database, ctx.clock.now());
+      const total = Object.values(counts).reduce((a, b) => a + b, 0);
+      if (total) ctx.log.info('gdpr retention purge', counts);
+      return counts;
+    },
+  };
+}
+
+/** POST /v1/admin/gdpr/export and /erase (scope gdpr:manage). Format and rules: docs/gdpr.md. */
+export function gdprRoutes(ctx: AppContext) {
+  const service = gdprService(ctx);
+  const actor = (a: { tenantId: string; keyId: string; requestId: string }) => ({ tenantId: a.tenantId, keyId: a.keyId, requestId: a.requestId });
+
+  return new Elysia({ name: 'gdpr' })
+    .use(authed(ctx, 'gdpr:manage'))
+    .post(
+      '/v1/admin/gdpr/export',
+      async ({ auth, set, request }) => {
+        // Read-only and safe to repeat: a streamed body is never stored for Idempotency-Key
+        // replays (the guard skips Response objects), so release the claim instead of leaving it
+        // "running" (the 5xx path of complete() deletes it) — a retry then simply exports again.
+        const state = requestState(request);
+        if (state.idempotencyClaim) {
+          await ctx.idempotency.complete(state.idempotencyClaim, 503, '');
+          state.idempotencyClaim = undefined;
+        }
+        // buffered usage records belong in the export too
+        await ctx.usage.flush();
+        const prepared = await service.prepareExport(auth.tenantId, actor(auth));
+        return new Response(exportStream(prepared), {
+          status: 200,
+          headers: {
+            ...(set.headers as Record<string, string>),
+            'content-type': 'application/json; charset=utf-8',
+            'content-disposition': `attachment; filename="${prepared.filename}"`,
+            'cache-control': 'no-store',
+          },
+        });
+      },
+      {
+        body: ExportRequest,
+        response: { 200: ExportBundle },
+        detail: apiDoc({
+          summary: 'Export every record of the tenant (both environments) as one streamed JSON bundle',
+          description:
+            'GDPR access/portability. The body is a JSON document streamed page by page: manifest (format_version, generated_at, counts per category, omitted fields), tenant, one array per category, end_of_export. API key hashes, OAuth tokens/state/PKCE verifiers and webhook signing secrets are never included. Writes the audit record gdpr.exported. See docs/gdpr.md.',
+          tag: 'admin',
+          security: 'bearerAuth',
+          operationId: 'gdprExport',
+        }),
+      },
+    )
+    .post(
+      '/v1/admin/gdpr/erase',
+      async ({ auth, body }) => {
+        if (body?.confirmation !== ERASE_CONFIRMATION) throw confirmationRequired();
+        await ctx.usage.flush();
+        return service.erase(actor(auth));
+      },
+      {
+        // runs after the auth guard and before Elysia's body validation: every wrong, missing or
+        // mistyped confirmation (and a missing body) is 422 confirmation_required
+        transform({ body }: { body: unknown }) {
+          const c = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).confirmation : undefined;
+          if (c !== ERASE_CONFIRMATION) throw confirmationRequired();
+        },
+        body: EraseRequest,
+        response: { 200: EraseResponse },
+        detail: apiDoc({
+          summary: 'Erase the tenant: revoke all keys, anonymise personal data, keep AML records for 7 years, terminate',
+          description:
+            'Irreversible. In one transaction: every API key is revoked, personal data is anonymised, rows the anti-money-laundering law requires (Lei n.º 83/2017, art. 51.º) are kept with retain_until = now + 7 years, everything else is deleted, and the tenant becomes terminated (its keys then get 401). See docs/gdpr.md for the full list.',
+          tag: 'admin',
+          security: 'bearerAuth',
+          operationId: 'gdprErase',
+          errors: ['confirmation_required'],
+        }),
+      },
+    );
+}
+
+const confirmationRequired = () =>
+  new ApiError('confirmation_required', `Erasure is irreversible: send {"confirmation": "${ERASE_CONFIRMATION}"} to confirm.`, {
+    fields: [{ path: 'confirmation', message: `must be exactly ${ERASE_CONFIRMATION}` }],
+  });

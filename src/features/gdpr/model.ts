@@ -1,0 +1,130 @@
+import { t } from 'elysia';
+import { DateTime, Uuid } from '../../lib/schemas';
+
+/** The only accepted value of `confirmation` on POST /v1/admin/gdpr/erase (spec §4.2.9). */
+export const ERASE_CONFIRMATION = 'ERASE-MY-DATA';
+
+/** The names of the array categories of the export bundle, in the order they are streamed. */
+export const EXPORT_ARRAY_CATEGORIES = [
+  'api_keys',
+  'usage_records',
+  'audit_log',
+  'score_results',
+  'esg_assessments',
+  'erp_connections',
+  'sync_runs',
+  'invoices',
+  'bank_transactions',
+  'webhook_endpoints',
+  'events',
+  'webhook_deliveries',
+] as const;
+export type ExportArrayCategory = (typeof EXPORT_ARRAY_CATEGORIES)[number];
+
+// ---------------------------------------------------------------------------------------------
+// Export
+// ---------------------------------------------------------------------------------------------
+
+/** Body of POST /v1/admin/gdpr/export: optional, an empty JSON object (other keys are ignored). */
+export const ExportRequest = t.Optional(t.Object({}, { description: 'Optional; send {} or no body.' }));
+
+const Row = t.Record(t.String(), t.Unknown(), {
+  description: 'One database row: snake_case column names, date-times as ISO 8601 strings, JSON columns as stored. Secret columns are left out (see manifest.omitted).',
+});
+const Rows = (description: string) => t.Array(Row, { description });
+
+export const ExportManifest = t.Object(
+  {
+    format_version: t.Literal('1'),
+    generated_at: DateTime,
+    tenant_id: Uuid,
+    environments: t.Array(t.Union([t.Literal('sandbox'), t.Literal('live')]), { description: 'Both environments are always exported.' }),
+    categories: t.Array(t.String(), { description: 'The keys of the bundle after manifest, in the order they are streamed.' }),
+    counts: t.Record(t.String(), t.Integer({ minimum: 0 }), {
+      description: 'Rows per category (tenant: 1). Counted before streaming; each array holds exactly this many rows (at most this many under concurrent deletes, see end_of_export).',
+    }),
+    omitted: t.Array(
+      t.Object({
+        category: t.String(),
+        fields: t.Optional(t.Array(t.String())),
+        reason: t.String(),
+      }),
+      { description: 'Columns and whole categories deliberately left out of the bundle, with the reason.' },
+    ),
+    page_size: t.Integer({ description: 'Rows read per database page while streaming.' }),
+  },
+  { $id: '#/components/schemas/GdprExportManifest' },
+);
+
+export const ExportBundle = t.Object(
+  {
+    manifest: ExportManifest,
+    tenant: Row,
+    api_keys: Rows('API key metadata (no key hash, no plaintext).'),
+    usage_records: Rows('Metered usage (billing records).'),
+    audit_log: Rows('Administrative actions, including this export (gdpr.exported).'),
+    score_results: Rows('Every credit score computed for the tenant.'),
+    esg_assessments: Rows('Every ESG assessment with its answers and result.'),
+    erp_connections: Rows('ERP connections without OAuth tokens, OAuth state or PKCE verifier.'),
+    sync_runs: Rows('ERP synchronisation runs.'),
+    invoices: Rows('Synchronised sales documents.'),
+    bank_transactions: Rows('Synchronised bank transactions.'),
+    webhook_endpoints: Rows('Webhook endpoints without signing secrets (secret_prefix only).'),
+    events: Rows('Events emitted for the tenant.'),
+    webhook_deliveries: Rows('Delivery attempts of events to webhook endpoints.'),
+    end_of_export: t.Object(
+      {
+        complete: t.Literal(true),
+        streamed_counts: t.Record(t.String(), t.Integer({ minimum: 0 })),
+        matches_manifest: t.Boolean({ description: 'false only when rows were deleted while the export streamed' }),
+      },
+      { description: 'Trailer written last: its presence proves the document is complete.' },
+    ),
+  },
+  {
+    $id: '#/components/schemas/GdprExportBundle',
+    description:
+      'Streamed JSON document (Content-Disposition: attachment). Keys appear in this order: manifest, tenant, the arrays of manifest.categories, end_of_export. Format: docs/gdpr.md.',
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Erase
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Body of POST /v1/admin/gdpr/erase. Documented strictly; the route checks the value itself (in
+ * `transform`, before Elysia's validation) so that a missing, mistyped or wrong confirmation is
+ * always 422 confirmation_required rather than validation_failed.
+ */
+export const EraseRequest = t.Object({
+  confirmation: t.Literal(ERASE_CONFIRMATION, { description: 'Must be exactly ERASE-MY-DATA; anything else → 422 confirmation_required.' }),
+});
+
+export const RetainedUnderLegalBasis = t.Object(
+  {
+    law: t.String({ examples: ['Lei n.º 83/2017, art. 51.º'] }),
+    gdpr_basis: t.String({ examples: ['GDPR art. 17(3)(b) and art. 6(1)(c)'] }),
+    years: t.Integer({ examples: [7] }),
+    retain_until: DateTime,
+    categories: t.Array(t.String(), { description: 'Categories kept (anonymised) until retain_until, then purged.' }),
+    retained_counts: t.Record(t.String(), t.Integer({ minimum: 0 }), { description: 'Rows kept per retained category.' }),
+    deleted_categories: t.Array(t.String(), { description: 'Categories no law requires: deleted now.' }),
+    deleted_counts: t.Record(t.String(), t.Integer({ minimum: 0 }), { description: 'Rows deleted per deleted category.' }),
+    anonymised: t.Array(t.String(), { description: 'What was anonymised in the retained rows (category.column → treatment).' }),
+  },
+  { $id: '#/components/schemas/RetainedUnderLegalBasis' },
+);
+
+export const EraseResponse = t.Object({
+  erased: t.Literal(true),
+  tenant_status: t.Literal('terminated'),
+  redacted_api_keys: t.Integer({ minimum: 0, description: 'Keys revoked and renamed (all keys of the tenant, both environments)' }),
+  redacted_usage_rows: t.Integer({ minimum: 0, description: 'Usage records kept under retention (request_id removed)' }),
+  redacted_audit_rows: t.Integer({ minimum: 0, description: 'Audit records whose details were cleared (not counting the gdpr.erased record)' }),
+  retained_under_legal_basis: RetainedUnderLegalBasis,
+  completed_at: DateTime,
+});
+
+export type EraseResult = typeof EraseResponse.static;
+export type ExportManifestBody = typeof ExportManifest.static;
