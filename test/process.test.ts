@@ -78,6 +78,24 @@ describe('server process', () => {
     }
   });
 
+  test('a change made by another process (the CLI) is seen by the very next request', async () => {
+    const fresh = await freshDatabase();
+    try {
+      const s = await spawnServer({ ...fresh.env, SEED_DEMO_TENANT: 'false' });
+      const t = JSON.parse((await runCli(['tenant', 'create', '--name', 'x', '--json'], fresh.env)).stdout);
+      const get = () => fetch(`${s.base}/v1/admin/keys`, { headers: { authorization: `Bearer ${t.api_key}` } });
+      expect((await get()).status).toBe(200);
+      expect((await get()).status).toBe(200); // now served from the process's read cache on SQLite
+      expect((await runCli(['tenant', 'suspend', '--tenant', t.tenant_id], fresh.env)).code).toBe(0);
+      const after = await get();
+      expect(after.status).toBe(403);
+      expect(((await after.json()) as { code: string }).code).toBe('tenant_suspended');
+      await s.stop();
+    } finally {
+      await fresh.drop();
+    }
+  });
+
   test.skipIf(TEST_DB !== 'postgres')('PostgreSQL: several processes starting together migrate once (advisory lock)', async () => {
     const fresh = await freshDatabase();
     try {
