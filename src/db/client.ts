@@ -7,6 +7,7 @@ import { migrate as migrateSqlite } from 'drizzle-orm/bun-sqlite/migrator';
 import { drizzle as drizzlePg, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { migrate as migratePg } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { getTableName, sql, type Table } from 'drizzle-orm';
 import { pgKit, sqliteKit } from './kit';
 import { defineSchema, type Schema } from './schema';
 import { migrationsFolder } from './migrations';
@@ -23,6 +24,12 @@ export interface Database {
   withTx<R>(fn: (tx: Db) => Promise<R>): Promise<R>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Appends many rows inside the caller's transaction, the cheap way for each database: one
+   * prepared single-row insert per row on SQLite (no round trips; Drizzle's multi-row builder costs
+   * ~5x more per row there), multi-row inserts of 500 on PostgreSQL (round trips dominate).
+   */
+  insertMany(tx: Db, table: Table, rows: Record<string, unknown>[]): Promise<void>;
   /** transactions in progress (metrics) */
   inFlight(): number;
   /**
@@ -59,6 +66,9 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   let inFlight = 0;
   return {
     dialect: 'postgres',
+    async insertMany(tx, table, rows) {
+      for (let i = 0; i < rows.length; i += 500) await tx.insert(table as never).values(rows.slice(i, i + 500) as never);
+    },
     inFlight: () => inFlight,
     changeEpoch: () => null,
     db,
@@ -104,8 +114,22 @@ function openSqlite(dataDir: string): Database {
   let inFlight = 0;
   let localCommits = 0;
   const dataVersion = raw.prepare('PRAGMA data_version');
+  // one prepared insert per table and row shape (columns holding a value; nulls are left to the default)
+  const inserts = new Map<string, { execute(p: Record<string, unknown>): Promise<unknown> }>();
   return {
     dialect: 'sqlite',
+    async insertMany(_tx, table, rows) {
+      for (const row of rows) {
+        const keys = Object.keys(row).filter((k) => row[k] !== null && row[k] !== undefined);
+        const id = `${getTableName(table)}:${keys.join(',')}`;
+        let stmt = inserts.get(id);
+        if (!stmt) {
+          stmt = (db.insert(table as never).values(Object.fromEntries(keys.map((k) => [k, sql.placeholder(k)])) as never) as unknown as { prepare(n: string): typeof stmt }).prepare(id)!;
+          inserts.set(id, stmt);
+        }
+        await stmt.execute(row);
+      }
+    },
     inFlight: () => inFlight,
     changeEpoch: () => `${localCommits}:${(dataVersion.values()[0] as number[])[0]}`,
     db,

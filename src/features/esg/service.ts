@@ -24,7 +24,7 @@ export class EsgService {
     };
     const { withTx, t } = this.database;
     await withTx((tx) =>
-      tx.insert(t.esgAssessments).values({
+      this.database.insertMany(tx, t.esgAssessments, [{
         id: crypto.randomUUID(),
         tenantId: caller.tenantId,
         env: caller.env,
@@ -36,7 +36,7 @@ export class EsgService {
         algorithmVersion: ESG_ALGORITHM_VERSION,
         synthetic: response.synthetic,
         computedAt,
-      }),
+      }]),
     );
     this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, meter: 'esg', requestId: caller.requestId });
     return response;

@@ -107,7 +107,7 @@ export class ScoreService {
   }
 
   async store(tx: Db, caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, result: StoredResult, trigger: 'request' | 'rescore', customerReference: string | null) {
-    await tx.insert(this.database.t.scoreResults).values({
+    await this.database.insertMany(tx, this.database.t.scoreResults, [{
       id: crypto.randomUUID(),
       tenantId: caller.tenantId,
       env: caller.env,
@@ -121,7 +121,7 @@ export class ScoreService {
       synthetic: result.synthetic,
       trigger,
       computedAt: new Date(result.computed_at),
-    });
+    }]);
   }
 
   // hot-path reads, prepared once (Drizzle's query building costs more than the query itself)

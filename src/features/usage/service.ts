@@ -40,9 +40,7 @@ export class UsageMeter {
   ) {
     this.buffer = new FlushBuffer<UsageRow>(
       async (rows) => {
-        await database.withTx(async (tx) => {
-          for (let i = 0; i < rows.length; i += 500) await tx.insert(database.t.usageRecords).values(rows.slice(i, i + 500));
-        });
+        await database.withTx((tx) => database.insertMany(tx, database.t.usageRecords, rows));
       },
       { intervalMs: 1000, maxItems: 1000, onError: (err, rows) => log.error('usage flush failed; will retry', { error: String(err), rows: rows.length }) },
     );
