@@ -6,6 +6,7 @@ import { adminRoutes } from './features/admin';
 import { gdprRoutes } from './features/gdpr';
 import { scoreRoutes, scoreService } from './features/score';
 import { esgRoutes } from './features/esg';
+import { erpRoutes, erpService } from './features/erp';
 import { webhookRoutes, webhookService } from './features/webhooks';
 import { RescoreService } from './features/score/rescore';
 import { registerJobs } from './workers';
@@ -15,6 +16,7 @@ import { metricsRoutes } from './features/metrics';
 export function createApp(ctx: AppContext) {
   const scores = scoreService(ctx);
   const webhooks = webhookService(ctx);
+  erpService(ctx); // validates the ERP_* configuration now, so a bad value stops the start
   const rescore = new RescoreService(ctx.database, scores, ctx.events, () => ctx.clock.now(), ctx.config.rescoreLookbackDays, ctx.log);
   ctx.services = { scores, webhooks, rescore };
   registerJobs(ctx, ctx.services);
@@ -25,6 +27,7 @@ export function createApp(ctx: AppContext) {
     .use(metricsRoutes(ctx, ctx.metrics))
     .use(scoreRoutes(ctx, scores, rescore))
     .use(esgRoutes(ctx))
+    .use(erpRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(gdprRoutes(ctx))
     .use(webhookRoutes(ctx, webhooks));

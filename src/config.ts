@@ -68,6 +68,8 @@ export interface Config {
   rescoreCron: string;
   rescoreTz: string;
   rescoreLookbackDays: number;
+  /** ERP_* variables (providers, sync knobs): validated by the ERP registry when the app is built */
+  erpEnv: Record<string, string>;
   /** live-tier data sources (all three or the live tier is "not available") */
   adapters: Record<'BUREAU_URL' | 'BUREAU_API_KEY' | 'CRC_URL' | 'CRC_API_KEY' | 'TAX_URL' | 'TAX_API_KEY' | 'ADAPTER_TIMEOUT_MS', string | undefined>;
 }
@@ -118,6 +120,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rescoreCron: e.RESCORE_CRON ?? '0 2 * * *',
     rescoreTz: e.RESCORE_TZ ?? 'Europe/Lisbon',
     rescoreLookbackDays: int('RESCORE_LOOKBACK_DAYS', 90),
+    erpEnv: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0].startsWith('ERP_') && e[1] !== undefined && e[1] !== '')),
     adapters: {
       BUREAU_URL: e.BUREAU_URL,
       BUREAU_API_KEY: e.BUREAU_API_KEY,

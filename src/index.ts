@@ -24,8 +24,15 @@ async function main() {
     console.error(`startup failed: ${(err as Error).message}`);
     process.exit(1);
   }
+  let app;
+  try {
+    app = createApp(ctx);
+  } catch (err) {
+    console.error((err as Error).message.startsWith('configuration:') ? (err as Error).message : `startup failed: ${(err as Error).message}`);
+    await ctx.close();
+    process.exit(2);
+  }
   await seedDemoTenant(ctx, (s) => process.stdout.write(s + '\n'));
-  const app = createApp(ctx);
   if (config.role !== 'api') {
     await startWorkers(ctx);
     ctx.log.info('workers started', { role: config.role, queue: ctx.jobs.kind });

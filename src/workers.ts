@@ -6,6 +6,7 @@ import { localDate, RescoreService } from './features/score/rescore';
 import type { ScoreService } from './features/score/service';
 import type { WebhookService } from './features/webhooks/service';
 import { gdprRetentionSweep } from './features/gdpr';
+import { registerErpWorkers } from './features/erp';
 
 export interface Services {
   scores: ScoreService;
@@ -43,6 +44,7 @@ export function registerJobs(ctx: AppContext, s: Services) {
   });
   ctx.sweeps.set('idempotency.purge', { everyMs: 10 * 60_000, run: () => ctx.idempotency.purgeExpired() });
   ctx.sweeps.set('gdpr.retention-purge', gdprRetentionSweep(ctx));
+  registerErpWorkers(ctx);
 }
 
 /** Starts the workers, the sweeps and the nightly schedule (roles all and worker). */

@@ -50,6 +50,10 @@ describe('server process', () => {
     const [err, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
     expect(code).not.toBe(0);
     expect(err.trim()).toBe('configuration: PORT is invalid (integer 0..65535)');
+    const erp = Bun.spawn(['bun', 'run', 'src/index.ts'], { cwd: ROOT, env: { ...process.env, DATA_DIR: ':memory:', ERP_MOLONI_TOKEN_URL: 'ftp://x' }, stdout: 'pipe', stderr: 'pipe' });
+    const [erpErr, erpCode] = await Promise.all([new Response(erp.stderr).text(), erp.exited]);
+    expect(erpCode).not.toBe(0);
+    expect(erpErr.trim()).toBe('configuration: ERP_MOLONI_TOKEN_URL is invalid (http(s) URL)');
   });
 
   test.skipIf(TEST_DB !== 'sqlite')('first start of an empty embedded database prints a sandbox key and curl line once; the key works', async () => {

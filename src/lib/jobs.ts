@@ -96,7 +96,9 @@ export class MemoryJobQueue implements JobQueue {
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    await Promise.race([Promise.allSettled([...this.running]), Bun.sleep(timeoutMs)]);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.allSettled([...this.running]), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+    clearTimeout(timer); // a pending timer would keep a CLI or bench process alive
   }
 
   async depth() {

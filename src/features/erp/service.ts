@@ -1,0 +1,226 @@
+import { and, asc, desc, eq, gt, gte, lt, or } from 'drizzle-orm';
+import type { AppContext } from '../../context';
+import { iso } from '../../lib/schemas';
+import { ApiError } from '../../lib/errors';
+import type { AnyProvider, ConnectionBody, InvoiceBody, SyncRunBody, TransactionBody } from './model';
+import { OAuthService, TokenManager, type ConnectionRow } from './oauth';
+import { erpSettingsFromEnv, type Env, type ErpSettings } from './providers/registry';
+import { SyncService, type RunRow } from './sync';
+import { decodePageCursor, encodePageCursor, type ErpCaller } from './util';
+
+type InvoiceRow = AppContext['database']['t']['invoices']['$inferSelect'];
+type TxnRow = AppContext['database']['t']['bankTransactions']['$inferSelect'];
+
+export const runBody = (r: RunRow): SyncRunBody => ({
+  run_id: r.id,
+  provider: r.provider,
+  customer_reference: r.customerReference,
+  mode: r.mode as 'incremental' | 'full',
+  since: iso(r.since),
+  status: r.status as SyncRunBody['status'],
+  attempts: r.attempts,
+  invoices_count: r.invoicesCount,
+  transactions_count: r.transactionsCount,
+  error_code: r.errorCode,
+  error_message: r.errorMessage,
+  created_at: r.createdAt.toISOString(),
+  started_at: iso(r.startedAt),
+  finished_at: iso(r.finishedAt),
+});
+
+/** Never tokens, state or PKCE material. */
+export const connectionBody = (c: ConnectionRow): ConnectionBody => ({
+  id: c.id,
+  provider: c.provider,
+  customer_reference: c.customerReference,
+  status: c.status as ConnectionBody['status'],
+  created_at: c.createdAt.toISOString(),
+  connected_at: iso(c.connectedAt),
+  token_expires_at: iso(c.tokenExpiresAt),
+});
+
+const invoiceBody = (r: InvoiceRow): InvoiceBody => {
+  const data = (r.data ?? {}) as { vat_breakdown?: InvoiceBody['vat_breakdown']; references?: string[] };
+  return {
+    id: r.id,
+    provider: r.provider,
+    customer_reference: r.customerReference,
+    provider_document_id: r.providerDocumentId,
+    document_type: r.documentType,
+    number: r.number,
+    atcud: r.atcud,
+    issue_date: r.issueDate,
+    due_date: r.dueDate,
+    customer_nif: r.customerNif,
+    customer_name: r.customerName,
+    currency: r.currency,
+    net_total_cents: Number(r.netTotalCents),
+    tax_total_cents: Number(r.taxTotalCents),
+    gross_total_cents: Number(r.grossTotalCents),
+    vat_breakdown: data.vat_breakdown ?? [],
+    status: r.status,
+    references: data.references ?? [],
+    updated_at: r.sourceUpdatedAt,
+    synced_at: r.syncedAt.toISOString(),
+  };
+};
+
+const txnBody = (r: TxnRow): TransactionBody => ({
+  id: r.id,
+  provider: r.provider,
+  customer_reference: r.customerReference,
+  provider_transaction_id: r.providerTransactionId,
+  booking_date: r.bookingDate,
+  amount_cents: Number(r.amountCents),
+  currency: r.currency,
+  description: r.description,
+  counterparty_name: r.counterpartyName,
+  counterparty_iban: r.counterpartyIban,
+  matched_invoice_number: r.matchedInvoiceNumber,
+  updated_at: r.sourceUpdatedAt,
+  synced_at: r.syncedAt.toISOString(),
+});
+
+const isoParam = (v: string | undefined) => (v ? new Date(v).toISOString() : null);
+
+/**
+ * The ERP connector of one process: OAuth, sync runs and the read side. Every query is scoped by
+ * tenant and environment; another tenant's id is simply not found (404, nothing leaked).
+ */
+export class ErpService {
+  readonly tokens: TokenManager;
+  readonly oauth: OAuthService;
+  readonly sync: SyncService;
+
+  constructor(
+    private readonly ctx: AppContext,
+    readonly settings: ErpSettings,
+  ) {
+    this.tokens = new TokenManager(ctx);
+    this.oauth = new OAuthService(ctx, settings);
+    this.sync = new SyncService(ctx, settings, this.tokens);
+  }
+
+  private get db() {
+    return this.ctx.database.db;
+  }
+  private get t() {
+    return this.ctx.database.t;
+  }
+
+  /** newest first; cursor = (created_at, id) of the last item */
+  async listConnections(caller: ErpCaller, q: { limit?: number; cursor?: string; provider?: AnyProvider; customer_reference?: string }) {
+    const c = this.t.erpConnections;
+    const limit = q.limit ?? 50;
+    const conds = [eq(c.tenantId, caller.tenantId), eq(c.env, caller.env)];
+    if (q.provider) conds.push(eq(c.provider, q.provider));
+    if (q.customer_reference) conds.push(eq(c.customerReference, q.customer_reference));
+    const cur = decodePageCursor<[number, string]>(q.cursor, ['number', 'string']);
+    if (cur) conds.push(or(lt(c.createdAt, new Date(cur[0])), and(eq(c.createdAt, new Date(cur[0])), lt(c.id, cur[1])))!);
+    const rows = await this.db.select().from(c).where(and(...conds)).orderBy(desc(c.createdAt), desc(c.id)).limit(limit + 1);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { data: page.map(connectionBody), next_cursor: rows.length > limit && last ? encodePageCursor([last.createdAt.getTime(), last.id]) : null };
+  }
+
+  /** status disconnected, tokens / state / verifier wiped; idempotent */
+  async disconnect(caller: ErpCaller, id: string) {
+    const c = this.t.erpConnections;
+    const scope = and(eq(c.id, id), eq(c.tenantId, caller.tenantId), eq(c.env, caller.env));
+    const [row] = await this.ctx.database.withTx((tx) =>
+      tx
+        .update(c)
+        .set({
+          status: 'disconnected',
+          accessTokenEnc: null,
+          refreshTokenEnc: null,
+          tokenExpiresAt: null,
+          stateHash: null,
+          pkceVerifierEnc: null,
+          updatedAt: this.ctx.clock.now(),
+        })
+        .where(scope)
+        .returning(),
+    );
+    if (!row) throw new ApiError('resource_not_found', 'No ERP connection with this id in this environment.');
+    return connectionBody(row);
+  }
+
+  async getRun(caller: ErpCaller, runId: string) {
+    const r = this.t.syncRuns;
+    const [row] = await this.db
+      .select()
+      .from(r)
+      .where(and(eq(r.id, runId), eq(r.tenantId, caller.tenantId), eq(r.env, caller.env)))
+      .limit(1);
+    if (!row) throw new ApiError('resource_not_found', 'No sync run with this id in this environment.');
+    return runBody(row);
+  }
+
+  /** newest first; cursor = (created_at, id) of the last item */
+  async listRuns(caller: ErpCaller, q: { limit?: number; cursor?: string; provider?: AnyProvider; customer_reference?: string }) {
+    const r = this.t.syncRuns;
+    const limit = q.limit ?? 50;
+    const conds = [eq(r.tenantId, caller.tenantId), eq(r.env, caller.env)];
+    if (q.provider) conds.push(eq(r.provider, q.provider));
+    if (q.customer_reference) conds.push(eq(r.customerReference, q.customer_reference));
+    const cur = decodePageCursor<[number, string]>(q.cursor, ['number', 'string']);
+    if (cur) conds.push(or(lt(r.createdAt, new Date(cur[0])), and(eq(r.createdAt, new Date(cur[0])), lt(r.id, cur[1])))!);
+    const rows = await this.db.select().from(r).where(and(...conds)).orderBy(desc(r.createdAt), desc(r.id)).limit(limit + 1);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { data: page.map(runBody), next_cursor: rows.length > limit && last ? encodePageCursor([last.createdAt.getTime(), last.id]) : null };
+  }
+
+  /** oldest first by id (time-ordered UUIDv7: insertion order); cursor = last id */
+  async listInvoices(caller: ErpCaller, provider: AnyProvider, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {
+    const t = this.t.invoices;
+    const limit = q.limit ?? 50;
+    const conds = [eq(t.tenantId, caller.tenantId), eq(t.env, caller.env), eq(t.provider, provider)];
+    if (q.customer_reference) conds.push(eq(t.customerReference, q.customer_reference));
+    const since = isoParam(q.since);
+    if (since) conds.push(gte(t.sourceUpdatedAt, since));
+    const cur = decodePageCursor<[string]>(q.cursor, ['string']);
+    if (cur) conds.push(gt(t.id, cur[0]));
+    const rows = await this.db.select().from(t).where(and(...conds)).orderBy(asc(t.id)).limit(limit + 1);
+    const page = rows.slice(0, limit);
+    return { data: page.map(invoiceBody), next_cursor: rows.length > limit ? encodePageCursor([page[page.length - 1]!.id]) : null };
+  }
+
+  async listTransactions(caller: ErpCaller, provider: AnyProvider, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {
+    const t = this.t.bankTransactions;
+    const limit = q.limit ?? 50;
+    const conds = [eq(t.tenantId, caller.tenantId), eq(t.env, caller.env), eq(t.provider, provider)];
+    if (q.customer_reference) conds.push(eq(t.customerReference, q.customer_reference));
+    const since = isoParam(q.since);
+    if (since) conds.push(gte(t.sourceUpdatedAt, since));
+    const cur = decodePageCursor<[string]>(q.cursor, ['string']);
+    if (cur) conds.push(gt(t.id, cur[0]));
+    const rows = await this.db.select().from(t).where(and(...conds)).orderBy(asc(t.id)).limit(limit + 1);
+    const page = rows.slice(0, limit);
+    return { data: page.map(txnBody), next_cursor: rows.length > limit ? encodePageCursor([page[page.length - 1]!.id]) : null };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One service per AppContext. Settings come from the validated configuration's ERP_* variables
+// unless configureErp() was called (tests pointing providers at fakes).
+// ---------------------------------------------------------------------------------------------
+
+const services = new WeakMap<AppContext, ErpService>();
+
+export function erpService(ctx: AppContext): ErpService {
+  let s = services.get(ctx);
+  if (!s) {
+    s = new ErpService(ctx, erpSettingsFromEnv(ctx.config.erpEnv));
+    services.set(ctx, s);
+  }
+  return s;
+}
+
+/** Replaces the ERP settings of this context with ones read from `env` (e.g. fake provider URLs in tests). */
+export function configureErp(ctx: AppContext, env: Env): ErpService {
+  const s = new ErpService(ctx, erpSettingsFromEnv(env));
+  services.set(ctx, s);
+  return s;
+}

@@ -1,0 +1,75 @@
+import { validationError } from '../../lib/errors';
+
+/** Who is calling (from the auth plugin). */
+export interface ErpCaller {
+  tenantId: string;
+  keyId: string | null;
+  env: 'sandbox' | 'live';
+  requestId: string | null;
+}
+
+/** Opaque page cursors: base64url of a JSON array. A cursor that does not decode is a 422 on query.cursor. */
+export function encodePageCursor(parts: (string | number)[]): string {
+  return Buffer.from(JSON.stringify(parts)).toString('base64url');
+}
+
+export function decodePageCursor<T extends (string | number)[]>(cursor: string | undefined, shape: ('string' | 'number')[]): T | null {
+  if (cursor === undefined || cursor === '') return null;
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === shape.length && v.every((x, i) => typeof x === shape[i])) return v as T;
+  } catch {}
+  throw validationError([{ path: 'query.cursor', message: 'unknown cursor; pass next_cursor from the previous page' }]);
+}
+
+/** A position in a source stream: the (updated_at, id) of the last row taken. */
+export interface StreamPosition {
+  updated_at: string;
+  id: string;
+}
+export interface SyncCursor {
+  invoices: StreamPosition | null;
+  transactions: StreamPosition | null;
+}
+
+export const emptyCursor = (): SyncCursor => ({ invoices: null, transactions: null });
+
+export function parseSyncCursor(text: string | null): SyncCursor | null {
+  if (!text) return null;
+  try {
+    const v = JSON.parse(text) as SyncCursor;
+    return { invoices: v.invoices ?? null, transactions: v.transactions ?? null };
+  } catch {
+    return null;
+  }
+}
+
+/** Provider ids: numeric ids compare as numbers, others as plain strings (no locale). */
+export function compareIds(a: string, b: string): number {
+  const na = /^\d+$/.test(a);
+  const nb = /^\d+$/.test(b);
+  if (na && nb) {
+    const x = a.replace(/^0+(?=\d)/, '');
+    const y = b.replace(/^0+(?=\d)/, '');
+    if (x.length !== y.length) return x.length - y.length;
+  }
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Strictly after the position in (updated_at, id) order; no position = everything. */
+export function isAfter(updatedAt: string, id: string, pos: StreamPosition | null): boolean {
+  if (!pos) return true;
+  if (updatedAt !== pos.updated_at) return updatedAt > pos.updated_at;
+  return compareIds(id, pos.id) > 0;
+}
+
+export function maxPosition(a: StreamPosition | null, updatedAt: string, id: string): StreamPosition {
+  return isAfter(updatedAt, id, a) ? { updated_at: updatedAt, id } : a!;
+}
+
+export function median(values: number[]): number | null {
+  if (!values.length) return null;
+  const s = [...values].sort((x, y) => x - y);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
