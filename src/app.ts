@@ -21,7 +21,7 @@ export function createApp(ctx: AppContext) {
   ctx.services = { scores, webhooks, rescore };
   registerJobs(ctx, ctx.services);
   let app: AnyElysia;
-  app = new Elysia({ name: 'api' })
+  app = new Elysia({ name: 'api', encodeSchema: false })
     .use(httpPlumbing(ctx, () => app.routes.map((r) => ({ method: r.method, path: r.path }))))
     .use(systemRoutes(ctx, () => app))
     .use(metricsRoutes(ctx, ctx.metrics))
