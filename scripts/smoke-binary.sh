@@ -3,7 +3,7 @@
 # start, /healthz, the printed key scores a fixture, /docs assets load, stop (exit 0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bun build --compile --minify src/index.ts --outfile dist/pt-api >/dev/null
+bun build --compile --minify src/index.ts src/db/sqlite-checkpointer.ts --outfile dist/pt-api >/dev/null
 WORK=$(mktemp -d)
 cp dist/pt-api "$WORK/"
 cd "$WORK"
@@ -19,6 +19,7 @@ BODY=$(curl -fs -X POST "http://127.0.0.1:$PORT/v1/score" -H "Authorization: Bea
 echo "$BODY" | grep -q '"tier":"A"' || { echo "unexpected score: $BODY"; exit 1; }
 curl -fs "http://127.0.0.1:$PORT/docs/assets/swagger-ui-bundle.js" -o /dev/null
 curl -fs "http://127.0.0.1:$PORT/openapi.json" | grep -q '"openapi":"3.1.0"'
+ls -la "$WORK/data" >&2
 kill -TERM $PID
 wait $PID
 echo "binary smoke test passed ($(du -h pt-api | cut -f1))"

@@ -106,6 +106,15 @@ function openSqlite(dataDir: string): Database {
   const violations = raw.query('PRAGMA foreign_key_check').all();
   if (violations.length) throw new Error(`sqlite migration left ${violations.length} foreign key violations`);
   raw.exec('PRAGMA foreign_keys = ON');
+  // WAL checkpoints (and their fsyncs) run on a worker thread, not on the event loop
+  let checkpointer: Worker | null = null;
+  if (file !== ':memory:') {
+    raw.exec('PRAGMA wal_autocheckpoint = 0');
+    raw.exec('PRAGMA journal_size_limit = 67108864'); // the WAL is truncated back to 64 MiB when it restarts
+    checkpointer = new Worker(new URL('./sqlite-checkpointer.ts', import.meta.url).href);
+    checkpointer.postMessage({ file, everyMs: 500 });
+    checkpointer.unref();
+  }
 
   // bun:sqlite is one connection: a transaction is BEGIN IMMEDIATE … COMMIT behind an in-process
   // mutex, so that another request's awaits cannot slip its statements into ours.
@@ -162,6 +171,16 @@ function openSqlite(dataDir: string): Database {
     },
     async close() {
       await tail;
+      if (checkpointer) {
+        // a last checkpoint on the worker, then stop it (bounded, so shutdown never hangs)
+        const w = checkpointer;
+        const stopped = new Promise((r) => w.addEventListener('message', r, { once: true }));
+        w.postMessage('stop');
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([stopped, new Promise((r) => (timer = setTimeout(r, 1000)))]);
+        clearTimeout(timer);
+        w.terminate();
+      }
       raw.close();
     },
   };

@@ -40,9 +40,13 @@ export class UsageMeter {
   ) {
     this.buffer = new FlushBuffer<UsageRow>(
       async (rows) => {
-        await database.withTx((tx) => database.insertMany(tx, database.t.usageRecords, rows));
+        // short transactions with a yield between them, so a busy second's usage never stalls requests
+        for (let i = 0; i < rows.length; i += 250) {
+          await database.withTx((tx) => database.insertMany(tx, database.t.usageRecords, rows.slice(i, i + 250)));
+          await new Promise((r) => setImmediate(r));
+        }
       },
-      { intervalMs: 1000, maxItems: 1000, onError: (err, rows) => log.error('usage flush failed; will retry', { error: String(err), rows: rows.length }) },
+      { intervalMs: 200, maxItems: 5000, onError: (err, rows) => log.error('usage flush failed; will retry', { error: String(err), rows: rows.length }) },
     );
   }
 
