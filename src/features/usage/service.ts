@@ -54,7 +54,8 @@ export class UsageMeter {
     const quantity = e.quantity ?? 1;
     const unit = e.costCents !== undefined ? Math.round(e.costCents * BUREAU_MARKUP * 10000) / 10000 : (PRICES_CENTS[e.meter] ?? null);
     const billable = e.env === 'live';
-    const id = crypto.randomUUID();
+    // time-ordered ids: appending to the primary-key index dirties far fewer pages than random ones
+    const id = Bun.randomUUIDv7();
     this.buffer.add(id, {
       id,
       tenantId: e.tenantId,
