@@ -116,7 +116,11 @@ export function defineSchema(k: Kit) {
       computedAt: k.ts('computed_at').notNull(),
       retainUntil: k.ts('retain_until'),
     },
-    (t) => [k.index('score_lookup_idx').on(t.tenantId, t.env, t.nif, t.computedAt)],
+    (t) => [
+      k.index('score_lookup_idx').on(t.tenantId, t.env, t.nif, t.computedAt),
+      // the sandbox generation = number of re-scores of a NIF, counted on every fresh score
+      k.index('score_trigger_idx').on(t.tenantId, t.env, t.nif, t.trigger),
+    ],
   );
 
   const esgAssessments = k.table(

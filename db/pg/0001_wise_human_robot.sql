@@ -1,0 +1,1 @@
+CREATE INDEX "score_trigger_idx" ON "score_results" USING btree ("tenant_id","env","nif","trigger");
