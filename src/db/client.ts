@@ -30,6 +30,11 @@ export interface Database {
    * ~5x more per row there), multi-row inserts of 500 on PostgreSQL (round trips dominate).
    */
   insertMany(tx: Db, table: Table, rows: Record<string, unknown>[]): Promise<void>;
+  /**
+   * Runs one prepared single-statement write (hot paths). SQLite: under the write mutex, so it never
+   * lands inside another request's open transaction. PostgreSQL: as its own autocommit statement.
+   */
+  writeOne<R>(fn: () => Promise<R>): Promise<R>;
   /** transactions in progress (metrics) */
   inFlight(): number;
   /**
@@ -66,6 +71,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   let inFlight = 0;
   return {
     dialect: 'postgres',
+    writeOne: (fn) => fn(),
     async insertMany(tx, table, rows) {
       for (let i = 0; i < rows.length; i += 500) await tx.insert(table as never).values(rows.slice(i, i + 500) as never);
     },
@@ -125,8 +131,9 @@ function openSqlite(dataDir: string): Database {
   const dataVersion = raw.prepare('PRAGMA data_version');
   // one prepared insert per table and row shape (columns holding a value; nulls are left to the default)
   const inserts = new Map<string, { execute(p: Record<string, unknown>): Promise<unknown> }>();
-  return {
+  const database: Database = {
     dialect: 'sqlite',
+    writeOne: (fn) => database.withTx(() => fn()),
     async insertMany(_tx, table, rows) {
       for (const row of rows) {
         const keys = Object.keys(row).filter((k) => row[k] !== null && row[k] !== undefined);
@@ -184,4 +191,5 @@ function openSqlite(dataDir: string): Database {
       raw.close();
     },
   };
+  return database;
 }

@@ -1,4 +1,4 @@
-import { and, eq, lt } from 'drizzle-orm';
+import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import { sha256Hex } from '../../lib/crypto';
@@ -29,31 +29,49 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+type IdemRow = Database['t']['idempotencyKeys']['$inferSelect'];
+const ph = (name: string) => sql.placeholder(name);
+
 export class IdempotencyService {
   constructor(
     private readonly database: Database,
     private readonly now: () => Date,
   ) {}
 
+  /** the three statements of every idempotent request, prepared once */
+  private stmts?: {
+    claim: { execute(p: Record<string, unknown>): Promise<{ id: string }[]> };
+    find: { execute(p: Record<string, unknown>): Promise<IdemRow[]> };
+    done: { execute(p: Record<string, unknown>): Promise<unknown> };
+  };
+  private prepared() {
+    const { db, t } = this.database;
+    const k = t.idempotencyKeys;
+    return (this.stmts ??= {
+      claim: db
+        .insert(k)
+        .values({ id: ph('id'), tenantId: ph('tenantId'), env: ph('env'), key: ph('key'), method: ph('method'), path: ph('path'), bodyHash: ph('bodyHash'), state: 'running', createdAt: ph('createdAt'), expiresAt: ph('expiresAt') } as never)
+        .onConflictDoNothing()
+        .returning({ id: k.id })
+        .prepare('idem_claim') as never,
+      find: db.select().from(k).where(and(eq(k.tenantId, ph('tenantId')), eq(k.env, ph('env')), eq(k.key, ph('key')))).prepare('idem_find') as never,
+      done: db.update(k).set({ state: 'done', responseStatus: ph('status'), responseBody: ph('body') } as never).where(eq(k.id, ph('id'))).prepare('idem_done') as never,
+    });
+  }
+
   async begin(scope: { tenantId: string; env: string }, key: string, method: string, path: string, body: unknown):
     Promise<{ claimed: string } | { replay: StoredResponse }> {
-    const { withTx, db, t } = this.database;
+    const { withTx, t } = this.database;
+    const stmts = this.prepared();
     const bodyHash = sha256Hex(canonicalJson(body ?? {}));
     for (let attempt = 0; attempt < 4; attempt++) {
       const now = this.now();
       const id = crypto.randomUUID();
-      const inserted = await withTx((tx) =>
-        tx
-          .insert(t.idempotencyKeys)
-          .values({ id, tenantId: scope.tenantId, env: scope.env, key, method, path, bodyHash, state: 'running', createdAt: now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) })
-          .onConflictDoNothing()
-          .returning({ id: t.idempotencyKeys.id }),
+      const inserted = await this.database.writeOne(() =>
+        stmts.claim.execute({ id, tenantId: scope.tenantId, env: scope.env, key, method, path, bodyHash, createdAt: now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) }),
       );
       if (inserted.length) return { claimed: id };
-      const [row] = await db
-        .select()
-        .from(t.idempotencyKeys)
-        .where(and(eq(t.idempotencyKeys.tenantId, scope.tenantId), eq(t.idempotencyKeys.env, scope.env), eq(t.idempotencyKeys.key, key)));
+      const [row] = await stmts.find.execute({ tenantId: scope.tenantId, env: scope.env, key });
       if (!row) continue;
       const abandoned = row.state === 'running' && row.createdAt.getTime() + LOCK_TIMEOUT_MS <= now.getTime();
       if (row.expiresAt.getTime() <= now.getTime() || abandoned) {
@@ -76,10 +94,8 @@ export class IdempotencyService {
 
   async complete(claimId: string, status: number, body: string) {
     const { withTx, t } = this.database;
-    await withTx(async (tx) => {
-      if (status >= 500) await tx.delete(t.idempotencyKeys).where(eq(t.idempotencyKeys.id, claimId));
-      else await tx.update(t.idempotencyKeys).set({ state: 'done', responseStatus: status, responseBody: body }).where(eq(t.idempotencyKeys.id, claimId));
-    });
+    if (status >= 500) await withTx((tx) => tx.delete(t.idempotencyKeys).where(eq(t.idempotencyKeys.id, claimId)));
+    else await this.database.writeOne(() => this.prepared().done.execute({ id: claimId, status, body }));
   }
 
   /** periodic job: drop expired records */
