@@ -6,7 +6,7 @@ import { loadConfig, type Config } from '../src/config';
 import { createContext, type AppContext } from '../src/context';
 import { createApp } from '../src/app';
 import { startWorkers } from '../src/workers';
-import { createLogger } from '../src/lib/log';
+import { createLogger, type Logger } from '../src/lib/log';
 
 /** The suite runs twice in CI: TEST_DB=sqlite (default) and TEST_DB=postgres. */
 export const TEST_DB = (process.env.TEST_DB ?? 'sqlite') as 'sqlite' | 'postgres';
@@ -55,7 +55,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function makeApp(envOverrides: Record<string, string> = {}, opts: { clock?: TestClock; workers?: boolean } = {}): Promise<TestApp> {
+export async function makeApp(envOverrides: Record<string, string> = {}, opts: { clock?: TestClock; workers?: boolean; log?: Logger } = {}): Promise<TestApp> {
   const fresh = await freshDatabase();
   const config = loadConfig({
     LOG_LEVEL: 'silent',
@@ -67,7 +67,7 @@ export async function makeApp(envOverrides: Record<string, string> = {}, opts: {
     ...envOverrides,
   });
   const clock = opts.clock ?? new TestClock();
-  const ctx = await createContext(config, { clock, log: createLogger('silent') });
+  const ctx = await createContext(config, { clock, log: opts.log ?? createLogger('silent') });
   const app = createApp(ctx);
   if (opts.workers !== false) await startWorkers(ctx);
   const call: TestApp['call'] = (method, path, o = {}) => {

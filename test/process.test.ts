@@ -100,6 +100,68 @@ describe('server process', () => {
     }
   });
 
+  test('buffered usage is not lost on a clean shutdown (SIGTERM)', async () => {
+    const fresh = await freshDatabase();
+    try {
+      const s = await spawnServer({ ...fresh.env, SEED_DEMO_TENANT: 'false' });
+      const t = JSON.parse((await runCli(['tenant', 'create', '--name', 'u', '--plan', 'enterprise', '--rate-limit', '100000', '--json'], fresh.env)).stdout);
+      const N = 300;
+      const res = await Promise.all(
+        Array.from({ length: N }, () =>
+          fetch(`${s.base}/v1/score`, { method: 'POST', headers: { authorization: `Bearer ${t.api_key}`, 'content-type': 'application/json' }, body: '{"nif":"599000015"}' }),
+        ),
+      );
+      expect(res.every((r) => r.status === 200)).toBe(true);
+      expect(await s.stop('SIGTERM')).toBe(0); // right away: rows still in the buffer must be flushed
+      const ctx = await import('../src/db/client').then((m) => m.openDatabase({ databaseUrl: fresh.env.DATABASE_URL ?? null, dataDir: fresh.env.DATA_DIR ?? '', poolSize: 1 }));
+      const { eq } = await import('drizzle-orm');
+      const rows = await ctx.db.select().from(ctx.t.usageRecords).where(eq(ctx.t.usageRecords.tenantId, t.tenant_id));
+      await ctx.close();
+      expect(rows.length).toBe(N);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  test('a worker killed -9 in the middle of a webhook delivery loses nothing', async () => {
+    const fresh = await freshDatabase();
+    let holdFirst = true;
+    const got: string[] = [];
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        const id = req.headers.get('webhook-id')!;
+        if (holdFirst) {
+          holdFirst = false;
+          await Bun.sleep(3000); // the worker dies while this delivery is in flight
+          return new Response('late', { status: 200 });
+        }
+        got.push(id);
+        return new Response('ok');
+      },
+    });
+    const env = { ...fresh.env, SEED_DEMO_TENANT: 'false', WEBHOOK_TIMEOUT_MS: '1000' };
+    try {
+      const a = await spawnServer(env);
+      const t = JSON.parse((await runCli(['tenant', 'create', '--name', 'w', '--json'], fresh.env)).stdout);
+      const auth = { authorization: `Bearer ${t.api_key}`, 'content-type': 'application/json' };
+      const ep = (await (await fetch(`${a.base}/v1/admin/webhooks`, { method: 'POST', headers: auth, body: JSON.stringify({ url: `http://127.0.0.1:${receiver.port}/h`, enabled_events: ['*'] }) })).json()) as { id: string };
+      const sent = (await (await fetch(`${a.base}/v1/admin/webhooks/${ep.id}/test`, { method: 'POST', headers: auth })).json()) as { event_id: string };
+      for (let i = 0; i < 50 && holdFirst; i++) await Bun.sleep(20); // the delivery has reached the receiver
+      expect(holdFirst).toBe(false);
+      a.proc.kill('SIGKILL');
+      await a.proc.exited;
+      const b = await spawnServer(env); // a new process recovers the delivery from the database
+      for (let i = 0; i < 200 && !got.includes(sent.event_id); i++) await Bun.sleep(50);
+      expect(got).toContain(sent.event_id);
+      await b.stop();
+    } finally {
+      receiver.stop(true);
+      await fresh.drop();
+    }
+  }, 30_000);
+
   test.skipIf(TEST_DB !== 'postgres')('PostgreSQL: several processes starting together migrate once (advisory lock)', async () => {
     const fresh = await freshDatabase();
     try {

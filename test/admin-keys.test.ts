@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
+import { Value } from '@sinclair/typebox/value';
+import { ListKeysResponse, RotateResponse } from '../src/features/admin/model';
+import { expectError, makeApp, type TestApp } from './helpers';
+
+let h: TestApp;
+beforeAll(async () => {
+  h = await makeApp();
+});
+afterAll(() => h.close());
+
+const DAY = 86_400_000;
+const auditOf = async (tenantId: string) => {
+  const a = h.ctx.database.t.auditLog;
+  return h.ctx.database.db.select().from(a).where(eq(a.tenantId, tenantId));
+};
+
+describe('GET /v1/admin/keys', () => {
+  test('metadata of both environments with computed status; never the plaintext or hash', async () => {
+    const t = await h.tenant();
+    const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live', name: 'prod', scopes: ['score'], rateLimitPerMinute: 100 });
+    const soon = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'soon' });
+    await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: soon.api_key_id, grace_days: 1 } });
+    h.clock.advance(DAY + 1000);
+    const r = await h.json('GET', '/v1/admin/keys', { key: t.api_key });
+    expect(r.status).toBe(200);
+    expect(Value.Check(ListKeysResponse, r.body)).toBe(true);
+    const byId = Object.fromEntries(r.body.keys.map((k: any) => [k.id, k]));
+    expect(byId[live.api_key_id]).toMatchObject({ env: 'live', name: 'prod', scopes: ['score'], rate_limit_per_minute: 100, status: 'active', key_prefix: live.api_key.slice(0, 12) });
+    expect(byId[soon.api_key_id].status).toBe('expired');
+    const text = JSON.stringify(r.body);
+    for (const k of [t.api_key, live.api_key, soon.api_key]) expect(text).not.toContain(k.slice(12));
+    expect(text).not.toMatch(/[0-9a-f]{64}/);
+  });
+});
+
+describe('POST /v1/admin/keys/rotate', () => {
+  test('201: a new key inheriting name, env, scopes and rate limit; the old one works until now + grace_days', async () => {
+    const t = await h.tenant();
+    const old = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'ci', scopes: ['score', 'keys:manage'], rateLimitPerMinute: 50 });
+    const r = await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: old.api_key_id, grace_days: 3 } });
+    expect(r.status).toBe(201);
+    expect(Value.Check(RotateResponse, r.body)).toBe(true);
+    expect(r.body).toMatchObject({ rotated_from: old.api_key_id, grace_days: 3 });
+    expect(r.body.api_key).toMatch(/^sk_test_[0-9a-f]{28}$/);
+    expect(r.body.warning).toMatch(/store/i);
+    expect(r.body.old_expires_at).toBe(new Date(h.clock.ms + 3 * DAY).toISOString());
+    const keys = (await h.json('GET', '/v1/admin/keys', { key: t.api_key })).body.keys;
+    expect(keys.find((k: any) => k.id === r.body.api_key_id)).toMatchObject({ name: 'ci', env: 'sandbox', scopes: ['score', 'keys:manage'], rate_limit_per_minute: 50, status: 'active' });
+    // both work during the grace period; the old one stops after it
+    expect((await h.call('GET', '/v1/admin/keys', { key: old.api_key })).status).toBe(200);
+    expect((await h.call('GET', '/v1/admin/keys', { key: r.body.api_key })).status).toBe(200);
+    h.clock.advance(3 * DAY);
+    expectError(await h.json('GET', '/v1/admin/keys', { key: old.api_key }), 401, 'api_key_expired');
+    expect((await h.call('GET', '/v1/admin/keys', { key: r.body.api_key })).status).toBe(200);
+    // the plaintext is never shown again
+    expect(JSON.stringify((await h.json('GET', '/v1/admin/keys', { key: r.body.api_key })).body)).not.toContain(r.body.api_key.slice(12));
+  });
+
+  test('without a body it rotates the calling key with 7 days of grace; grace_days 0 stops the old key at once', async () => {
+    const t = await h.tenant();
+    const r = await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ rotated_from: t.api_key_id, grace_days: 7, old_expires_at: new Date(h.clock.ms + 7 * DAY).toISOString() });
+    const r0 = await h.json('POST', '/v1/admin/keys/rotate', { key: r.body.api_key, body: { grace_days: 0 } });
+    expect(r0.status).toBe(201);
+    expectError(await h.json('GET', '/v1/admin/keys', { key: r.body.api_key }), 401, 'api_key_expired');
+  });
+
+  test('grace_days outside 0–30 or a bad id → 422 validation_failed with the field', async () => {
+    const t = await h.tenant();
+    for (const body of [{ grace_days: 31 }, { grace_days: -1 }, { grace_days: 1.5 }, { api_key_id: 'nope' }]) {
+      const b = expectError(await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body }), 422, 'validation_failed');
+      expect(b.fields[0].path).toBe(Object.keys(body)[0]);
+    }
+  });
+
+  test("another tenant's key → 403; an unknown id → 404; a revoked or expired key → 409 key_not_active", async () => {
+    const a = await h.tenant();
+    const b = await h.tenant();
+    expectError(await h.json('POST', '/v1/admin/keys/rotate', { key: a.api_key, body: { api_key_id: b.api_key_id } }), 403, 'cross_tenant_forbidden');
+    expectError(await h.json('POST', '/v1/admin/keys/rotate', { key: a.api_key, body: { api_key_id: crypto.randomUUID() } }), 404, 'resource_not_found');
+    const k = await h.ctx.tenants.createKey({ tenantId: a.tenant_id, env: 'sandbox' });
+    await h.json('POST', '/v1/admin/keys/revoke', { key: a.api_key, body: { api_key_id: k.api_key_id } });
+    expectError(await h.json('POST', '/v1/admin/keys/rotate', { key: a.api_key, body: { api_key_id: k.api_key_id } }), 409, 'key_not_active');
+    const e = await h.ctx.tenants.createKey({ tenantId: a.tenant_id, env: 'sandbox' });
+    await h.json('POST', '/v1/admin/keys/rotate', { key: a.api_key, body: { api_key_id: e.api_key_id, grace_days: 0 } });
+    expectError(await h.json('POST', '/v1/admin/keys/rotate', { key: a.api_key, body: { api_key_id: e.api_key_id } }), 409, 'key_not_active');
+    // b's key is untouched
+    expect((await h.call('GET', '/v1/admin/keys', { key: b.api_key })).status).toBe(200);
+  });
+
+  test('needs keys:manage', async () => {
+    const t = await h.tenant({ scopes: ['score'] });
+    expectError(await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: {} }), 403, 'insufficient_scope');
+  });
+});
+
+describe('POST /v1/admin/keys/revoke', () => {
+  test('immediate and idempotent: a second call returns the same revoked_at; the key gets 401 at once', async () => {
+    const t = await h.tenant();
+    const k = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
+    expect((await h.call('GET', '/v1/admin/keys', { key: k.api_key })).status).toBe(200);
+    const r1 = await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: k.api_key_id, reason: 'leaked in a log' } });
+    expect(r1.status).toBe(200);
+    expect(r1.body).toEqual({ revoked: true, revoked_at: h.clock.now().toISOString(), api_key_id: k.api_key_id });
+    expectError(await h.json('GET', '/v1/admin/keys', { key: k.api_key }), 401, 'api_key_revoked');
+    h.clock.advance(60_000);
+    const r2 = await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: k.api_key_id } });
+    expect(r2.body.revoked_at).toBe(r1.body.revoked_at);
+  });
+
+  test('the last active key is refused with 409 last_active_key; reason over 256 → 422; another tenant → 403', async () => {
+    const t = await h.tenant();
+    expectError(await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: t.api_key_id } }), 409, 'last_active_key');
+    expect((await h.call('GET', '/v1/admin/keys', { key: t.api_key })).status).toBe(200);
+    const b = expectError(await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: t.api_key_id, reason: 'x'.repeat(257) } }), 422, 'validation_failed');
+    expect(b.fields[0].path).toBe('reason');
+    const other = await h.tenant();
+    expectError(await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: other.api_key_id } }), 403, 'cross_tenant_forbidden');
+    expectError(await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: crypto.randomUUID() } }), 404, 'resource_not_found');
+    // with a second key, the first can go
+    const second = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live' });
+    expect((await h.json('POST', '/v1/admin/keys/revoke', { key: second.api_key, body: { api_key_id: t.api_key_id } })).status).toBe(200);
+  });
+});
+
+describe('audit', () => {
+  test('every admin action writes who (key id), what, when and the request id', async () => {
+    const t = await h.tenant();
+    const rot = await h.call('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { grace_days: 1 } });
+    const rotated = (await rot.json()) as { api_key_id: string };
+    const rev = await h.call('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: t.api_key_id } });
+    const rows = await auditOf(t.tenant_id);
+    const rotation = rows.find((r) => r.action === 'api_key.rotated')!;
+    expect(rotation).toMatchObject({ actorKeyId: t.api_key_id, target: t.api_key_id, requestId: rot.headers.get('x-request-id') });
+    expect(rotation.details).toMatchObject({ new_key_id: rotated.api_key_id, grace_days: 1 });
+    expect(rows.find((r) => r.action === 'api_key.revoked')).toMatchObject({ actorKeyId: t.api_key_id, requestId: rev.headers.get('x-request-id') });
+    expect(rows.every((r) => r.createdAt instanceof Date)).toBe(true);
+  });
+});

@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { createLogger } from '../src/lib/log';
+import { makeApp, type TestApp } from './helpers';
+
+const lines: string[] = [];
+let h: TestApp;
+beforeAll(async () => {
+  h = await makeApp({}, { log: createLogger('info', (l) => lines.push(l)) });
+});
+afterAll(() => h.close());
+
+test('one JSON line per request with method, route, status, duration, requestId and tenant id — never the key', async () => {
+  const t = await h.tenant();
+  const ok = await h.call('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' }, headers: { 'idempotency-key': 'log-test' } });
+  const bad = await h.call('GET', '/v1/admin/keys', { key: 'sk_test_' + 'a'.repeat(28) });
+  await Bun.sleep(20); // the access log is written after the response
+  const entries = lines.map((l) => JSON.parse(l)).filter((e) => e.msg === 'request');
+  const first = entries.find((e) => e.requestId === ok.headers.get('x-request-id'));
+  expect(first).toMatchObject({ level: 'info', method: 'POST', route: '/v1/score', status: 200, tenantId: t.tenant_id, keyId: t.api_key_id });
+  expect(typeof first.durationMs).toBe('number');
+  expect(entries.find((e) => e.requestId === bad.headers.get('x-request-id'))).toMatchObject({ status: 401, route: '/v1/admin/keys' });
+  const all = lines.join('\n');
+  expect(all).not.toContain(t.api_key);
+  expect(all).not.toContain(t.api_key.slice(12));
+  expect(all).not.toContain('a'.repeat(28));
+  expect(all).not.toContain('log-test'); // not even the idempotency key
+});
+
+test('an unexpected failure is logged with its requestId (and the response carries no stack)', async () => {
+  const t = await h.tenant();
+  const orig = h.ctx.tenants.listKeys;
+  h.ctx.tenants.listKeys = async () => {
+    throw new Error('disk on fire');
+  };
+  try {
+    const r = await h.call('GET', '/v1/admin/keys', { key: t.api_key });
+    expect(r.status).toBe(500);
+    const entry = lines.map((l) => JSON.parse(l)).find((e) => e.msg === 'unhandled error' && e.requestId === r.headers.get('x-request-id'));
+    expect(entry.error).toBe('disk on fire');
+    expect(await r.text()).not.toContain('disk on fire');
+  } finally {
+    h.ctx.tenants.listKeys = orig;
+  }
+});
