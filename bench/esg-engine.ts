@@ -5,17 +5,8 @@
  */
 import { assessEsg } from '../src/features/esg/engine';
 import { INDICATORS, SECTORS, type AnswerValue } from '../src/features/esg/questionnaire';
+import { mulberry32 } from '../src/lib/prng';
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const rng = mulberry32(2025);
 const DIVISION_SAMPLES: Record<string, string[]> = { C: ['C10', 'C25', 'C33'], J: ['J62'], M: ['M69', 'M73'], F: ['F41'], I: ['I56'] };

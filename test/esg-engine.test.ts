@@ -16,18 +16,9 @@ import {
   type AnswerValue,
   type Indicator,
 } from '../src/features/esg/questionnaire';
+import { mulberry32 } from '../src/lib/prng';
 
 // ───────────────────────────── Seeded PRNG (mulberry32) ─────────────────────────────
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 type Rng = () => number;
 const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
 

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { isValidNif, nifCheckDigit } from '../src/lib/nif';
+import { mulberry32 } from '../src/lib/prng';
 
 // Independent re-implementation (different code path) used as an oracle.
 function oracle(nif: string): boolean {
@@ -17,16 +18,6 @@ function oracle(nif: string): boolean {
   return digits[8] === check;
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('isValidNif', () => {
   test('REFERENCE §1 valid examples', () => {

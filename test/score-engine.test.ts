@@ -15,21 +15,12 @@ import {
 } from '../src/features/score/engine';
 import { SANDBOX_FIXTURES, sandboxLookup } from '../src/features/score/fixtures';
 import { isValidNif } from '../src/lib/nif';
+import { mulberry32 } from '../src/lib/prng';
 
 // ------------------------------------------------------------------------------------------
 // Seeded PRNG and random profiles
 // ------------------------------------------------------------------------------------------
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Rng = () => number;
 const uni = (rng: Rng, a: number, b: number) => a + (b - a) * rng();

@@ -26,6 +26,7 @@
  *   round(base × rate / 100) — both readings of "the VAT of the document" agree exactly.
  */
 import { nifCheckDigit } from '../../lib/nif';
+import { fnv1a32, mulberry32 } from '../../lib/prng';
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -100,15 +101,6 @@ export const DEMO_SIZE_PRESETS: { small: number; medium: number; large: number }
 // PRNG and hashing
 // ---------------------------------------------------------------------------------------------
 
-/** FNV-1a (32-bit) over the UTF-16 code units of `s`. */
-function fnv1a32(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
 
 /** Combine 32-bit words with the murmur3 finaliser; used to derive independent sub-seeds. */
 function mixStep(h: number, p: number): number {
@@ -135,19 +127,12 @@ function table<T>(items: readonly T[], weights: readonly number[]): WeightTable<
   return { items, cum, total };
 }
 
-/** mulberry32: tiny, fast, good enough for synthetic data. */
+/** Helpers over a mulberry32 stream. */
 class Prng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = seed >>> 0;
-  }
   /** Uniform in [0, 1). */
-  next(): number {
-    this.s = (this.s + 0x6d2b79f5) | 0;
-    let t = this.s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  readonly next: () => number;
+  constructor(seed: number) {
+    this.next = mulberry32(seed);
   }
   /** Integer in [lo, hi] (inclusive). */
   int(lo: number, hi: number): number {

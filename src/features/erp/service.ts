@@ -108,19 +108,31 @@ export class ErpService {
     return this.ctx.database.t;
   }
 
-  /** newest first; cursor = (created_at, id) of the last item */
-  async listConnections(caller: ErpCaller, q: { limit?: number; cursor?: string; provider?: AnyProvider; customer_reference?: string }) {
-    const c = this.t.erpConnections;
+  /**
+   * Newest first, for any table scoped by tenant and environment that has provider,
+   * customer_reference, created_at and id; cursor = (created_at, id) of the last item.
+   */
+  private async newestFirst<Row extends { createdAt: Date; id: string }, Body>(
+    table: typeof this.t.erpConnections | typeof this.t.syncRuns,
+    body: (row: Row) => Body,
+    caller: ErpCaller,
+    q: { limit?: number; cursor?: string; provider?: AnyProvider; customer_reference?: string },
+  ) {
+    const c = table as typeof this.t.syncRuns; // the columns used below exist on both tables
     const limit = q.limit ?? 50;
     const conds = [eq(c.tenantId, caller.tenantId), eq(c.env, caller.env)];
     if (q.provider) conds.push(eq(c.provider, q.provider));
     if (q.customer_reference) conds.push(eq(c.customerReference, q.customer_reference));
     const cur = decodePageCursor<[number, string]>(q.cursor, ['number', 'string']);
     if (cur) conds.push(or(lt(c.createdAt, new Date(cur[0])), and(eq(c.createdAt, new Date(cur[0])), lt(c.id, cur[1])))!);
-    const rows = await this.db.select().from(c).where(and(...conds)).orderBy(desc(c.createdAt), desc(c.id)).limit(limit + 1);
+    const rows = (await this.db.select().from(c).where(and(...conds)).orderBy(desc(c.createdAt), desc(c.id)).limit(limit + 1)) as unknown as Row[];
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    return { data: page.map(connectionBody), next_cursor: rows.length > limit && last ? encodePageCursor([last.createdAt.getTime(), last.id]) : null };
+    return { data: page.map(body), next_cursor: rows.length > limit && last ? encodePageCursor([last.createdAt.getTime(), last.id]) : null };
+  }
+
+  listConnections(caller: ErpCaller, q: { limit?: number; cursor?: string; provider?: AnyProvider; customer_reference?: string }) {
+    return this.newestFirst(this.t.erpConnections, connectionBody, caller, q);
   }
 
   /** status disconnected, tokens / state / verifier wiped; idempotent */
@@ -157,24 +169,19 @@ export class ErpService {
     return runBody(row);
   }
 
-  /** newest first; cursor = (created_at, id) of the last item */
-  async listRuns(caller: ErpCaller, q: { limit?: number; cursor?: string; provider?: AnyProvider; customer_reference?: string }) {
-    const r = this.t.syncRuns;
-    const limit = q.limit ?? 50;
-    const conds = [eq(r.tenantId, caller.tenantId), eq(r.env, caller.env)];
-    if (q.provider) conds.push(eq(r.provider, q.provider));
-    if (q.customer_reference) conds.push(eq(r.customerReference, q.customer_reference));
-    const cur = decodePageCursor<[number, string]>(q.cursor, ['number', 'string']);
-    if (cur) conds.push(or(lt(r.createdAt, new Date(cur[0])), and(eq(r.createdAt, new Date(cur[0])), lt(r.id, cur[1])))!);
-    const rows = await this.db.select().from(r).where(and(...conds)).orderBy(desc(r.createdAt), desc(r.id)).limit(limit + 1);
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return { data: page.map(runBody), next_cursor: rows.length > limit && last ? encodePageCursor([last.createdAt.getTime(), last.id]) : null };
+  listRuns(caller: ErpCaller, q: { limit?: number; cursor?: string; provider?: AnyProvider; customer_reference?: string }) {
+    return this.newestFirst(this.t.syncRuns, runBody, caller, q);
   }
 
-  /** oldest first by id (time-ordered UUIDv7: insertion order); cursor = last id */
-  async listInvoices(caller: ErpCaller, provider: AnyProvider, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {
-    const t = this.t.invoices;
+  /** Synced rows oldest first by id (time-ordered UUIDv7: insertion order); cursor = last id. */
+  private async syncedRows<Row extends { id: string }, Body>(
+    table: typeof this.t.invoices | typeof this.t.bankTransactions,
+    body: (row: Row) => Body,
+    caller: ErpCaller,
+    provider: AnyProvider,
+    q: { limit?: number; cursor?: string; customer_reference?: string; since?: string },
+  ) {
+    const t = table as typeof this.t.invoices; // the columns used below exist on both tables
     const limit = q.limit ?? 50;
     const conds = [eq(t.tenantId, caller.tenantId), eq(t.env, caller.env), eq(t.provider, provider)];
     if (q.customer_reference) conds.push(eq(t.customerReference, q.customer_reference));
@@ -182,23 +189,17 @@ export class ErpService {
     if (since) conds.push(gte(t.sourceUpdatedAt, since));
     const cur = decodePageCursor<[string]>(q.cursor, ['string']);
     if (cur) conds.push(gt(t.id, cur[0]));
-    const rows = await this.db.select().from(t).where(and(...conds)).orderBy(asc(t.id)).limit(limit + 1);
+    const rows = (await this.db.select().from(t).where(and(...conds)).orderBy(asc(t.id)).limit(limit + 1)) as unknown as Row[];
     const page = rows.slice(0, limit);
-    return { data: page.map(invoiceBody), next_cursor: rows.length > limit ? encodePageCursor([page[page.length - 1]!.id]) : null };
+    return { data: page.map(body), next_cursor: rows.length > limit ? encodePageCursor([page[page.length - 1]!.id]) : null };
   }
 
-  async listTransactions(caller: ErpCaller, provider: AnyProvider, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {
-    const t = this.t.bankTransactions;
-    const limit = q.limit ?? 50;
-    const conds = [eq(t.tenantId, caller.tenantId), eq(t.env, caller.env), eq(t.provider, provider)];
-    if (q.customer_reference) conds.push(eq(t.customerReference, q.customer_reference));
-    const since = isoParam(q.since);
-    if (since) conds.push(gte(t.sourceUpdatedAt, since));
-    const cur = decodePageCursor<[string]>(q.cursor, ['string']);
-    if (cur) conds.push(gt(t.id, cur[0]));
-    const rows = await this.db.select().from(t).where(and(...conds)).orderBy(asc(t.id)).limit(limit + 1);
-    const page = rows.slice(0, limit);
-    return { data: page.map(txnBody), next_cursor: rows.length > limit ? encodePageCursor([page[page.length - 1]!.id]) : null };
+  listInvoices(caller: ErpCaller, provider: AnyProvider, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {
+    return this.syncedRows(this.t.invoices, invoiceBody, caller, provider, q);
+  }
+
+  listTransactions(caller: ErpCaller, provider: AnyProvider, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {
+    return this.syncedRows(this.t.bankTransactions, txnBody, caller, provider, q);
   }
 }
 
