@@ -11,7 +11,7 @@ FROM oven/bun:1.4 AS check
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY . .
-RUN bunx tsc --noEmit -p tsconfig.json
+RUN bunx tsc --noEmit -p tsconfig.json && touch /app/.typechecked
 
 FROM oven/bun:1.4-slim AS runtime
 WORKDIR /app
@@ -20,6 +20,8 @@ ENV ROLE=all \
     DATA_DIR=/data \
     LOG_LEVEL=info
 COPY --from=deps /app/node_modules ./node_modules
+# depending on the check stage makes BuildKit run the typecheck for every image
+COPY --from=check /app/.typechecked ./.typechecked
 COPY package.json bun.lock tsconfig.json ./
 COPY src ./src
 COPY db ./db
