@@ -93,6 +93,7 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
   const encryptionKey = config.encryptionKey ?? (config.databaseUrl ? null : loadOrCreateEncryptionKey(config.dataDir));
   if (!encryptionKey) throw new Error('configuration: ENCRYPTION_KEY is required with DATABASE_URL (live mode stores OAuth tokens and webhook secrets encrypted)');
 
+  const secretBox = new SecretBox(encryptionKey);
   const usage = new UsageMeter(database, now, log);
   usage.start();
   closers.push(() => usage.stop());
@@ -127,8 +128,8 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     limiter,
     tenants: new TenantService(database, now, config.defaultDailyQuota),
     usage,
-    idempotency: new IdempotencyService(database, now),
-    secretBox: new SecretBox(encryptionKey),
+    idempotency: new IdempotencyService(database, now, secretBox),
+    secretBox,
     keyTouches,
     jobs,
     events: new EventService(database, now),

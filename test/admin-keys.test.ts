@@ -91,6 +91,17 @@ describe('POST /v1/admin/keys/rotate', () => {
     expect((await h.call('GET', '/v1/admin/keys', { key: b.api_key })).status).toBe(200);
   });
 
+  test('a sandbox key cannot rotate or revoke live keys, nor read live usage (403 cross_environment_forbidden)', async () => {
+    const t = await h.tenant();
+    const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live' });
+    const r = expectError(await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: live.api_key_id } }), 403, 'cross_environment_forbidden');
+    expect(JSON.stringify(r)).not.toContain('sk_live_');
+    expectError(await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: live.api_key_id } }), 403, 'cross_environment_forbidden');
+    expectError(await h.json('GET', '/v1/admin/usage?env=live', { key: t.api_key }), 403, 'cross_environment_forbidden');
+    // the live key can
+    expect((await h.json('POST', '/v1/admin/keys/rotate', { key: live.api_key, body: { api_key_id: live.api_key_id } })).status).toBe(201);
+  });
+
   test('needs keys:manage', async () => {
     const t = await h.tenant({ scopes: ['score'] });
     expectError(await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: {} }), 403, 'insufficient_scope');

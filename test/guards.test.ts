@@ -147,6 +147,10 @@ describe('Idempotency-Key', () => {
     expect(await second.text()).toBe(firstText);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(await keysOf(t.tenant_id)).toBe(2); // one rotation, not two
+    // the stored response holds the new key: it must not sit in the database in plaintext
+    const newKey = (JSON.parse(firstText) as { api_key: string }).api_key;
+    const rows = await h.ctx.database.db.select().from(h.ctx.database.t.idempotencyKeys);
+    expect(JSON.stringify(rows)).not.toContain(newKey.slice(8));
   });
 
   test('JSON key order and whitespace do not make a different body', async () => {

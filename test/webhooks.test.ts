@@ -80,7 +80,13 @@ describe('webhook endpoints', () => {
     const live = await h.tenant({ env: 'live' });
     const http = expectError(await create(live.api_key, { url: 'http://example.com/h', enabled_events: ['*'] }), 422, 'validation_failed');
     expect(http.fields[0].path).toBe('url');
-    for (const url of ['https://127.0.0.1/h', 'https://10.1.2.3/h', 'https://169.254.169.254/latest', 'https://[::1]/h', 'https://localhost/h'])
+    const refused = [
+      'https://127.0.0.1/h', 'https://10.1.2.3/h', 'https://169.254.169.254/latest', 'https://[::1]/h', 'https://localhost/h',
+      // IPv4 embedded in IPv6, which URL parsing rewrites to hex: mapped, compatible, NAT64, 6to4
+      'https://[::ffff:127.0.0.1]/h', 'https://[::ffff:7f00:1]/h', 'https://[::ffff:169.254.169.254]/latest', 'https://[::127.0.0.1]/h',
+      'https://[64:ff9b::7f00:1]/h', 'https://[2002:7f00:1::]/h', 'https://[fd00::1]/h', 'https://[fe80::1]/h',
+    ];
+    for (const url of refused)
       expect(expectError(await create(live.api_key, { url, enabled_events: ['*'] }), 422, 'validation_failed').fields[0].path).toBe('url');
   });
 

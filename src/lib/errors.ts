@@ -18,6 +18,7 @@ export const ERROR_CATALOGUE = {
   insufficient_scope: { status: 403, meaning: 'The API key lacks the scope this endpoint requires.' },
   cross_tenant_forbidden: { status: 403, meaning: 'The resource belongs to another tenant.' },
   sandbox_only: { status: 403, meaning: 'This endpoint exists only for sandbox (sk_test_) keys.' },
+  cross_environment_forbidden: { status: 403, meaning: 'A key can only act on keys and data of its own environment (sandbox or live).' },
   not_found: { status: 404, meaning: 'No such route.' },
   resource_not_found: { status: 404, meaning: 'The addressed resource does not exist for this tenant and environment.' },
   company_not_found: { status: 404, meaning: 'No company with this NIF is known to the data sources (sandbox: not a fixture).' },

@@ -10,7 +10,7 @@ import { AdminService } from './service';
 
 export function adminRoutes(ctx: AppContext) {
   const admin = new AdminService(ctx.database, ctx.tenants, () => ctx.clock.now());
-  const actor = (a: { tenantId: string; keyId: string; requestId: string }) => ({ tenantId: a.tenantId, keyId: a.keyId, requestId: a.requestId });
+  const actor = (a: { tenantId: string; keyId: string; requestId: string; env: string }) => ({ tenantId: a.tenantId, keyId: a.keyId, requestId: a.requestId, env: a.env });
 
   const keys = new Elysia()
     .use(authed(ctx, 'keys:manage'))
@@ -55,7 +55,7 @@ export function adminRoutes(ctx: AppContext) {
           tag: 'admin',
           security: 'bearerAuth',
           operationId: 'rotateKey',
-          errors: ['cross_tenant_forbidden', 'resource_not_found', 'key_not_active'],
+          errors: ['cross_tenant_forbidden', 'cross_environment_forbidden', 'resource_not_found', 'key_not_active'],
         }),
       },
     )
@@ -67,7 +67,7 @@ export function adminRoutes(ctx: AppContext) {
         tag: 'admin',
         security: 'bearerAuth',
         operationId: 'revokeKey',
-        errors: ['cross_tenant_forbidden', 'resource_not_found', 'last_active_key'],
+        errors: ['cross_tenant_forbidden', 'cross_environment_forbidden', 'resource_not_found', 'last_active_key'],
       }),
     });
 
@@ -80,6 +80,7 @@ export function adminRoutes(ctx: AppContext) {
       if (from.getTime() >= to.getTime())
         throw new ApiError('validation_failed', 'from must be before to.', { fields: [{ path: 'query.from', message: 'must be before to' }] });
       const env = query.env ?? auth.env;
+      if (env !== auth.env) throw new ApiError('cross_environment_forbidden', `A ${auth.env} key can only read ${auth.env} usage.`);
       const groupBy = query.group_by ?? 'meter';
       const totals = await ctx.usage.summary(auth.tenantId, env, from, to, groupBy);
       return { from: from.toISOString(), to: to.toISOString(), env, group_by: groupBy, totals };
@@ -87,7 +88,7 @@ export function adminRoutes(ctx: AppContext) {
     {
       query: UsageQuery,
       response: { 200: UsageResponse },
-      detail: apiDoc({ summary: "The tenant's metered usage per meter line", tag: 'admin', security: 'bearerAuth', operationId: 'getUsage', errors: ['validation_failed'] }),
+      detail: apiDoc({ summary: "The tenant's metered usage per meter line", tag: 'admin', security: 'bearerAuth', operationId: 'getUsage', errors: ['validation_failed', 'cross_environment_forbidden'] }),
     },
   );
 

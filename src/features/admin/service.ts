@@ -7,6 +7,8 @@ export interface Actor {
   tenantId: string;
   keyId: string;
   requestId: string;
+  /** the calling key's environment: it may only change keys of that environment */
+  env: string;
 }
 
 /** Key rotation and revocation (Stripe's rolling model), each with an audit record. */
@@ -42,6 +44,8 @@ export class AdminService {
     const [row] = await tx.select().from(k).where(eq(k.id, keyId));
     if (!row) throw new ApiError('resource_not_found', `No API key ${keyId}.`);
     if (row.tenantId !== actor.tenantId) throw new ApiError('cross_tenant_forbidden', 'That API key belongs to another tenant.');
+    // a sandbox key (CI, laptops) must never mint or kill production keys
+    if (row.env !== actor.env) throw new ApiError('cross_environment_forbidden', `A ${actor.env} key cannot change ${row.env} keys; use a ${row.env} key.`);
     return row;
   }
 

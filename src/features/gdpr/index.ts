@@ -35,7 +35,7 @@ export function gdprRetentionSweep(ctx: AppContext, everyMs = 24 * 3600_000) {
 /** POST /v1/admin/gdpr/export and /erase (scope gdpr:manage). Format and rules: docs/gdpr.md. */
 export function gdprRoutes(ctx: AppContext) {
   const service = gdprService(ctx);
-  const actor = (a: { tenantId: string; keyId: string; requestId: string }) => ({ tenantId: a.tenantId, keyId: a.keyId, requestId: a.requestId });
+  const actor = (a: { tenantId: string; keyId: string; requestId: string; env: string }) => ({ tenantId: a.tenantId, keyId: a.keyId, requestId: a.requestId, env: a.env });
 
   return new Elysia({ name: 'gdpr' })
     .use(authed(ctx, 'gdpr:manage'))

@@ -329,6 +329,11 @@ export class GdprService {
             .where(and(eq(table.tenantId, tenantId), eq(table.customerReference, ref)));
       };
       const sr = t.syncRuns;
+      // stop syncs in flight: their next batch no longer owns the run, so it rolls back and writes nothing
+      await tx
+        .update(sr)
+        .set({ status: 'failed', errorCode: 'tenant_terminated', finishedAt: now })
+        .where(and(eq(sr.tenantId, tenantId), inArray(sr.status, ['queued', 'running'])));
       await pseudonymise(sr);
       const syncRuns = await tx.update(sr).set({ errorMessage: null, cursor: null, retainUntil }).where(eq(sr.tenantId, tenantId)).returning({ id: sr.id });
 

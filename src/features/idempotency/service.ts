@@ -1,7 +1,7 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { ApiError } from '../../lib/errors';
-import { sha256Hex } from '../../lib/crypto';
+import { sha256Hex, type SecretBox } from '../../lib/crypto';
 
 /**
  * Idempotency-Key records (Stripe's model). The first request that passes auth and validation
@@ -36,6 +36,8 @@ export class IdempotencyService {
   constructor(
     private readonly database: Database,
     private readonly now: () => Date,
+    /** stored responses can hold one-time secrets (a rotated key, a webhook secret): sealed at rest */
+    private readonly box: SecretBox,
   ) {}
 
   /** the three statements of every idempotent request, prepared once */
@@ -87,7 +89,7 @@ export class IdempotencyService {
         throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still in progress; retry after it completes.', {
           headers: { 'retry-after': '1' },
         });
-      return { replay: { status: row.responseStatus ?? 200, body: row.responseBody ?? '' } };
+      return { replay: { status: row.responseStatus ?? 200, body: row.responseBody ? this.box.open(row.responseBody) : '' } };
     }
     throw new ApiError('idempotency_key_in_use', 'The Idempotency-Key is contended; retry.', { headers: { 'retry-after': '1' } });
   }
@@ -95,7 +97,7 @@ export class IdempotencyService {
   async complete(claimId: string, status: number, body: string) {
     const { withTx, t } = this.database;
     if (status >= 500) await withTx((tx) => tx.delete(t.idempotencyKeys).where(eq(t.idempotencyKeys.id, claimId)));
-    else await this.database.writeOne(() => this.prepared().done.execute({ id: claimId, status, body }));
+    else await this.database.writeOne(() => this.prepared().done.execute({ id: claimId, status, body: this.box.seal(body) }));
   }
 
   /** periodic job: drop expired records */

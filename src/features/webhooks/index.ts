@@ -17,8 +17,8 @@ export function webhookService(ctx: AppContext) {
 
 export function webhookRoutes(ctx: AppContext, service: WebhookService) {
   const admin = new AdminService(ctx.database, ctx.tenants, () => ctx.clock.now());
-  const auditor = (auth: { tenantId: string; keyId: string; requestId: string }) => (tx: Db, action: string, target: string) =>
-    admin.audit(tx, { tenantId: auth.tenantId, keyId: auth.keyId, requestId: auth.requestId }, action, target);
+  const auditor = (auth: { tenantId: string; keyId: string; requestId: string; env: string }) => (tx: Db, action: string, target: string) =>
+    admin.audit(tx, { tenantId: auth.tenantId, keyId: auth.keyId, requestId: auth.requestId, env: auth.env }, action, target);
   const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = []) =>
     apiDoc({ summary, tag: 'events', security: 'bearerAuth', operationId, errors });
   const kick = (deliveryId: string) => ctx.jobs.enqueue('webhook.deliver', { deliveryId }, { jobId: `${deliveryId}:0` });

@@ -36,14 +36,58 @@ export const endpointView = (e: EndpointRow) => ({
   last_failure_at: iso(e.lastFailureAt),
 });
 
-function isPrivateAddress(ip: string): boolean {
-  if (isIP(ip) === 4) {
-    const [a, b] = ip.split('.').map(Number) as [number, number];
-    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224;
+function privateV4(a: number, b: number, c: number): boolean {
+  return (
+    a === 0 || a === 10 || a === 127 || a >= 224 || // this network, private, loopback, multicast + reserved
+    (a === 100 && b >= 64 && b <= 127) || // carrier-grade NAT
+    (a === 169 && b === 254) || // link-local (cloud metadata)
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 192 && b === 0 && (c === 0 || c === 2)) || // IETF protocol assignments, TEST-NET-1
+    (a === 198 && (b === 18 || b === 19)) || // benchmarking
+    (a === 198 && b === 51 && c === 100) ||
+    (a === 203 && b === 0 && c === 113)
+  );
+}
+
+/** The 8 hextets of an IPv6 address (with an embedded dotted IPv4 tail), or null. */
+function ipv6Hextets(ip: string): number[] | null {
+  let s = ip.toLowerCase().split('%')[0]!;
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
+  if (v4) {
+    const o = v4[1]!.split('.').map(Number);
+    s = s.slice(0, -v4[1]!.length) + ((o[0]! << 8) | o[1]!).toString(16) + ':' + ((o[2]! << 8) | o[3]!).toString(16);
   }
-  const v = ip.toLowerCase();
-  if (v.startsWith('::ffff:')) return isPrivateAddress(v.slice(7));
-  return v === '::' || v === '::1' || v.startsWith('fe8') || v.startsWith('fe9') || v.startsWith('fea') || v.startsWith('feb') || v.startsWith('fc') || v.startsWith('fd') || v.startsWith('ff');
+  const halves = s.split('::');
+  if (halves.length > 2) return null;
+  const head = halves[0] ? halves[0].split(':') : [];
+  const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
+  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
+  const parts = [...head, ...Array(fill).fill('0'), ...tail];
+  if (parts.length !== 8 || parts.some((p) => !/^[0-9a-f]{1,4}$/.test(p))) return null;
+  return parts.map((p) => parseInt(p, 16));
+}
+
+/**
+ * True for every address a webhook must not reach: private, loopback, link-local, reserved and
+ * multicast IPv4 and IPv6 — including IPv4 embedded in IPv6 (mapped ::ffff:0:0/96, compatible
+ * ::/96, NAT64 64:ff9b::/96, 6to4 2002::/16), which `new URL()` rewrites to hex hextets.
+ */
+export function isPrivateAddress(ip: string): boolean {
+  if (isIP(ip) === 4) {
+    const [a, b, c] = ip.split('.').map(Number) as [number, number, number];
+    return privateV4(a, b, c);
+  }
+  const h = ipv6Hextets(ip);
+  if (!h) return true; // unparseable: refuse
+  const v4At = (i: number) => privateV4(h[i]! >> 8, h[i]! & 0xff, h[i + 1]! >> 8);
+  const zeros = (n: number) => h.slice(0, n).every((x) => x === 0);
+  if (zeros(5) && h[5] === 0xffff) return v4At(6); // IPv4-mapped
+  if (zeros(6)) return true; // ::, ::1 and IPv4-compatible (deprecated): never a public target
+  if (h[0] === 0x64 && h[1] === 0xff9b && h[2] === 0 && h[3] === 0 && h[4] === 0 && h[5] === 0) return v4At(6); // NAT64
+  if (h[0] === 0x2002) return v4At(1); // 6to4
+  const first = h[0]!;
+  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xffc0) === 0xfec0 || (first & 0xff00) === 0xff00 || (first === 0x2001 && h[1] === 0xdb8);
 }
 
 /**
