@@ -132,7 +132,7 @@ describe('POST /v1/admin/keys/revoke', () => {
     expectError(await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: other.api_key_id } }), 403, 'cross_tenant_forbidden');
     expectError(await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: crypto.randomUUID() } }), 404, 'resource_not_found');
     // with a second key, the first can go
-    const second = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live' });
+    const second = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
     expect((await h.json('POST', '/v1/admin/keys/revoke', { key: second.api_key, body: { api_key_id: t.api_key_id } })).status).toBe(200);
   });
 });
