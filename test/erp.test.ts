@@ -212,7 +212,7 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
   test('validation: provider enum, customer_reference min length, return_url http(s) only → 422 with field paths', async () => {
     let b = expectError(await initiate({ provider: 'sap', customer_reference: '', return_url: 'not a url' }), 422, 'validation_failed');
     expect(b.fields.map((f: any) => f.path).sort()).toEqual(['customer_reference', 'provider', 'return_url']);
-    for (const bad of ['javascript:alert(1)', 'ftp://example.com/x', 'mailto:a@b.c', '/relative/path']) {
+    for (const bad of ['javascript:alert(1)', 'ftp://example.com/x', 'mailto:a@b.c', '/relative/path', 'https://', 'http://']) {
       b = expectError(await initiate({ provider: 'demo', customer_reference: 'c', return_url: bad }), 422, 'validation_failed');
       expect(b.fields.map((f: any) => f.path)).toEqual(['return_url']);
     }

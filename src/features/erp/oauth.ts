@@ -3,7 +3,7 @@ import { and, eq, gt, inArray, lt, ne } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import type { Database } from '../../db/client';
 import { sha256Hex } from '../../lib/crypto';
-import { ApiError } from '../../lib/errors';
+import { ApiError, validationError } from '../../lib/errors';
 import { consentPage, errorPage } from './consent';
 import type { AnyProvider, ErpProvider } from './model';
 import { OAuthRejected, UpstreamError } from './providers/http';
@@ -54,6 +54,12 @@ export class OAuthService {
   }
 
   async initiate(caller: ErpCaller, body: { provider: AnyProvider; customer_reference: string; return_url: string }) {
+    // the format check lets "https://" through; the callback must be able to redirect there
+    let host = '';
+    try {
+      host = new URL(body.return_url).hostname;
+    } catch {}
+    if (!host) throw validationError([{ path: 'return_url', message: 'must be an absolute http(s) URL with a host' }]);
     let client: ProviderClient | null = null;
     if (caller.env === 'live') {
       assertLiveProvider(this.settings, body.provider);
