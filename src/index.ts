@@ -39,7 +39,8 @@ async function main() {
   }
   const metricsServer = config.metricsPort ? serveMetricsPort(ctx.metrics, config.metricsPort) : null;
   if (config.role !== 'worker') {
-    app.listen({ port: config.port, hostname: '0.0.0.0', maxRequestBodySize: config.bodyLimitBytes + 1024 });
+    // Bun's own limit only backstops ours: the API answers 413 with its error body up to 16× the limit
+    app.listen({ port: config.port, hostname: '0.0.0.0', maxRequestBodySize: Math.max(config.bodyLimitBytes * 16, 16 * 1024 * 1024) });
     ctx.log.info('listening', { port: app.server?.port, role: config.role, database: ctx.database.dialect, redis: !!ctx.redis });
   }
   let stopping = false;

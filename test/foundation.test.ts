@@ -128,6 +128,44 @@ describe('error contract (§2.8)', () => {
     const big = JSON.stringify({ api_key_id: crypto.randomUUID(), reason: 'x'.repeat(1024 * 1024 + 10) });
     expectError(await h.json('POST', '/v1/admin/keys/revoke', { key, rawBody: big, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
   });
+  test('a JSON body that is not an object → 422 on (body)', async () => {
+    for (const raw of ['[]', '"x"', 'null', '42', 'true']) {
+      const b = expectError(await h.json('POST', '/v1/admin/keys/rotate', { key, rawBody: raw, headers: { 'content-type': 'application/json' } }), 422, 'validation_failed');
+      expect(b.fields).toEqual([{ path: '(body)', message: 'must be a JSON object' }]);
+    }
+  });
+  test('a streamed (chunked) body over the limit → 413 with the error body, without reading it all', async () => {
+    const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream({
+      pull(c) {
+        if (sent++ > 64) return c.close(); // 4 MiB on offer
+        c.enqueue(chunk);
+      },
+    });
+    const res = await h.app.handle(
+      new Request('http://localhost/v1/admin/keys/revoke', { method: 'POST', body: stream, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }),
+    );
+    const body = (await res.json()) as any;
+    expectError({ status: res.status, body, headers: res.headers }, 413, 'payload_too_large');
+    expect(sent).toBeLessThan(40);
+  });
+  test('no usable key: 401 before any body error', async () => {
+    expectError(await h.json('POST', '/v1/admin/keys/revoke', { rawBody: '{bad', headers: { 'content-type': 'application/json' } }), 401, 'missing_api_key');
+    expectError(await h.json('POST', '/v1/admin/keys/revoke', { rawBody: '[]', headers: { 'content-type': 'text/plain', authorization: 'Bearer nope' } }), 401, 'invalid_api_key');
+  });
+  test('401 answers carry WWW-Authenticate: Bearer', async () => {
+    const r = await h.json('GET', '/v1/admin/keys');
+    expect(r.headers.get('www-authenticate')).toStartWith('Bearer');
+  });
+  test('enum and range errors name what is allowed; query errors name the parameter', async () => {
+    const b = expectError(await h.json('POST', '/v1/score', { key, body: { nif: '599000015', refresh: 'always' } }), 422, 'validation_failed');
+    expect(b.fields).toEqual([{ path: 'refresh', message: 'must be one of: "cached_ok", "force_refresh"' }]);
+    const q = expectError(await h.json('GET', '/v1/events?limit=0', { key }), 422, 'validation_failed');
+    expect(q.fields).toEqual([{ path: 'query.limit', message: 'must be a number from 1 to 200' }]);
+    const q2 = expectError(await h.json('GET', '/v1/events?limit=abc', { key }), 422, 'validation_failed');
+    expect(q2.fields[0].path).toBe('query.limit');
+  });
   test('validation → 422 validation_failed listing every field path', async () => {
     const r = await h.json('POST', '/v1/admin/keys/revoke', { key, body: { api_key_id: 'not-a-uuid', reason: 'x'.repeat(300) } });
     const b = expectError(r, 422, 'validation_failed');

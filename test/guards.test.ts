@@ -77,6 +77,21 @@ describe('rate limits (in-process GCRA)', () => {
     const midnight = Date.UTC(2026, 10, 23) / 1000;
     expect(Number(r.headers.get('retry-after'))).toBe(Math.ceil(midnight - h.clock.ms / 1000));
     expect(r.headers.get('ratelimit')).toContain('"daily";r=0');
+    // the X-RateLimit trio now describes the daily quota: nothing left until UTC midnight
+    expect(r.headers.get('x-ratelimit-limit')).toBe('3');
+    expect(r.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(r.headers.get('x-ratelimit-reset')).toBe(String(midnight));
+  });
+
+  test("a valid key's body errors and unknown routes are charged to that key, not to the address", async () => {
+    const t = await h.tenant({ name: 'own-budget', plan: 'starter' });
+    const bad = await h.call('POST', '/v1/admin/keys/revoke', { key: t.api_key, rawBody: '{bad', headers: { 'content-type': 'application/json' } });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('x-ratelimit-limit')).toBe('600');
+    expect(bad.headers.get('x-ratelimit-remaining')).toBe('599');
+    const nf = await h.call('GET', '/v1/nowhere-else', { key: t.api_key });
+    expect(nf.status).toBe(404);
+    expect(nf.headers.get('x-ratelimit-remaining')).toBe('598');
   });
 });
 

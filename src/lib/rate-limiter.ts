@@ -168,11 +168,13 @@ export class RedisRateLimiter implements RateLimiter {
 
 /** The response headers for a decision: GitHub-style X-RateLimit-* (Reset = epoch seconds) and the IETF draft fields. */
 export function rateLimitHeaders(d: RateDecision, nowMs: number): Record<string, string> {
-  const resetEpoch = Math.ceil(d.resetAtMs / 1000);
+  // when the daily quota is what denies, the X-RateLimit-* trio describes it, so that a client
+  // following them waits until the quota resets instead of retrying every minute
+  const dailyDenied = d.deniedBy === 'daily' && d.daily;
   const h: Record<string, string> = {
-    'x-ratelimit-limit': String(d.limit),
-    'x-ratelimit-remaining': String(d.remaining),
-    'x-ratelimit-reset': String(resetEpoch),
+    'x-ratelimit-limit': String(dailyDenied ? d.daily!.quota : d.limit),
+    'x-ratelimit-remaining': String(dailyDenied ? 0 : d.remaining),
+    'x-ratelimit-reset': String(Math.ceil((dailyDenied ? d.daily!.resetAtMs : d.resetAtMs) / 1000)),
   };
   const policies = [`"minute";q=${d.limit};w=60`];
   const states = [`"minute";r=${d.remaining};t=${Math.max(0, Math.ceil((d.resetAtMs - nowMs) / 1000))}`];

@@ -41,6 +41,34 @@ export async function limitAnonymous(ctx: AppContext, request: Request, server: 
 }
 
 /**
+ * For error paths that never reached the guard (body errors, unknown routes): if the request
+ * carries a valid, active key, its own per-minute budget and daily quota pay, with its headers.
+ * Returns a 429 to answer instead when that key is over its limits; null otherwise.
+ */
+export async function chargeKey(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }): Promise<ApiError | null> {
+  const m = /^Bearer\s+(sk_(?:test|live)_[0-9a-f]{28})\s*$/i.exec(request.headers.get('authorization') ?? '');
+  if (!m) return null;
+  const found = await ctx.tenants.findByPlaintext(m[1]!);
+  const now = ctx.clock.now();
+  if (!found || found.tenant.status === 'terminated' || keyStatus(found.key, now) !== 'active') return null;
+  const state = requestState(request);
+  const nowMs = now.getTime();
+  const d = await ctx.limiter.consume({
+    bucket: `key:${found.key.id}`,
+    limitPerMinute: effectiveRateLimit(found.tenant, found.key),
+    daily: { tenantId: found.tenant.id, quota: found.tenant.dailyQuota },
+    nowMs,
+  });
+  state.rateHeaders = rateLimitHeaders(d, nowMs);
+  state.tenantId = found.tenant.id;
+  state.keyId = found.key.id;
+  Object.assign(set.headers, state.rateHeaders);
+  if (d.allowed) return null;
+  const headers = { 'retry-after': state.rateHeaders['retry-after']! };
+  return d.deniedBy === 'daily' ? new ApiError('daily_quota_exceeded', undefined, { headers }) : new ApiError('rate_limited', undefined, { headers });
+}
+
+/**
  * The guard in front of every API route, in this order: Bearer key → key/tenant state → per-key
  * rate limit and daily quota (headers on every response) → tenant suspension → scope. It runs in
  * `derive`, before body validation, so an unauthenticated caller cannot probe schemas. POST routes

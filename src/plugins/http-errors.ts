@@ -2,9 +2,28 @@ import { Elysia } from 'elysia';
 import { ApiError, errorBody, validationError, type FieldError } from '../lib/errors';
 import type { AppContext } from '../context';
 import { requestState } from './request-state';
-import { limitAnonymous } from './auth';
+import { chargeKey, limitAnonymous } from './auth';
 
 /** service pages (probes, metrics, docs) are neither authenticated nor rate limited */
+/** The body as text, or null as soon as it exceeds `limit` bytes (chunked bodies are not read to the end). */
+async function readCapped(request: Request, limit: number): Promise<string | null> {
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export const isServicePath = (path: string) => /^\/(healthz|readyz|metrics|openapi\.json|docs|roadmap)(\/|$)/.test(path);
 
 /**
@@ -25,6 +44,7 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
   const respond = async (err: ApiError, request: Request, set: { headers: Record<string, unknown>; status?: unknown }) => {
     const state = requestState(request);
     for (const [k, v] of Object.entries(err.extra.headers ?? {})) set.headers[k] = v;
+    if (err.status === 401) set.headers['www-authenticate'] = `Bearer realm="api", error="invalid_token"`;
     set.status = err.status;
     const text = JSON.stringify(errorBody(err, state.id, docsBase()));
     if (state.idempotencyClaim) {
@@ -43,27 +63,34 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       const state = requestState(request);
       set.headers['x-request-id'] = state.id;
     })
-    .onParse({ as: 'global' }, async ({ request, contentType }) => {
-      const len = Number(request.headers.get('content-length') ?? '0');
-      if (len > ctx.config.bodyLimitBytes) throw new ApiError('payload_too_large');
-      const text = await request.text();
-      if (Buffer.byteLength(text) > ctx.config.bodyLimitBytes) throw new ApiError('payload_too_large');
+    .onParse({ as: 'global' }, async ({ request, contentType, path }) => {
+      // no usable key: leave the body unread, so the caller gets 401 rather than a body error
+      if (path.startsWith('/v1/') && !/^Bearer\s+sk_(test|live)_[0-9a-f]{28}\s*$/i.test(request.headers.get('authorization') ?? '')) return {};
+      const limit = ctx.config.bodyLimitBytes;
+      const tooLarge = () => new ApiError('payload_too_large', `The request body exceeds ${limit} bytes.`);
+      if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
+      const text = await readCapped(request, limit);
+      if (text === null) throw tooLarge();
       requestState(request).rawBody = text;
       if (text.trim() === '') return {};
       if (!/^application\/([\w.+-]*\+)?json\b/i.test(contentType ?? ''))
         throw new ApiError('unsupported_media_type', `Content-Type must be application/json (got ${contentType || 'none'}).`);
+      let value: unknown;
       try {
-        return JSON.parse(text);
+        value = JSON.parse(text);
       } catch {
         throw new ApiError('invalid_json', 'The request body is not valid JSON.');
       }
+      // every body of this API is a JSON object
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw validationError([{ path: '(body)', message: 'must be a JSON object' }]);
+      return value;
     })
     .onError({ as: 'global' }, async ({ code, error, request, set, path, server }) => {
       let err: ApiError;
       const cause = (error as { cause?: unknown })?.cause;
       if (error instanceof ApiError) err = error;
       else if (code === 'PARSE' && cause instanceof ApiError) err = cause;
-      else if (code === 'VALIDATION') err = fromValidation(error as never);
+      else if (code === 'VALIDATION') err = fromValidation(error as never, request);
       else if (code === 'NOT_FOUND') {
         const allow = allowedMethods(path);
         if (allow.length) {
@@ -82,8 +109,9 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       }
       const state = requestState(request);
       if (!state.rateHeaders && !isServicePath(path)) {
-        // no key was checked (parse error, unknown route…): the caller's address pays
-        const over = await limitAnonymous(ctx, request, server as never, set);
+        // the key was not checked (body error, unknown route…): a valid key pays from its own
+        // budget, anything else from the caller's address
+        const over = (await chargeKey(ctx, request, set)) ?? (state.rateHeaders ? null : await limitAnonymous(ctx, request, server as never, set));
         if (over) err = over;
       }
       if (state.rateHeaders) for (const [k, v] of Object.entries(state.rateHeaders)) set.headers[k] = v;
@@ -106,19 +134,42 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
 
 interface ValidationLike {
   type: string;
-  all: { path: string; message: string; summary?: string; schema?: { description?: string } }[];
+  all: { path: string; message: string; summary?: string; schema?: Record<string, unknown> }[];
+  validator?: { minimum?: number; maximum?: number };
 }
 
-function fromValidation(error: ValidationLike): ApiError {
+/** A message that names what is allowed (TypeBox says "Expected union value" for enums). */
+function describe(e: ValidationLike['all'][number]): string {
+  const any = e.schema?.anyOf as Record<string, unknown>[] | undefined;
+  if (any?.length && any.every((o) => 'const' in o)) return `must be one of: ${any.map((o) => JSON.stringify(o.const)).join(', ')}`;
+  if (any?.some((o) => o.type === 'integer' || o.type === 'number')) {
+    const num = any.find((o) => o.type === 'integer' || o.type === 'number')!;
+    const range = num.minimum !== undefined && num.maximum !== undefined ? ` from ${num.minimum} to ${num.maximum}` : '';
+    return `must be ${num.type === 'integer' ? 'an integer' : 'a number'}${range}`;
+  }
+  return e.summary ?? e.message;
+}
+
+function fromValidation(error: ValidationLike, request: Request): ApiError {
+  // a query number that fails after coercion loses its name ("property" errors): find it in the URL
+  if (error.type === 'property') {
+    const { minimum, maximum } = error.validator ?? {};
+    const params = [...new URL(request.url).searchParams.entries()];
+    const hit = params.find(([, v]) => {
+      const n = Number(v);
+      return Number.isNaN(n) || (minimum !== undefined && n < minimum) || (maximum !== undefined && n > maximum);
+    });
+    const range = minimum !== undefined && maximum !== undefined ? ` from ${minimum} to ${maximum}` : '';
+    return validationError([{ path: hit ? `query.${hit[0]}` : 'query', message: `must be a number${range}` }]);
+  }
   const where = error.type === 'query' ? 'query.' : error.type === 'params' ? 'path.' : error.type === 'headers' ? 'header.' : '';
   const seen = new Set<string>();
   const fields: FieldError[] = [];
   for (const e of error.all ?? []) {
     const path = where + (e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)');
-    const message = e.summary ?? e.message;
     if (seen.has(path)) continue; // first (most specific) message per path
     seen.add(path);
-    fields.push({ path, message });
+    fields.push({ path, message: describe(e) });
   }
   return validationError(fields);
 }
