@@ -70,7 +70,7 @@ describe('POST /v1/admin/keys/rotate', () => {
 
   test('grace_days outside 0–30 or a bad id → 422 validation_failed with the field', async () => {
     const t = await h.tenant();
-    for (const body of [{ grace_days: 31 }, { grace_days: -1 }, { grace_days: 1.5 }, { api_key_id: 'nope' }]) {
+    for (const body of [{ grace_days: 31 }, { grace_days: -1 }, { grace_days: 1.5 }, { grace_days: '7' }, { api_key_id: 'nope' }]) {
       const b = expectError(await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body }), 422, 'validation_failed');
       expect(b.fields[0].path).toBe(Object.keys(body)[0]);
     }

@@ -4,7 +4,7 @@ import { t } from 'elysia';
 export const DateTime = t.String({ format: 'date-time' });
 export const NullableDateTime = t.Union([t.String({ format: 'date-time' }), t.Null()]);
 export const Uuid = t.String({ format: 'uuid' });
-export const Nif = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits', examples: ['509000019'] });
+export const Nif = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits', examples: ['599000015'] });
 export const CustomerReference = t.String({ maxLength: 128, description: 'Your own reference, echoed back (max 128 characters)' });
 export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 

@@ -1,4 +1,5 @@
 import { t } from 'elysia';
+import { Type } from '@sinclair/typebox';
 import { DateTime, NullableDateTime, Uuid } from '../../lib/schemas';
 
 export const AdminKey = t.Object(
@@ -23,7 +24,8 @@ export const ListKeysResponse = t.Object({ keys: t.Array(AdminKey) });
 export const RotateRequest = t.Optional(
   t.Object({
     api_key_id: t.Optional(t.String({ format: 'uuid', description: 'Key to rotate; default: the calling key' })),
-    grace_days: t.Optional(t.Integer({ minimum: 0, maximum: 30, default: 7, description: 'Days the old key keeps working (0 = stops now)' })),
+    // TypeBox's own Integer: Elysia's t.Integer would accept the string "7"
+    grace_days: t.Optional(Type.Integer({ minimum: 0, maximum: 30, default: 7, description: 'Days the old key keeps working (0 = stops now)' })),
   }),
 );
 export const RotateResponse = t.Object({

@@ -24,7 +24,8 @@ export const ScoreResponse = t.Object({
   tier: t.Union([t.Literal('A'), t.Literal('B'), t.Literal('C'), t.Literal('D'), t.Literal('E')]),
   pd_estimate: t.Union([t.Number({ minimum: 0, maximum: 1 }), t.Null()], { description: '12-month probability of default; null when the data cannot support a PD' }),
   components: t.Record(t.String(), t.Number({ minimum: 0, maximum: 1 }), {
-    description: 'financial_strength, profitability, liquidity, leverage, payment_behaviour, credit_history, tax_compliance (1 = best)',
+    description:
+      'financial_strength, profitability, liquidity, leverage, payment_behaviour, credit_history, tax_compliance, company_maturity, legal_events (each 0–1, 1 = best; 0.5 = the reference company or input absent)',
   }),
   reasons: t.Array(Reason),
   algorithm_version: t.String({ examples: ['score-1.0.0'] }),

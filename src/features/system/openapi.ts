@@ -29,6 +29,29 @@ const ERROR_SCHEMA = {
   },
 };
 
+/**
+ * Elysia's t.Integer / t.Numeric accept numeric strings and document themselves as
+ * anyOf[string(format integer|numeric), integer]: collapse that to the number schema, which is what
+ * responses carry and bodies should send. Also drops fragment-only $id values (invalid in 2020-12).
+ */
+function normalizeSchema(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(normalizeSchema);
+  if (!node || typeof node !== 'object') return node;
+  const o = { ...(node as Record<string, unknown>) };
+  if (typeof o.$id === 'string' && o.$id.startsWith('#')) delete o.$id;
+  const any = o.anyOf as Record<string, unknown>[] | undefined;
+  if (any?.length === 2) {
+    const str = any.find((x) => x.type === 'string' && (x.format === 'integer' || x.format === 'numeric'));
+    const num = any.find((x) => x.type === 'integer' || x.type === 'number');
+    if (str && num) {
+      delete o.anyOf;
+      return normalizeSchema({ ...o, ...num });
+    }
+  }
+  for (const [k, v] of Object.entries(o)) o[k] = normalizeSchema(v);
+  return o;
+}
+
 /** The OpenAPI 3.1.0 document: @elysiajs/openapi's generator over the app's TypeBox schemas, completed with the error contract. */
 export function buildOpenApi(app: AnyElysia, serverUrl: string) {
   const generated = toOpenAPISchema(app, undefined, undefined, undefined, '3.1.0') as {
@@ -71,20 +94,25 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
           },
         ];
       }
-      if (!secured && op.security) delete op.security;
+      if (!secured) op.security = []; // public (e.g. the OAuth consent page and callback): no key
+      const params = (op.parameters as { in?: string }[] | undefined) ?? [];
+      if (params.some((p) => p.in === 'query' || p.in === 'path')) errors.push('validation_failed');
       errors.push('internal_error');
       const responses = (op.responses ?? {}) as Record<string, Record<string, unknown>>;
       for (const r of Object.values(responses)) r.headers = headerRefs;
+      if (method === 'post')
+        for (const [status, r] of Object.entries(responses))
+          if (status.startsWith('2')) r.headers = { ...headerRefs, 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } };
       if (!Object.keys(responses).some((s) => s.startsWith('2'))) responses['200'] = { description: 'Success', headers: headerRefs };
       for (const [status, codes] of groupByStatus(errors)) {
         responses[String(status)] = {
           description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].meaning}`).join('\n\n'),
-          headers: headerRefs,
+          headers: status === 429 || status === 503 || codes.includes('idempotency_key_in_use') ? { ...headerRefs, 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : headerRefs,
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
         };
       }
       op.responses = responses;
-      (paths[path] ??= {})[method] = op;
+      (paths[path] ??= {})[method] = normalizeSchema(op) as Record<string, unknown>;
     }
   }
   return {
@@ -108,8 +136,12 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
     ],
     paths,
     components: {
-      schemas: { ...generated.components.schemas, Error: ERROR_SCHEMA },
-      headers: RATE_HEADERS,
+      schemas: { ...(normalizeSchema(generated.components.schemas) as Record<string, unknown>), Error: ERROR_SCHEMA },
+      headers: {
+        ...RATE_HEADERS,
+        'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+        'Idempotent-Replayed': { description: '"true" when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+      },
       securitySchemes: {
         BearerAuth: { type: 'http', scheme: 'bearer', description: 'API key sk_test_… (sandbox) or sk_live_… (production). Used by scoring, ESG and ERP endpoints.' },
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'The same API keys, for admin endpoints (scopes keys:manage, webhooks:manage, gdpr:manage, usage:read or *).' },
