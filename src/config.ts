@@ -35,6 +35,7 @@ const EnvSchema = T.Object({
   WEBHOOK_TIMEOUT_MS: T.Optional(Int(100, 60000)),
   WEBHOOK_RETRY_DELAYS_MS: T.Optional(T.String({ pattern: '^[0-9]+(,[0-9]+)*$', description: 'comma-separated delays in ms before attempts 2, 3, …' })),
   WEBHOOK_FAILURE_THRESHOLD: T.Optional(Int(1, 1000)),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: T.Optional(T.Union([T.Literal('true'), T.Literal('false')])),
   RESCORE_CRON: T.Optional(T.String({ pattern: '^\\S+( \\S+){4,5}$', description: 'cron pattern, e.g. "0 2 * * *"' })),
   RESCORE_TZ: T.Optional(T.String({ minLength: 1 })),
   RESCORE_LOOKBACK_DAYS: T.Optional(Int(1, 3650)),
@@ -65,6 +66,8 @@ export interface Config {
   /** delays before attempts 2..n; attempts = delays + 1 (default 5 min, 30 min: 3 attempts within 1 h) */
   webhookRetryDelaysMs: number[];
   webhookFailureThreshold: number;
+  /** sandbox endpoints may target private and loopback addresses (local development); live never */
+  webhookAllowPrivateTargets: boolean;
   rescoreCron: string;
   rescoreTz: string;
   rescoreLookbackDays: number;
@@ -117,6 +120,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000),
     webhookRetryDelaysMs: (e.WEBHOOK_RETRY_DELAYS_MS ?? '300000,1800000').split(',').map(Number),
     webhookFailureThreshold: int('WEBHOOK_FAILURE_THRESHOLD', 15),
+    // default: allowed for the embedded single-process sandbox, refused for a hosted deployment
+    webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS ? e.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true' : !e.DATABASE_URL,
     rescoreCron: e.RESCORE_CRON ?? '0 2 * * *',
     rescoreTz: e.RESCORE_TZ ?? 'Europe/Lisbon',
     rescoreLookbackDays: int('RESCORE_LOOKBACK_DAYS', 90),

@@ -63,6 +63,8 @@ export async function makeApp(envOverrides: Record<string, string> = {}, opts: {
     SEED_DEMO_TENANT: 'false',
     // each test app gets its own Redis namespace (queues, limits) unless a test shares one on purpose
     REDIS_PREFIX: `t${crypto.randomUUID().slice(0, 8)}`,
+    // receivers in tests listen on 127.0.0.1 (also on PostgreSQL, where the default is to refuse)
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     ...fresh.env,
     ...envOverrides,
   });

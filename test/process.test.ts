@@ -141,7 +141,7 @@ describe('server process', () => {
         return new Response('ok');
       },
     });
-    const env = { ...fresh.env, SEED_DEMO_TENANT: 'false', WEBHOOK_TIMEOUT_MS: '1000' };
+    const env = { ...fresh.env, SEED_DEMO_TENANT: 'false', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
     try {
       const a = await spawnServer(env);
       const t = JSON.parse((await runCli(['tenant', 'create', '--name', 'w', '--json'], fresh.env)).stdout);

@@ -25,6 +25,7 @@ describe.skipIf(TEST_DB !== 'postgres')('several processes on PostgreSQL + Redis
       ANON_RATE_LIMIT_PER_MINUTE: '100000',
       RESCORE_CRON: '* * * * * *', // every second: the nightly job must still run once per night
       WEBHOOK_RETRY_DELAYS_MS: '200,400',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     };
     sql = postgres(db.env.DATABASE_URL!, { max: 2, onnotice: () => {} });
     receiver = Bun.serve({

@@ -90,6 +90,27 @@ describe('webhook endpoints', () => {
       expect(expectError(await create(live.api_key, { url, enabled_events: ['*'] }), 422, 'validation_failed').fields[0].path).toBe('url');
   });
 
+  test('a hosted sandbox (WEBHOOK_ALLOW_PRIVATE_TARGETS=false) refuses private targets too, but allows http', async () => {
+    const hosted = await makeApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
+    try {
+      const t = await hosted.tenant();
+      for (const url of ['http://127.0.0.1:9/h', 'http://169.254.169.254/latest', 'http://[::ffff:10.0.0.1]/x'])
+        expect(expectError(await hosted.json('POST', '/v1/admin/webhooks', { key: t.api_key, body: { url, enabled_events: ['*'] } }), 422, 'validation_failed').fields[0].path).toBe('url');
+      expect((await hosted.json('POST', '/v1/admin/webhooks', { key: t.api_key, body: { url: 'http://93.184.215.14/h', enabled_events: ['*'] } })).status).toBe(201);
+    } finally {
+      await hosted.close();
+    }
+  });
+
+  test('sending a test to a disabled endpoint → 409 webhook_endpoint_inactive; a malformed events cursor → 422', async () => {
+    const t = await h.tenant();
+    const c = await create(t.api_key, { url: rx.url, enabled_events: ['*'] });
+    await h.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { status: 'disabled' } });
+    expectError(await h.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key }), 409, 'webhook_endpoint_inactive');
+    expect(expectError(await h.json('GET', '/v1/events?cursor=garbage', { key: t.api_key }), 422, 'validation_failed').fields[0].path).toBe('query.cursor');
+    expect(expectError(await h.json('GET', '/v1/events?type=bogus', { key: t.api_key }), 422, 'validation_failed').fields[0].path).toBe('query.type');
+  });
+
   test('update, disable, delete; another tenant gets 404 and sees nothing', async () => {
     const a = await h.tenant();
     const b = await h.tenant();

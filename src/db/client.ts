@@ -105,6 +105,7 @@ function openSqlite(dataDir: string): Database {
   raw.exec('PRAGMA journal_mode = WAL');
   raw.exec('PRAGMA synchronous = NORMAL');
   raw.exec('PRAGMA busy_timeout = 5000');
+  raw.exec('PRAGMA secure_delete = ON'); // erased data is overwritten, not left in free pages
   // Migrations that rebuild a parent table fail with foreign keys on: migrate, check, then enable.
   raw.exec('PRAGMA foreign_keys = OFF');
   const db = drizzleSqlite(raw) as unknown as Db;

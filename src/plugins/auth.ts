@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context';
-import { ApiError } from '../lib/errors';
+import { ApiError, validationError } from '../lib/errors';
 import { safeEqual } from '../lib/crypto';
 import { rateLimitHeaders } from '../lib/rate-limiter';
 import { IDEMPOTENCY_KEY_FORMAT } from '../features/idempotency/service';
@@ -120,6 +120,7 @@ export function authed(ctx: AppContext, scope: Scope) {
       return { auth };
     })
     .onBeforeHandle({ as: 'scoped' }, async ({ request, headers, body, auth, path, set }) => {
+      if (requestState(request).nonObjectBody) throw validationError([{ path: '(body)', message: 'must be a JSON object' }]);
       if (request.method !== 'POST') return;
       const idemKey = headers['idempotency-key'];
       if (idemKey === undefined) return;

@@ -81,8 +81,9 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       } catch {
         throw new ApiError('invalid_json', 'The request body is not valid JSON.');
       }
-      // every body of this API is a JSON object
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw validationError([{ path: '(body)', message: 'must be a JSON object' }]);
+      // every body of this API is a JSON object; the guard refuses others once the route's own
+      // checks had their say (GDPR erase answers confirmation_required to anything else)
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) requestState(request).nonObjectBody = true;
       return value;
     })
     .onError({ as: 'global' }, async ({ code, error, request, set, path, server }) => {

@@ -9,6 +9,8 @@ export interface RequestState {
   rateHeaders?: Record<string, string>;
   /** id of the Idempotency-Key record this request claimed (stored when it completes) */
   idempotencyClaim?: string;
+  /** the JSON body was valid but not an object (refused by the guard after route transforms) */
+  nonObjectBody?: boolean;
 }
 
 const states = new WeakMap<Request, RequestState>();

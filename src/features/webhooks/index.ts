@@ -9,6 +9,9 @@ import { EVENT_TYPES } from '../events/service';
 import { CreateWebhook, Delivery, EventEnvelope, IdParams, UpdateWebhook, WebhookEndpoint, WebhookEndpointWithSecret } from './model';
 import { endpointView, WebhookService } from './service';
 
+/** cursors of event lists are event ids; anything else is a client bug worth a 422, not a silent first page */
+const EventCursor = t.Optional(t.String({ pattern: '^evt_[0-9a-f]{32}$', description: 'next_cursor of the previous page' }));
+
 export function webhookService(ctx: AppContext) {
   const service = new WebhookService(ctx.database, ctx.secretBox, ctx.events, ctx.config, () => ctx.clock.now(), ctx.log);
   service.onAttempt = (outcome) => ctx.metrics.webhookAttempt(outcome);
@@ -64,7 +67,7 @@ export function webhookRoutes(ctx: AppContext, service: WebhookService) {
       {
         params: IdParams,
         response: { 202: t.Object({ event_id: t.String(), delivery_id: t.String() }) },
-        detail: doc('Send a webhook.test event to this endpoint', 'testWebhook', ['resource_not_found']),
+        detail: doc('Send a webhook.test event to this endpoint', 'testWebhook', ['resource_not_found', 'webhook_endpoint_inactive']),
       },
     )
     .post(
@@ -78,7 +81,7 @@ export function webhookRoutes(ctx: AppContext, service: WebhookService) {
     )
     .get('/v1/admin/webhooks/:id/deliveries', ({ auth, params, query }) => service.deliveries(auth, params.id, { limit: query.limit ?? 50, cursor: query.cursor }), {
       params: IdParams,
-      query: t.Object(PageQuery),
+      query: t.Object({ ...PageQuery, cursor: EventCursor }),
       response: { 200: Page(Delivery) },
       detail: doc('Delivery attempts of an endpoint, newest first', 'listWebhookDeliveries', ['resource_not_found', 'validation_failed']),
     })
@@ -87,7 +90,11 @@ export function webhookRoutes(ctx: AppContext, service: WebhookService) {
       ({ auth, query }) =>
         ctx.events.list(auth.tenantId, auth.env, { limit: query.limit ?? 50, cursor: query.cursor, types: query.type?.split(',').filter(Boolean) }),
       {
-        query: t.Object({ ...PageQuery, type: t.Optional(t.String({ description: `Comma-separated event types: ${EVENT_TYPES.join(', ')}` })) }),
+        query: t.Object({
+          ...PageQuery,
+          cursor: EventCursor,
+          type: t.Optional(t.String({ pattern: `^(${EVENT_TYPES.map((e) => e.replaceAll('.', '\\.')).join('|')})(,(${EVENT_TYPES.map((e) => e.replaceAll('.', '\\.')).join('|')}))*$`, description: `Comma-separated event types: ${EVENT_TYPES.join(', ')}` })),
+        }),
         response: { 200: Page(EventEnvelope) },
         detail: doc("The tenant's events, newest first (beta)", 'listEvents', ['validation_failed']),
       },

@@ -92,9 +92,10 @@ export function isPrivateAddress(ip: string): boolean {
 
 /**
  * Live endpoints must be https and resolve only to public addresses (SSRF guard, checked again at
- * delivery time against DNS rebinding). Sandbox endpoints may be http and loopback, for local tests.
+ * delivery time). Sandbox endpoints may be http; they may target private and loopback addresses
+ * only when WEBHOOK_ALLOW_PRIVATE_TARGETS is on (the embedded sandbox's default).
  */
-export async function checkWebhookUrl(url: string, env: string): Promise<string | null> {
+export async function checkWebhookUrl(url: string, env: string, allowPrivate = false): Promise<string | null> {
   let u: URL;
   try {
     u = new URL(url);
@@ -103,8 +104,8 @@ export async function checkWebhookUrl(url: string, env: string): Promise<string 
   }
   if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'must use https (or http in the sandbox)';
   if (u.username || u.password) return 'must not contain credentials';
-  if (env !== 'live') return null;
-  if (u.protocol !== 'https:') return 'live endpoints must use https';
+  if (env !== 'live' && allowPrivate) return null;
+  if (env === 'live' && u.protocol !== 'https:') return 'live endpoints must use https';
   const host = u.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   try {
@@ -144,7 +145,7 @@ export class WebhookService {
   private async checkInput(scope: WebhookScope, input: { url?: string; enabled_events?: string[] }) {
     const fields = [];
     if (input.url !== undefined) {
-      const problem = await checkWebhookUrl(input.url, scope.env);
+      const problem = await checkWebhookUrl(input.url, scope.env, this.config.webhookAllowPrivateTargets);
       if (problem) fields.push({ path: 'url', message: problem });
     }
     if (input.enabled_events !== undefined) {
@@ -242,7 +243,9 @@ export class WebhookService {
 
   /** webhook.test: an event delivered to this endpoint only. */
   async sendTest(scope: WebhookScope, id: string) {
-    await this.get(scope, id);
+    const ep = await this.get(scope, id);
+    if (ep.status !== 'active')
+      throw new ApiError('webhook_endpoint_inactive', `The endpoint is ${ep.status}; re-enable it with PATCH {"status":"active"} first.`);
     const { t } = this.database;
     const deliveryId = crypto.randomUUID();
     const now = this.now();
@@ -335,7 +338,7 @@ export class WebhookService {
 
     let status: number | null = null;
     let error: string | null = null;
-    const urlProblem = endpoint.env === 'live' ? await checkWebhookUrl(endpoint.url, 'live') : null;
+    const urlProblem = endpoint.env === 'live' || !this.config.webhookAllowPrivateTargets ? await checkWebhookUrl(endpoint.url, endpoint.env, this.config.webhookAllowPrivateTargets) : null;
     if (urlProblem) error = `refused: ${urlProblem}`;
     else {
       try {
