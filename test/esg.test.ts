@@ -56,6 +56,13 @@ describe('POST /v1/esg', () => {
     expect(en.body.customer_reference).toBe('cli-7');
     expect(pt.body.recommendations[0].id).toBe(en.body.recommendations[0].id);
     expect(pt.body.recommendations[0].title).not.toBe(en.body.recommendations[0].title);
+    expect(pt.headers.get('content-language')).toBe('pt-PT');
+    expect(pt.headers.get('vary')).toContain('Accept-Language');
+    // the preferred supported language wins, wherever it stands in the list
+    const fr = await esg(ESG_EXAMPLES.lagging_services, { headers: { 'accept-language': 'fr-FR, pt-PT;q=0.8, en;q=0.5' } });
+    expect(fr.body.recommendations[0].title).toBe(pt.body.recommendations[0].title);
+    const enFirst = await esg(ESG_EXAMPLES.lagging_services, { headers: { 'accept-language': 'en-GB, pt;q=0.9' } });
+    expect(enFirst.body.recommendations[0].title).toBe(en.body.recommendations[0].title);
   });
 
   test('live keys compute too (no outside data needed), not synthetic', async () => {
@@ -100,6 +107,11 @@ describe('POST /v1/esg — errors', () => {
     expect(b.fields.map((f: any) => f.path).sort()).toEqual(
       ['answers.min_wage_compliance', 'answers.renewable_energy_pct', 'answers.unknown_indicator', 'answers.work_fatalities', 'nif'].sort(),
     );
+  });
+
+  test('a NIF with a wrong check digit → 422 invalid_nif', async () => {
+    const b = expectError(await esg({ ...ESG_EXAMPLES.leader, nif: '512345679' }), 422, 'invalid_nif');
+    expect(b.fields[0].path).toBe('nif');
   });
 
   test('answers missing or not an object → 422 on answers', async () => {

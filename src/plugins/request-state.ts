@@ -24,5 +24,26 @@ export function requestState(request: Request): RequestState {
   return s;
 }
 
-export const langOf = (headers: Record<string, string | undefined>): 'en' | 'pt' =>
-  /^\s*pt\b/i.test(headers['accept-language'] ?? '') ? 'pt' : 'en';
+/**
+ * Accept-Language negotiation between the two languages the texts exist in: the supported
+ * language with the highest q wins (pt, pt-PT, pt-BR → pt), English by default.
+ */
+export function langOf(headers: Record<string, string | undefined>): 'en' | 'pt' {
+  let best: { lang: 'en' | 'pt'; q: number } = { lang: 'en', q: 0 };
+  for (const part of (headers['accept-language'] ?? '').split(',')) {
+    const [tag, ...params] = part.trim().toLowerCase().split(';');
+    const lang = tag === 'pt' || tag?.startsWith('pt-') ? 'pt' : tag === 'en' || tag?.startsWith('en-') || tag === '*' ? 'en' : null;
+    if (!lang) continue;
+    const qParam = params.find((p) => p.trim().startsWith('q='));
+    const q = qParam ? Number(qParam.trim().slice(2)) : 1;
+    if (Number.isFinite(q) && q > best.q) best = { lang, q };
+  }
+  return best.lang;
+}
+
+/** Marks a localised response: its language, and that it varies with Accept-Language. */
+export function localised(set: { headers: Record<string, unknown> }, lang: 'en' | 'pt') {
+  set.headers['content-language'] = lang === 'pt' ? 'pt-PT' : 'en';
+  set.headers['vary'] = 'Accept-Language';
+  return lang;
+}

@@ -1,9 +1,10 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
-import { langOf } from '../../plugins/request-state';
+import { langOf, localised } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
-import { validationError } from '../../lib/errors';
+import { ApiError, validationError } from '../../lib/errors';
+import { isValidNif } from '../../lib/nif';
 import { EsgRequest, EsgResponse, ESG_OPENAPI_EXAMPLES, Questionnaire, validateEsgBody } from './model';
 import { INDICATORS, SECTORS, type AnswerValue } from './questionnaire';
 import { EsgService } from './service';
@@ -16,15 +17,27 @@ export function esgRoutes(ctx: AppContext) {
     transform({ body }: { body: unknown }) {
       const fields = validateEsgBody(body);
       if (fields.length) throw validationError(fields);
+      if (!isValidNif((body as { nif: string }).nif))
+        throw new ApiError('invalid_nif', 'The NIF fails the mod-11 check digit.', { fields: [{ path: 'nif', message: 'not a valid NIF' }] });
     },
     body: EsgRequest,
     response: { 200: EsgResponse },
   };
-  const handler = ({ auth, body, headers }: { auth: { tenantId: string; keyId: string; env: 'sandbox' | 'live'; requestId: string }; body: unknown; headers: Record<string, string | undefined> }) =>
+  const handler = ({
+    auth,
+    body,
+    headers,
+    set,
+  }: {
+    auth: { tenantId: string; keyId: string; env: 'sandbox' | 'live'; requestId: string };
+    body: unknown;
+    headers: Record<string, string | undefined>;
+    set: { headers: Record<string, unknown> };
+  }) =>
     service.assess(
       { tenantId: auth.tenantId, keyId: auth.keyId, env: auth.env, requestId: auth.requestId },
       body as { nif: string; sector: string; answers: Record<string, AnswerValue>; customer_reference?: string },
-      langOf(headers),
+      localised(set, langOf(headers)),
     );
   const doc = (operationId: string, summary: string) => ({
     ...apiDoc({
@@ -34,6 +47,7 @@ export function esgRoutes(ctx: AppContext) {
       tag: 'esg',
       security: 'BearerAuth',
       operationId,
+      errors: ['invalid_nif'],
     }),
     'x-examples': ESG_OPENAPI_EXAMPLES,
   });

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
-import { langOf } from '../../plugins/request-state';
+import { langOf, localised } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
 import { ApiError } from '../../lib/errors';
 import { adaptersFromEnv } from './adapters';
@@ -19,7 +19,8 @@ export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: Res
     .use(authed(ctx, 'score'))
     .post(
       '/v1/score',
-      ({ auth, body, headers }) => service.score({ tenantId: auth.tenantId, keyId: auth.keyId, env: auth.env, requestId: auth.requestId }, body, langOf(headers)),
+      ({ auth, body, headers, set }) =>
+        service.score({ tenantId: auth.tenantId, keyId: auth.keyId, env: auth.env, requestId: auth.requestId }, body, localised(set, langOf(headers))),
       {
         body: ScoreRequest,
         response: { 200: ScoreResponse },
