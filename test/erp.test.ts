@@ -142,6 +142,19 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
     expect(conns.body.data.map((c: any) => c.status)).toEqual(['active']);
   });
 
+  test('a suspended tenant cannot complete a link: consent page and callback answer 400, nothing stored', async () => {
+    const t = await h.tenant();
+    const init = await initiate({ provider: 'demo', customer_reference: 'susp', return_url: RETURN }, t.api_key);
+    await h.ctx.tenants.setStatus(t.tenant_id, 'suspended');
+    expect((await h.call('GET', new URL(init.body.authorize_url).pathname + new URL(init.body.authorize_url).search)).status).toBe(400);
+    const cb = await h.call('GET', `/v1/erp-connector/oauth/callback?state=${encodeURIComponent(init.body.state)}&code=sandbox_x`);
+    expect(cb.status).toBe(400);
+    const c = h.ctx.database.t.erpConnections;
+    const [row] = await h.ctx.database.db.select().from(c).where(eq(c.tenantId, t.tenant_id));
+    expect(row!.status).toBe('pending');
+    expect(row!.accessTokenEnc).toBeNull();
+  });
+
   test('Deny: 302 with status=denied; connection denied', async () => {
     const t = await h.tenant();
     const init = await initiate({ provider: 'moloni', customer_reference: 'c-deny', return_url: 'http://localhost:5173/back' }, t.api_key);

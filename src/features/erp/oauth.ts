@@ -118,6 +118,10 @@ export class OAuthService {
     const c = this.ctx.database.t.erpConnections;
     const [row] = await this.ctx.database.db.select().from(c).where(eq(c.stateHash, sha256Hex(state))).limit(1);
     if (!row || row.status !== 'pending' || !row.stateExpiresAt || row.stateExpiresAt.getTime() <= this.now.getTime()) return null;
+    // a suspended or terminated tenant cannot complete a link (no tokens stored for it)
+    const tn = this.ctx.database.t.tenants;
+    const [tenant] = await this.ctx.database.db.select({ status: tn.status }).from(tn).where(eq(tn.id, row.tenantId)).limit(1);
+    if (tenant?.status !== 'active') return null;
     return row;
   }
 
