@@ -26,6 +26,14 @@ test('one JSON line per request with method, route, status, duration, requestId 
   expect(all).not.toContain('log-test'); // not even the idempotency key
 });
 
+test('a route answering with its own Response is logged with that status', async () => {
+  const r = await h.call('GET', '/v1/erp-connector/oauth/callback?state=unknown&code=x');
+  expect(r.status).toBe(400);
+  await Bun.sleep(20);
+  const entry = lines.map((l) => JSON.parse(l)).find((e) => e.msg === 'request' && e.requestId === r.headers.get('x-request-id'));
+  expect(entry.status).toBe(400);
+});
+
 test('an unexpected failure is logged with its requestId (and the response carries no stack)', async () => {
   const t = await h.tenant();
   const orig = h.ctx.tenants.listKeys;

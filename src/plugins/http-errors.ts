@@ -118,14 +118,18 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       if (state.rateHeaders) for (const [k, v] of Object.entries(state.rateHeaders)) set.headers[k] = v;
       return respond(err, request, set);
     })
-    .onAfterResponse({ as: 'global' }, ({ request, set, route, path }) => {
+    .onAfterResponse({ as: 'global' }, (c) => {
+      const { request, set, route, path } = c;
       const s = requestState(request);
-      ctx.metrics.observeRequest(request.method, route || 'unmatched', Number(set.status ?? 200), performance.now() - s.start);
+      // a handler may return its own Response (HTML pages, redirects): its status is the real one
+      const own = (c as { responseValue?: unknown }).responseValue;
+      const status = own instanceof Response ? own.status : Number(set.status ?? 200);
+      ctx.metrics.observeRequest(request.method, route || 'unmatched', status, performance.now() - s.start);
       ctx.log.info('request', {
         requestId: s.id,
         method: request.method,
         route: route || path,
-        status: Number(set.status ?? 200),
+        status,
         durationMs: Math.round((performance.now() - s.start) * 100) / 100,
         tenantId: s.tenantId,
         keyId: s.keyId,
