@@ -120,6 +120,8 @@ describe('webhook endpoints', () => {
     expect(upd.status).toBe(200);
     expect(upd.body).toMatchObject({ enabled_events: ['deterioration.alert'], status: 'disabled', description: null });
     expectError(await h.json('PATCH', `/v1/admin/webhooks/${id}`, { key: b.api_key, body: { status: 'active' } }), 404, 'resource_not_found');
+    expect((await h.json('GET', `/v1/admin/webhooks/${id}`, { key: a.api_key })).body).toMatchObject({ id, status: 'disabled' });
+    expectError(await h.json('GET', `/v1/admin/webhooks/${id}`, { key: b.api_key }), 404, 'resource_not_found');
     expectError(await h.json('DELETE', `/v1/admin/webhooks/${id}`, { key: b.api_key }), 404, 'resource_not_found');
     expectError(await h.json('POST', `/v1/admin/webhooks/${id}/test`, { key: b.api_key }), 404, 'resource_not_found');
     expect((await h.json('GET', '/v1/admin/webhooks', { key: b.api_key })).body.webhooks).toEqual([]);

@@ -45,6 +45,11 @@ export function webhookRoutes(ctx: AppContext, service: WebhookService) {
         detail: doc('Create a webhook endpoint (the signing secret is shown once)', 'createWebhook'),
       },
     )
+    .get('/v1/admin/webhooks/:id', async ({ auth, params }) => endpointView(await service.get(auth, params.id)), {
+      params: IdParams,
+      response: { 200: WebhookEndpoint },
+      detail: doc('One webhook endpoint', 'getWebhook', ['resource_not_found']),
+    })
     .patch('/v1/admin/webhooks/:id', ({ auth, params, body }) => service.update(auth, params.id, body, auditor(auth)), {
       params: IdParams,
       body: UpdateWebhook,
