@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { freshDatabase, ROOT, runCli, spawnServer, TEST_DB } from './helpers';
+import { freePort, freshDatabase, ROOT, runCli, spawnServer, TEST_DB } from './helpers';
 
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 beforeAll(async () => {
@@ -94,6 +94,21 @@ describe('server process', () => {
       const after = await get();
       expect(after.status).toBe(403);
       expect(((await after.json()) as { code: string }).code).toBe('tenant_suspended');
+      await s.stop();
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  test('METRICS_PORT serves /metrics on its own port (e.g. for workers); the API port has none without a token', async () => {
+    const fresh = await freshDatabase();
+    try {
+      const metricsPort = freePort();
+      const s = await spawnServer({ ...fresh.env, SEED_DEMO_TENANT: 'false', METRICS_PORT: String(metricsPort) });
+      const m = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(m.status).toBe(200);
+      expect(await m.text()).toContain('http_requests_total');
+      expect((await fetch(`${s.base}/metrics`)).status).toBe(404);
       await s.stop();
     } finally {
       await fresh.drop();
