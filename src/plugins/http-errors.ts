@@ -8,6 +8,8 @@ import { chargeKey, limitAnonymous } from './auth';
 /** The body as text, or null as soon as it exceeds `limit` bytes (chunked bodies are not read to the end). */
 async function readCapped(request: Request, limit: number): Promise<string | null> {
   if (!request.body) return '';
+  // a declared length was already checked against the limit: read it in one go (the common case)
+  if (request.headers.has('content-length')) return request.text();
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
