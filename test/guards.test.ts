@@ -77,6 +77,9 @@ describe('rate limits (in-process GCRA)', () => {
     const midnight = Date.UTC(2026, 10, 23) / 1000;
     expect(Number(r.headers.get('retry-after'))).toBe(Math.ceil(midnight - h.clock.ms / 1000));
     expect(r.headers.get('ratelimit')).toContain('"daily";r=0');
+    // the live environment of the same tenant has its own daily count
+    const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live' });
+    expect((await h.call('GET', '/v1/admin/keys', { key: live.api_key })).status).toBe(200);
     // the X-RateLimit trio now describes the daily quota: nothing left until UTC midnight
     expect(r.headers.get('x-ratelimit-limit')).toBe('3');
     expect(r.headers.get('x-ratelimit-remaining')).toBe('0');

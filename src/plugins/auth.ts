@@ -56,7 +56,7 @@ export async function chargeKey(ctx: AppContext, request: Request, set: { header
   const d = await ctx.limiter.consume({
     bucket: `key:${found.key.id}`,
     limitPerMinute: effectiveRateLimit(found.tenant, found.key),
-    daily: { tenantId: found.tenant.id, quota: found.tenant.dailyQuota },
+    daily: { tenantId: `${found.tenant.id}:${found.key.env}`, quota: found.tenant.dailyQuota },
     nowMs,
   });
   state.rateHeaders = rateLimitHeaders(d, nowMs);
@@ -101,7 +101,8 @@ export function authed(ctx: AppContext, scope: Scope) {
       const decision = await ctx.limiter.consume({
         bucket: `key:${key.id}`,
         limitPerMinute: effectiveRateLimit(tenant, key),
-        daily: { tenantId: tenant.id, quota: tenant.dailyQuota },
+        // counted per environment: a sandbox load test never eats production's quota
+        daily: { tenantId: `${tenant.id}:${key.env}`, quota: tenant.dailyQuota },
         nowMs,
       });
       state.rateHeaders = rateLimitHeaders(decision, nowMs);
