@@ -15,3 +15,13 @@ export const PageQuery = {
 };
 export const Page = <S extends Parameters<typeof t.Array>[0]>(item: S) =>
   t.Object({ data: t.Array(item), next_cursor: t.Union([t.String(), t.Null()], { description: 'Pass as cursor to get the next page; null on the last page.' }) });
+
+/**
+ * The one pagination helper: given up to limit+1 rows (queried in page order, after the cursor),
+ * returns the page and the cursor of its last row when more rows follow.
+ */
+export function pageOf<Row, Item>(rows: Row[], limit: number, item: (row: Row) => Item, cursorOf: (row: Row) => string) {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { data: page.map(item), next_cursor: rows.length > limit && last !== undefined ? cursorOf(last) : null };
+}

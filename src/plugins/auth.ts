@@ -41,9 +41,33 @@ export async function limitAnonymous(ctx: AppContext, request: Request, server: 
 }
 
 /**
+ * Charges one request to a key: its per-minute budget and its tenant's daily quota (counted per
+ * environment, so a sandbox load test never eats production's quota). Sets the rate-limit headers
+ * and returns the 429 to answer when over a limit, null otherwise.
+ */
+async function chargeKeyBudget(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, tenant: TenantRow, key: KeyRow, now: Date) {
+  const state = requestState(request);
+  state.tenantId = tenant.id;
+  state.keyId = key.id;
+  const nowMs = now.getTime();
+  const d = await ctx.limiter.consume({
+    bucket: `key:${key.id}`,
+    limitPerMinute: effectiveRateLimit(tenant, key),
+    daily: { tenantId: `${tenant.id}:${key.env}`, quota: tenant.dailyQuota },
+    nowMs,
+  });
+  state.rateHeaders = rateLimitHeaders(d, nowMs);
+  Object.assign(set.headers, state.rateHeaders);
+  if (d.allowed) return null;
+  const headers = { 'retry-after': state.rateHeaders['retry-after']! };
+  return d.deniedBy === 'daily'
+    ? new ApiError('daily_quota_exceeded', `The tenant's daily quota of ${tenant.dailyQuota} requests is used up.`, { headers })
+    : new ApiError('rate_limited', `Rate limit of ${d.limit} requests per minute exceeded for this key.`, { headers });
+}
+
+/**
  * For error paths that never reached the guard (body errors, unknown routes): if the request
- * carries a valid, active key, its own per-minute budget and daily quota pay, with its headers.
- * Returns a 429 to answer instead when that key is over its limits; null otherwise.
+ * carries a valid, active key, that key pays (see chargeKeyBudget). Null when there is no such key.
  */
 export async function chargeKey(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }): Promise<ApiError | null> {
   const m = /^Bearer\s+(sk_(?:test|live)_[0-9a-f]{28})\s*$/i.exec(request.headers.get('authorization') ?? '');
@@ -51,21 +75,7 @@ export async function chargeKey(ctx: AppContext, request: Request, set: { header
   const found = await ctx.tenants.findByPlaintext(m[1]!);
   const now = ctx.clock.now();
   if (!found || found.tenant.status === 'terminated' || keyStatus(found.key, now) !== 'active') return null;
-  const state = requestState(request);
-  const nowMs = now.getTime();
-  const d = await ctx.limiter.consume({
-    bucket: `key:${found.key.id}`,
-    limitPerMinute: effectiveRateLimit(found.tenant, found.key),
-    daily: { tenantId: `${found.tenant.id}:${found.key.env}`, quota: found.tenant.dailyQuota },
-    nowMs,
-  });
-  state.rateHeaders = rateLimitHeaders(d, nowMs);
-  state.tenantId = found.tenant.id;
-  state.keyId = found.key.id;
-  Object.assign(set.headers, state.rateHeaders);
-  if (d.allowed) return null;
-  const headers = { 'retry-after': state.rateHeaders['retry-after']! };
-  return d.deniedBy === 'daily' ? new ApiError('daily_quota_exceeded', undefined, { headers }) : new ApiError('rate_limited', undefined, { headers });
+  return chargeKeyBudget(ctx, request, set, found.tenant, found.key, now);
 }
 
 /**
@@ -95,24 +105,8 @@ export function authed(ctx: AppContext, scope: Scope) {
       if (status === 'revoked') return reject(new ApiError('api_key_revoked', 'This API key was revoked.'));
       if (status === 'expired') return reject(new ApiError('api_key_expired', 'This API key expired.'));
 
-      state.tenantId = tenant.id;
-      state.keyId = key.id;
-      const nowMs = now.getTime();
-      const decision = await ctx.limiter.consume({
-        bucket: `key:${key.id}`,
-        limitPerMinute: effectiveRateLimit(tenant, key),
-        // counted per environment: a sandbox load test never eats production's quota
-        daily: { tenantId: `${tenant.id}:${key.env}`, quota: tenant.dailyQuota },
-        nowMs,
-      });
-      state.rateHeaders = rateLimitHeaders(decision, nowMs);
-      Object.assign(set.headers, state.rateHeaders);
-      if (!decision.allowed) {
-        const headers = { 'retry-after': state.rateHeaders['retry-after']! };
-        throw decision.deniedBy === 'daily'
-          ? new ApiError('daily_quota_exceeded', `The tenant's daily quota of ${tenant.dailyQuota} requests is used up.`, { headers })
-          : new ApiError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded for this key.`, { headers });
-      }
+      const overLimit = await chargeKeyBudget(ctx, request, set, tenant, key, now);
+      if (overLimit) throw overLimit;
       if (tenant.status === 'suspended') throw new ApiError('tenant_suspended', 'The tenant is suspended.');
       if (!key.scopes.includes('*') && !key.scopes.includes(scope))
         throw new ApiError('insufficient_scope', `This endpoint needs the "${scope}" scope (or "*").`);

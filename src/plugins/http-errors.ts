@@ -73,7 +73,6 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
       const text = await readCapped(request, limit);
       if (text === null) throw tooLarge();
-      requestState(request).rawBody = text;
       if (text.trim() === '') return {};
       if (!/^application\/([\w.+-]*\+)?json\b/i.test(contentType ?? ''))
         throw new ApiError('unsupported_media_type', `Content-Type must be application/json (got ${contentType || 'none'}).`);

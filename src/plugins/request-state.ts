@@ -2,7 +2,6 @@
 export interface RequestState {
   id: string;
   start: number;
-  rawBody?: string;
   tenantId?: string;
   keyId?: string;
   /** rate-limit headers computed for this request; copied onto every response */

@@ -6,11 +6,10 @@ import { ApiError } from '../../lib/errors';
 import { iso } from '../../lib/schemas';
 import { keyStatus } from '../tenants/service';
 import { ListKeysResponse, RevokeRequest, RevokeResponse, RotateRequest, RotateResponse, UsageQuery, UsageResponse } from './model';
-import { AdminService } from './service';
+import { actorOf, AdminService } from './service';
 
 export function adminRoutes(ctx: AppContext) {
   const admin = new AdminService(ctx.database, ctx.tenants, () => ctx.clock.now());
-  const actor = (a: { tenantId: string; keyId: string; requestId: string; env: string }) => ({ tenantId: a.tenantId, keyId: a.keyId, requestId: a.requestId, env: a.env });
 
   const keys = new Elysia()
     .use(authed(ctx, 'keys:manage'))
@@ -43,7 +42,7 @@ export function adminRoutes(ctx: AppContext) {
     .post(
       '/v1/admin/keys/rotate',
       async ({ auth, body, set }) => {
-        const res = await admin.rotate(actor(auth), body?.api_key_id ?? auth.keyId, body?.grace_days ?? 7);
+        const res = await admin.rotate(actorOf(auth), body?.api_key_id ?? auth.keyId, body?.grace_days ?? 7);
         set.status = 201;
         return res;
       },
@@ -59,7 +58,7 @@ export function adminRoutes(ctx: AppContext) {
         }),
       },
     )
-    .post('/v1/admin/keys/revoke', async ({ auth, body }) => admin.revoke(actor(auth), body.api_key_id, body.reason ?? null), {
+    .post('/v1/admin/keys/revoke', async ({ auth, body }) => admin.revoke(actorOf(auth), body.api_key_id, body.reason ?? null), {
       body: RevokeRequest,
       response: { 200: RevokeResponse },
       detail: apiDoc({

@@ -11,6 +11,9 @@ export interface Actor {
   env: string;
 }
 
+/** The acting key of an authenticated request, as audit records and admin rules need it. */
+export const actorOf = (a: Actor): Actor => ({ tenantId: a.tenantId, keyId: a.keyId, requestId: a.requestId, env: a.env });
+
 /** Key rotation and revocation (Stripe's rolling model), each with an audit record. */
 export class AdminService {
   constructor(

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gt, gte, lt, or } from 'drizzle-orm';
 import type { AppContext } from '../../context';
-import { iso } from '../../lib/schemas';
+import { iso, pageOf } from '../../lib/schemas';
 import { ApiError } from '../../lib/errors';
 import type { AnyProvider, ConnectionBody, InvoiceBody, SyncRunBody, TransactionBody } from './model';
 import { OAuthService, TokenManager, type ConnectionRow } from './oauth';
@@ -126,9 +126,7 @@ export class ErpService {
     const cur = decodePageCursor<[number, string]>(q.cursor, ['number', 'string']);
     if (cur) conds.push(or(lt(c.createdAt, new Date(cur[0])), and(eq(c.createdAt, new Date(cur[0])), lt(c.id, cur[1])))!);
     const rows = (await this.db.select().from(c).where(and(...conds)).orderBy(desc(c.createdAt), desc(c.id)).limit(limit + 1)) as unknown as Row[];
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return { data: page.map(body), next_cursor: rows.length > limit && last ? encodePageCursor([last.createdAt.getTime(), last.id]) : null };
+    return pageOf(rows, limit, body, (last) => encodePageCursor([last.createdAt.getTime(), last.id]));
   }
 
   listConnections(caller: ErpCaller, q: { limit?: number; cursor?: string; provider?: AnyProvider; customer_reference?: string }) {
@@ -190,8 +188,7 @@ export class ErpService {
     const cur = decodePageCursor<[string]>(q.cursor, ['string']);
     if (cur) conds.push(gt(t.id, cur[0]));
     const rows = (await this.db.select().from(t).where(and(...conds)).orderBy(asc(t.id)).limit(limit + 1)) as unknown as Row[];
-    const page = rows.slice(0, limit);
-    return { data: page.map(body), next_cursor: rows.length > limit ? encodePageCursor([page[page.length - 1]!.id]) : null };
+    return pageOf(rows, limit, body, (last) => encodePageCursor([last.id]));
   }
 
   listInvoices(caller: ErpCaller, provider: AnyProvider, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {

@@ -2,7 +2,7 @@ import { t } from 'elysia';
 import { Value } from '@sinclair/typebox/value';
 import { CustomerReference, DateTime, Nif } from '../../lib/schemas';
 import type { FieldError } from '../../lib/errors';
-import { answersSchema, INDICATORS, isValidSector, validateAnswers } from './questionnaire';
+import { answersSchema, isValidSector, validateAnswers } from './questionnaire';
 import { ESG_EXAMPLES } from './examples';
 
 const Sdg = t.Integer({ minimum: 1, maximum: 17 });
@@ -87,4 +87,3 @@ export const Questionnaire = t.Object({
 export const ESG_OPENAPI_EXAMPLES = Object.fromEntries(
   Object.entries(ESG_EXAMPLES).map(([name, value]) => [name, { summary: name.replaceAll('_', ' '), value }]),
 );
-export const INDICATOR_COUNT = INDICATORS.length;

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, inArray, isNull, lt } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
+import { pageOf } from '../../lib/schemas';
 
 /**
  * Events: an outbox. `emit` writes the event in the caller's transaction, together with the change
@@ -97,7 +98,6 @@ export class EventService {
     if (opts.cursor) conds.push(lt(e.id, opts.cursor));
     if (opts.types?.length) conds.push(inArray(e.type, opts.types));
     const rows = await this.database.db.select().from(e).where(and(...conds)).orderBy(desc(e.id)).limit(opts.limit + 1);
-    const page = rows.slice(0, opts.limit);
-    return { data: page.map(envelopeOf), next_cursor: rows.length > opts.limit ? page[page.length - 1]!.id : null };
+    return pageOf(rows, opts.limit, envelopeOf, (e) => e.id);
   }
 }

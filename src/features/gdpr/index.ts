@@ -4,7 +4,7 @@ import { authed } from '../../plugins/auth';
 import { requestState } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
 import { ApiError } from '../../lib/errors';
-import { AdminService } from '../admin/service';
+import { actorOf, AdminService } from '../admin/service';
 import { ERASE_CONFIRMATION, EraseRequest, EraseResponse, ExportBundle, ExportRequest } from './model';
 import { exportStream, GdprService, purgeExpiredRetention } from './service';
 
@@ -35,7 +35,6 @@ export function gdprRetentionSweep(ctx: AppContext, everyMs = 24 * 3600_000) {
 /** POST /v1/admin/gdpr/export and /erase (scope gdpr:manage). Format and rules: docs/gdpr.md. */
 export function gdprRoutes(ctx: AppContext) {
   const service = gdprService(ctx);
-  const actor = (a: { tenantId: string; keyId: string; requestId: string; env: string }) => ({ tenantId: a.tenantId, keyId: a.keyId, requestId: a.requestId, env: a.env });
 
   return new Elysia({ name: 'gdpr' })
     .use(authed(ctx, 'gdpr:manage'))
@@ -52,7 +51,7 @@ export function gdprRoutes(ctx: AppContext) {
         }
         // buffered usage records belong in the export too
         await ctx.usage.flush();
-        const prepared = await service.prepareExport(auth.tenantId, actor(auth));
+        const prepared = await service.prepareExport(auth.tenantId, actorOf(auth));
         return new Response(exportStream(prepared), {
           status: 200,
           headers: {
@@ -81,7 +80,7 @@ export function gdprRoutes(ctx: AppContext) {
       async ({ auth, body }) => {
         if (body?.confirmation !== ERASE_CONFIRMATION) throw confirmationRequired();
         await ctx.usage.flush();
-        return service.erase(actor(auth));
+        return service.erase(actorOf(auth));
       },
       {
         // runs after the auth guard and before Elysia's body validation: every wrong, missing or

@@ -40,5 +40,4 @@ export const FixturesResponse = t.Object({
   fixtures: t.Array(t.Object({ nif: t.String(), outcome: t.String(), description: t.String() })),
 });
 
-export type ScoreRequestBody = typeof ScoreRequest.static;
 export type ScoreResponseBody = typeof ScoreResponse.static;

@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { randomHex, sha256Hex } from '../../lib/crypto';
 import { ReadCache } from '../../lib/read-cache';
@@ -127,14 +127,5 @@ export class TenantService {
   async listKeys(tenantId: string) {
     const { db, t } = this.database;
     return db.select().from(t.apiKeys).where(eq(t.apiKeys.tenantId, tenantId)).orderBy(t.apiKeys.createdAt);
-  }
-
-  async activeKeyCount(tenantId: string) {
-    const now = this.now();
-    const keys = await this.database.db
-      .select()
-      .from(this.database.t.apiKeys)
-      .where(and(eq(this.database.t.apiKeys.tenantId, tenantId), isNull(this.database.t.apiKeys.revokedAt)));
-    return keys.filter((k) => keyStatus(k, now) === 'active').length;
   }
 }

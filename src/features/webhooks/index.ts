@@ -4,7 +4,7 @@ import type { Db } from '../../db/client';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
 import { Page, PageQuery } from '../../lib/schemas';
-import { AdminService } from '../admin/service';
+import { actorOf, AdminService, type Actor } from '../admin/service';
 import { EVENT_TYPES } from '../events/service';
 import { CreateWebhook, Delivery, EventEnvelope, IdParams, UpdateWebhook, WebhookEndpoint, WebhookEndpointWithSecret } from './model';
 import { endpointView, WebhookService } from './service';
@@ -20,8 +20,7 @@ export function webhookService(ctx: AppContext) {
 
 export function webhookRoutes(ctx: AppContext, service: WebhookService) {
   const admin = new AdminService(ctx.database, ctx.tenants, () => ctx.clock.now());
-  const auditor = (auth: { tenantId: string; keyId: string; requestId: string; env: string }) => (tx: Db, action: string, target: string) =>
-    admin.audit(tx, { tenantId: auth.tenantId, keyId: auth.keyId, requestId: auth.requestId, env: auth.env }, action, target);
+  const auditor = (auth: Actor) => (tx: Db, action: string, target: string) => admin.audit(tx, actorOf(auth), action, target);
   const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = []) =>
     apiDoc({ summary, tag: 'events', security: 'bearerAuth', operationId, errors });
   const kick = (deliveryId: string) => ctx.jobs.enqueue('webhook.deliver', { deliveryId }, { jobId: `${deliveryId}:0` });

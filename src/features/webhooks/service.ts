@@ -6,7 +6,7 @@ import type { Database, Db } from '../../db/client';
 import type { SecretBox } from '../../lib/crypto';
 import { ApiError, validationError } from '../../lib/errors';
 import type { Logger } from '../../lib/log';
-import { iso } from '../../lib/schemas';
+import { iso, pageOf } from '../../lib/schemas';
 import type { Config } from '../../config';
 import { envelopeOf, EVENT_TYPES, type EventService } from '../events/service';
 
@@ -271,9 +271,10 @@ export class WebhookService {
       .where(and(...conds))
       .orderBy(desc(d.eventId))
       .limit(opts.limit + 1);
-    const page = rows.slice(0, opts.limit);
-    return {
-      data: page.map(({ d: r, type }) => ({
+    return pageOf(
+      rows,
+      opts.limit,
+      ({ d: r, type }) => ({
         id: r.id,
         event_id: r.eventId,
         event_type: type,
@@ -284,9 +285,9 @@ export class WebhookService {
         next_attempt_at: iso(r.nextAttemptAt),
         created_at: r.createdAt.toISOString(),
         updated_at: r.updatedAt.toISOString(),
-      })),
-      next_cursor: rows.length > opts.limit ? page[page.length - 1]!.d.eventId : null,
-    };
+      }),
+      (row) => row.d.eventId,
+    );
   }
 
   // ---- delivery -------------------------------------------------------------------------------
