@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config';
 import { createContext } from '../src/context';
-import { createApp } from '../src/app';
+import { createApp, dispatch } from '../src/app';
 import { createLogger } from '../src/lib/log';
 import { SANDBOX_FIXTURES } from '../src/features/score/fixtures';
 
@@ -40,11 +40,11 @@ async function measure(name: string, make: (i: number) => Request, handle: (r: R
 console.log(`\n${new Date().toISOString().slice(0, 10)} · ${cpus().length} × ${cpus()[0]?.model} · Bun ${Bun.version} · median of 5 × 5000 requests, app.handle in process\n`);
 console.log('| request | µs per request |\n|---|---|');
 const b = await measure('bare Elysia GET (same JSON)', () => new Request('http://localhost/v1/sandbox/fixtures'), (r) => bare.handle(r));
-const g = await measure('GET /v1/sandbox/fixtures behind the guards', () => new Request('http://localhost/v1/sandbox/fixtures', { headers: auth }), (r) => app.handle(r));
+const g = await measure('GET /v1/sandbox/fixtures behind the guards', () => new Request('http://localhost/v1/sandbox/fixtures', { headers: auth }), (r) => dispatch(app, r));
 const body = '{"nif":"599000015"}';
 const post = (extra: Record<string, string>) => new Request('http://localhost/v1/score', { method: 'POST', headers: { ...auth, 'content-type': 'application/json', ...extra }, body });
-const s = await measure('POST /v1/score cached', () => post({}), (r) => app.handle(r));
-const si = await measure('POST /v1/score cached + new Idempotency-Key', (i) => post({ 'idempotency-key': `bench-${i}-${Math.random()}` }), (r) => app.handle(r));
+const s = await measure('POST /v1/score cached', () => post({}), (r) => dispatch(app, r));
+const si = await measure('POST /v1/score cached + new Idempotency-Key', (i) => post({ 'idempotency-key': `bench-${i}-${Math.random()}` }), (r) => dispatch(app, r));
 console.log(`\nGuards overhead: ${(g - b).toFixed(1)} µs per request; Idempotency-Key adds ${(si - s).toFixed(1)} µs (two writes: claim and result).`);
 await ctx.close();
 process.exit(0);

@@ -68,6 +68,8 @@ async function cli(env: Record<string, string>, argv: string[]) {
 }
 
 const rows: string[] = [];
+const pairs: string[] = [];
+const PAIRS = arg('pairs', 3);
 const row = (setup: string, name: string, r: { rps: number; p50_ms: number; p95_ms?: number; p99_ms: number; non2xx: number }, ref?: number) =>
   rows.push(
     `| ${setup} | ${name} | ${Math.round(r.rps)} | ${ref ? `${Math.round((100 * r.rps) / ref)} %` : '—'} | ${r.p50_ms.toFixed(2)} | ${r.p95_ms?.toFixed(2) ?? '—'} | ${r.p99_ms.toFixed(2)} | ${r.non2xx} |`,
@@ -84,6 +86,13 @@ async function runService(setup: string, env: Record<string, string>, bareRps: n
   row(setup, 'GET /v1/sandbox/fixtures (guards only)', await wrk(`${base}/v1/sandbox/fixtures`, { key: t.api_key }), bareRps);
   const cached = await wrk(`${base}/v1/score`, { method: 'POST', body: score, key: t.api_key });
   row(setup, 'POST /v1/score cached', cached, bareRps);
+  // the machine's speed drifts over a run: also alternate the bare POST and the cached score,
+  // pair by pair, and report each pair's ratio
+  for (let i = 0; i < PAIRS; i++) {
+    const b = await wrk(`${bareUrl}`, { method: 'POST', body: score });
+    const c = await wrk(`${base}/v1/score`, { method: 'POST', body: score, key: t.api_key });
+    pairs.push(`| ${setup} | ${i + 1} | ${Math.round(b.rps)} | ${Math.round(c.rps)} | ${Math.round((100 * c.rps) / b.rps)} % |`);
+  }
   row(setup, 'POST /v1/score force_refresh', await wrk(`${base}/v1/score`, { method: 'POST', body: { ...score, refresh: 'force_refresh' }, key: t.api_key }), bareRps);
   row(setup, 'POST /v1/esg', await wrk(`${base}/v1/esg`, { method: 'POST', body: ESG_EXAMPLES.developing_manufacturer, key: t.api_key }), bareRps);
   const half = await fixedRate(`${base}/v1/score`, bareRps / 2, score, t.api_key);
@@ -118,11 +127,10 @@ async function runLive() {
 
 const barePort = String(port++);
 const bare = await start(['bun', 'run', 'bench/bare-server.ts'], { PORT: barePort });
-const bareRes = await wrk(`http://127.0.0.1:${barePort}/bare`, { method: 'POST', body: { nif: '599000015' } });
+const bareUrl = `http://127.0.0.1:${barePort}/bare`;
+const bareRes = await wrk(bareUrl, { method: 'POST', body: { nif: '599000015' } });
 row('bare Elysia', 'POST /bare (TypeBox body)', bareRes, bareRes.rps);
 row('bare Elysia', 'GET /bare', await wrk(`http://127.0.0.1:${barePort}/bare`), bareRes.rps);
-bare.proc.kill();
-
 await runService('SQLite', { DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-sqlite-')), SEED_DEMO_TENANT: 'false' }, bareRes.rps);
 
 const dbName = `bench_${Date.now()}`;
@@ -138,9 +146,14 @@ try {
   await admin.unsafe(`drop database if exists ${dbName} with (force)`);
   await admin.end();
 }
+bare.proc.kill();
 await runLive();
 
 console.log(`\n${new Date().toISOString().slice(0, 10)} · ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'} · Bun ${Bun.version} · wrk -t1 -c${CONNECTIONS} -d${SECONDS}s (live tier: -c20); load generator on the same machine\n`);
 console.log('| setup | route | req/s | vs bare POST | p50 ms | p95 ms | p99 ms | non-2xx |');
 console.log('|---|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
+console.log('\nAlternating pairs (bare POST, then cached score, back to back):\n');
+console.log('| setup | pair | bare POST req/s | cached score req/s | ratio |');
+console.log('|---|---|---|---|---|');
+for (const p of pairs) console.log(p);

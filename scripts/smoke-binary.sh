@@ -3,7 +3,7 @@
 # start, /healthz, the printed key scores a fixture, /docs assets load, stop (exit 0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bun build --compile --minify src/index.ts src/db/sqlite-checkpointer.ts --outfile dist/pt-api >/dev/null
+bun build --compile --minify src/index.ts src/db/sqlite-background.ts --outfile dist/pt-api >/dev/null
 WORK=$(mktemp -d)
 cp dist/pt-api "$WORK/"
 cd "$WORK"

@@ -11,6 +11,11 @@ import { webhookRoutes, webhookService } from './features/webhooks';
 import { RescoreService } from './features/score/rescore';
 import { registerJobs } from './workers';
 import { metricsRoutes } from './features/metrics';
+import { scoreFastPath } from './features/score/fast-path';
+
+type NativeRoute = (request: Request) => Promise<Response>;
+/** Routes Bun serves before Elysia's router: path → method → handler (see scoreFastPath). */
+export type NativeRoutes = Record<string, Record<string, NativeRoute>>;
 
 /** The HTTP application: plumbing first (request id, parsing, errors, log), then the features. */
 export function createApp(ctx: AppContext) {
@@ -21,7 +26,11 @@ export function createApp(ctx: AppContext) {
   ctx.services = { scores, webhooks, rescore };
   registerJobs(ctx, ctx.services);
   let app: AnyElysia;
-  app = new Elysia({ name: 'api', encodeSchema: false })
+  const scoreFast = scoreFastPath(ctx, scores);
+  const nativeRoutes: NativeRoutes = {
+    '/v1/score': { POST: async (request) => (await scoreFast(request)) ?? app.handle(request) },
+  };
+  app = new Elysia({ name: 'api', encodeSchema: false, serve: { routes: nativeRoutes as never } })
     .use(httpPlumbing(ctx, () => app.routes.map((r) => ({ method: r.method, path: r.path }))))
     .use(systemRoutes(ctx, () => app))
     .use(metricsRoutes(ctx, ctx.metrics))
@@ -34,3 +43,13 @@ export function createApp(ctx: AppContext) {
   return app;
 }
 export type App = ReturnType<typeof createApp>;
+
+/**
+ * One request as the HTTP server routes it: Bun's native routes first, then Elysia. Tests call
+ * the application through this, so they exercise the same paths as the server.
+ */
+export function dispatch(app: AnyElysia, request: Request): Promise<Response> {
+  const routes = (app.config.serve as { routes?: NativeRoutes } | undefined)?.routes;
+  const native = routes?.[new URL(request.url).pathname]?.[request.method];
+  return native ? native(request) : app.handle(request);
+}

@@ -36,8 +36,9 @@ export function registerJobs(ctx: AppContext, s: Services) {
 
   // backstops: the outbox and due deliveries are swept even if a kick or a worker was lost
   ctx.sweeps.set('events.dispatch', { everyMs: 1000, run: dispatch });
+  // every second (an indexed query): a delivery whose worker died resumes about a second after its lock expires
   ctx.sweeps.set('webhooks.recover', {
-    everyMs: 5000,
+    everyMs: 1000,
     run: async () => {
       for (const deliveryId of await s.webhooks.dueDeliveries()) await ctx.jobs.enqueue('webhook.deliver', { deliveryId }, { jobId: `${deliveryId}:sweep` });
     },

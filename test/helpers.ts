@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { loadConfig, type Config } from '../src/config';
 import { createContext, type AppContext } from '../src/context';
-import { createApp } from '../src/app';
+import { createApp, dispatch } from '../src/app';
 import { startWorkers } from '../src/workers';
 import { createLogger, type Logger } from '../src/lib/log';
 
@@ -81,7 +81,7 @@ export async function makeApp(envOverrides: Record<string, string> = {}, opts: {
       headers['content-type'] = 'application/json';
     }
     Object.assign(headers, o.headers);
-    return app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+    return dispatch(app, new Request(`http://localhost${path}`, { method, headers, body }));
   };
   let n = 0;
   return {

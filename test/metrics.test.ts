@@ -26,7 +26,17 @@ describe('GET /metrics', () => {
     const text = await res.text();
     expect(text).toMatch(/http_requests_total\{method="GET",route="\/v1\/admin\/keys",status="200"\} 1/);
     expect(text).toMatch(/http_requests_total\{method="GET",route="\/v1\/admin\/keys",status="429"\} 1/);
-    expect(text).toContain('http_request_duration_seconds_bucket');
+    expect(text).toContain('# TYPE http_requests_total counter');
+    expect(text).toContain('# TYPE http_request_duration_seconds histogram');
+    // one series per route and status: cumulative buckets ending in +Inf = _count, and a _sum
+    const series = 'method="GET",route="/v1/admin/keys",status="200"';
+    const buckets = [...text.matchAll(new RegExp(`http_request_duration_seconds_bucket\\{${series},le="([^"]+)"\\} (\\d+)`, 'g'))];
+    expect(buckets.map((m) => m[1])).toEqual(['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2', '5', '+Inf']);
+    const counts = buckets.map((m) => Number(m[2]));
+    expect(counts).toEqual([...counts].sort((a, b) => a - b));
+    expect(counts.at(-1)).toBe(1);
+    expect(text).toContain(`http_request_duration_seconds_count{${series}} 1`);
+    expect(text).toMatch(new RegExp(`http_request_duration_seconds_sum\\{${series}\\} 0\\.\\d+`));
     expect(text).toMatch(/rate_limit_rejections_total\{reason="limit"\} 1/);
     expect(text).toContain('queue_depth');
     expect(text).toContain('db_pool_in_use');

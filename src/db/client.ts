@@ -7,10 +7,12 @@ import { migrate as migrateSqlite } from 'drizzle-orm/bun-sqlite/migrator';
 import { drizzle as drizzlePg, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { migrate as migratePg } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
-import { getTableName, sql, type Table } from 'drizzle-orm';
+import { getTableColumns, getTableName, sql, type Column, type Table } from 'drizzle-orm';
 import { pgKit, sqliteKit } from './kit';
 import { defineSchema, type Schema } from './schema';
 import { migrationsFolder } from './migrations';
+import { walChangeSignal } from './sqlite-change-signal';
+import type { BackgroundMessage, BackgroundReply } from './sqlite-background';
 
 export type Db = PostgresJsDatabase<Record<string, never>>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -35,14 +37,21 @@ export interface Database {
    * lands inside another request's open transaction. PostgreSQL: as its own autocommit statement.
    */
   writeOne<R>(fn: () => Promise<R>): Promise<R>;
+  /**
+   * Appends rows in one transaction of their own, off the request thread where the database
+   * allows it (SQLite file: on the background worker's connection; resolves once committed).
+   * For buffered hot-path records (usage), whose writes would otherwise compete with requests.
+   * Rows whose key already exists are skipped, so a batch retried after a failure is idempotent.
+   */
+  appendRows(table: Table, rows: Record<string, unknown>[]): Promise<void>;
   /** transactions in progress (metrics) */
   inFlight(): number;
   /**
-   * Changes whenever anything was committed, by this process or any other (SQLite: a local commit
-   * counter plus PRAGMA data_version). null where that cannot be known cheaply (PostgreSQL): there,
-   * in-process read caches are off and every request reads the database.
+   * Changes whenever anything was committed, by this process or any other (SQLite: the wal-index
+   * header in shared memory, see sqlite-change-signal.ts). null where that cannot be known cheaply
+   * (PostgreSQL): there, in-process read caches are off and every request reads the database.
    */
-  changeEpoch(): string | null;
+  changeEpoch(): number | null;
   /** PostgreSQL only: the raw client (advisory locks, LISTEN) */
   pg?: postgres.Sql;
 }
@@ -72,8 +81,9 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   return {
     dialect: 'postgres',
     writeOne: (fn) => fn(),
-    async insertMany(tx, table, rows) {
-      for (let i = 0; i < rows.length; i += 500) await tx.insert(table as never).values(rows.slice(i, i + 500) as never);
+    insertMany: pgInsertBatches,
+    async appendRows(table, rows) {
+      if (rows.length) await db.transaction((tx) => pgInsertBatches(tx as unknown as Db, table, rows, { skipExisting: true }));
     },
     inFlight: () => inFlight,
     changeEpoch: () => null,
@@ -95,6 +105,102 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   };
 }
 
+async function pgInsertBatches(tx: Db, table: Table, rows: Record<string, unknown>[], o: { skipExisting?: boolean } = {}) {
+  for (let i = 0; i < rows.length; i += 500) {
+    const insert = tx.insert(table as never).values(rows.slice(i, i + 500) as never);
+    await (o.skipExisting ? insert.onConflictDoNothing() : insert);
+  }
+}
+
+/**
+ * The background worker of a SQLite file database (sqlite-background.ts): checkpoints, and
+ * appends encoded here with Drizzle's own column mappings (dates, booleans) so the worker needs
+ * no schema. Each append resolves when its transaction committed.
+ */
+type Append = (table: Table, rows: Record<string, unknown>[]) => Promise<void>;
+
+function sqliteBackground(file: string, fallback: Append, log: (msg: string) => void) {
+  // In a `bun build --compile` binary the worker is an extra entry point, found by its path from
+  // the bundle's root (src/); from source, next to this file.
+  const compiled = import.meta.url.includes('/$bunfs/');
+  const worker = new Worker(compiled ? './db/sqlite-background.ts' : new URL('./sqlite-background.ts', import.meta.url).href);
+  worker.postMessage({ type: 'open', file, checkpointEveryMs: 500 } satisfies BackgroundMessage);
+  worker.unref();
+  const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  let nextId = 1;
+  let stopped: (() => void) | null = null;
+  let broken = false;
+  // a worker that cannot start or dies: appends go through the main connection from then on
+  worker.onerror = (e) => {
+    if (broken) return;
+    broken = true;
+    log(`sqlite background worker failed (${e.message}); appends run on the main connection`);
+    for (const p of pending.values()) p.reject(new Error('sqlite background worker failed'));
+    pending.clear();
+    stopped?.();
+  };
+  worker.onmessage = (e: MessageEvent<BackgroundReply>) => {
+    const m = e.data;
+    if (m.type === 'stopped') return stopped?.();
+    const p = pending.get(m.id);
+    pending.delete(m.id);
+    if (!pending.size) worker.unref();
+    if (m.error) p?.reject(new Error(`background append failed: ${m.error}`));
+    else p?.resolve();
+  };
+  return {
+    append(table: Table, rows: Record<string, unknown>[]): Promise<void> {
+      if (broken) return fallback(table, rows);
+      const fields = fieldsOf(table);
+      if (fields.length > 30) return Promise.reject(new Error(`appendRows: ${getTableName(table)} has more columns than a row shape mask holds`));
+      // one statement per row shape (which columns hold a value; the others are left to their
+      // defaults); one flat array of values per statement
+      const shapes = new Map<number, { sql: string; width: number; values: (string | number)[]; used: typeof fields }>();
+      for (const row of rows) {
+        let shape = 0;
+        for (let i = 0; i < fields.length; i++) if (row[fields[i]!.key] != null) shape |= 1 << i;
+        let group = shapes.get(shape);
+        if (!group) {
+          const used = fields.filter((_, i) => shape & (1 << i));
+          const sql = `insert into "${getTableName(table)}" (${used.map((f) => `"${f.column.name}"`).join(', ')}) values (${used.map(() => '?').join(', ')}) on conflict do nothing`;
+          shapes.set(shape, (group = { sql, width: used.length, values: [], used }));
+        }
+        for (const f of group.used) group.values.push(f.column.mapToDriverValue(row[f.key]) as string | number);
+      }
+      return Promise.all(
+        [...shapes.values()].map(
+          (g) =>
+            new Promise<void>((resolve, reject) => {
+              const id = nextId++;
+              pending.set(id, { resolve, reject });
+              worker.ref(); // an append in flight keeps the process alive until it is committed
+              // as JSON text: one string copies far faster than a structured clone of many small arrays
+              worker.postMessage({ type: 'append', id, sql: g.sql, width: g.width, values: JSON.stringify(g.values) } satisfies BackgroundMessage);
+            }),
+        ),
+      ).then(() => undefined);
+    },
+    /** a last checkpoint, then the worker ends (bounded, so shutdown never hangs) */
+    async stop() {
+      if (broken) return;
+      const done = new Promise<void>((r) => (stopped = r));
+      worker.postMessage({ type: 'stop' } satisfies BackgroundMessage);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([done, new Promise((r) => (timer = setTimeout(r, 1000)))]);
+      clearTimeout(timer);
+      worker.terminate();
+    },
+  };
+}
+
+/** a table's columns with the property name under which each one's value sits in a row object */
+const tableFields = new WeakMap<Table, { key: string; column: Column }[]>();
+function fieldsOf(table: Table) {
+  let fields = tableFields.get(table);
+  if (!fields) tableFields.set(table, (fields = Object.entries(getTableColumns(table)).map(([key, column]) => ({ key, column: column as Column }))));
+  return fields;
+}
+
 function openSqlite(dataDir: string): Database {
   let file = ':memory:';
   if (dataDir !== ':memory:') {
@@ -113,14 +219,19 @@ function openSqlite(dataDir: string): Database {
   const violations = raw.query('PRAGMA foreign_key_check').all();
   if (violations.length) throw new Error(`sqlite migration left ${violations.length} foreign key violations`);
   raw.exec('PRAGMA foreign_keys = ON');
-  // WAL checkpoints (and their fsyncs) run on a worker thread, not on the event loop
-  let checkpointer: Worker | null = null;
+  // WAL checkpoints (and their fsyncs) and buffered appends run on a worker thread, not on the
+  // event loop; appends use the main connection in memory, or when the worker failed
+  const appendHere: Append = (table, rows) =>
+    database.withTx(async (tx) => {
+      await tx.insert(table as never).values(rows as never).onConflictDoNothing();
+    });
+  let background: ReturnType<typeof sqliteBackground> | null = null;
   if (file !== ':memory:') {
     raw.exec('PRAGMA wal_autocheckpoint = 0');
     raw.exec('PRAGMA journal_size_limit = 67108864'); // the WAL is truncated back to 64 MiB when it restarts
-    checkpointer = new Worker(new URL('./sqlite-checkpointer.ts', import.meta.url).href);
-    checkpointer.postMessage({ file, everyMs: 500 });
-    checkpointer.unref();
+    background = sqliteBackground(file, appendHere, (msg) =>
+      console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg })),
+    );
   }
 
   // bun:sqlite is one connection: a transaction is BEGIN IMMEDIATE … COMMIT behind an in-process
@@ -129,7 +240,20 @@ function openSqlite(dataDir: string): Database {
   const inTx = new AsyncLocalStorage<true>();
   let inFlight = 0;
   let localCommits = 0;
+  // file databases: any connection's commit shows in the shared wal-index header. Without it (in
+  // memory, or no -shm to map): our own commits, and PRAGMA data_version for other connections'
   const dataVersion = raw.prepare('PRAGMA data_version');
+  let lastDataVersion = -1;
+  const changeEpoch =
+    (file === ':memory:' ? null : walChangeSignal(file)) ??
+    (() => {
+      const v = (dataVersion.values()[0] as number[])[0]!;
+      if (v !== lastDataVersion) {
+        lastDataVersion = v;
+        localCommits++;
+      }
+      return localCommits;
+    });
   // one prepared insert per table and row shape (columns holding a value; nulls are left to the default)
   const inserts = new Map<string, { execute(p: Record<string, unknown>): Promise<unknown> }>();
   const database: Database = {
@@ -147,8 +271,12 @@ function openSqlite(dataDir: string): Database {
         await stmt.execute(row);
       }
     },
+    appendRows(table, rows) {
+      if (!rows.length) return Promise.resolve();
+      return background ? background.append(table, rows) : appendHere(table, rows);
+    },
     inFlight: () => inFlight,
-    changeEpoch: () => `${localCommits}:${(dataVersion.values()[0] as number[])[0]}`,
+    changeEpoch,
     db,
     t: sqliteSchema as unknown as Schema,
     async withTx(fn) {
@@ -179,16 +307,7 @@ function openSqlite(dataDir: string): Database {
     },
     async close() {
       await tail;
-      if (checkpointer) {
-        // a last checkpoint on the worker, then stop it (bounded, so shutdown never hangs)
-        const w = checkpointer;
-        const stopped = new Promise((r) => w.addEventListener('message', r, { once: true }));
-        w.postMessage('stop');
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([stopped, new Promise((r) => (timer = setTimeout(r, 1000)))]);
-        clearTimeout(timer);
-        w.terminate();
-      }
+      await background?.stop();
       raw.close();
     },
   };

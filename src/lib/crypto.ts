@@ -1,14 +1,16 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
-export const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex');
+// Bun's one-shot hasher: the same SHA-256, without node:crypto's Hash object per call (hot path: key lookup)
+export const sha256Hex = (s: string) => Bun.SHA256.hash(s, 'hex') as string;
 
 export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
 
-/** Constant-time comparison of two strings (for secrets). */
+/** Constant-time comparison of two strings (for secrets): the time depends on the length only. */
 export function safeEqual(a: string, b: string): boolean {
-  const ab = Buffer.from(a);
-  const bb = Buffer.from(b);
-  return ab.length === bb.length && timingSafeEqual(ab, bb);
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }
 
 /** AES-256-GCM for secrets at rest (OAuth tokens, webhook secrets): "v1.<iv>.<tag>.<ciphertext>" base64url. */

@@ -4,6 +4,8 @@
  */
 export class FlushBuffer<T> {
   private items = new Map<string, T>();
+  /** items that are never coalesced (push): an array is cheaper than a map for them */
+  private list: T[] = [];
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -14,11 +16,16 @@ export class FlushBuffer<T> {
 
   add(key: string, item: T) {
     this.items.set(key, item);
-    if (this.items.size >= this.opts.maxItems) void this.flush();
+    if (this.size >= this.opts.maxItems) void this.flush();
+  }
+
+  push(item: T) {
+    this.list.push(item);
+    if (this.size >= this.opts.maxItems) void this.flush();
   }
 
   get size() {
-    return this.items.size;
+    return this.items.size + this.list.length;
   }
 
   start() {
@@ -35,14 +42,15 @@ export class FlushBuffer<T> {
   /** writes everything buffered so far; concurrent calls are serialised */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
-      if (!this.items.size) return;
-      const batch = [...this.items.values()];
+      if (!this.size) return;
+      const batch = this.list.length ? [...this.list, ...this.items.values()] : [...this.items.values()];
       this.items = new Map();
+      this.list = [];
       try {
         await this.write(batch);
       } catch (err) {
         // keep them for the next attempt rather than lose billing data
-        for (const [i, item] of batch.entries()) this.items.set(`retry:${Date.now()}:${i}`, item);
+        this.list = batch.concat(this.list);
         this.opts.onError(err, batch);
       }
     });

@@ -7,6 +7,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** whether a line at this level would be written (to skip building fields on hot paths) */
+  enabled(level: Exclude<LogLevel, 'silent'>): boolean;
   /** logs at most once per interval per key (e.g. "redis down") */
   throttled(key: string, intervalMs: number, level: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>): void;
 }
@@ -23,6 +25,7 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
+    enabled: (lvl) => ORDER[lvl] >= min,
     throttled(key, intervalMs, lvl, msg, fields) {
       const now = Date.now();
       if ((last.get(key) ?? 0) + intervalMs > now) return;

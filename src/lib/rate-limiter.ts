@@ -34,6 +34,8 @@ export interface RateDecision {
 
 export interface RateLimiter {
   consume(req: RateRequest): Promise<RateDecision>;
+  /** the same decision without a promise, where it needs no I/O (the in-process limiter) */
+  consumeSync?(req: RateRequest): RateDecision;
   /** null when healthy, else a short description */
   problem(): string | null;
 }
@@ -76,7 +78,10 @@ export class MemoryRateLimiter implements RateLimiter {
         return { ...base, allowed: false, deniedBy: 'daily', retryAfterMs: resetAtMs - nowMs, daily: { quota: daily.quota, remaining: 0, resetAtMs } };
       }
       dailyState = { quota: daily.quota, remaining: daily.quota - count - (g.allowed ? 1 : 0), resetAtMs };
-      if (g.allowed) this.days.set(daily.tenantId, { day, count: count + 1 });
+      if (g.allowed) {
+        if (cur && cur.day === day) cur.count = count + 1;
+        else this.days.set(daily.tenantId, { day, count: count + 1 });
+      }
     }
     if (!g.allowed) return { ...base, allowed: false, deniedBy: 'minute', retryAfterMs: g.retryAfterMs, daily: dailyState };
     this.tats.set(bucket, g.tat);
@@ -166,6 +171,19 @@ export class RedisRateLimiter implements RateLimiter {
   }
 }
 
+// the policy header only changes with a key's limits: built once per pair, not per request
+const policies = new Map<string, string>();
+function policyHeader(limit: number, quota: number | undefined) {
+  const id = `${limit}/${quota}`;
+  let value = policies.get(id);
+  if (value === undefined) {
+    value = `"minute";q=${limit};w=60` + (quota !== undefined ? `, "daily";q=${quota};w=86400` : '');
+    if (policies.size > 10_000) policies.clear();
+    policies.set(id, value);
+  }
+  return value;
+}
+
 /** The response headers for a decision: GitHub-style X-RateLimit-* (Reset = epoch seconds) and the IETF draft fields. */
 export function rateLimitHeaders(d: RateDecision, nowMs: number): Record<string, string> {
   // when the daily quota is what denies, the X-RateLimit-* trio describes it, so that a client
@@ -176,14 +194,9 @@ export function rateLimitHeaders(d: RateDecision, nowMs: number): Record<string,
     'x-ratelimit-remaining': String(dailyDenied ? 0 : d.remaining),
     'x-ratelimit-reset': String(Math.ceil((dailyDenied ? d.daily!.resetAtMs : d.resetAtMs) / 1000)),
   };
-  const policies = [`"minute";q=${d.limit};w=60`];
-  const states = [`"minute";r=${d.remaining};t=${Math.max(0, Math.ceil((d.resetAtMs - nowMs) / 1000))}`];
-  if (d.daily) {
-    policies.push(`"daily";q=${d.daily.quota};w=86400`);
-    states.push(`"daily";r=${d.daily.remaining};t=${Math.max(0, Math.ceil((d.daily.resetAtMs - nowMs) / 1000))}`);
-  }
-  h['ratelimit-policy'] = policies.join(', ');
-  h['ratelimit'] = states.join(', ');
+  const minute = `"minute";r=${d.remaining};t=${Math.max(0, Math.ceil((d.resetAtMs - nowMs) / 1000))}`;
+  h['ratelimit-policy'] = policyHeader(d.limit, d.daily?.quota);
+  h['ratelimit'] = d.daily ? `${minute}, "daily";r=${d.daily.remaining};t=${Math.max(0, Math.ceil((d.daily.resetAtMs - nowMs) / 1000))}` : minute;
   if (!d.allowed) h['retry-after'] = String(Math.max(1, Math.ceil(d.retryAfterMs / 1000)));
   return h;
 }

@@ -7,25 +7,32 @@ import type { Database } from '../db/client';
  */
 export class ReadCache<V> {
   private entries = new Map<string, V>();
-  private epoch: string | null = null;
+  private epoch: number | null = null;
 
   constructor(
     private readonly database: Pick<Database, 'changeEpoch'>,
     private readonly maxEntries = 10_000,
   ) {}
 
-  async get(key: string, load: () => Promise<V | null>): Promise<V | null> {
+  /** The cached value, without loading (undefined: not cached, or caching is off). Synchronous. */
+  peek(key: string): V | undefined {
     const epoch = this.database.changeEpoch();
-    if (epoch === null) return load();
+    if (epoch === null) return undefined;
     if (epoch !== this.epoch) {
       this.entries.clear();
       this.epoch = epoch;
+      return undefined;
     }
-    const hit = this.entries.get(key);
+    return this.entries.get(key);
+  }
+
+  async get(key: string, load: () => Promise<V | null>): Promise<V | null> {
+    const hit = this.peek(key);
     if (hit !== undefined) return hit;
+    const epoch = this.epoch; // as peek just read it; null when caching is off
     const value = await load();
     // only store if nothing was committed while loading, and never cache a miss
-    if (value !== null && this.database.changeEpoch() === epoch) {
+    if (value !== null && epoch !== null && this.database.changeEpoch() === epoch) {
       if (this.entries.size >= this.maxEntries) this.entries.clear();
       this.entries.set(key, value);
     }

@@ -6,10 +6,11 @@ import { chargeKey, limitAnonymous } from './auth';
 
 /** service pages (probes, metrics, docs) are neither authenticated nor rate limited */
 /** The body as text, or null as soon as it exceeds `limit` bytes (chunked bodies are not read to the end). */
-async function readCapped(request: Request, limit: number): Promise<string | null> {
-  if (!request.body) return '';
-  // a declared length was already checked against the limit: read it in one go (the common case)
+export async function readCapped(request: Request, limit: number): Promise<string | null> {
+  // a declared length was already checked against the limit: read it in one go (the common case,
+  // and before touching request.body, which makes Bun build a stream)
   if (request.headers.has('content-length')) return request.text();
+  if (!request.body) return '';
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -26,14 +27,63 @@ async function readCapped(request: Request, limit: number): Promise<string | nul
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** application/json and its +json variants */
+export const JSON_CONTENT_TYPE = /^application\/([\w.+-]*\+)?json\b/i;
+
 export const isServicePath = (path: string) => /^\/(healthz|readyz|metrics|openapi\.json|docs|roadmap)(\/|$)/.test(path);
+
+/**
+ * Renders an ApiError as the §2.8 response (status, headers given plus the error's own, body);
+ * completes a claimed Idempotency-Key with it. Shared by the error hook and the score fast path.
+ */
+export function errorResponder(ctx: AppContext) {
+  const docsBase = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  return async (err: ApiError, request: Request, headers: Record<string, unknown>) => {
+    const state = requestState(request);
+    for (const [k, v] of Object.entries(err.extra.headers ?? {})) headers[k] = v;
+    if (err.status === 401) headers['www-authenticate'] = `Bearer realm="api", error="invalid_token"`;
+    const text = JSON.stringify(errorBody(err, state.id, docsBase));
+    if (state.idempotencyClaim) {
+      // the handler ran and failed: a 4xx is its final answer (stored), a 5xx releases the key
+      await ctx.idempotency.complete(state.idempotencyClaim, err.status, text);
+      state.idempotencyClaim = undefined;
+    }
+    return new Response(text, { status: err.status, headers: { ...(headers as Record<string, string>), 'content-type': 'application/json' } });
+  };
+}
+
+/** An unexpected exception: logged with the request id (never sent), answered as internal_error. */
+export function unexpectedError(ctx: AppContext, request: Request, error: unknown) {
+  ctx.log.error('unhandled error', {
+    requestId: requestState(request).id,
+    error: error instanceof Error ? error.message : String(error),
+    stack: error instanceof Error ? error.stack?.split('\n').slice(0, 6).join(' | ') : undefined,
+  });
+  return new ApiError('internal_error', 'Something went wrong on our side. Quote the requestId to support.');
+}
+
+/** Metrics and the access log line of one answered request (`path` is logged when no route matched). */
+export function recordRequest(ctx: AppContext, request: Request, route: string | undefined, status: number, path?: string) {
+  const s = requestState(request);
+  const ms = performance.now() - s.start;
+  ctx.metrics.observeRequest(request.method, route || 'unmatched', status, ms);
+  if (!ctx.log.enabled('info')) return;
+  ctx.log.info('request', {
+    requestId: s.id,
+    method: request.method,
+    route: route || path,
+    status,
+    durationMs: Math.round(ms * 100) / 100,
+    tenantId: s.tenantId,
+    keyId: s.keyId,
+  });
+}
 
 /**
  * Request plumbing shared by every route: request id, JSON-only body parsing with a size limit,
  * the §2.8 error body for every failure (validation, parse, 404/405, unexpected), and the access log.
  */
 export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string; path: string }[]) {
-  const docsBase = () => ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
   let matchers: { method: string; re: RegExp }[] | null = null;
   const allowedMethods = (path: string) => {
     matchers ??= routeTable().map((r) => ({
@@ -43,22 +93,7 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
     return [...new Set(matchers.filter((m) => m.re.test(path)).map((m) => m.method))];
   };
 
-  const respond = async (err: ApiError, request: Request, set: { headers: Record<string, unknown>; status?: unknown }) => {
-    const state = requestState(request);
-    for (const [k, v] of Object.entries(err.extra.headers ?? {})) set.headers[k] = v;
-    if (err.status === 401) set.headers['www-authenticate'] = `Bearer realm="api", error="invalid_token"`;
-    set.status = err.status;
-    const text = JSON.stringify(errorBody(err, state.id, docsBase()));
-    if (state.idempotencyClaim) {
-      // the handler ran and failed: a 4xx is its final answer (stored), a 5xx releases the key
-      await ctx.idempotency.complete(state.idempotencyClaim, err.status, text);
-      state.idempotencyClaim = undefined;
-    }
-    return new Response(text, {
-      status: err.status,
-      headers: { ...(set.headers as Record<string, string>), 'content-type': 'application/json' },
-    });
-  };
+  const respond = errorResponder(ctx);
 
   return new Elysia({ name: 'http-plumbing' })
     .onRequest(({ request, set }) => {
@@ -71,10 +106,11 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       const limit = ctx.config.bodyLimitBytes;
       const tooLarge = () => new ApiError('payload_too_large', `The request body exceeds ${limit} bytes.`);
       if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
-      const text = await readCapped(request, limit);
+      const stashed = requestState(request).bodyText;
+      const text = stashed !== undefined ? stashed : await readCapped(request, limit);
       if (text === null) throw tooLarge();
       if (text.trim() === '') return {};
-      if (!/^application\/([\w.+-]*\+)?json\b/i.test(contentType ?? ''))
+      if (!JSON_CONTENT_TYPE.test(contentType ?? ''))
         throw new ApiError('unsupported_media_type', `Content-Type must be application/json (got ${contentType || 'none'}).`);
       let value: unknown;
       try {
@@ -101,14 +137,7 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
           });
         } else err = new ApiError('not_found', `No route ${request.method} ${path}.`);
       } else if (code === 'PARSE') err = new ApiError('invalid_json');
-      else {
-        ctx.log.error('unhandled error', {
-          requestId: requestState(request).id,
-          error: error instanceof Error ? error.message : String(error),
-          stack: error instanceof Error ? error.stack?.split('\n').slice(0, 6).join(' | ') : undefined,
-        });
-        err = new ApiError('internal_error', 'Something went wrong on our side. Quote the requestId to support.');
-      }
+      else err = unexpectedError(ctx, request, error);
       const state = requestState(request);
       if (!state.rateHeaders && !isServicePath(path)) {
         // the key was not checked (body error, unknown route…): a valid key pays from its own
@@ -117,24 +146,14 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
         if (over) err = over;
       }
       if (state.rateHeaders) for (const [k, v] of Object.entries(state.rateHeaders)) set.headers[k] = v;
-      return respond(err, request, set);
+      set.status = err.status;
+      return respond(err, request, set.headers);
     })
     .onAfterResponse({ as: 'global' }, (c) => {
       const { request, set, route, path } = c;
-      const s = requestState(request);
       // a handler may return its own Response (HTML pages, redirects): its status is the real one
       const own = (c as { responseValue?: unknown }).responseValue;
-      const status = own instanceof Response ? own.status : Number(set.status ?? 200);
-      ctx.metrics.observeRequest(request.method, route || 'unmatched', status, performance.now() - s.start);
-      ctx.log.info('request', {
-        requestId: s.id,
-        method: request.method,
-        route: route || path,
-        status,
-        durationMs: Math.round((performance.now() - s.start) * 100) / 100,
-        tenantId: s.tenantId,
-        keyId: s.keyId,
-      });
+      recordRequest(ctx, request, route, own instanceof Response ? own.status : Number(set.status ?? 200), path);
     });
 }
 

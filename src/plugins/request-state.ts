@@ -8,19 +8,19 @@ export interface RequestState {
   rateHeaders?: Record<string, string>;
   /** id of the Idempotency-Key record this request claimed (stored when it completes) */
   idempotencyClaim?: string;
+  /** the body, when a fast path read it before handing the request to the Elysia route (null: over the limit) */
+  bodyText?: string | null;
   /** the JSON body was valid but not an object (refused by the guard after route transforms) */
   nonObjectBody?: boolean;
 }
 
-const states = new WeakMap<Request, RequestState>();
+// kept on the Request itself under a private symbol: a WeakMap entry per request costs the
+// garbage collector far more (ephemerons) than a property that dies with its object
+const STATE = Symbol('requestState');
 
 export function requestState(request: Request): RequestState {
-  let s = states.get(request);
-  if (!s) {
-    s = { id: 'req_' + crypto.randomUUID().replaceAll('-', ''), start: performance.now() };
-    states.set(request, s);
-  }
-  return s;
+  const holder = request as Request & { [STATE]?: RequestState };
+  return (holder[STATE] ??= { id: 'req_' + crypto.randomUUID().replaceAll('-', ''), start: performance.now() });
 }
 
 /**
@@ -28,6 +28,7 @@ export function requestState(request: Request): RequestState {
  * language with the highest q wins (pt, pt-PT, pt-BR → pt), English by default.
  */
 export function langOf(headers: Record<string, string | undefined>): 'en' | 'pt' {
+  if (!headers['accept-language']) return 'en';
   let best: { lang: 'en' | 'pt'; q: number } = { lang: 'en', q: 0 };
   for (const part of (headers['accept-language'] ?? '').split(',')) {
     const [tag, ...params] = part.trim().toLowerCase().split(';');

@@ -9,6 +9,7 @@ import { composeLiveProfile, UpstreamError, type LiveAdapters } from './adapters
 import { ALGORITHM_VERSION, REASON_CATALOGUE, scoreCompany, type CompanyProfile, type Lang, type Reason } from './engine';
 import { sandboxLookup, SANDBOX_FIXTURES } from './fixtures';
 import type { ScoreResponseBody } from './model';
+import type { MaybePromise } from '../../lib/maybe-promise';
 
 export const SCORE_CACHE_MS = 24 * 3600_000;
 
@@ -35,7 +36,12 @@ export class ScoreService {
     private readonly roadmapUrl: string,
   ) {}
 
-  async score(caller: ScoreCaller, req: { nif: string; customer_reference?: string; refresh?: 'cached_ok' | 'force_refresh' }, lang: Lang) {
+  /** Without a promise when the answer is in the in-process cache (the fast path's common case). */
+  score(caller: ScoreCaller, req: ScoreRequestBody, lang: Lang): MaybePromise<ScoreResponseBody> {
+    return this.cachedAnswer(caller, req, lang) ?? this.scoreUncached(caller, req, lang);
+  }
+
+  private async scoreUncached(caller: ScoreCaller, req: ScoreRequestBody, lang: Lang): Promise<ScoreResponseBody> {
     if (!isValidNif(req.nif)) throw invalidNif();
     if (caller.env === 'live' && !this.liveAdapters)
       throw new ApiError('live_tier_not_available', 'Live scoring is not available yet for this deployment. Test against the sandbox (sk_test_ keys) meanwhile.', {
@@ -44,15 +50,38 @@ export class ScoreService {
     const echo = req.customer_reference !== undefined ? { customer_reference: req.customer_reference } : {};
     if ((req.refresh ?? 'cached_ok') === 'cached_ok') {
       const cached = await this.latest(caller, req.nif, new Date(this.now().getTime() - SCORE_CACHE_MS));
-      if (cached) {
-        this.bill(caller, 'score');
-        const r = cached.result as StoredResult;
-        return { ...r, reasons: relabel(r.reasons, lang), cache: 'cached' as const, ...echo };
-      }
+      if (cached) return this.answerFromCache(caller, cached, req, lang);
     }
     const computed = await this.compute(caller, req.nif, 'request', req.customer_reference ?? null);
     this.bill(caller, 'score');
     return { ...computed.result, reasons: relabel(computed.result.reasons, lang), cache: 'fresh' as const, ...echo };
+  }
+
+  /** score() from the in-process read cache alone; undefined whenever there is more to do (errors, loads, computing). */
+  private cachedAnswer(caller: ScoreCaller, req: ScoreRequestBody, lang: Lang): ScoreResponseBody | undefined {
+    if ((req.refresh ?? 'cached_ok') !== 'cached_ok' || !isValidNif(req.nif) || (caller.env === 'live' && !this.liveAdapters)) return undefined;
+    const row = this.latestCache?.peek(latestKey(caller, req.nif));
+    if (!row || row.computedAt.getTime() <= this.now().getTime() - SCORE_CACHE_MS) return undefined;
+    return this.answerFromCache(caller, row, req, lang);
+  }
+
+  private answerFromCache(caller: ScoreCaller, row: ScoreRow, req: ScoreRequestBody, lang: Lang): ScoreResponseBody {
+    this.bill(caller, 'score');
+    const body = this.cachedBody(row, lang);
+    return req.customer_reference !== undefined ? { ...body, customer_reference: req.customer_reference } : body;
+  }
+
+  /**
+   * The answer for a cached result in one language, built once per stored row and language and
+   * shared by the requests that get it (so callers must not mutate it; the fast path also
+   * serialises it once). Rows are immutable, and the read cache drops them on any commit.
+   */
+  private cachedBodies = new WeakMap<ScoreRow, Partial<Record<Lang, ScoreResponseBody>>>();
+  private cachedBody(row: ScoreRow, lang: Lang): ScoreResponseBody {
+    let byLang = this.cachedBodies.get(row);
+    if (!byLang) this.cachedBodies.set(row, (byLang = {}));
+    const r = row.result as StoredResult;
+    return (byLang[lang] ??= Object.freeze({ ...r, reasons: relabel(r.reasons, lang), cache: 'cached' as const }));
   }
 
   /** Computes and stores a result (history is kept for the nightly re-score and the GDPR export). */
@@ -133,7 +162,7 @@ export class ScoreService {
   /** The newest result for this tenant, environment and NIF (computed after notBefore, if given). */
   async latest(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, notBefore?: Date): Promise<ScoreRow | null> {
     this.latestCache ??= new ReadCache(this.database);
-    const row = await this.latestCache.get(`${caller.tenantId}|${caller.env}|${nif}`, () => this.readLatest(caller, nif));
+    const row = await this.latestCache.get(latestKey(caller, nif), () => this.readLatest(caller, nif));
     if (!row || (notBefore && row.computedAt.getTime() <= notBefore.getTime())) return null;
     return row;
   }
@@ -166,13 +195,16 @@ export class ScoreService {
     return { tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId };
   }
   private bill(caller: ScoreCaller, meter: string) {
-    this.usage.record({ ...this.usageBase(caller), meter });
+    this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId, meter });
   }
 
   fixtures() {
     return SANDBOX_FIXTURES.map(({ nif, outcome, description }) => ({ nif, outcome, description }));
   }
 }
+
+const latestKey = (caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string) => `${caller.tenantId}|${caller.env}|${nif}`;
+type ScoreRequestBody = { nif: string; customer_reference?: string; refresh?: 'cached_ok' | 'force_refresh' };
 
 const invalidNif = (message = 'The NIF fails the mod-11 check digit.') =>
   new ApiError('invalid_nif', message, { fields: [{ path: 'nif', message: 'not a valid NIF' }] });

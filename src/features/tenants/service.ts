@@ -106,10 +106,13 @@ export class TenantService {
    */
   private authLookup?: { execute(p: { hash: string }): Promise<{ key: KeyRow; tenant: TenantRow }[]> };
   private authCache?: ReadCache<{ key: KeyRow; tenant: TenantRow }>;
-  async findByPlaintext(plaintext: string): Promise<{ key: KeyRow; tenant: TenantRow } | null> {
-    const hash = hashKey(plaintext);
+  async findByHash(hash: string): Promise<{ key: KeyRow; tenant: TenantRow } | null> {
     this.authCache ??= new ReadCache(this.database);
     return this.authCache.get(hash, () => this.lookupByHash(hash));
+  }
+  /** findByHash from the in-process cache only (undefined: not cached). Synchronous. */
+  peekByHash(hash: string): { key: KeyRow; tenant: TenantRow } | undefined {
+    return this.authCache?.peek(hash);
   }
   private async lookupByHash(hash: string) {
     const { db, t } = this.database;

@@ -39,12 +39,9 @@ export class UsageMeter {
     log: Logger,
   ) {
     this.buffer = new FlushBuffer<UsageRow>(
+      // batches of 250: one short transaction each (on SQLite, on the background worker's connection)
       async (rows) => {
-        // short transactions with a yield between them, so a busy second's usage never stalls requests
-        for (let i = 0; i < rows.length; i += 250) {
-          await database.withTx((tx) => database.insertMany(tx, database.t.usageRecords, rows.slice(i, i + 250)));
-          await new Promise((r) => setImmediate(r));
-        }
+        for (let i = 0; i < rows.length; i += 250) await database.appendRows(database.t.usageRecords, rows.slice(i, i + 250));
       },
       { intervalMs: 200, maxItems: 5000, onError: (err, rows) => log.error('usage flush failed; will retry', { error: String(err), rows: rows.length }) },
     );
@@ -55,9 +52,8 @@ export class UsageMeter {
     const unit = e.costCents !== undefined ? Math.round(e.costCents * BUREAU_MARKUP * 10000) / 10000 : (PRICES_CENTS[e.meter] ?? null);
     const billable = e.env === 'live';
     // time-ordered ids: appending to the primary-key index dirties far fewer pages than random ones
-    const id = Bun.randomUUIDv7();
-    this.buffer.add(id, {
-      id,
+    this.buffer.push({
+      id: Bun.randomUUIDv7(),
       tenantId: e.tenantId,
       apiKeyId: e.apiKeyId,
       env: e.env,

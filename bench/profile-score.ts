@@ -1,0 +1,34 @@
+/**
+ * Profiling harness (not a benchmark): POST /v1/score cached through app.handle in a loop, so a
+ * CPU profile shows only the hot path.  bun --cpu-prof-md run bench/profile-score.ts [requests]
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config';
+import { createContext } from '../src/context';
+import { createApp, dispatch } from '../src/app';
+import { createLogger } from '../src/lib/log';
+
+const N = Number(process.argv[2] ?? 200_000);
+const ctx = await createContext(loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-profile-')), LOG_LEVEL: 'silent', SEED_DEMO_TENANT: 'false', ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}) }), { log: createLogger('silent') });
+// ablations, to find where the time goes: OFF=usage,metrics,limiter
+const off = new Set((process.env.OFF ?? '').split(',').filter(Boolean));
+if (off.has('usage')) ctx.usage.record = () => {};
+if (off.has('metrics')) ctx.metrics.observeRequest = () => {};
+if (off.has('limiter')) {
+  const d = await ctx.limiter.consume({ bucket: 'x', limitPerMinute: 1e9, nowMs: Date.now() });
+  ctx.limiter.consume = async () => d;
+}
+const app = createApp(ctx);
+const t = await ctx.tenants.createTenant({ name: 'bench', plan: 'enterprise', rateLimitPerMinute: 1e9, dailyQuota: 1e9 });
+const headers = { authorization: `Bearer ${t.api_key}`, 'content-type': 'application/json', 'content-length': '19' };
+const body = '{"nif":"599000015"}';
+const t0 = performance.now();
+for (let i = 0; i < N; i++) {
+  const res = await dispatch(app, new Request('http://localhost/v1/score', { method: 'POST', headers, body }));
+  await res.text();
+}
+console.log(`${(((performance.now() - t0) * 1000) / N).toFixed(1)} µs per request`);
+await ctx.close();
+process.exit(0);

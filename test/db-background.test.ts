@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { Database as Sqlite } from 'bun:sqlite';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eq } from 'drizzle-orm';
+import { walChangeSignal } from '../src/db/sqlite-change-signal';
+import { makeApp, type TestApp } from './helpers';
+
+describe('walChangeSignal (SQLite wal-index header)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wal-signal-'));
+  const file = join(dir, 'x.sqlite');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('moves on every commit of any connection or process, and only then', () => {
+    const a = new Sqlite(file, { create: true });
+    a.exec('PRAGMA journal_mode = WAL');
+    a.exec('create table t (x integer)');
+    const b = new Sqlite(file);
+    const signal = walChangeSignal(file)!;
+    expect(signal).not.toBeNull();
+    const v0 = signal();
+    expect(signal()).toBe(v0);
+    b.query('select count(*) from t').get(); // reads change nothing
+    expect(signal()).toBe(v0);
+    b.exec('insert into t values (1)');
+    const v1 = signal();
+    expect(v1).not.toBe(v0);
+    expect(signal()).toBe(v1);
+    const other = Bun.spawnSync(['bun', '-e', `const { Database } = require('bun:sqlite'); new Database(${JSON.stringify(file)}).exec('insert into t values (2)')`]);
+    expect(other.exitCode).toBe(0);
+    const v2 = signal();
+    expect(v2).not.toBe(v1);
+    a.exec('PRAGMA wal_checkpoint(TRUNCATE)'); // a checkpoint alone is not a change of data…
+    a.exec('insert into t values (3)'); // …but the write that restarts the WAL is
+    expect(signal()).not.toBe(v2);
+    a.close();
+    b.close();
+  });
+
+  test('no -shm file (not a WAL database): null, so callers fall back', () => {
+    expect(walChangeSignal(join(dir, 'missing.sqlite'))).toBeNull();
+  });
+});
+
+describe('appendRows (usage records off the request thread)', () => {
+  let h: TestApp;
+  beforeAll(async () => {
+    h = await makeApp();
+  });
+  afterAll(() => h.close());
+
+  test('rows are committed when it resolves; a retried batch is skipped row by row, not duplicated', async () => {
+    const t = await h.tenant();
+    const { usageRecords } = h.ctx.database.t;
+    const row = (i: number) => ({
+      id: `01900000-0000-7000-8000-${String(i).padStart(12, '0')}`,
+      tenantId: t.tenant_id,
+      apiKeyId: t.api_key_id,
+      env: 'live',
+      meter: 'score',
+      quantity: 1,
+      unitAmountCents: 50,
+      amountCents: 50,
+      billable: true,
+      requestId: `req_${i}`,
+      createdAt: new Date('2026-11-22T10:00:00.123Z'),
+    });
+    await h.ctx.database.appendRows(usageRecords, [row(1), row(2)]);
+    await h.ctx.database.appendRows(usageRecords, [row(1), row(2), row(3)]);
+    const stored = await h.ctx.database.db.select().from(usageRecords).where(eq(usageRecords.tenantId, t.tenant_id)).orderBy(usageRecords.id);
+    expect(stored.map((r) => r.requestId)).toEqual(['req_1', 'req_2', 'req_3']);
+    // dates and booleans went through the column mappings (what the API reads back)
+    expect(stored[0]).toMatchObject({ billable: true, createdAt: new Date('2026-11-22T10:00:00.123Z'), amountCents: 50, retainUntil: null });
+  });
+
+  test('a row that breaks a constraint fails its whole batch, and nothing of it is written', async () => {
+    const { usageRecords } = h.ctx.database.t;
+    const t = await h.tenant();
+    const ok = { id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'live', meter: 'score', quantity: 1, billable: true, requestId: 'req_ok', createdAt: new Date() };
+    const orphan = { ...ok, id: crypto.randomUUID(), tenantId: 'no-such-tenant', requestId: 'req_orphan' };
+    await expect(h.ctx.database.appendRows(usageRecords, [ok, orphan])).rejects.toThrow();
+    expect(await h.ctx.database.db.select().from(usageRecords).where(eq(usageRecords.requestId, 'req_ok'))).toEqual([]);
+  });
+});
