@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config';
+import Redis from 'ioredis';
 import { openDatabase } from './db/client';
+import { announceTenantChanges } from './lib/cache-generations';
 import { ENVS, PLANS, SCOPES, TenantService, type Env, type Plan } from './features/tenants/service';
 
 /** Operator CLI: same configuration (environment) as the server. `bun run cli help` lists commands. */
@@ -80,6 +82,12 @@ async function run(argv: string[]) {
 
   const config = loadConfig();
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  // with Redis, the running processes cache tenants and keys: a change made here is announced to them
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 }) : null;
+  if (redis) {
+    redis.on('error', () => {}); // reported by announceTenantChanges, once, if it matters
+    database.tenantsChanged = announceTenantChanges(redis, config.redisPrefix, { error: (msg, fields) => console.error(`warning: ${msg} ${JSON.stringify(fields)}`) });
+  }
   const tenants = new TenantService(database, () => new Date(), config.defaultDailyQuota);
   const out = (obj: Record<string, unknown>, human: string) => console.log(values.json ? JSON.stringify(obj) : human);
   try {
@@ -110,6 +118,7 @@ async function run(argv: string[]) {
     }
   } finally {
     await database.close();
+    redis?.disconnect();
   }
 }
 

@@ -67,9 +67,12 @@ describe('appendRows (usage records off the request thread)', () => {
       createdAt: new Date('2026-11-22T10:00:00.123Z'),
     });
     await h.ctx.database.appendRows(usageRecords, [row(1), row(2)]);
-    await h.ctx.database.appendRows(usageRecords, [row(1), row(2), row(3)]);
+    // another row shape in the same batch: unpriced, fractional, with a retention date
+    const other = { ...row(4), unitAmountCents: undefined, amountCents: 0.125, billable: false, retainUntil: new Date('2033-11-22T00:00:00Z') };
+    await h.ctx.database.appendRows(usageRecords, [row(1), row(2), row(3), other]);
     const stored = await h.ctx.database.db.select().from(usageRecords).where(eq(usageRecords.tenantId, t.tenant_id)).orderBy(usageRecords.id);
-    expect(stored.map((r) => r.requestId)).toEqual(['req_1', 'req_2', 'req_3']);
+    expect(stored.map((r) => r.requestId)).toEqual(['req_1', 'req_2', 'req_3', 'req_4']);
+    expect(stored[3]).toMatchObject({ unitAmountCents: null, amountCents: 0.125, billable: false, retainUntil: new Date('2033-11-22T00:00:00Z'), createdAt: row(4).createdAt });
     // dates and booleans went through the column mappings (what the API reads back)
     expect(stored[0]).toMatchObject({ billable: true, createdAt: new Date('2026-11-22T10:00:00.123Z'), amountCents: 50, retainUntil: null });
   });

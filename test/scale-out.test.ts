@@ -85,6 +85,19 @@ describe.skipIf(TEST_DB !== 'postgres')('several processes on PostgreSQL + Redis
     expect(((await after.json()) as { code: string }).code).toBe('api_key_revoked');
   });
 
+  test('a tenant suspended with the operator CLI is refused by both processes on their next request', async () => {
+    const t = await tenant(['--plan', 'growth']);
+    for (const api of [api1, api2]) for (let i = 0; i < 2; i++) expect((await call(api.base, 'POST', '/v1/score', t.api_key, { nif: '599000015' })).status).toBe(200);
+    expect((await runCli(['tenant', 'suspend', '--tenant', t.tenant_id], env)).code).toBe(0);
+    for (const api of [api1, api2]) {
+      const r = await call(api.base, 'POST', '/v1/score', t.api_key, { nif: '599000015' });
+      expect(r.status).toBe(403);
+      expect(((await r.json()) as { code: string }).code).toBe('tenant_suspended');
+    }
+    expect((await runCli(['tenant', 'resume', '--tenant', t.tenant_id], env)).code).toBe(0);
+    expect((await call(api2.base, 'POST', '/v1/score', t.api_key, { nif: '599000015' })).status).toBe(200);
+  });
+
   test('an Idempotency-Key replay sent to the other process returns the stored response', async () => {
     const t = await tenant(['--plan', 'growth']);
     const headers = { 'idempotency-key': 'scale-out-1' };

@@ -52,6 +52,15 @@ export interface Database {
    * (PostgreSQL): there, in-process read caches are off and every request reads the database.
    */
   changeEpoch(): number | null;
+  /**
+   * Marks a tenant's cached reads (its keys, its tenant row, its latest scores) as changed by the
+   * current transaction. Once the outermost transaction commits, `tenantsChanged` is awaited with
+   * the marked tenants before withTx returns, so the write's caller answers only after every
+   * process will see it (PostgreSQL + Redis: per-tenant cache generations, see cache-generations.ts).
+   * Only inside withTx.
+   */
+  touchTenant(tenantId: string): void;
+  tenantsChanged: ((tenantIds: string[]) => Promise<void>) | null;
   /** PostgreSQL only: the raw client (advisory locks, LISTEN) */
   pg?: postgres.Sql;
 }
@@ -76,26 +85,48 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   }
   const client = postgres(url, { max: poolSize, onnotice: () => {}, idle_timeout: 30 });
   const db = drizzlePg(client) as Db;
-  const txStore = new AsyncLocalStorage<Db>();
+  const txStore = new AsyncLocalStorage<{ tx: Db; touched: Set<string> }>();
   let inFlight = 0;
-  return {
+  const database: Database = {
     dialect: 'postgres',
     writeOne: (fn) => fn(),
     insertMany: pgInsertBatches,
     async appendRows(table, rows) {
-      if (rows.length) await db.transaction((tx) => pgInsertBatches(tx as unknown as Db, table, rows, { skipExisting: true }));
+      if (!rows.length) return;
+      // one parameter per row shape: the rows as one JSON text, spread by json_populate_recordset
+      // (a Drizzle multi-row insert builds and binds ~10 parameters per row, which cost more CPU
+      // than the requests that produced the rows)
+      const name = `"${getTableName(table)}"`;
+      await client.begin(async (tx) => {
+        for (const g of rowShapes(table, rows)) {
+          const columns = g.used.map((f) => `"${f.column.name}"`).join(', ');
+          const json = JSON.stringify(g.rows.map((row) => Object.fromEntries(g.used.map((f) => [f.column.name, f.column.mapToDriverValue(row[f.key])]))));
+          await tx.unsafe(`insert into ${name} (${columns}) select ${columns} from json_populate_recordset(null::${name}, $1::json) on conflict do nothing`, [json]);
+        }
+      });
     },
     inFlight: () => inFlight,
     changeEpoch: () => null,
     db,
     t: pgSchema,
     pg: client,
-    withTx(fn) {
+    async withTx(fn) {
       const outer = txStore.getStore();
-      if (outer) return fn(outer);
+      if (outer) return fn(outer.tx);
+      const touched = new Set<string>();
       inFlight++;
-      return db.transaction((tx) => txStore.run(tx as unknown as Db, () => fn(tx as unknown as Db))).finally(() => inFlight--);
+      try {
+        const result = await db.transaction((tx) => txStore.run({ tx: tx as unknown as Db, touched }, () => fn(tx as unknown as Db)));
+        await announce(database, touched);
+        return result;
+      } finally {
+        inFlight--;
+      }
     },
+    touchTenant(tenantId) {
+      touchIn(txStore.getStore()?.touched, tenantId);
+    },
+    tenantsChanged: null,
     async ping() {
       await client`select 1`;
     },
@@ -103,12 +134,12 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       await client.end({ timeout: 5 });
     },
   };
+  return database;
 }
 
-async function pgInsertBatches(tx: Db, table: Table, rows: Record<string, unknown>[], o: { skipExisting?: boolean } = {}) {
+async function pgInsertBatches(tx: Db, table: Table, rows: Record<string, unknown>[]) {
   for (let i = 0; i < rows.length; i += 500) {
-    const insert = tx.insert(table as never).values(rows.slice(i, i + 500) as never);
-    await (o.skipExisting ? insert.onConflictDoNothing() : insert);
+    await tx.insert(table as never).values(rows.slice(i, i + 500) as never);
   }
 }
 
@@ -151,31 +182,24 @@ function sqliteBackground(file: string, fallback: Append, log: (msg: string) => 
   return {
     append(table: Table, rows: Record<string, unknown>[]): Promise<void> {
       if (broken) return fallback(table, rows);
-      const fields = fieldsOf(table);
-      if (fields.length > 30) return Promise.reject(new Error(`appendRows: ${getTableName(table)} has more columns than a row shape mask holds`));
-      // one statement per row shape (which columns hold a value; the others are left to their
-      // defaults); one flat array of values per statement
-      const shapes = new Map<number, { sql: string; width: number; values: (string | number)[]; used: typeof fields }>();
-      for (const row of rows) {
-        let shape = 0;
-        for (let i = 0; i < fields.length; i++) if (row[fields[i]!.key] != null) shape |= 1 << i;
-        let group = shapes.get(shape);
-        if (!group) {
-          const used = fields.filter((_, i) => shape & (1 << i));
-          const sql = `insert into "${getTableName(table)}" (${used.map((f) => `"${f.column.name}"`).join(', ')}) values (${used.map(() => '?').join(', ')}) on conflict do nothing`;
-          shapes.set(shape, (group = { sql, width: used.length, values: [], used }));
-        }
-        for (const f of group.used) group.values.push(f.column.mapToDriverValue(row[f.key]) as string | number);
+      let groups;
+      try {
+        groups = rowShapes(table, rows);
+      } catch (err) {
+        return Promise.reject(err);
       }
       return Promise.all(
-        [...shapes.values()].map(
+        groups.map(
           (g) =>
             new Promise<void>((resolve, reject) => {
               const id = nextId++;
+              const sql = `insert into "${getTableName(table)}" (${g.used.map((f) => `"${f.column.name}"`).join(', ')}) values (${g.used.map(() => '?').join(', ')}) on conflict do nothing`;
+              const values: unknown[] = [];
+              for (const row of g.rows) for (const f of g.used) values.push(f.column.mapToDriverValue(row[f.key]));
               pending.set(id, { resolve, reject });
               worker.ref(); // an append in flight keeps the process alive until it is committed
               // as JSON text: one string copies far faster than a structured clone of many small arrays
-              worker.postMessage({ type: 'append', id, sql: g.sql, width: g.width, values: JSON.stringify(g.values) } satisfies BackgroundMessage);
+              worker.postMessage({ type: 'append', id, sql, width: g.used.length, values: JSON.stringify(values) } satisfies BackgroundMessage);
             }),
         ),
       ).then(() => undefined);
@@ -195,6 +219,34 @@ function sqliteBackground(file: string, fallback: Append, log: (msg: string) => 
 
 /** a table's columns with the property name under which each one's value sits in a row object */
 const tableFields = new WeakMap<Table, { key: string; column: Column }[]>();
+function touchIn(touched: Set<string> | undefined, tenantId: string) {
+  if (!touched) throw new Error('touchTenant outside a transaction');
+  touched.add(tenantId);
+}
+
+async function announce(database: Database, touched: Set<string>) {
+  if (touched.size && database.tenantsChanged) await database.tenantsChanged([...touched]);
+}
+
+/**
+ * Appended rows grouped by shape (which columns hold a value): each group is one statement that
+ * leaves the other columns to their defaults. Scalar columns only (values travel as JSON).
+ */
+function rowShapes(table: Table, rows: Record<string, unknown>[]) {
+  const fields = fieldsOf(table);
+  if (fields.length > 30) throw new Error(`appendRows: ${getTableName(table)} has more columns than a row shape mask holds`);
+  if (fields.some((f) => f.column.dataType === 'json')) throw new Error(`appendRows: ${getTableName(table)} has JSON columns`);
+  const shapes = new Map<number, { used: typeof fields; rows: Record<string, unknown>[] }>();
+  for (const row of rows) {
+    let shape = 0;
+    for (let i = 0; i < fields.length; i++) if (row[fields[i]!.key] != null) shape |= 1 << i;
+    let group = shapes.get(shape);
+    if (!group) shapes.set(shape, (group = { used: fields.filter((_, i) => shape & (1 << i)), rows: [] }));
+    group.rows.push(row);
+  }
+  return [...shapes.values()];
+}
+
 function fieldsOf(table: Table) {
   let fields = tableFields.get(table);
   if (!fields) tableFields.set(table, (fields = Object.entries(getTableColumns(table)).map(([key, column]) => ({ key, column: column as Column }))));
@@ -237,7 +289,7 @@ function openSqlite(dataDir: string): Database {
   // bun:sqlite is one connection: a transaction is BEGIN IMMEDIATE … COMMIT behind an in-process
   // mutex, so that another request's awaits cannot slip its statements into ours.
   let tail: Promise<void> = Promise.resolve();
-  const inTx = new AsyncLocalStorage<true>();
+  const inTx = new AsyncLocalStorage<Set<string>>();
   let inFlight = 0;
   let localCommits = 0;
   // file databases: any connection's commit shows in the shared wal-index header. Without it (in
@@ -285,14 +337,15 @@ function openSqlite(dataDir: string): Database {
       let release!: () => void;
       tail = new Promise((r) => (release = r));
       await previous;
+      const touched = new Set<string>();
+      let result;
       inFlight++;
       try {
         raw.exec('BEGIN IMMEDIATE');
         try {
-          const result = await inTx.run(true, () => fn(db));
+          result = await inTx.run(touched, () => fn(db));
           raw.exec('COMMIT');
           localCommits++;
-          return result;
         } catch (err) {
           raw.exec('ROLLBACK');
           throw err;
@@ -301,7 +354,13 @@ function openSqlite(dataDir: string): Database {
         inFlight--;
         release();
       }
+      await announce(database, touched);
+      return result;
     },
+    touchTenant(tenantId) {
+      touchIn(inTx.getStore(), tenantId);
+    },
+    tenantsChanged: null,
     async ping() {
       raw.query('select 1').get();
     },

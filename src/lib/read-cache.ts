@@ -1,40 +1,60 @@
 import type { Database } from '../db/client';
 
 /**
- * An in-process cache of hot reads (the key lookup, the latest score) that is exact: every entry
- * is dropped as soon as anything is committed to the database, by this process or any other
- * (`changeEpoch`). On PostgreSQL the epoch is unknown, so nothing is cached there.
+ * An in-process cache of hot reads (the key lookup, the latest score) that never serves a value
+ * older than the last commit that changed it. Each entry is tagged with the epoch it was loaded
+ * under, and is served only while that epoch is current:
+ * - SQLite: the database's change signal (`changeEpoch`), which moves on every commit of any
+ *   connection or process, so any commit drops every entry.
+ * - PostgreSQL (no such signal): the caller passes the epoch, i.e. the tenant's cache generation
+ *   that this very request read from Redis with its rate-limit decision (cache-generations.ts).
+ *   Without one (no Redis, Redis failing, or a caller outside a request), nothing is cached.
+ * A value may be tagged with an epoch only if its load started after that epoch was read.
  */
+export type Epoch = number | null;
+
 export class ReadCache<V> {
-  private entries = new Map<string, V>();
-  private epoch: number | null = null;
+  private entries = new Map<string, { value: V; epoch: number; loadedAtMs: number }>();
 
   constructor(
     private readonly database: Pick<Database, 'changeEpoch'>,
     private readonly maxEntries = 10_000,
+    /** a backstop for generations whose announcement failed (Redis unreachable after a commit) */
+    private readonly maxAgeMs = 60_000,
   ) {}
 
-  /** The cached value, without loading (undefined: not cached, or caching is off). Synchronous. */
-  peek(key: string): V | undefined {
-    const epoch = this.database.changeEpoch();
-    if (epoch === null) return undefined;
-    if (epoch !== this.epoch) {
-      this.entries.clear();
-      this.epoch = epoch;
-      return undefined;
-    }
-    return this.entries.get(key);
+  /** The epoch a read is checked against: the database's own signal where it has one, else the caller's. */
+  private epoch(given: Epoch | undefined): Epoch {
+    return this.database.changeEpoch() ?? given ?? null;
   }
 
-  async get(key: string, load: () => Promise<V | null>): Promise<V | null> {
-    const hit = this.peek(key);
+  /** The cached value if it is current for `epoch` (undefined: not cached). Synchronous. */
+  peek(key: string, epoch?: Epoch): V | undefined {
+    const e = this.epoch(epoch);
+    if (e === null) return undefined;
+    const entry = this.entries.get(key);
+    return entry && entry.epoch === e && Date.now() - entry.loadedAtMs < this.maxAgeMs ? entry.value : undefined;
+  }
+
+  /**
+   * The cached value and the epoch it was loaded under, whether or not that epoch is still current:
+   * for a read that learns the current epoch only later in the request (the key lookup comes before
+   * the rate-limit call that returns the tenant's generation), and must then confirm it.
+   */
+  candidate(key: string): { value: V; epoch: number } | undefined {
+    const entry = this.entries.get(key);
+    return entry && Date.now() - entry.loadedAtMs < this.maxAgeMs ? entry : undefined;
+  }
+
+  async get(key: string, load: () => Promise<V | null>, epoch?: Epoch): Promise<V | null> {
+    const hit = this.peek(key, epoch);
     if (hit !== undefined) return hit;
-    const epoch = this.epoch; // as peek just read it; null when caching is off
+    const before = this.epoch(epoch);
     const value = await load();
-    // only store if nothing was committed while loading, and never cache a miss
-    if (value !== null && epoch !== null && this.database.changeEpoch() === epoch) {
+    // never cache a miss; with the database's own signal, only if nothing was committed meanwhile
+    if (value !== null && before !== null && this.epoch(epoch) === before) {
       if (this.entries.size >= this.maxEntries) this.entries.clear();
-      this.entries.set(key, value);
+      this.entries.set(key, { value, epoch: before, loadedAtMs: Date.now() });
     }
     return value;
   }

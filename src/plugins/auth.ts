@@ -15,6 +15,8 @@ export interface AuthContext {
   tenant: TenantRow;
   key: KeyRow;
   requestId: string;
+  /** PostgreSQL + Redis: the tenant's cache generation read by this request (see ReadCache) */
+  generation?: number;
 }
 
 type ServerLike = { requestIP?: (r: Request) => { address: string } | null } | null | undefined;
@@ -42,29 +44,69 @@ export async function limitAnonymous(ctx: AppContext, request: Request, server: 
 }
 
 /**
- * Charges one request to a key: its per-minute budget and its tenant's daily quota (counted per
- * environment, so a sandbox load test never eats production's quota). Sets the rate-limit headers
- * and returns the 429 to answer when over a limit, null otherwise. Without a promise when the
- * limiter needs no I/O (the in-process one), so the score fast path can skip a microtask.
+ * Admits one request of a verified key: charges its per-minute budget and its tenant's daily quota
+ * (counted per environment, so a sandbox load test never eats production's quota), sets the
+ * rate-limit headers, and returns the key to go on with, or the error to answer (429 over a limit;
+ * 401 if the key turned out unusable, below). Without a promise when the limiter needs no I/O (the
+ * in-process one), so the score fast path can skip a microtask.
+ *
+ * On PostgreSQL the key may have come from the in-process cache under an older generation of its
+ * tenant: the limiter's answer carries the current one (cache-generations.ts), and a key that was
+ * not loaded under it is read again before anything else, so a revocation committed by any
+ * process is honoured by the very next request.
  */
-export function chargeKeyBudget(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, tenant: TenantRow, key: KeyRow, now: Date): MaybePromise<ApiError | null> {
+export function admitKey(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, now: Date, rereads = 2): MaybePromise<FoundKey | ApiError> {
+  const { tenant, key } = found;
   const budget: RateRequest = {
     bucket: `key:${key.id}`,
     limitPerMinute: effectiveRateLimit(tenant, key),
     daily: { tenantId: `${tenant.id}:${key.env}`, quota: tenant.dailyQuota },
+    generationOf: tenant.id,
+    // a cached key is charged only if it is current (its limits may have changed): else re-read it
+    expectGeneration: rereads > 0 ? found.cachedUnder : undefined,
     nowMs: now.getTime(),
   };
-  if (ctx.limiter.consumeSync) return applyBudgetDecision(request, set, tenant, key, ctx.limiter.consumeSync(budget), now);
-  return ctx.limiter.consume(budget).then((d) => applyBudgetDecision(request, set, tenant, key, d, now));
+  const decide = (d: RateDecision): MaybePromise<FoundKey | ApiError> =>
+    d.stale
+      ? reread(ctx, found, d.generation ?? null, now).then((k) => (k instanceof ApiError ? k : admitKey(ctx, request, set, k, now, rereads - 1)))
+      : admitted(ctx, request, set, found, d, now);
+  if (ctx.limiter.consumeSync) return decide(ctx.limiter.consumeSync(budget));
+  return ctx.limiter.consume(budget).then(decide);
 }
 
-function applyBudgetDecision(request: Request, set: { headers: Record<string, unknown> }, tenant: TenantRow, key: KeyRow, d: RateDecision, now: Date) {
+function admitted(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, d: RateDecision, now: Date): MaybePromise<FoundKey | ApiError> {
+  const current = confirmKey(ctx, found, d.generation ?? null, now);
+  if (current instanceof Promise) return current.then((k) => (k instanceof ApiError ? k : applyBudgetDecision(request, set, k, d, now)));
+  return current instanceof ApiError ? current : applyBudgetDecision(request, set, current, d, now);
+}
+
+/**
+ * The key as of `generation` (PostgreSQL; SQLite's cache is exact already): the cached one if it
+ * was loaded under it, else read again (a key read by this request before the generation was
+ * known is read once more, so that what gets cached under it is not older than it).
+ */
+function confirmKey(ctx: AppContext, found: FoundKey, generation: number | null, now: Date): MaybePromise<FoundKey | ApiError> {
+  if (ctx.database.changeEpoch() !== null) return found;
+  if (generation === null ? found.cachedUnder === undefined : found.cachedUnder === generation) return generation === null ? found : { ...found, generation };
+  return reread(ctx, found, generation, now).then((k) => (k instanceof ApiError || generation === null ? k : { ...k, generation }));
+}
+
+function reread(ctx: AppContext, found: FoundKey, generation: number | null, now: Date): Promise<FoundKey | ApiError> {
+  const hash = found.key.keyHash;
+  return ctx.tenants.findByHash(hash, generation).then((k) => {
+    const usable = usableKey(k, hash, now);
+    return usable instanceof ApiError || generation === null ? usable : { ...usable, cachedUnder: generation };
+  });
+}
+
+function applyBudgetDecision(request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, d: RateDecision, now: Date): FoundKey | ApiError {
+  const { tenant, key } = found;
   const state = requestState(request);
   state.tenantId = tenant.id;
   state.keyId = key.id;
   state.rateHeaders = rateLimitHeaders(d, now.getTime());
   Object.assign(set.headers, state.rateHeaders);
-  if (d.allowed) return null;
+  if (d.allowed) return found;
   const headers = { 'retry-after': state.rateHeaders['retry-after']! };
   return d.deniedBy === 'daily'
     ? new ApiError('daily_quota_exceeded', `The tenant's daily quota of ${tenant.dailyQuota} requests is used up.`, { headers })
@@ -73,15 +115,23 @@ function applyBudgetDecision(request: Request, set: { headers: Record<string, un
 
 /**
  * For error paths that never reached the guard (body errors, unknown routes): if the request
- * carries a valid, active key, that key pays (see chargeKeyBudget). Null when there is no such key.
+ * carries a valid, active key, that key pays (see admitKey). Returns the error to answer instead
+ * (over a limit, or the key turned out unusable), null otherwise.
  */
 export async function chargeKey(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }): Promise<ApiError | null> {
   const now = ctx.clock.now();
   const found = await verifyKey(ctx, request.headers.get('authorization'), now);
-  return found instanceof ApiError ? null : chargeKeyBudget(ctx, request, set, found.tenant, found.key, now);
+  if (found instanceof ApiError) return null;
+  const admittedKey = await admitKey(ctx, request, set, found, now);
+  return admittedKey instanceof ApiError ? admittedKey : null;
 }
 
-type FoundKey = { key: KeyRow; tenant: TenantRow };
+/**
+ * A key and its tenant. `cachedUnder`: PostgreSQL, taken from the in-process cache where it was
+ * loaded under that generation of its tenant (to be confirmed by admitKey). `generation`: once
+ * admitted, the tenant's current generation, under which the request may use cached reads.
+ */
+export type FoundKey = { key: KeyRow; tenant: TenantRow; cachedUnder?: number; generation?: number };
 
 /**
  * The key named by an Authorization header, if it may be used now (not yet charged nor
@@ -92,7 +142,7 @@ export function verifyKey(ctx: AppContext, authorization: string | null | undefi
   if (!m) return new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_test_…".');
   if (!KEY_FORMAT.test(m[1]!)) return new ApiError('invalid_api_key', 'The API key is not valid.');
   const hash = hashKey(m[1]!);
-  const cached = ctx.tenants.peekByHash(hash);
+  const cached = ctx.tenants.cachedByHash(hash);
   return cached ? usableKey(cached, hash, now) : ctx.tenants.findByHash(hash).then((found) => usableKey(found, hash, now));
 }
 
@@ -108,6 +158,13 @@ function usableKey(found: FoundKey | null, hash: string, now: Date): FoundKey | 
 
 /** Whether a key may call an endpoint that needs `scope`. */
 export const hasScope = (key: KeyRow, scope: Scope) => key.scopes.includes('*') || key.scopes.includes(scope);
+
+/** After admission: a suspended tenant, or a key without the endpoint's scope (403s). */
+export function refusal({ tenant, key }: FoundKey, scope: Scope): ApiError | null {
+  if (tenant.status === 'suspended') return new ApiError('tenant_suspended', 'The tenant is suspended.');
+  if (!hasScope(key, scope)) return new ApiError('insufficient_scope', `This endpoint needs the "${scope}" scope (or "*").`);
+  return null;
+}
 
 /**
  * The guard in front of every API route, in this order: Bearer key → key/tenant state → per-key
@@ -125,15 +182,14 @@ export function authed(ctx: AppContext, scope: Scope) {
       const now = ctx.clock.now();
       const verified = await verifyKey(ctx, headers.authorization, now);
       if (verified instanceof ApiError) return reject(verified);
-      const { key, tenant } = verified;
 
-      const overLimit = await chargeKeyBudget(ctx, request, set, tenant, key, now);
-      if (overLimit) throw overLimit;
-      if (tenant.status === 'suspended') throw new ApiError('tenant_suspended', 'The tenant is suspended.');
-      if (!hasScope(key, scope))
-        throw new ApiError('insufficient_scope', `This endpoint needs the "${scope}" scope (or "*").`);
+      const admittedKey = await admitKey(ctx, request, set, verified, now);
+      if (admittedKey instanceof ApiError) throw admittedKey;
+      const { key, tenant, generation } = admittedKey;
+      const refused = refusal(admittedKey, scope);
+      if (refused) throw refused;
       ctx.keyTouches.add(key.id, { keyId: key.id, at: now });
-      const auth: AuthContext = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, tenant, key, requestId: state.id };
+      const auth: AuthContext = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, tenant, key, requestId: state.id, generation };
       return { auth };
     })
     .onBeforeHandle({ as: 'scoped' }, async ({ request, headers, body, auth, path, set }) => {

@@ -2,7 +2,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { t } from 'elysia';
 import type { AppContext } from '../../context';
 import { ApiError } from '../../lib/errors';
-import { chargeKeyBudget, hasScope, verifyKey } from '../../plugins/auth';
+import { admitKey, hasScope, refusal, verifyKey } from '../../plugins/auth';
 import { errorResponder, JSON_CONTENT_TYPE, readCapped, recordRequest, unexpectedError } from '../../plugins/http-errors';
 import { langOf, localised, requestState } from '../../plugins/request-state';
 import type { Env } from '../tenants/service';
@@ -62,16 +62,30 @@ export function scoreFastPath(ctx: AppContext, service: ScoreService) {
     req.refresh ??= 'cached_ok';
     if (!body.Check(req)) return null;
 
-    // from here on this path answers, whatever happens
     const headers: Record<string, string> = { 'x-request-id': state.id };
     let status = 200;
+    let admitted: ReturnType<typeof admitKey>;
     try {
-      let overLimit = chargeKeyBudget(ctx, request, { headers }, tenant, key, now);
-      if (overLimit instanceof Promise) overLimit = await overLimit;
-      if (overLimit) throw overLimit;
+      admitted = admitKey(ctx, request, { headers }, verified, now);
+      if (admitted instanceof Promise) admitted = await admitted;
+    } catch (error) {
+      admitted = unexpectedError(ctx, request, error);
+    }
+    // a key found unusable once re-read (PostgreSQL, changed by another process): the Elysia route
+    // answers the 401 as for any bad key (the caller's address pays, as there)
+    if (admitted instanceof ApiError && admitted.status === 401) return null;
+
+    // from here on this path answers, whatever happens
+    try {
+      if (admitted instanceof ApiError) throw admitted;
+      if (admitted !== verified) {
+        const refused = refusal(admitted, 'score');
+        if (refused) throw refused;
+      }
+      const { key, tenant } = admitted;
       ctx.keyTouches.add(key.id, { keyId: key.id, at: now });
       const lang = localised({ headers }, langOf({ 'accept-language': h.get('accept-language') ?? undefined }));
-      const caller = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, requestId: state.id };
+      const caller = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, requestId: state.id, generation: admitted.generation };
       let result = service.score(caller, req, lang);
       if (result instanceof Promise) result = await result;
       let json = serialised.get(result);

@@ -88,6 +88,7 @@ export class TenantService {
       if (!row) throw new Error(`unknown tenant ${tenantId}`);
       if (row.status === 'terminated') throw new Error(`tenant ${tenantId} is terminated`);
       await tx.update(t.tenants).set({ status }).where(eq(t.tenants.id, tenantId));
+      this.database.touchTenant(tenantId);
     });
   }
 
@@ -96,23 +97,31 @@ export class TenantService {
     return withTx(async (tx) => {
       const res = await tx.update(t.tenants).set(patch).where(eq(t.tenants.id, tenantId)).returning({ id: t.tenants.id });
       if (!res.length) throw new Error(`unknown tenant ${tenantId}`);
+      this.database.touchTenant(tenantId);
     });
   }
 
   /**
    * The auth lookup, on every request: one indexed read by hash joined with the tenant, prepared
-   * once, behind an exact read cache (see ReadCache: any commit anywhere drops it, so a revocation
-   * is seen by the very next request of every process).
+   * once, behind a read cache that never serves a row older than the last commit that changed it
+   * (see ReadCache), so a revocation is seen by the very next request of every process.
    */
   private authLookup?: { execute(p: { hash: string }): Promise<{ key: KeyRow; tenant: TenantRow }[]> };
   private authCache?: ReadCache<{ key: KeyRow; tenant: TenantRow }>;
-  async findByHash(hash: string): Promise<{ key: KeyRow; tenant: TenantRow } | null> {
+  async findByHash(hash: string, generation?: number | null): Promise<{ key: KeyRow; tenant: TenantRow } | null> {
     this.authCache ??= new ReadCache(this.database);
-    return this.authCache.get(hash, () => this.lookupByHash(hash));
+    return this.authCache.get(hash, () => this.lookupByHash(hash), generation);
   }
-  /** findByHash from the in-process cache only (undefined: not cached). Synchronous. */
-  peekByHash(hash: string): { key: KeyRow; tenant: TenantRow } | undefined {
-    return this.authCache?.peek(hash);
+  /**
+   * findByHash from the in-process cache only (undefined: not cached). Synchronous. SQLite: exact.
+   * PostgreSQL: with `cachedUnder`, the tenant generation it was loaded under, which the caller
+   * must confirm (auth.ts admitKey) before relying on it.
+   */
+  cachedByHash(hash: string): { key: KeyRow; tenant: TenantRow; cachedUnder?: number } | undefined {
+    if (!this.authCache) return undefined;
+    if (this.database.changeEpoch() !== null) return this.authCache.peek(hash);
+    const c = this.authCache.candidate(hash);
+    return c && { ...c.value, cachedUnder: c.epoch };
   }
   private async lookupByHash(hash: string) {
     const { db, t } = this.database;

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { expectError, makeApp, REDIS_TEST_URL, TEST_DB, TestClock, type TestApp } from './helpers';
+
+/**
+ * Two service instances on one database and one Redis namespace, as two processes would be: each
+ * caches keys and latest scores in process (SQLite: checked against the WAL change signal;
+ * PostgreSQL: against the tenant's generation in Redis). A change committed through one must be
+ * seen by the other's very next request, whichever path answers it (Elysia route or score fast path).
+ */
+describe('in-process read caches across two instances', () => {
+  let a: TestApp;
+  let b: TestApp;
+  const clock = new TestClock();
+  beforeAll(async () => {
+    const shared = { REDIS_URL: REDIS_TEST_URL, REDIS_PREFIX: `gen${crypto.randomUUID().slice(0, 8)}` };
+    a = await makeApp(shared, { clock, workers: false });
+    b = await makeApp({ ...shared, ...a.dbEnv }, { clock, workers: false });
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  const score = (app: TestApp, key: string, body: Record<string, unknown> = {}) => app.json('POST', '/v1/score', { key, body: { nif: '599000015', ...body } });
+  /** b has the key in its cache: two requests, the second served from it */
+  const warm = async (key: string) => {
+    for (let i = 0; i < 2; i++) expect((await b.call('GET', '/v1/admin/keys', { key })).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await score(b, key)).status).toBe(200);
+  };
+
+  test('the key lookup is served from the cache while nothing changes', async () => {
+    const t = await a.tenant();
+    await warm(t.api_key);
+    const tenants = b.ctx.tenants as unknown as { lookupByHash(hash: string): Promise<unknown> };
+    const original = tenants.lookupByHash;
+    let reads = 0;
+    tenants.lookupByHash = (hash) => (reads++, original.call(tenants, hash));
+    try {
+      for (let i = 0; i < 5; i++) expect((await score(b, t.api_key)).status).toBe(200);
+      for (let i = 0; i < 5; i++) expect((await b.call('GET', '/v1/admin/keys', { key: t.api_key })).status).toBe(200);
+      expect(reads).toBe(0);
+      // a change through the other instance: read again once, then cached again
+      await a.ctx.tenants.setQuota(t.tenant_id, { rateLimitPerMinute: 5000 });
+      const after = await score(b, t.api_key);
+      expect(after.headers.get('x-ratelimit-limit')).toBe('5000');
+      expect(reads).toBe(1);
+      await score(b, t.api_key);
+      expect(reads).toBe(1);
+    } finally {
+      tenants.lookupByHash = original;
+    }
+  });
+
+  test('a key revoked through one instance is refused by the other on its next request (fast path and Elysia route)', async () => {
+    const t = await a.tenant();
+    const second = await a.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
+    await warm(second.api_key);
+    const revoke = await a.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: second.api_key_id } });
+    expect(revoke.status).toBe(200);
+    expectError(await score(b, second.api_key), 401, 'api_key_revoked');
+    expectError(await b.json('GET', '/v1/admin/keys', { key: second.api_key }), 401, 'api_key_revoked');
+  });
+
+  test('a tenant suspended through one instance gets 403 from the other on its next request', async () => {
+    const t = await a.tenant();
+    await warm(t.api_key);
+    await a.ctx.tenants.setStatus(t.tenant_id, 'suspended');
+    expectError(await score(b, t.api_key), 403, 'tenant_suspended');
+    expectError(await b.json('GET', '/v1/admin/keys', { key: t.api_key }), 403, 'tenant_suspended');
+    await a.ctx.tenants.setStatus(t.tenant_id, 'active');
+    expect((await score(b, t.api_key)).status).toBe(200);
+  });
+
+  test('a score refreshed through one instance is what the other returns as cached next', async () => {
+    const t = await a.tenant();
+    await warm(t.api_key);
+    const before = await score(b, t.api_key);
+    expect(before.body.cache).toBe('cached');
+    clock.advance(60_000);
+    const fresh = await score(a, t.api_key, { refresh: 'force_refresh' });
+    expect(fresh.body.cache).toBe('fresh');
+    expect(fresh.body.computed_at).not.toBe(before.body.computed_at);
+    const next = await score(b, t.api_key);
+    expect(next.body).toMatchObject({ cache: 'cached', computed_at: fresh.body.computed_at });
+  });
+
+  test('a GDPR erase through one instance revokes the keys for the other at once', async () => {
+    const t = await a.tenant();
+    await warm(t.api_key);
+    const erase = await a.json('POST', '/v1/admin/gdpr/erase', { key: t.api_key, body: { confirmation: 'ERASE-MY-DATA' } });
+    expect(erase.status).toBe(200);
+    const r = await score(b, t.api_key);
+    expect(r.status).toBe(401);
+    expectError(await b.json('GET', '/v1/admin/keys', { key: t.api_key }), 401, r.body.code);
+  });
+
+  test.skipIf(TEST_DB !== 'postgres')('PostgreSQL, Redis unreachable from one instance: it reads the database on every request instead of trusting its cache', async () => {
+    const c = await makeApp({ REDIS_URL: REDIS_TEST_URL, REDIS_PREFIX: a.config.redisPrefix, ...a.dbEnv }, { clock, workers: false });
+    try {
+      const t = await a.tenant();
+      const second = await a.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
+      for (let i = 0; i < 2; i++) expect((await score(c, second.api_key)).status).toBe(200);
+      c.ctx.redis!.disconnect(); // c's limiter falls back to in-process limits: no generation
+      const revoke = await a.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: second.api_key_id } });
+      expect(revoke.status).toBe(200);
+      expectError(await score(c, second.api_key), 401, 'api_key_revoked');
+    } finally {
+      await c.close();
+    }
+  });
+});
