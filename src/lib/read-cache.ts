@@ -30,10 +30,13 @@ export class ReadCache<V> {
 
   /** The cached value if it is current for `epoch` (undefined: not cached). Synchronous. */
   peek(key: string, epoch?: Epoch): V | undefined {
-    const e = this.epoch(epoch);
+    const local = this.database.changeEpoch();
+    const e = local ?? epoch ?? null;
     if (e === null) return undefined;
     const entry = this.entries.get(key);
-    return entry && entry.epoch === e && Date.now() - entry.loadedAtMs < this.maxAgeMs ? entry.value : undefined;
+    if (!entry || entry.epoch !== e) return undefined;
+    // the age backstop is for caller-given generations only: the local signal cannot miss a commit
+    return local !== null || Date.now() - entry.loadedAtMs < this.maxAgeMs ? entry.value : undefined;
   }
 
   /**

@@ -66,15 +66,12 @@ export function admitKey(ctx: AppContext, request: Request, set: { headers: Reco
     expectGeneration: rereads > 0 ? found.cachedUnder : undefined,
     nowMs: now.getTime(),
   };
-  const decide = (d: RateDecision): MaybePromise<FoundKey | ApiError> =>
-    d.stale
-      ? reread(ctx, found, d.generation ?? null, now).then((k) => (k instanceof ApiError ? k : admitKey(ctx, request, set, k, now, rereads - 1)))
-      : admitted(ctx, request, set, found, d, now);
-  if (ctx.limiter.consumeSync) return decide(ctx.limiter.consumeSync(budget));
-  return ctx.limiter.consume(budget).then(decide);
+  if (ctx.limiter.consumeSync) return admitted(ctx, request, set, found, ctx.limiter.consumeSync(budget), now, rereads);
+  return ctx.limiter.consume(budget).then((d) => admitted(ctx, request, set, found, d, now, rereads));
 }
 
-function admitted(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, d: RateDecision, now: Date): MaybePromise<FoundKey | ApiError> {
+function admitted(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, d: RateDecision, now: Date, rereads: number): MaybePromise<FoundKey | ApiError> {
+  if (d.stale) return reread(ctx, found, d.generation ?? null, now).then((k) => (k instanceof ApiError ? k : admitKey(ctx, request, set, k, now, rereads - 1)));
   const current = confirmKey(ctx, found, d.generation ?? null, now);
   if (current instanceof Promise) return current.then((k) => (k instanceof ApiError ? k : applyBudgetDecision(request, set, k, d, now)));
   return current instanceof ApiError ? current : applyBudgetDecision(request, set, current, d, now);
