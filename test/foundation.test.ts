@@ -108,7 +108,13 @@ describe('error contract (§2.8)', () => {
   test('wrong method → 405 method_not_allowed with Allow', async () => {
     const r = await h.json('DELETE', '/v1/admin/keys', { key });
     expectError(r, 405, 'method_not_allowed');
-    expect(r.headers.get('allow')).toBe('GET');
+    expect(r.headers.get('allow')).toBe('GET, HEAD');
+    const head = await h.call('HEAD', '/v1/admin/keys', { key });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    const post = await h.json('PUT', '/v1/admin/keys/revoke', { key });
+    expectError(post, 405, 'method_not_allowed');
+    expect(post.headers.get('allow')).toBe('POST');
   });
   test('malformed JSON → 400 invalid_json', async () => {
     expectError(

@@ -90,7 +90,9 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       method: r.method,
       re: new RegExp('^' + r.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+') + '/?$'),
     }));
-    return [...new Set(matchers.filter((m) => m.re.test(path)).map((m) => m.method))];
+    const methods = new Set(matchers.filter((m) => m.re.test(path)).map((m) => m.method));
+    if (methods.has('GET')) methods.add('HEAD'); // the server answers HEAD wherever it answers GET
+    return [...methods];
   };
 
   const respond = errorResponder(ctx);
