@@ -87,7 +87,7 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     // wait for the first connection so the shared limits apply from the first request; if Redis is
     // down the service still starts (fail open) and ioredis keeps reconnecting in the background
     await redis.connect().catch((err) => log.error('redis unreachable at start; continuing with in-process limits', { error: err.message }));
-    limiter = new RedisRateLimiter(redis, memoryLimiter, log, `${config.redisPrefix}:rl:`, (id) => generationKey(config.redisPrefix, id));
+    limiter = new RedisRateLimiter(redis, memoryLimiter, log, `${config.redisPrefix}:rl:`, (aspect, id) => generationKey(config.redisPrefix, aspect, id));
     database.tenantsChanged = announceTenantChanges(redis, config.redisPrefix, log);
     const r = redis;
     closers.push(() => void r.disconnect());

@@ -16,6 +16,9 @@ import type { BackgroundMessage, BackgroundReply } from './sqlite-background';
 
 export type Db = PostgresJsDatabase<Record<string, never>>;
 export type Dialect = 'sqlite' | 'postgres';
+/** what a tenant's cached reads are about: its keys and tenant row, or its latest scores */
+export type CacheAspect = 'access' | 'scores';
+export type TenantTouch = { tenantId: string; aspect: CacheAspect };
 
 export interface Database {
   dialect: Dialect;
@@ -53,14 +56,14 @@ export interface Database {
    */
   changeEpoch(): number | null;
   /**
-   * Marks a tenant's cached reads (its keys, its tenant row, its latest scores) as changed by the
-   * current transaction. Once the outermost transaction commits, `tenantsChanged` is awaited with
-   * the marked tenants before withTx returns, so the write's caller answers only after every
-   * process will see it (PostgreSQL + Redis: per-tenant cache generations, see cache-generations.ts).
-   * Only inside withTx.
+   * Marks a tenant's cached reads as changed by the current transaction: `access` (its keys or its
+   * tenant row) or `scores` (its latest scores). Once the outermost transaction commits,
+   * `tenantsChanged` is awaited with the marks before withTx returns, so the write's caller answers
+   * only after every process will see it (PostgreSQL + Redis: per-tenant cache generations, see
+   * cache-generations.ts). Only inside withTx.
    */
-  touchTenant(tenantId: string): void;
-  tenantsChanged: ((tenantIds: string[]) => Promise<void>) | null;
+  touchTenant(tenantId: string, aspect: CacheAspect): void;
+  tenantsChanged: ((touched: TenantTouch[]) => Promise<void>) | null;
   /** PostgreSQL only: the raw client (advisory locks, LISTEN) */
   pg?: postgres.Sql;
 }
@@ -85,7 +88,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   }
   const client = postgres(url, { max: poolSize, onnotice: () => {}, idle_timeout: 30 });
   const db = drizzlePg(client) as Db;
-  const txStore = new AsyncLocalStorage<{ tx: Db; touched: Set<string> }>();
+  const txStore = new AsyncLocalStorage<{ tx: Db; touched: Touched }>();
   let inFlight = 0;
   const database: Database = {
     dialect: 'postgres',
@@ -113,7 +116,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     async withTx(fn) {
       const outer = txStore.getStore();
       if (outer) return fn(outer.tx);
-      const touched = new Set<string>();
+      const touched: Touched = new Map();
       inFlight++;
       try {
         const result = await db.transaction((tx) => txStore.run({ tx: tx as unknown as Db, touched }, () => fn(tx as unknown as Db)));
@@ -123,8 +126,8 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
         inFlight--;
       }
     },
-    touchTenant(tenantId) {
-      touchIn(txStore.getStore()?.touched, tenantId);
+    touchTenant(tenantId, aspect) {
+      touchIn(txStore.getStore()?.touched, tenantId, aspect);
     },
     tenantsChanged: null,
     async ping() {
@@ -219,13 +222,16 @@ function sqliteBackground(file: string, fallback: Append, log: (msg: string) => 
 
 /** a table's columns with the property name under which each one's value sits in a row object */
 const tableFields = new WeakMap<Table, { key: string; column: Column }[]>();
-function touchIn(touched: Set<string> | undefined, tenantId: string) {
+/** the marks of one transaction, deduplicated */
+type Touched = Map<string, TenantTouch>;
+
+function touchIn(touched: Touched | undefined, tenantId: string, aspect: CacheAspect) {
   if (!touched) throw new Error('touchTenant outside a transaction');
-  touched.add(tenantId);
+  touched.set(`${aspect}:${tenantId}`, { tenantId, aspect });
 }
 
-async function announce(database: Database, touched: Set<string>) {
-  if (touched.size && database.tenantsChanged) await database.tenantsChanged([...touched]);
+async function announce(database: Database, touched: Touched) {
+  if (touched.size && database.tenantsChanged) await database.tenantsChanged([...touched.values()]);
 }
 
 /**
@@ -289,7 +295,7 @@ function openSqlite(dataDir: string): Database {
   // bun:sqlite is one connection: a transaction is BEGIN IMMEDIATE … COMMIT behind an in-process
   // mutex, so that another request's awaits cannot slip its statements into ours.
   let tail: Promise<void> = Promise.resolve();
-  const inTx = new AsyncLocalStorage<Set<string>>();
+  const inTx = new AsyncLocalStorage<Touched>();
   let inFlight = 0;
   let localCommits = 0;
   // file databases: any connection's commit shows in the shared wal-index header. Without it (in
@@ -337,7 +343,7 @@ function openSqlite(dataDir: string): Database {
       let release!: () => void;
       tail = new Promise((r) => (release = r));
       await previous;
-      const touched = new Set<string>();
+      const touched: Touched = new Map();
       let result;
       inFlight++;
       try {
@@ -357,8 +363,8 @@ function openSqlite(dataDir: string): Database {
       await announce(database, touched);
       return result;
     },
-    touchTenant(tenantId) {
-      touchIn(inTx.getStore(), tenantId);
+    touchTenant(tenantId, aspect) {
+      touchIn(inTx.getStore(), tenantId, aspect);
     },
     tenantsChanged: null,
     async ping() {

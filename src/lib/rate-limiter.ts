@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import type { CacheAspect } from '../db/client';
 import type { Logger } from './log';
 
 /**
@@ -16,11 +17,11 @@ export interface RateRequest {
   limitPerMinute: number;
   /** per-tenant daily quota; absent for anonymous buckets */
   daily?: { tenantId: string; quota: number };
-  /** a tenant whose cache generation the decision should carry (shared limiter only) */
+  /** a tenant whose cache generations the decision should carry (shared limiter only) */
   generationOf?: string;
   /**
-   * the generation the caller's cached key was loaded under: if the tenant's generation is another
-   * one, nothing is consumed and the decision is `stale` (re-read the key, then ask again)
+   * the access generation the caller's cached key was loaded under: if the tenant's is another one,
+   * nothing is consumed and the decision is `stale` (re-read the key, then ask again)
    */
   expectGeneration?: number;
   nowMs: number;
@@ -37,8 +38,9 @@ export interface RateDecision {
   /** ms until the request would be allowed (0 when allowed) */
   retryAfterMs: number;
   daily?: { quota: number; remaining: number; resetAtMs: number };
-  /** the tenant's cache generation, read in the same atomic step (see cache-generations.ts) */
+  /** the tenant's cache generations, read in the same atomic step (see cache-generations.ts) */
   generation?: number;
+  scoreGeneration?: number;
   /** expectGeneration did not match `generation`: nothing was consumed */
   stale?: true;
 }
@@ -113,16 +115,20 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
-// KEYS[1] = gcra bucket, KEYS[2] = daily counter, KEYS[3] = cache generation; ARGV: limit, now,
-// quota (or -1), 1 to read the generation (else -1 is returned for it), expected generation (or -1)
+// KEYS[1] = gcra bucket, KEYS[2] = daily counter, KEYS[3], KEYS[4] = access and scores cache
+// generations; ARGV: limit, now, quota (or -1), 1 to read the generations (else -1 is returned for
+// them), expected access generation (or -1)
 const LUA = `
 local T = 60000 / tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
 local quota = tonumber(ARGV[3])
-local gen = -1
-if ARGV[4] == '1' then gen = tonumber(redis.call('GET', KEYS[3]) or '0') end
+local gen, sgen = -1, -1
+if ARGV[4] == '1' then
+  local g = redis.call('MGET', KEYS[3], KEYS[4])
+  gen, sgen = tonumber(g[1] or '0'), tonumber(g[2] or '0')
+end
 local expected = tonumber(ARGV[5])
-if expected >= 0 and gen ~= expected then return {0, 'stale', '0', 0, gen} end
+if expected >= 0 and gen ~= expected then return {0, 'stale', '0', 0, gen, sgen} end
 local stored = tonumber(redis.call('GET', KEYS[1]))
 local tat = now
 if stored and stored > now then tat = stored end
@@ -132,18 +138,18 @@ local count = 0
 if quota >= 0 then
   count = tonumber(redis.call('GET', KEYS[2]) or '0')
   if count >= quota then
-    return {0, 'daily', tostring(tat), count, gen}
+    return {0, 'daily', tostring(tat), count, gen, sgen}
   end
 end
 if not allowed then
-  return {0, 'minute', tostring(tat), count, gen}
+  return {0, 'minute', tostring(tat), count, gen, sgen}
 end
 redis.call('SET', KEYS[1], tostring(newTat), 'PX', math.ceil(newTat - now) + 1000)
 if quota >= 0 then
   count = redis.call('INCR', KEYS[2])
   if count == 1 then redis.call('PEXPIRE', KEYS[2], 90000000) end
 end
-return {1, '', tostring(newTat), count, gen}
+return {1, '', tostring(newTat), count, gen, sgen}
 `;
 
 export class RedisRateLimiter implements RateLimiter {
@@ -156,20 +162,21 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly fallback: MemoryRateLimiter,
     private readonly log: Logger,
     private readonly prefix = 'rl:',
-    private readonly generationKey: (tenantId: string) => string,
+    private readonly generationKey: (aspect: CacheAspect, tenantId: string) => string,
   ) {
     // EVALSHA (ioredis loads the script on NOSCRIPT) instead of sending the script every call
-    redis.defineCommand('rateLimit', { numberOfKeys: 3, lua: LUA });
+    redis.defineCommand('rateLimit', { numberOfKeys: 4, lua: LUA });
     this.redis = redis as typeof this.redis;
   }
 
   async consume(req: RateRequest): Promise<RateDecision> {
     const { bucket, limitPerMinute, daily, nowMs, generationOf } = req;
     const dayKey = daily ? `${this.prefix}day:${daily.tenantId}:${dayStart(nowMs)}` : `${this.prefix}noday`;
-    const genKey = generationOf !== undefined ? this.generationKey(generationOf) : `${this.prefix}nogen`;
-    let res: [number, string, string, number, number];
+    const accessKey = generationOf !== undefined ? this.generationKey('access', generationOf) : `${this.prefix}nogen`;
+    const scoresKey = generationOf !== undefined ? this.generationKey('scores', generationOf) : `${this.prefix}nogen`;
+    let res: [number, string, string, number, number, number];
     try {
-      res = (await this.redis.rateLimit(`${this.prefix}${bucket}`, dayKey, genKey, limitPerMinute, nowMs, daily ? daily.quota : -1, generationOf !== undefined ? 1 : 0, req.expectGeneration ?? -1)) as never;
+      res = (await this.redis.rateLimit(`${this.prefix}${bucket}`, dayKey, accessKey, scoresKey, limitPerMinute, nowMs, daily ? daily.quota : -1, generationOf !== undefined ? 1 : 0, req.expectGeneration ?? -1)) as never;
       this.failing = null;
     } catch (err) {
       this.failing = `redis rate limiter unavailable: ${(err as Error).message}`;
@@ -178,14 +185,14 @@ export class RedisRateLimiter implements RateLimiter {
       });
       return this.fallback.consumeSync(req);
     }
-    const [ok, deniedBy, tatStr, count, gen] = res;
-    if (deniedBy === 'stale') return { allowed: false, stale: true, generation: gen, limit: limitPerMinute, remaining: 0, resetAtMs: nowMs, retryAfterMs: 0 };
+    const [ok, deniedBy, tatStr, count, gen, sgen] = res;
+    if (deniedBy === 'stale') return { allowed: false, stale: true, generation: gen, scoreGeneration: sgen, limit: limitPerMinute, remaining: 0, resetAtMs: nowMs, retryAfterMs: 0 };
     const tat = Number(tatStr);
     const T = WINDOW_MS / limitPerMinute;
     const remaining = Math.max(0, Math.floor((WINDOW_MS - (tat - nowMs)) / T + 1e-9));
     const dayReset = dayStart(nowMs) + DAY_MS;
     const dailyState = daily ? { quota: daily.quota, remaining: Math.max(0, daily.quota - Number(count)), resetAtMs: dayReset } : undefined;
-    const base = { limit: limitPerMinute, remaining, resetAtMs: Math.max(tat, nowMs), daily: dailyState, generation: gen >= 0 ? gen : undefined };
+    const base = { limit: limitPerMinute, remaining, resetAtMs: Math.max(tat, nowMs), daily: dailyState, generation: gen >= 0 ? gen : undefined, scoreGeneration: sgen >= 0 ? sgen : undefined };
     if (ok === 1) return { ...base, allowed: true, retryAfterMs: 0 };
     if (deniedBy === 'daily') return { ...base, allowed: false, deniedBy: 'daily', retryAfterMs: dayReset - nowMs };
     return { ...base, allowed: false, deniedBy: 'minute', retryAfterMs: Math.ceil(tat + T - WINDOW_MS - nowMs) };

@@ -15,8 +15,8 @@ export interface AuthContext {
   tenant: TenantRow;
   key: KeyRow;
   requestId: string;
-  /** PostgreSQL + Redis: the tenant's cache generation read by this request (see ReadCache) */
-  generation?: number;
+  /** PostgreSQL + Redis: the tenant's score cache generation read by this request (see ReadCache) */
+  scoreGeneration?: number;
 }
 
 type ServerLike = { requestIP?: (r: Request) => { address: string } | null } | null | undefined;
@@ -72,20 +72,23 @@ export function admitKey(ctx: AppContext, request: Request, set: { headers: Reco
 
 function admitted(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, d: RateDecision, now: Date, rereads: number): MaybePromise<FoundKey | ApiError> {
   if (d.stale) return reread(ctx, found, d.generation ?? null, now).then((k) => (k instanceof ApiError ? k : admitKey(ctx, request, set, k, now, rereads - 1)));
-  const current = confirmKey(ctx, found, d.generation ?? null, now);
+  const current = confirmKey(ctx, found, d, now);
   if (current instanceof Promise) return current.then((k) => (k instanceof ApiError ? k : applyBudgetDecision(request, set, k, d, now)));
   return current instanceof ApiError ? current : applyBudgetDecision(request, set, current, d, now);
 }
 
 /**
- * The key as of `generation` (PostgreSQL; SQLite's cache is exact already): the cached one if it
- * was loaded under it, else read again (a key read by this request before the generation was
- * known is read once more, so that what gets cached under it is not older than it).
+ * The key as of the decision's access generation (PostgreSQL; SQLite's cache is exact already): the
+ * cached one if it was loaded under it, else read again (a key read by this request before the
+ * generation was known is read once more, so that what gets cached under it is not older than it).
+ * The admitted key carries the score generation for the request's score reads.
  */
-function confirmKey(ctx: AppContext, found: FoundKey, generation: number | null, now: Date): MaybePromise<FoundKey | ApiError> {
+function confirmKey(ctx: AppContext, found: FoundKey, d: RateDecision, now: Date): MaybePromise<FoundKey | ApiError> {
   if (ctx.database.changeEpoch() !== null) return found;
-  if (generation === null ? found.cachedUnder === undefined : found.cachedUnder === generation) return generation === null ? found : { ...found, generation };
-  return reread(ctx, found, generation, now).then((k) => (k instanceof ApiError || generation === null ? k : { ...k, generation }));
+  const generation = d.generation ?? null;
+  const { scoreGeneration } = d;
+  if (generation === null ? found.cachedUnder === undefined : found.cachedUnder === generation) return generation === null ? found : { ...found, scoreGeneration };
+  return reread(ctx, found, generation, now).then((k) => (k instanceof ApiError || generation === null ? k : { ...k, scoreGeneration }));
 }
 
 function reread(ctx: AppContext, found: FoundKey, generation: number | null, now: Date): Promise<FoundKey | ApiError> {
@@ -125,10 +128,11 @@ export async function chargeKey(ctx: AppContext, request: Request, set: { header
 
 /**
  * A key and its tenant. `cachedUnder`: PostgreSQL, taken from the in-process cache where it was
- * loaded under that generation of its tenant (to be confirmed by admitKey). `generation`: once
- * admitted, the tenant's current generation, under which the request may use cached reads.
+ * loaded under that access generation of its tenant (to be confirmed by admitKey).
+ * `scoreGeneration`: once admitted, the tenant's current score generation, under which the
+ * request may use cached scores.
  */
-export type FoundKey = { key: KeyRow; tenant: TenantRow; cachedUnder?: number; generation?: number };
+export type FoundKey = { key: KeyRow; tenant: TenantRow; cachedUnder?: number; scoreGeneration?: number };
 
 /**
  * The key named by an Authorization header, if it may be used now (not yet charged nor
@@ -182,11 +186,11 @@ export function authed(ctx: AppContext, scope: Scope) {
 
       const admittedKey = await admitKey(ctx, request, set, verified, now);
       if (admittedKey instanceof ApiError) throw admittedKey;
-      const { key, tenant, generation } = admittedKey;
+      const { key, tenant, scoreGeneration } = admittedKey;
       const refused = refusal(admittedKey, scope);
       if (refused) throw refused;
       ctx.keyTouches.add(key.id, { keyId: key.id, at: now });
-      const auth: AuthContext = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, tenant, key, requestId: state.id, generation };
+      const auth: AuthContext = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, tenant, key, requestId: state.id, scoreGeneration };
       return { auth };
     })
     .onBeforeHandle({ as: 'scoped' }, async ({ request, headers, body, auth, path, set }) => {

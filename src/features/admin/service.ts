@@ -70,7 +70,7 @@ export class AdminService {
         rotatedFrom: old.id,
       });
       await tx.update(t.apiKeys).set({ expiresAt: oldExpiresAt }).where(eq(t.apiKeys.id, old.id));
-      this.database.touchTenant(actor.tenantId);
+      this.database.touchTenant(actor.tenantId, 'access');
       await this.audit(tx, actor, 'api_key.rotated', old.id, { new_key_id: created.api_key_id, grace_days: graceDays });
       return {
         api_key: created.api_key,
@@ -97,7 +97,7 @@ export class AdminService {
         if (!others.length) throw new ApiError('last_active_key', 'Refused: this is the tenant\'s last active API key. Create or rotate a key first.');
       }
       await tx.update(t.apiKeys).set({ revokedAt: now, revokeReason: reason }).where(and(eq(t.apiKeys.id, key.id)));
-      this.database.touchTenant(actor.tenantId);
+      this.database.touchTenant(actor.tenantId, 'access');
       await this.audit(tx, actor, 'api_key.revoked', key.id, { reason });
       return { revoked: true, revoked_at: now.toISOString(), api_key_id: key.id };
     });

@@ -285,7 +285,9 @@ export class GdprService {
       const locked = await tx.update(t.tenants).set({ status: t.tenants.status }).where(eq(t.tenants.id, tenantId)).returning({ id: t.tenants.id, status: t.tenants.status });
       if (!locked.length) throw new ApiError('resource_not_found', `No tenant ${tenantId}.`);
       if (locked[0]!.status === 'terminated') throw new ApiError('invalid_api_key', 'The tenant is already erased.');
-      this.database.touchTenant(tenantId); // keys revoked, tenant terminated: no process may serve them from cache
+      // keys revoked, tenant terminated, scores anonymised: no process may serve them from cache
+      this.database.touchTenant(tenantId, 'access');
+      this.database.touchTenant(tenantId, 'scores');
 
       const now = this.now();
       const retainUntil = addYears(now, RETENTION_YEARS);
@@ -484,7 +486,7 @@ export async function purgeExpiredRetention(database: Database, now: Date): Prom
     const expired = (await tx.select({ id: t.tenants.id }).from(t.tenants).where(lt(t.tenants.retainUntil, now))).map((r) => r.id);
     for (let i = 0; i < expired.length; i += 500) {
       const batch = expired.slice(i, i + 500);
-      for (const id of batch) database.touchTenant(id);
+      for (const id of batch) for (const aspect of ['access', 'scores'] as const) database.touchTenant(id, aspect);
       for (const { name, table } of [...RETENTION_TABLES, ...OTHER_TENANT_TABLES]) {
         const tb = table(t);
         const where = inArray(col(tb, 'tenantId'), batch);

@@ -85,7 +85,7 @@ export function scoreFastPath(ctx: AppContext, service: ScoreService) {
       const { key, tenant } = admitted;
       ctx.keyTouches.add(key.id, { keyId: key.id, at: now });
       const lang = localised({ headers }, langOf({ 'accept-language': h.get('accept-language') ?? undefined }));
-      const caller = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, requestId: state.id, generation: admitted.generation };
+      const caller = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, requestId: state.id, scoreGeneration: admitted.scoreGeneration };
       let result = service.score(caller, req, lang);
       if (result instanceof Promise) result = await result;
       let json = serialised.get(result);

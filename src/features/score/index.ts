@@ -20,7 +20,7 @@ export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: Res
     .post(
       '/v1/score',
       ({ auth, body, headers, set }) =>
-        service.score({ tenantId: auth.tenantId, keyId: auth.keyId, env: auth.env, requestId: auth.requestId, generation: auth.generation }, body, localised(set, langOf(headers))),
+        service.score({ tenantId: auth.tenantId, keyId: auth.keyId, env: auth.env, requestId: auth.requestId, scoreGeneration: auth.scoreGeneration }, body, localised(set, langOf(headers))),
       {
         body: ScoreRequest,
         response: { 200: ScoreResponse },

@@ -18,8 +18,8 @@ export interface ScoreCaller {
   keyId: string | null;
   env: Env;
   requestId: string | null;
-  /** PostgreSQL + Redis: the tenant's cache generation read by this request (see ReadCache) */
-  generation?: number;
+  /** PostgreSQL + Redis: the tenant's score cache generation read by this request (see ReadCache) */
+  scoreGeneration?: number;
 }
 
 export type StoredResult = Omit<ScoreResponseBody, 'cache' | 'customer_reference'>;
@@ -62,7 +62,7 @@ export class ScoreService {
   /** score() from the in-process read cache alone; undefined whenever there is more to do (errors, loads, computing). */
   private cachedAnswer(caller: ScoreCaller, req: ScoreRequestBody, lang: Lang): ScoreResponseBody | undefined {
     if ((req.refresh ?? 'cached_ok') !== 'cached_ok' || !isValidNif(req.nif) || (caller.env === 'live' && !this.liveAdapters)) return undefined;
-    const row = this.latestCache?.peek(latestKey(caller, req.nif), caller.generation);
+    const row = this.latestCache?.peek(latestKey(caller, req.nif), caller.scoreGeneration);
     if (!row || row.computedAt.getTime() <= this.now().getTime() - SCORE_CACHE_MS) return undefined;
     return this.answerFromCache(caller, row, req, lang);
   }
@@ -138,7 +138,7 @@ export class ScoreService {
   }
 
   async store(tx: Db, caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, result: StoredResult, trigger: 'request' | 'rescore', customerReference: string | null) {
-    this.database.touchTenant(caller.tenantId); // the tenant's latest score changes (read caches)
+    this.database.touchTenant(caller.tenantId, 'scores'); // its latest score changes (read caches)
     await this.database.insertMany(tx, this.database.t.scoreResults, [{
       id: crypto.randomUUID(),
       tenantId: caller.tenantId,
@@ -163,9 +163,9 @@ export class ScoreService {
   private latestCache?: ReadCache<ScoreRow>;
 
   /** The newest result for this tenant, environment and NIF (computed after notBefore, if given). */
-  async latest(caller: Pick<ScoreCaller, 'tenantId' | 'env' | 'generation'>, nif: string, notBefore?: Date): Promise<ScoreRow | null> {
+  async latest(caller: Pick<ScoreCaller, 'tenantId' | 'env' | 'scoreGeneration'>, nif: string, notBefore?: Date): Promise<ScoreRow | null> {
     this.latestCache ??= new ReadCache(this.database);
-    const row = await this.latestCache.get(latestKey(caller, nif), () => this.readLatest(caller, nif), caller.generation);
+    const row = await this.latestCache.get(latestKey(caller, nif), () => this.readLatest(caller, nif), caller.scoreGeneration);
     if (!row || (notBefore && row.computedAt.getTime() <= notBefore.getTime())) return null;
     return row;
   }

@@ -88,7 +88,7 @@ export class TenantService {
       if (!row) throw new Error(`unknown tenant ${tenantId}`);
       if (row.status === 'terminated') throw new Error(`tenant ${tenantId} is terminated`);
       await tx.update(t.tenants).set({ status }).where(eq(t.tenants.id, tenantId));
-      this.database.touchTenant(tenantId);
+      this.database.touchTenant(tenantId, 'access');
     });
   }
 
@@ -97,7 +97,7 @@ export class TenantService {
     return withTx(async (tx) => {
       const res = await tx.update(t.tenants).set(patch).where(eq(t.tenants.id, tenantId)).returning({ id: t.tenants.id });
       if (!res.length) throw new Error(`unknown tenant ${tenantId}`);
-      this.database.touchTenant(tenantId);
+      this.database.touchTenant(tenantId, 'access');
     });
   }
 
