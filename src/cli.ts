@@ -17,7 +17,9 @@ const USAGE = `usage: bun run cli <command> [options]
 
   --rate-limit on a tenant is its negotiated per-minute limit (enterprise plan);
   on a key it overrides the plan's limit for that key.
-  Scopes: ${SCOPES.join(', ')}`;
+  Scopes: ${SCOPES.join(', ')}
+  Give it the service's environment (DATABASE_URL, REDIS_URL, …). Exit status 3: the change is
+  saved but could not be announced to the running processes (Redis unreachable).`;
 
 class UsageError extends Error {}
 
@@ -83,10 +85,15 @@ async function run(argv: string[]) {
   const config = loadConfig();
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   // with Redis, the running processes cache tenants and keys: a change made here is announced to them
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 }) : null;
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, enableOfflineQueue: false, lazyConnect: true }) : null;
+  let unannounced = false;
   if (redis) {
-    redis.on('error', () => {}); // reported by announceTenantChanges, once, if it matters
-    database.tenantsChanged = announceTenantChanges(redis, config.redisPrefix, { error: (msg, fields) => console.error(`warning: ${msg} ${JSON.stringify(fields)}`) });
+    redis.on('error', () => {}); // reported below if a change could not be announced
+    await redis.connect().catch(() => {});
+    const announce = announceTenantChanges(redis, config.redisPrefix, { throttled: () => {} });
+    database.tenantsChanged = async (touched) => {
+      if (!(await announce(touched))) unannounced = true;
+    };
   }
   const tenants = new TenantService(database, () => new Date(), config.defaultDailyQuota);
   const out = (obj: Record<string, unknown>, human: string) => console.log(values.json ? JSON.stringify(obj) : human);
@@ -119,6 +126,10 @@ async function run(argv: string[]) {
   } finally {
     await database.close();
     redis?.disconnect();
+  }
+  if (unannounced) {
+    console.error('warning: the change is saved, but Redis could not be reached to tell the running processes; they apply it within 10 s');
+    process.exitCode = 3;
   }
 }
 

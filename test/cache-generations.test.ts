@@ -68,6 +68,16 @@ describe('in-process read caches across two instances', () => {
     expectError(await b.json('GET', '/v1/admin/keys', { key: second.api_key }), 401, 'api_key_revoked');
   });
 
+  test('a key rotated through one instance with no grace period is refused by the other at once; the new key works there', async () => {
+    const t = await a.tenant();
+    const second = await a.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
+    await warm(second.api_key);
+    const rotated = await a.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: second.api_key_id, grace_days: 0 } });
+    expect(rotated.status).toBe(200);
+    expectError(await score(b, second.api_key), 401, 'api_key_expired');
+    expect((await score(b, rotated.body.api_key)).status).toBe(200);
+  });
+
   test('a tenant suspended through one instance gets 403 from the other on its next request', async () => {
     const t = await a.tenant();
     await warm(t.api_key);
@@ -107,6 +117,31 @@ describe('in-process read caches across two instances', () => {
     const r = await score(b, t.api_key);
     expect(r.status).toBe(401);
     expectError(await b.json('GET', '/v1/admin/keys', { key: t.api_key }), 401, r.body.code);
+  });
+
+  test('an unknown route with a key revoked through the other instance: 404, and the caller\'s address pays', async () => {
+    const t = await a.tenant();
+    const second = await a.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
+    await warm(second.api_key);
+    expect((await a.call('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: second.api_key_id } })).status).toBe(200);
+    const r = await b.json('GET', '/v1/nowhere', { key: second.api_key });
+    expectError(r, 404, 'not_found');
+    expect(r.headers.get('x-ratelimit-limit')).toBe(String(b.config.anonRateLimitPerMinute));
+  });
+
+  test.skipIf(TEST_DB !== 'postgres')('PostgreSQL: generations lost in Redis (flush, restart) never make a stale cached key current again', async () => {
+    const t = await a.tenant();
+    const second = await a.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
+    await a.ctx.tenants.setQuota(t.tenant_id, { dailyQuota: 1_000_000 }); // the counter moves once
+    await warm(second.api_key);
+    // Redis loses the counters (only this test's namespace is touched)
+    const redis = a.ctx.redis!;
+    const keys = await redis.keys(`${a.config.redisPrefix}:gen:*`);
+    expect(keys.length).toBeGreaterThan(0);
+    await redis.del(...keys);
+    expect((await a.call('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: second.api_key_id } })).status).toBe(200);
+    expectError(await score(b, second.api_key), 401, 'api_key_revoked');
+    expectError(await b.json('GET', '/v1/admin/keys', { key: second.api_key }), 401, 'api_key_revoked');
   });
 
   test.skipIf(TEST_DB !== 'postgres')('PostgreSQL, Redis unreachable from one instance: it reads the database on every request instead of trusting its cache', async () => {

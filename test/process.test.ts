@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { freePort, freshDatabase, ROOT, runCli, spawnServer, TEST_DB } from './helpers';
+import { freePort, freshDatabase, REDIS_TEST_URL, ROOT, runCli, spawnServer, TEST_DB } from './helpers';
 
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 beforeAll(async () => {
@@ -25,6 +25,21 @@ describe('operator CLI', () => {
     expect((await runCli(['tenant', 'resume', '--tenant', t.tenant_id], db.env)).code).toBe(0);
     expect((await runCli(['tenant', 'quota', '--tenant', t.tenant_id, '--daily-quota', '500'], db.env)).code).toBe(0);
   });
+  test('Redis unreachable: the change is saved, the CLI says it could not be announced and exits 3', async () => {
+    const t = JSON.parse((await runCli(['tenant', 'create', '--name', 'R', '--json'], db.env)).stdout);
+    const r = await runCli(['tenant', 'suspend', '--tenant', t.tenant_id], { ...db.env, REDIS_URL: 'redis://127.0.0.1:6390' });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('could not be reached to tell the running processes');
+    const ctx = await import('../src/db/client').then((m) => m.openDatabase({ databaseUrl: db.env.DATABASE_URL ?? null, dataDir: db.env.DATA_DIR ?? '', poolSize: 1 }));
+    const { eq } = await import('drizzle-orm');
+    const [row] = await ctx.db.select().from(ctx.t.tenants).where(eq(ctx.t.tenants.id, t.tenant_id));
+    await ctx.close();
+    expect(row?.status).toBe('suspended');
+    const ok = await runCli(['tenant', 'resume', '--tenant', t.tenant_id], { ...db.env, REDIS_URL: REDIS_TEST_URL });
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toBe('');
+  });
+
   test('bad arguments: a clear message and a non-zero exit', async () => {
     const cases: [string[], RegExp][] = [
       [['tenant', 'create', '--json'], /--name is required/],

@@ -63,7 +63,7 @@ export interface Database {
    * cache-generations.ts). Only inside withTx.
    */
   touchTenant(tenantId: string, aspect: CacheAspect): void;
-  tenantsChanged: ((touched: TenantTouch[]) => Promise<void>) | null;
+  tenantsChanged: ((touched: TenantTouch[]) => Promise<unknown>) | null;
   /** PostgreSQL only: the raw client (advisory locks, LISTEN) */
   pg?: postgres.Sql;
 }

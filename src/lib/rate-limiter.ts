@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import type { CacheAspect } from '../db/client';
+import { LUA_NOW_US } from './cache-generations';
 import type { Logger } from './log';
 
 /**
@@ -119,13 +120,22 @@ export class MemoryRateLimiter implements RateLimiter {
 // generations; ARGV: limit, now, quota (or -1), 1 to read the generations (else -1 is returned for
 // them), expected access generation (or -1)
 const LUA = `
+if redis.replicate_commands then redis.replicate_commands() end
+${LUA_NOW_US}
+-- a missing generation starts at Redis's clock in µs: never a value it had before it was lost
+local function generation(key)
+  local v = redis.call('GET', key)
+  if v then return tonumber(v) end
+  local us = now_us()
+  redis.call('SET', key, string.format('%d', us))
+  return us
+end
 local T = 60000 / tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
 local quota = tonumber(ARGV[3])
 local gen, sgen = -1, -1
 if ARGV[4] == '1' then
-  local g = redis.call('MGET', KEYS[3], KEYS[4])
-  gen, sgen = tonumber(g[1] or '0'), tonumber(g[2] or '0')
+  gen, sgen = generation(KEYS[3]), generation(KEYS[4])
 end
 local expected = tonumber(ARGV[5])
 if expected >= 0 and gen ~= expected then return {0, 'stale', '0', 0, gen, sgen} end

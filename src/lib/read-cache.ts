@@ -19,8 +19,8 @@ export class ReadCache<V> {
   constructor(
     private readonly database: Pick<Database, 'changeEpoch'>,
     private readonly maxEntries = 10_000,
-    /** a backstop for generations whose announcement failed (Redis unreachable after a commit) */
-    private readonly maxAgeMs = 60_000,
+    /** a backstop for caller-given generations (an announcement still failing, Redis restored from an old snapshot) */
+    private readonly maxAgeMs = 10_000,
   ) {}
 
   /** The epoch a read is checked against: the database's own signal where it has one, else the caller's. */

@@ -78,16 +78,23 @@ function admitted(ctx: AppContext, request: Request, set: { headers: Record<stri
 }
 
 /**
- * The key as of the decision's access generation (PostgreSQL; SQLite's cache is exact already): the
- * cached one if it was loaded under it, else read again (a key read by this request before the
- * generation was known is read once more, so that what gets cached under it is not older than it).
+ * The key as of the decision's access generation (PostgreSQL; SQLite's cache is exact already).
  * The admitted key carries the score generation for the request's score reads.
  */
 function confirmKey(ctx: AppContext, found: FoundKey, d: RateDecision, now: Date): MaybePromise<FoundKey | ApiError> {
   if (ctx.database.changeEpoch() !== null) return found;
   const generation = d.generation ?? null;
   const { scoreGeneration } = d;
-  if (generation === null ? found.cachedUnder === undefined : found.cachedUnder === generation) return generation === null ? found : { ...found, scoreGeneration };
+  if (found.cachedUnder === undefined) {
+    // read from the database by this request, so after any change answered before it started:
+    // good for this request. What gets cached must have been read after the generation was known,
+    // so it is read once more, in the background.
+    if (generation !== null) ctx.tenants.findByHash(found.key.keyHash, generation).catch(() => {});
+    return generation === null ? found : { ...found, scoreGeneration };
+  }
+  if (found.cachedUnder === generation) return { ...found, scoreGeneration };
+  // cached under another generation, which the limiter could not check (Redis failing, or the
+  // generation kept moving while this request re-read): read it again
   return reread(ctx, found, generation, now).then((k) => (k instanceof ApiError || generation === null ? k : { ...k, scoreGeneration }));
 }
 
@@ -115,15 +122,16 @@ function applyBudgetDecision(request: Request, set: { headers: Record<string, un
 
 /**
  * For error paths that never reached the guard (body errors, unknown routes): if the request
- * carries a valid, active key, that key pays (see admitKey). Returns the error to answer instead
- * (over a limit, or the key turned out unusable), null otherwise.
+ * carries a valid, active key, that key pays (see admitKey). Returns the 429 to answer instead
+ * when over a limit, null otherwise (also when the key turns out unusable: the caller's address
+ * pays then, as for any bad key).
  */
 export async function chargeKey(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }): Promise<ApiError | null> {
   const now = ctx.clock.now();
   const found = await verifyKey(ctx, request.headers.get('authorization'), now);
   if (found instanceof ApiError) return null;
   const admittedKey = await admitKey(ctx, request, set, found, now);
-  return admittedKey instanceof ApiError ? admittedKey : null;
+  return admittedKey instanceof ApiError && admittedKey.status !== 401 ? admittedKey : null;
 }
 
 /**

@@ -18,7 +18,8 @@ const ROUTE = '/v1/score';
  *
  * It answers only the plain case: a usable key of an active tenant with the `score` scope, a JSON
  * object body within the size limit that passes the route's schema, no Idempotency-Key. Anything
- * else returns null *before any budget is charged*, and the Elysia route (the reference, and the
+ * else returns null *before any budget is charged* (one exception: a key that another process
+ * revokes while this request is being admitted), and the Elysia route (the reference, and the
  * source of the OpenAPI document) answers instead, reading the body this path already read. Both
  * use the same guard functions, service, schemas, error renderer and access log; the test suite
  * sends every request through this dispatcher, and a test asserts both paths answer alike.
@@ -78,10 +79,9 @@ export function scoreFastPath(ctx: AppContext, service: ScoreService) {
     // from here on this path answers, whatever happens
     try {
       if (admitted instanceof ApiError) throw admitted;
-      if (admitted !== verified) {
-        const refused = refusal(admitted, 'score');
-        if (refused) throw refused;
-      }
+      // the key may have been re-read while being admitted (PostgreSQL, changed meanwhile)
+      const refused = refusal(admitted, 'score');
+      if (refused) throw refused;
       const { key, tenant } = admitted;
       ctx.keyTouches.add(key.id, { keyId: key.id, at: now });
       const lang = localised({ headers }, langOf({ 'accept-language': h.get('accept-language') ?? undefined }));
