@@ -73,7 +73,7 @@ describe('in-process read caches across two instances', () => {
     const second = await a.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
     await warm(second.api_key);
     const rotated = await a.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: second.api_key_id, grace_days: 0 } });
-    expect(rotated.status).toBe(200);
+    expect(rotated.status).toBe(201);
     expectError(await score(b, second.api_key), 401, 'api_key_expired');
     expect((await score(b, rotated.body.api_key)).status).toBe(200);
   });
