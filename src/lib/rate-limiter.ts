@@ -58,13 +58,13 @@ const WINDOW_MS = 60_000;
 const DAY_MS = 86_400_000;
 const dayStart = (now: number) => now - (now % DAY_MS);
 
-/** Pure GCRA step shared by the in-process limiter (the Lua script mirrors it). */
-function gcra(storedTat: number | undefined, limit: number, now: number) {
+/** Pure GCRA step shared by the in-process limiter (the Lua script mirrors it); `consume: false` only reports. */
+function gcra(storedTat: number | undefined, limit: number, now: number, consume = true) {
   const T = WINDOW_MS / limit;
   const tat = Math.max(storedTat ?? now, now);
   const newTat = tat + T;
   const allowed = newTat - now <= WINDOW_MS + 1e-6;
-  const effTat = allowed ? newTat : tat;
+  const effTat = allowed && consume ? newTat : tat;
   const remaining = Math.max(0, Math.floor((WINDOW_MS - (effTat - now)) / T + 1e-9));
   return { allowed, tat: effTat, remaining, retryAfterMs: allowed ? 0 : Math.ceil(newTat - WINDOW_MS - now) };
 }
@@ -89,7 +89,10 @@ export class MemoryRateLimiter implements RateLimiter {
       const count = cur && cur.day === day ? cur.count : 0;
       const resetAtMs = day + DAY_MS;
       if (count >= daily.quota) {
-        return { ...base, allowed: false, deniedBy: 'daily', retryAfterMs: resetAtMs - nowMs, daily: { quota: daily.quota, remaining: 0, resetAtMs } };
+        // nothing is consumed: the minute budget is reported as it stands, not as if charged
+        const idle = gcra(this.tats.get(bucket), limitPerMinute, nowMs, false);
+        const minute = { limit: limitPerMinute, remaining: idle.remaining, resetAtMs: Math.max(idle.tat, nowMs) };
+        return { ...minute, allowed: false, deniedBy: 'daily', retryAfterMs: resetAtMs - nowMs, daily: { quota: daily.quota, remaining: 0, resetAtMs } };
       }
       dailyState = { quota: daily.quota, remaining: daily.quota - count - (g.allowed ? 1 : 0), resetAtMs };
       if (g.allowed) {
@@ -122,31 +125,33 @@ export class MemoryRateLimiter implements RateLimiter {
 const LUA = `
 if redis.replicate_commands then redis.replicate_commands() end
 ${LUA_NOW_US}
--- a missing generation starts at Redis's clock in µs: never a value it had before it was lost
-local function generation(key)
-  local v = redis.call('GET', key)
-  if v then return tonumber(v) end
-  local us = now_us()
-  redis.call('SET', key, string.format('%d', us))
-  return us
-end
 local T = 60000 / tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
 local quota = tonumber(ARGV[3])
+local withGen = ARGV[4] == '1'
+-- one read for everything (each redis.call from Lua costs about as much as a whole GET)
+local v
+if withGen then v = redis.call('MGET', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) else v = redis.call('MGET', KEYS[1], KEYS[2]) end
 local gen, sgen = -1, -1
-if ARGV[4] == '1' then
-  gen, sgen = generation(KEYS[3]), generation(KEYS[4])
+if withGen then
+  -- a missing generation starts at Redis's clock in µs: never a value it had before it was lost
+  gen, sgen = tonumber(v[3]), tonumber(v[4])
+  if not gen or not sgen then
+    local us = now_us()
+    if not gen then gen = us; redis.call('SET', KEYS[3], string.format('%d', us)) end
+    if not sgen then sgen = us; redis.call('SET', KEYS[4], string.format('%d', us)) end
+  end
 end
 local expected = tonumber(ARGV[5])
 if expected >= 0 and gen ~= expected then return {0, 'stale', '0', 0, gen, sgen} end
-local stored = tonumber(redis.call('GET', KEYS[1]))
+local stored = tonumber(v[1])
 local tat = now
 if stored and stored > now then tat = stored end
 local newTat = tat + T
 local allowed = (newTat - now) <= 60000.000001
 local count = 0
 if quota >= 0 then
-  count = tonumber(redis.call('GET', KEYS[2]) or '0')
+  count = tonumber(v[2]) or 0
   if count >= quota then
     return {0, 'daily', tostring(tat), count, gen, sgen}
   end

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import Redis from 'ioredis';
+import { announceTenantChanges, generationKey } from '../src/lib/cache-generations';
+import { createLogger } from '../src/lib/log';
+import { MemoryRateLimiter, RedisRateLimiter, type RateDecision, type RateRequest } from '../src/lib/rate-limiter';
+import { REDIS_TEST_URL } from './helpers';
+
+/** The Redis script and the in-process limiter decide alike; the script also carries cache generations. */
+describe('RedisRateLimiter', () => {
+  let redis: Redis;
+  const prefix = `rl${crypto.randomUUID().slice(0, 8)}`;
+  let limiter: RedisRateLimiter;
+  const log = createLogger('silent');
+  beforeAll(() => {
+    redis = new Redis(REDIS_TEST_URL, { enableAutoPipelining: true });
+    limiter = new RedisRateLimiter(redis, new MemoryRateLimiter(), log, `${prefix}:rl:`, (aspect, id) => generationKey(prefix, aspect, id));
+  });
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  const strip = ({ generation: _g, scoreGeneration: _s, ...d }: RateDecision) => d;
+
+  test('the same decisions as the in-process limiter: per-minute limit, window, daily quota, Retry-After', async () => {
+    const memory = new MemoryRateLimiter();
+    const start = Date.parse('2026-11-22T23:58:00.000Z'); // the daily quota resets at midnight within the run
+    const steps: RateRequest[] = [];
+    for (let i = 0; i < 40; i++) {
+      steps.push({ bucket: 'key:k1', limitPerMinute: 5, daily: { tenantId: 't1:sandbox', quota: 12 }, nowMs: start + i * 4_000 });
+      if (i % 3 === 0) steps.push({ bucket: 'ip:127.0.0.1', limitPerMinute: 2, nowMs: start + i * 4_000 + 1 });
+    }
+    const denied = new Set<string>();
+    for (const req of steps) {
+      const fromRedis = await limiter.consume(req);
+      expect(strip(fromRedis)).toEqual(memory.consumeSync(req));
+      if (!fromRedis.allowed) denied.add(fromRedis.deniedBy!);
+    }
+    expect([...denied].sort()).toEqual(['daily', 'minute']); // both branches were exercised
+  });
+
+  test('generations: read with the decision, started at Redis time when missing, moved on by announcements, never charged when stale', async () => {
+    const req = (o: Partial<RateRequest> = {}): RateRequest => ({ bucket: 'key:g1', limitPerMinute: 100, daily: { tenantId: 'tg:sandbox', quota: 1000 }, generationOf: 'tg', nowMs: Date.now(), ...o });
+    const first = await limiter.consume(req());
+    expect(first.allowed).toBe(true);
+    expect(first.generation).toBeGreaterThan(Date.now() * 1000 - 60_000_000); // µs on Redis's clock
+    expect(first.scoreGeneration).toBe(first.generation);
+    const again = await limiter.consume(req({ expectGeneration: first.generation }));
+    expect(again).toMatchObject({ allowed: true, generation: first.generation, daily: { remaining: 998 } });
+
+    const announce = announceTenantChanges(redis, prefix, log);
+    expect(await announce([{ tenantId: 'tg', aspect: 'access' }])).toBe(true);
+    const stale = await limiter.consume(req({ expectGeneration: first.generation }));
+    expect(stale.stale).toBe(true);
+    expect(stale.generation).toBeGreaterThan(first.generation!);
+    expect(stale.scoreGeneration).toBe(first.scoreGeneration); // only the access counter moved
+    const charged = await limiter.consume(req({ expectGeneration: stale.generation }));
+    expect(charged).toMatchObject({ allowed: true, daily: { remaining: 997 } }); // the stale call consumed nothing
+
+    // anonymous buckets read no generation
+    const anon = await limiter.consume({ bucket: 'ip:10.0.0.1', limitPerMinute: 5, nowMs: Date.now() });
+    expect(anon.generation).toBeUndefined();
+  });
+});
