@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Webhook } from 'standardwebhooks';
 import { eq } from 'drizzle-orm';
 import { SANDBOX_FIXTURES } from '../src/features/score/fixtures';
+import { webhookDns } from '../src/features/webhooks/delivery-http';
 import { expectError, makeApp, type TestApp } from './helpers';
 
 interface Received {
@@ -134,6 +135,84 @@ describe('webhook endpoints', () => {
     const t = await h.tenant({ scopes: ['score'] });
     expectError(await h.json('GET', '/v1/admin/webhooks', { key: t.api_key }), 403, 'insufficient_scope');
     expectError(await h.json('GET', '/v1/admin/webhooks'), 401, 'missing_api_key');
+  });
+});
+
+describe('the delivery connection', () => {
+  /** the endpoint's last delivery once an attempt has failed */
+  const failedOnce = (app: TestApp, key: string, id: string) =>
+    until(async () => {
+      const d = await app.json('GET', `/v1/admin/webhooks/${id}/deliveries`, { key });
+      return d.body.data[0]?.last_error && d.body.data[0];
+    });
+
+  test('DNS rebinding: a name that turns private after the check is refused at connect time; nothing reaches the target', async () => {
+    const hosted = await makeApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', WEBHOOK_RETRY_DELAYS_MS: '60000' });
+    hosted.clock.now = () => new Date();
+    const original = webhookDns.lookupAll;
+    const port = new URL(rx.url).port;
+    let answers = 0;
+    // public for the check at creation and the check before sending; loopback when the client connects
+    webhookDns.lookupAll = async (host) => (host === 'rebind.example.test' ? [{ address: ++answers <= 2 ? '93.184.215.14' : '127.0.0.1', family: 4 }] : original(host));
+    try {
+      const t = await hosted.tenant();
+      const c = await hosted.json('POST', '/v1/admin/webhooks', { key: t.api_key, body: { url: `http://rebind.example.test:${port}/rebound`, enabled_events: ['*'] } });
+      expect(c.status).toBe(201);
+      const before = rx.received.length;
+      expect((await hosted.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key })).status).toBe(202);
+      const d = await failedOnce(hosted, t.api_key, c.body.id);
+      expect(d).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null });
+      expect(d.last_error).toContain('public address');
+      expect(answers).toBe(3);
+      expect(rx.received.length).toBe(before);
+    } finally {
+      webhookDns.lookupAll = original;
+      await hosted.close();
+    }
+  });
+
+  test('the connection goes to the address the name was resolved to for it', async () => {
+    const original = webhookDns.lookupAll;
+    webhookDns.lookupAll = async (host) => (host === 'pinned.example.test' ? [{ address: '127.0.0.1', family: 4 }] : original(host));
+    try {
+      const t = await h.tenant();
+      const c = await create(t.api_key, { url: `http://pinned.example.test:${new URL(rx.url).port}/pinned`, enabled_events: ['*'] });
+      const r = await h.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key });
+      const got = await until(() => rx.received.find((x) => x.headers['webhook-id'] === r.body.event_id));
+      expect(got.headers.host).toBe(`pinned.example.test:${new URL(rx.url).port}`);
+    } finally {
+      webhookDns.lookupAll = original;
+    }
+  });
+
+  test('a receiver slower than WEBHOOK_TIMEOUT_MS: the attempt fails with "timeout"; redirects are not followed', async () => {
+    let redirectedTo = 0;
+    const slow: ReturnType<typeof Bun.serve> = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req: Request): Promise<Response> {
+        const path = new URL(req.url).pathname;
+        if (path === '/slow') await Bun.sleep(3000);
+        if (path === '/moved') return new Response(null, { status: 302, headers: { location: `http://127.0.0.1:${slow.port}/elsewhere` } });
+        if (path === '/elsewhere') redirectedTo++;
+        return new Response('ok');
+      },
+    });
+    try {
+      const t = await h.tenant();
+      const base = `http://127.0.0.1:${slow.port}`;
+      const a = await create(t.api_key, { url: `${base}/slow`, enabled_events: ['*'] });
+      const b = await create(t.api_key, { url: `${base}/moved`, enabled_events: ['*'] });
+      await h.json('POST', `/v1/admin/webhooks/${a.body.id}/test`, { key: t.api_key });
+      await h.json('POST', `/v1/admin/webhooks/${b.body.id}/test`, { key: t.api_key });
+      const first = await failedOnce(h, t.api_key, a.body.id);
+      expect(first.last_error).toBe('timeout');
+      const moved = await failedOnce(h, t.api_key, b.body.id);
+      expect(moved).toMatchObject({ last_status_code: 302, last_error: 'HTTP 302' });
+      expect(redirectedTo).toBe(0);
+    } finally {
+      slow.stop(true);
+    }
   });
 });
 

@@ -1,5 +1,4 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { and, desc, eq, isNull, lt, lte, or } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
@@ -9,6 +8,7 @@ import type { Logger } from '../../lib/log';
 import { iso, pageOf } from '../../lib/schemas';
 import type { Config } from '../../config';
 import { envelopeOf, EVENT_TYPES, type EventService } from '../events/service';
+import { postWebhook, RefusedAddressError, webhookDns } from './delivery-http';
 
 type EndpointRow = Database['t']['webhookEndpoints']['$inferSelect'];
 
@@ -109,7 +109,7 @@ export async function checkWebhookUrl(url: string, env: string, allowPrivate = f
   const host = u.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   try {
-    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+    addresses = isIP(host) ? [host] : (await webhookDns.lookupAll(host)).map((a) => a.address);
   } catch {
     return 'host does not resolve';
   }
@@ -339,13 +339,12 @@ export class WebhookService {
 
     let status: number | null = null;
     let error: string | null = null;
-    const urlProblem = endpoint.env === 'live' || !this.config.webhookAllowPrivateTargets ? await checkWebhookUrl(endpoint.url, endpoint.env, this.config.webhookAllowPrivateTargets) : null;
+    const publicOnly = endpoint.env === 'live' || !this.config.webhookAllowPrivateTargets;
+    const urlProblem = publicOnly ? await checkWebhookUrl(endpoint.url, endpoint.env, this.config.webhookAllowPrivateTargets) : null;
     if (urlProblem) error = `refused: ${urlProblem}`;
     else {
       try {
-        const res = await fetch(endpoint.url, {
-          method: 'POST',
-          redirect: 'manual',
+        status = await postWebhook(endpoint.url, {
           headers: {
             'content-type': 'application/json',
             'user-agent': 'pt-credit-esg-webhooks/1.0',
@@ -354,13 +353,14 @@ export class WebhookService {
             'webhook-signature': signatures.join(' '),
           },
           body,
-          signal: AbortSignal.timeout(this.config.webhookTimeoutMs),
+          timeoutMs: this.config.webhookTimeoutMs,
+          // the connection goes only to addresses checked for it (no DNS rebinding after the check above)
+          allowedAddress: publicOnly ? (ip) => !isPrivateAddress(ip) : undefined,
         });
-        status = res.status;
-        await res.arrayBuffer().catch(() => undefined);
         if (status < 200 || status >= 300) error = `HTTP ${status}`;
       } catch (err) {
-        error = (err as Error).name === 'TimeoutError' ? 'timeout' : `network error: ${(err as Error).message}`;
+        if (err instanceof RefusedAddressError) error = `refused: ${err.message}`;
+        else error = (err as Error).name === 'TimeoutError' ? 'timeout' : `network error: ${(err as Error).message}`;
       }
     }
     const attempts = delivery.attempts + 1;
