@@ -67,6 +67,20 @@ describe('rate limits (in-process GCRA)', () => {
     const body = (await res[6]!.json()) as { code: string };
     expect(body.code).toBe('rate_limited');
     expect(res[6]!.headers.get('retry-after')).not.toBeNull();
+    // service pages are never limited (health checks, scrapers), but carry the address's budget as it stands
+    for (const path of ['/healthz', '/readyz', '/openapi.json', '/docs', '/docs/errors', '/roadmap']) {
+      const page = await h.call('GET', path);
+      expect(page.status, path).toBe(200);
+      expect(page.headers.get('x-ratelimit-limit'), path).toBe('5');
+      expect(page.headers.get('x-ratelimit-remaining'), path).toBe('0');
+      expect(page.headers.get('x-ratelimit-reset'), path).toMatch(/^\d+$/);
+      expect(page.headers.get('ratelimit-policy'), path).toBe('"minute";q=5;w=60');
+      expect(page.headers.get('retry-after'), path).toBeNull();
+    }
+    h.clock.advance(60_000);
+    const rested = await h.call('GET', '/healthz');
+    expect(rested.headers.get('x-ratelimit-remaining')).toBe('5');
+    expect((await h.call('GET', '/healthz')).headers.get('x-ratelimit-remaining')).toBe('5'); // a peek consumes nothing
   });
 
   test('daily quota → 429 daily_quota_exceeded with Retry-After until UTC midnight', async () => {

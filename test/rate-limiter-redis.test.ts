@@ -38,6 +38,14 @@ describe('RedisRateLimiter', () => {
       if (!fromRedis.allowed) denied.add(fromRedis.deniedBy!);
     }
     expect([...denied].sort()).toEqual(['daily', 'minute']); // both branches were exercised
+    // peeks (service pages) read the same standing budget and consume nothing
+    const last = steps.at(-1)!.nowMs + 1500;
+    for (const [bucket, limitPerMinute] of [['key:k1', 5], ['ip:127.0.0.1', 2], ['ip:never-seen', 2]] as const) {
+      const req = { bucket, limitPerMinute, nowMs: last };
+      const peeked = await limiter.peek(req);
+      expect(strip(peeked)).toEqual(await memory.peek(req));
+      expect(strip(await limiter.peek(req))).toEqual(strip(peeked));
+    }
   });
 
   test('generations: read with the decision, started at Redis time when missing, moved on by announcements, never charged when stale', async () => {

@@ -50,6 +50,8 @@ export interface RateLimiter {
   consume(req: RateRequest): Promise<RateDecision>;
   /** the same decision without a promise, where it needs no I/O (the in-process limiter) */
   consumeSync?(req: RateRequest): RateDecision;
+  /** the per-minute budget of a bucket as it stands, consuming nothing (for responses that are not limited) */
+  peek(req: Pick<RateRequest, 'bucket' | 'limitPerMinute' | 'nowMs'>): Promise<RateDecision>;
   /** null when healthy, else a short description */
   problem(): string | null;
 }
@@ -69,6 +71,12 @@ function gcra(storedTat: number | undefined, limit: number, now: number, consume
   return { allowed, tat: effTat, remaining, retryAfterMs: allowed ? 0 : Math.ceil(newTat - WINDOW_MS - now) };
 }
 
+/** A peek's decision: the budget as it stands; never a denial (nothing was asked for). */
+function standing(storedTat: number | undefined, limit: number, now: number): RateDecision {
+  const g = gcra(storedTat, limit, now, false);
+  return { allowed: true, limit, remaining: g.remaining, resetAtMs: Math.max(g.tat, now), retryAfterMs: 0 };
+}
+
 export class MemoryRateLimiter implements RateLimiter {
   private tats = new Map<string, number>();
   private days = new Map<string, { day: number; count: number }>();
@@ -76,6 +84,10 @@ export class MemoryRateLimiter implements RateLimiter {
 
   async consume(req: RateRequest): Promise<RateDecision> {
     return this.consumeSync(req);
+  }
+
+  async peek({ bucket, limitPerMinute, nowMs }: Pick<RateRequest, 'bucket' | 'limitPerMinute' | 'nowMs'>): Promise<RateDecision> {
+    return standing(this.tats.get(bucket), limitPerMinute, nowMs);
   }
 
   consumeSync({ bucket, limitPerMinute, daily, nowMs }: RateRequest): RateDecision {
@@ -211,6 +223,15 @@ export class RedisRateLimiter implements RateLimiter {
     if (ok === 1) return { ...base, allowed: true, retryAfterMs: 0 };
     if (deniedBy === 'daily') return { ...base, allowed: false, deniedBy: 'daily', retryAfterMs: dayReset - nowMs };
     return { ...base, allowed: false, deniedBy: 'minute', retryAfterMs: Math.ceil(tat + T - WINDOW_MS - nowMs) };
+  }
+
+  async peek(req: Pick<RateRequest, 'bucket' | 'limitPerMinute' | 'nowMs'>): Promise<RateDecision> {
+    try {
+      const stored = await this.redis.get(`${this.prefix}${req.bucket}`);
+      return standing(stored === null ? undefined : Number(stored), req.limitPerMinute, req.nowMs);
+    } catch {
+      return this.fallback.peek(req);
+    }
   }
 
   problem() {

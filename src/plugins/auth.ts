@@ -44,6 +44,17 @@ export async function limitAnonymous(ctx: AppContext, request: Request, server: 
 }
 
 /**
+ * Service pages (health, metrics, documents) are not limited, so that health checks and scrapers
+ * never get a 429, but they carry the same headers as everything else: the anonymous budget of
+ * the caller's address as it stands, unconsumed.
+ */
+export async function peekAnonymous(ctx: AppContext, request: Request, server: ServerLike, set: { headers: Record<string, unknown> }) {
+  const nowMs = ctx.clock.now().getTime();
+  const d = await ctx.limiter.peek({ bucket: `ip:${clientAddress(ctx, request, server)}`, limitPerMinute: ctx.config.anonRateLimitPerMinute, nowMs });
+  Object.assign(set.headers, rateLimitHeaders(d, nowMs));
+}
+
+/**
  * Admits one request of a verified key: charges its per-minute budget and its tenant's daily quota
  * (counted per environment, so a sandbox load test never eats production's quota), sets the
  * rate-limit headers, and returns the key to go on with, or the error to answer (429 over a limit;

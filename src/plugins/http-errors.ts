@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import { ApiError, errorBody, validationError, type FieldError } from '../lib/errors';
 import type { AppContext } from '../context';
 import { requestState } from './request-state';
-import { chargeKey, limitAnonymous } from './auth';
+import { chargeKey, limitAnonymous, peekAnonymous } from './auth';
 
 /** service pages (probes, metrics, docs) are neither authenticated nor rate limited */
 /** The body as text, or null as soon as it exceeds `limit` bytes (chunked bodies are not read to the end). */
@@ -31,6 +31,12 @@ export async function readCapped(request: Request, limit: number): Promise<strin
 export const JSON_CONTENT_TYPE = /^application\/([\w.+-]*\+)?json\b/i;
 
 export const isServicePath = (path: string) => /^\/(healthz|readyz|metrics|openapi\.json|docs|roadmap)(\/|$)/.test(path);
+/** the path of an absolute request URL, without parsing it whole */
+const pathOf = (url: string) => {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  const q = url.indexOf('?', start);
+  return start < 0 ? '/' : url.slice(start, q < 0 ? undefined : q);
+};
 
 /**
  * Renders an ApiError as the §2.8 response (status, headers given plus the error's own, body);
@@ -98,9 +104,10 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
   const respond = errorResponder(ctx);
 
   return new Elysia({ name: 'http-plumbing' })
-    .onRequest(({ request, set }) => {
+    .onRequest(async ({ request, set, server }) => {
       const state = requestState(request);
       set.headers['x-request-id'] = state.id;
+      if (isServicePath(pathOf(request.url))) await peekAnonymous(ctx, request, server as never, set);
     })
     .onParse({ as: 'global' }, async ({ request, contentType, path }) => {
       // no usable key: leave the body unread, so the caller gets 401 rather than a body error
