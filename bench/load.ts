@@ -18,7 +18,7 @@ const arg = (name: string, def: number) => (args.includes(`--${name}`) ? Number(
 const SECONDS = arg('seconds', 5);
 const CONNECTIONS = arg('connections', 50);
 const ROOT = join(import.meta.dir, '..');
-let port = 41000;
+let port = 24000; // below the ephemeral range (32768+), where outgoing connections take their ports
 
 interface WrkResult { rps: number; p50_ms: number; p95_ms: number; p99_ms: number; non2xx: number; requests: number }
 

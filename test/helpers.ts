@@ -130,7 +130,8 @@ export async function runCli(args: string[], env: Record<string, string>) {
   return { stdout, stderr, code };
 }
 
-let nextPort = 20000 + Math.floor(Math.random() * 20000);
+// below the kernel's ephemeral range (32768+), where outgoing connections take their ports
+let nextPort = 20000 + Math.floor(Math.random() * 10000);
 export const freePort = () => nextPort++;
 
 /** Starts `bun run src/index.ts` as a real process and waits for /healthz. */
