@@ -48,6 +48,15 @@ describe('RedisRateLimiter', () => {
     }
   });
 
+  test('a stalled Redis does not hold up a peek (service pages, health checks): the local view after 100 ms', async () => {
+    await redis.call('CLIENT', 'PAUSE', '600', 'ALL'); // Redis holds every client's commands for 600 ms
+    const started = performance.now();
+    const d = await limiter.peek({ bucket: 'ip:1.2.3.4', limitPerMinute: 60, nowMs: Date.now() });
+    expect(performance.now() - started).toBeLessThan(450);
+    expect(d).toMatchObject({ allowed: true, limit: 60, remaining: 60 });
+    await Bun.sleep(650);
+  });
+
   test('generations: read with the decision, started at Redis time when missing, moved on by announcements, never charged when stale', async () => {
     const req = (o: Partial<RateRequest> = {}): RateRequest => ({ bucket: 'key:g1', limitPerMinute: 100, daily: { tenantId: 'tg:sandbox', quota: 1000 }, generationOf: 'tg', nowMs: Date.now(), ...o });
     const first = await limiter.consume(req());

@@ -226,11 +226,18 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async peek(req: Pick<RateRequest, 'bucket' | 'limitPerMinute' | 'nowMs'>): Promise<RateDecision> {
+    // service pages (health checks) must not wait on a stalled Redis: 100 ms, then the local view
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const stored = await this.redis.get(`${this.prefix}${req.bucket}`);
+      const stored = await Promise.race([
+        this.redis.get(`${this.prefix}${req.bucket}`),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('peek timeout')), 100))),
+      ]);
       return standing(stored === null ? undefined : Number(stored), req.limitPerMinute, req.nowMs);
     } catch {
       return this.fallback.peek(req);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
