@@ -18,7 +18,7 @@ const USAGE = `usage: bun run cli <command> [options]
   --rate-limit on a tenant is its negotiated per-minute limit (enterprise plan);
   on a key it overrides the plan's limit for that key.
   Scopes: ${SCOPES.join(', ')}
-  Give it the service's environment (DATABASE_URL, REDIS_URL, …). Exit status 3: the change is
+  Give it the service's environment (DATABASE_URL, REDIS_URL, …). Exit status 3 (PostgreSQL): the change is
   saved but could not be announced to the running processes (Redis unreachable).`;
 
 class UsageError extends Error {}
@@ -84,8 +84,9 @@ async function run(argv: string[]) {
 
   const config = loadConfig();
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-  // with Redis, the running processes cache tenants and keys: a change made here is announced to them
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, enableOfflineQueue: false, lazyConnect: true }) : null;
+  // on PostgreSQL with Redis, the running processes cache tenants and keys: a change made here is
+  // announced to them (SQLite's caches see every commit by themselves)
+  const redis = config.redisUrl && config.databaseUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, enableOfflineQueue: false, lazyConnect: true }) : null;
   let unannounced = false;
   if (redis) {
     redis.on('error', () => {}); // reported below if a change could not be announced

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Webhook } from 'standardwebhooks';
 import { eq } from 'drizzle-orm';
 import { SANDBOX_FIXTURES } from '../src/features/score/fixtures';
-import { webhookDns } from '../src/features/webhooks/delivery-http';
+import { postWebhook, RefusedAddressError, webhookDns } from '../src/features/webhooks/delivery-http';
 import { expectError, makeApp, type TestApp } from './helpers';
 
 interface Received {
@@ -169,6 +169,14 @@ describe('the delivery connection', () => {
       webhookDns.lookupAll = original;
       await hosted.close();
     }
+  });
+
+  test('an address literal is checked too (it is never looked up), before anything is sent', async () => {
+    const before = rx.received.length;
+    const send = (url: string) => postWebhook(url, { headers: {}, body: '{}', timeoutMs: 1000, allowedAddress: (ip) => ip !== '127.0.0.1' });
+    await expect(send(rx.url)).rejects.toBeInstanceOf(RefusedAddressError);
+    expect(rx.received.length).toBe(before);
+    expect(await postWebhook(rx.url, { headers: {}, body: '{}', timeoutMs: 1000 })).toBe(200); // no check asked: delivered
   });
 
   test('the connection goes to the address the name was resolved to for it', async () => {

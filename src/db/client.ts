@@ -220,8 +220,6 @@ function sqliteBackground(file: string, fallback: Append, log: (msg: string) => 
   };
 }
 
-/** a table's columns with the property name under which each one's value sits in a row object */
-const tableFields = new WeakMap<Table, { key: string; column: Column }[]>();
 /** the marks of one transaction, deduplicated */
 type Touched = Map<string, TenantTouch>;
 
@@ -230,8 +228,9 @@ function touchIn(touched: Touched | undefined, tenantId: string, aspect: CacheAs
   touched.set(`${aspect}:${tenantId}`, { tenantId, aspect });
 }
 
+/** after a commit: only a database without a change signal of its own (PostgreSQL) needs announcing */
 async function announce(database: Database, touched: Touched) {
-  if (touched.size && database.tenantsChanged) await database.tenantsChanged([...touched.values()]);
+  if (touched.size && database.tenantsChanged && database.changeEpoch() === null) await database.tenantsChanged([...touched.values()]);
 }
 
 /**
@@ -253,6 +252,8 @@ function rowShapes(table: Table, rows: Record<string, unknown>[]) {
   return [...shapes.values()];
 }
 
+/** a table's columns with the property name under which each one's value sits in a row object */
+const tableFields = new WeakMap<Table, { key: string; column: Column }[]>();
 function fieldsOf(table: Table) {
   let fields = tableFields.get(table);
   if (!fields) tableFields.set(table, (fields = Object.entries(getTableColumns(table)).map(([key, column]) => ({ key, column: column as Column }))));

@@ -102,8 +102,7 @@ export class MemoryRateLimiter implements RateLimiter {
       const resetAtMs = day + DAY_MS;
       if (count >= daily.quota) {
         // nothing is consumed: the minute budget is reported as it stands, not as if charged
-        const idle = gcra(this.tats.get(bucket), limitPerMinute, nowMs, false);
-        const minute = { limit: limitPerMinute, remaining: idle.remaining, resetAtMs: Math.max(idle.tat, nowMs) };
+        const minute = standing(this.tats.get(bucket), limitPerMinute, nowMs);
         return { ...minute, allowed: false, deniedBy: 'daily', retryAfterMs: resetAtMs - nowMs, daily: { quota: daily.quota, remaining: 0, resetAtMs } };
       }
       dailyState = { quota: daily.quota, remaining: daily.quota - count - (g.allowed ? 1 : 0), resetAtMs };

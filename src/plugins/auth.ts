@@ -153,15 +153,23 @@ export async function chargeKey(ctx: AppContext, request: Request, set: { header
  */
 export type FoundKey = { key: KeyRow; tenant: TenantRow; cachedUnder?: number; scoreGeneration?: number };
 
+/** The token of an `Authorization: Bearer <token>` header, or null. */
+export function bearerToken(authorization: string | null | undefined): string | null {
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1] ?? null;
+}
+
+/** Whether an Authorization header carries something shaped like an API key (not yet looked up). */
+export const hasKeyShapedBearer = (authorization: string | null | undefined) => KEY_FORMAT.test(bearerToken(authorization) ?? '');
+
 /**
  * The key named by an Authorization header, if it may be used now (not yet charged nor
  * scope-checked). Without a promise when the key is in the in-process cache.
  */
 export function verifyKey(ctx: AppContext, authorization: string | null | undefined, now: Date): MaybePromise<FoundKey | ApiError> {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  if (!m) return new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_test_…".');
-  if (!KEY_FORMAT.test(m[1]!)) return new ApiError('invalid_api_key', 'The API key is not valid.');
-  const hash = hashKey(m[1]!);
+  const token = bearerToken(authorization);
+  if (token === null) return new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_test_…".');
+  if (!KEY_FORMAT.test(token)) return new ApiError('invalid_api_key', 'The API key is not valid.');
+  const hash = hashKey(token);
   const cached = ctx.tenants.cachedByHash(hash);
   return cached ? usableKey(cached, hash, now) : ctx.tenants.findByHash(hash).then((found) => usableKey(found, hash, now));
 }
@@ -177,7 +185,7 @@ function usableKey(found: FoundKey | null, hash: string, now: Date): FoundKey | 
 }
 
 /** Whether a key may call an endpoint that needs `scope`. */
-export const hasScope = (key: KeyRow, scope: Scope) => key.scopes.includes('*') || key.scopes.includes(scope);
+const hasScope = (key: KeyRow, scope: Scope) => key.scopes.includes('*') || key.scopes.includes(scope);
 
 /** After admission: a suspended tenant, or a key without the endpoint's scope (403s). */
 export function refusal({ tenant, key }: FoundKey, scope: Scope): ApiError | null {

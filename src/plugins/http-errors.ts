@@ -2,9 +2,8 @@ import { Elysia } from 'elysia';
 import { ApiError, errorBody, validationError, type FieldError } from '../lib/errors';
 import type { AppContext } from '../context';
 import { requestState } from './request-state';
-import { chargeKey, limitAnonymous, peekAnonymous } from './auth';
+import { chargeKey, hasKeyShapedBearer, limitAnonymous, peekAnonymous } from './auth';
 
-/** service pages (probes, metrics, docs) are neither authenticated nor rate limited */
 /** The body as text, or null as soon as it exceeds `limit` bytes (chunked bodies are not read to the end). */
 export async function readCapped(request: Request, limit: number): Promise<string | null> {
   // a declared length was already checked against the limit: read it in one go (the common case,
@@ -30,6 +29,10 @@ export async function readCapped(request: Request, limit: number): Promise<strin
 /** application/json and its +json variants */
 export const JSON_CONTENT_TYPE = /^application\/([\w.+-]*\+)?json\b/i;
 
+/** every request body of this API is a JSON object */
+export const isJsonObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** service pages (probes, metrics, docs): not authenticated, never limited (their rate-limit headers only report) */
 export const isServicePath = (path: string) => /^\/(healthz|readyz|metrics|openapi\.json|docs|roadmap)(\/|$)/.test(path);
 /** the path of an absolute request URL, without parsing it whole */
 const pathOf = (url: string) => {
@@ -111,7 +114,7 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
     })
     .onParse({ as: 'global' }, async ({ request, contentType, path }) => {
       // no usable key: leave the body unread, so the caller gets 401 rather than a body error
-      if (path.startsWith('/v1/') && !/^Bearer\s+sk_(test|live)_[0-9a-f]{28}\s*$/i.test(request.headers.get('authorization') ?? '')) return {};
+      if (path.startsWith('/v1/') && !hasKeyShapedBearer(request.headers.get('authorization'))) return {};
       const limit = ctx.config.bodyLimitBytes;
       const tooLarge = () => new ApiError('payload_too_large', `The request body exceeds ${limit} bytes.`);
       if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
@@ -129,7 +132,7 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       }
       // every body of this API is a JSON object; the guard refuses others once the route's own
       // checks had their say (GDPR erase answers confirmation_required to anything else)
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) requestState(request).nonObjectBody = true;
+      if (!isJsonObject(value)) requestState(request).nonObjectBody = true;
       return value;
     })
     .onError({ as: 'global' }, async ({ code, error, request, set, path, server }) => {

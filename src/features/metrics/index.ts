@@ -3,6 +3,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppContext, Metrics } from '../../context';
 import { ApiError } from '../../lib/errors';
 import { safeEqual } from '../../lib/crypto';
+import { bearerToken } from '../../plugins/auth';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5];
 type RequestSeries = { labels: { method: string; route: string; status: string }; count: number; sum: number; buckets: number[] };
@@ -110,8 +111,8 @@ export function metricsRoutes(ctx: AppContext, metrics: PromMetrics) {
     async ({ headers }) => {
       const token = ctx.config.metricsToken;
       if (!token) throw new ApiError('not_found', 'No route GET /metrics (set METRICS_TOKEN, or use METRICS_PORT).');
-      const m = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
-      if (!m || !safeEqual(m[1]!, token)) throw new ApiError('missing_api_key', 'Metrics need "Authorization: Bearer <METRICS_TOKEN>".');
+      const given = bearerToken(headers.authorization);
+      if (given === null || !safeEqual(given, token)) throw new ApiError('missing_api_key', 'Metrics need "Authorization: Bearer <METRICS_TOKEN>".');
       return new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } });
     },
     { detail: { hide: true } },

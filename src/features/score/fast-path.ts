@@ -2,8 +2,8 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { t } from 'elysia';
 import type { AppContext } from '../../context';
 import { ApiError } from '../../lib/errors';
-import { admitKey, hasScope, refusal, verifyKey } from '../../plugins/auth';
-import { errorResponder, JSON_CONTENT_TYPE, readCapped, recordRequest, unexpectedError } from '../../plugins/http-errors';
+import { admitKey, refusal, verifyKey } from '../../plugins/auth';
+import { errorResponder, isJsonObject, JSON_CONTENT_TYPE, readCapped, recordRequest, unexpectedError } from '../../plugins/http-errors';
 import { langOf, localised, requestState } from '../../plugins/request-state';
 import type { Env } from '../tenants/service';
 import { ScoreRequest, ScoreResponse } from './model';
@@ -46,8 +46,7 @@ export function scoreFastPath(ctx: AppContext, service: ScoreService) {
     let verified = verifyKey(ctx, h.get('authorization'), now);
     if (verified instanceof Promise) verified = await verified;
     if (verified instanceof ApiError) return null;
-    const { key, tenant } = verified;
-    if (tenant.status !== 'active' || !hasScope(key, 'score')) return null;
+    if (refusal(verified, 'score')) return null; // the Elysia route answers the 403 (after charging)
 
     const state = requestState(request);
     const text = (state.bodyText = length !== null ? await request.text() : await readCapped(request, limit));
@@ -58,7 +57,7 @@ export function scoreFastPath(ctx: AppContext, service: ScoreService) {
     } catch {
       return null;
     }
-    if (input === null || typeof input !== 'object' || Array.isArray(input)) return null;
+    if (!isJsonObject(input)) return null;
     const req = input as { nif: string; customer_reference?: string; refresh?: 'cached_ok' | 'force_refresh' };
     req.refresh ??= 'cached_ok';
     if (!body.Check(req)) return null;

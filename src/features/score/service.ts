@@ -90,7 +90,7 @@ export class ScoreService {
   async compute(caller: ScoreCaller, nif: string, trigger: 'request' | 'rescore', customerReference: string | null) {
     const evaluated = await this.evaluate(caller, nif, trigger);
     await this.database.withTx((tx) => this.store(tx, caller, nif, evaluated.result, trigger, customerReference));
-    if (evaluated.bureauCostCents !== null) this.usage.record({ ...this.usageBase(caller), meter: 'bureau_passthrough', costCents: evaluated.bureauCostCents });
+    if (evaluated.bureauCostCents !== null) this.bill(caller, 'bureau_passthrough', evaluated.bureauCostCents);
     return evaluated;
   }
 
@@ -194,11 +194,9 @@ export class ScoreService {
     return Number(row?.n ?? 0);
   }
 
-  usageBase(caller: ScoreCaller) {
-    return { tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId };
-  }
-  private bill(caller: ScoreCaller, meter: string) {
-    this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId, meter });
+  /** one usage record of this caller's request (one object: this runs on every billed call) */
+  private bill(caller: ScoreCaller, meter: string, costCents?: number) {
+    this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId, meter, costCents });
   }
 
   fixtures() {
