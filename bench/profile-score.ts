@@ -11,7 +11,7 @@ import { createApp, dispatch } from '../src/app';
 import { createLogger } from '../src/lib/log';
 
 const N = Number(process.argv[2] ?? 200_000);
-const ctx = await createContext(loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-profile-')), LOG_LEVEL: 'silent', SEED_DEMO_TENANT: 'false', ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}) }), { log: createLogger('silent') });
+const ctx = await createContext(loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-profile-')), LOG_LEVEL: 'silent', SEED_DEMO_TENANT: 'false', ...Object.fromEntries(['DATABASE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'ENCRYPTION_KEY'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!])) }), { log: createLogger('silent') });
 // ablations, to find where the time goes: OFF=usage,metrics,limiter
 const off = new Set((process.env.OFF ?? '').split(',').filter(Boolean));
 if (off.has('usage')) ctx.usage.record = () => {};

@@ -79,4 +79,56 @@ describe('RedisRateLimiter', () => {
     const anon = await limiter.consume({ bucket: 'ip:10.0.0.1', limitPerMinute: 5, nowMs: Date.now() });
     expect(anon.generation).toBeUndefined();
   });
+
+  test('requests sent in one turn are decided together, in order, exactly as one by one (shared keys, both limits, more than one script call)', async () => {
+    const memory = new MemoryRateLimiter();
+    const now = Date.parse('2026-11-22T12:00:00.000Z');
+    const reqs: RateRequest[] = [];
+    // 300 requests (over one call's 256): two keys of one tenant share its daily quota of 150;
+    // key a allows 200 a minute, key b 40; an address bucket allows 3
+    for (let i = 0; i < 300; i++) {
+      const nowMs = now + Math.floor(i / 10);
+      if (i % 7 === 0) reqs.push({ bucket: 'ip:192.0.2.1', limitPerMinute: 3, nowMs });
+      else reqs.push({ bucket: i % 2 ? 'key:a' : 'key:b', limitPerMinute: i % 2 ? 200 : 40, daily: { tenantId: 'tb:sandbox', quota: 150 }, nowMs });
+    }
+    const scripted = redis as unknown as { rateLimitBatch: (numKeys: number, ...a: unknown[]) => Promise<unknown> };
+    const original = scripted.rateLimitBatch;
+    const sizes: number[] = [];
+    let inside = false; // ioredis's auto-pipelining calls the command again on its pipeline
+    scripted.rateLimitBatch = function (this: unknown, numKeys: number, ...rest: unknown[]) {
+      if (!inside) sizes.push((rest.length - numKeys) / 8);
+      inside = true;
+      try {
+        return original.call(this, numKeys, ...rest);
+      } finally {
+        inside = false;
+      }
+    };
+    try {
+      const decisions = await Promise.all(reqs.map((r) => limiter.consume(r))); // all in this turn
+      expect(sizes).toEqual([256, 44]);
+      const outcomes = new Set<string>();
+      reqs.forEach((r, i) => {
+        expect(strip(decisions[i]!)).toEqual(memory.consumeSync(r));
+        outcomes.add(decisions[i]!.allowed ? 'allowed' : decisions[i]!.deniedBy!);
+      });
+      expect([...outcomes].sort()).toEqual(['allowed', 'daily', 'minute']);
+      // what the batch left in Redis is what the next request sees
+      const next = { bucket: 'key:b', limitPerMinute: 40, daily: { tenantId: 'tb:sandbox', quota: 1000 }, nowMs: now + 30_000 };
+      expect(strip(await limiter.consume(next))).toEqual(memory.consumeSync(next));
+    } finally {
+      scripted.rateLimitBatch = original;
+    }
+  });
+
+  test('Redis failing mid-batch: every request of the batch is decided by the in-process limiter, none is lost', async () => {
+    const broken = new Redis('redis://127.0.0.1:1', { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => null });
+    const memory = new MemoryRateLimiter();
+    const failing = new RedisRateLimiter(broken, memory, log, 'x:', (aspect, id) => generationKey('x', aspect, id));
+    const reqs = Array.from({ length: 5 }, (_, i): RateRequest => ({ bucket: 'key:f', limitPerMinute: 3, nowMs: 1_000 + i }));
+    const decisions = await Promise.all(reqs.map((r) => failing.consume(r)));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false]);
+    expect(failing.problem()).toContain('redis rate limiter unavailable');
+    broken.disconnect();
+  });
 });

@@ -130,58 +130,86 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
-// KEYS[1] = gcra bucket, KEYS[2] = daily counter, KEYS[3], KEYS[4] = access and scores cache
-// generations; ARGV: limit, now, quota (or -1), 1 to read the generations (else -1 is returned for
-// them), expected access generation (or -1)
+// One call decides a whole batch of requests, in their order, atomically (as if each had been
+// decided alone, one after the other). KEYS = the batch's distinct keys; ARGV = 8 values per request:
+// indexes into KEYS of its gcra bucket, daily counter, access and scores cache generations (0 =
+// none), then limit per minute, now (ms), daily quota (or -1), expected access generation (or -1).
+// Answers 6 integers per request: outcome (1 allowed, 0 minute, 2 daily, 3 stale), tat in µs,
+// daily count, access generation, scores generation (-1 = not asked), 0.
+// Each key is read once (one MGET) and written once (SET / INCRBY), however many of the batch's
+// requests share it: a script call and each redis.call cost Redis more than the arithmetic.
 const LUA = `
 if redis.replicate_commands then redis.replicate_commands() end
 ${LUA_NOW_US}
-local T = 60000 / tonumber(ARGV[1])
-local now = tonumber(ARGV[2])
-local quota = tonumber(ARGV[3])
-local withGen = ARGV[4] == '1'
--- one read for everything (each redis.call from Lua costs about as much as a whole GET)
-local v
-if withGen then v = redis.call('MGET', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) else v = redis.call('MGET', KEYS[1], KEYS[2]) end
-local gen, sgen = -1, -1
-if withGen then
-  -- a missing generation starts at Redis's clock in µs: never a value it had before it was lost
-  gen, sgen = tonumber(v[3]), tonumber(v[4])
-  if not gen or not sgen then
-    local us = now_us()
-    if not gen then gen = us; redis.call('SET', KEYS[3], string.format('%d', us)) end
-    if not sgen then sgen = us; redis.call('SET', KEYS[4], string.format('%d', us)) end
+local cur = redis.call('MGET', unpack(KEYS))
+local tatTtl, dayAdd, genSet = {}, {}, {}
+local out = {}
+for o = 0, #ARGV - 1, 8 do
+  local bi, di, ai, si = tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4])
+  local limit, now, quota, expected = tonumber(ARGV[o + 5]), tonumber(ARGV[o + 6]), tonumber(ARGV[o + 7]), tonumber(ARGV[o + 8])
+  local gen, sgen = -1, -1
+  if ai > 0 then
+    -- a missing generation starts at Redis's clock in µs: never a value it had before it was lost
+    gen, sgen = tonumber(cur[ai]), tonumber(cur[si])
+    if not gen or not sgen then
+      local us = now_us()
+      if not gen then gen = us; cur[ai] = us; genSet[ai] = true end
+      if not sgen then sgen = us; cur[si] = us; genSet[si] = true end
+    end
+  end
+  local n = #out
+  if expected >= 0 and gen ~= expected then
+    out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5], out[n + 6] = 3, 0, 0, gen, sgen, 0
+  else
+    local T = 60000 / limit
+    local stored = tonumber(cur[bi])
+    local tat = now
+    if stored and stored > now then tat = stored end
+    local newTat = tat + T
+    local count = 0
+    if quota >= 0 then count = tonumber(cur[di]) or 0 end
+    local outcome = 1
+    if quota >= 0 and count >= quota then outcome = 2
+    elseif (newTat - now) > 60000.000001 then outcome = 0
+    else
+      cur[bi] = newTat
+      tat = newTat
+      local ttl = math.ceil(newTat - now) + 1000
+      if (tatTtl[bi] or 0) < ttl then tatTtl[bi] = ttl end
+      if quota >= 0 then
+        count = count + 1
+        cur[di] = count
+        dayAdd[di] = (dayAdd[di] or 0) + 1
+      end
+    end
+    out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5], out[n + 6] = outcome, math.floor(tat * 1000), count, gen, sgen, 0
   end
 end
-local expected = tonumber(ARGV[5])
-if expected >= 0 and gen ~= expected then return {0, 'stale', '0', 0, gen, sgen} end
-local stored = tonumber(v[1])
-local tat = now
-if stored and stored > now then tat = stored end
-local newTat = tat + T
-local allowed = (newTat - now) <= 60000.000001
-local count = 0
-if quota >= 0 then
-  count = tonumber(v[2]) or 0
-  if count >= quota then
-    return {0, 'daily', tostring(tat), count, gen, sgen}
-  end
+for i, ttl in pairs(tatTtl) do redis.call('SET', KEYS[i], tostring(cur[i]), 'PX', ttl) end
+for i, add in pairs(dayAdd) do
+  if redis.call('INCRBY', KEYS[i], add) == add then redis.call('PEXPIRE', KEYS[i], 90000000) end
 end
-if not allowed then
-  return {0, 'minute', tostring(tat), count, gen, sgen}
-end
-redis.call('SET', KEYS[1], tostring(newTat), 'PX', math.ceil(newTat - now) + 1000)
-if quota >= 0 then
-  count = redis.call('INCR', KEYS[2])
-  if count == 1 then redis.call('PEXPIRE', KEYS[2], 90000000) end
-end
-return {1, '', tostring(newTat), count, gen, sgen}
+for i in pairs(genSet) do redis.call('SET', KEYS[i], string.format('%d', cur[i])) end
+return out
 `;
+
+/** at most this many requests per script call (its KEYS and ARGV stay small) */
+const MAX_BATCH = 256;
+
+interface PendingDecision {
+  req: RateRequest;
+  resolve: (d: RateDecision) => void;
+}
 
 export class RedisRateLimiter implements RateLimiter {
   private failing: string | null = null;
 
-  private readonly redis: Redis & { rateLimit(...args: (string | number)[]): Promise<unknown> };
+  private readonly redis: Redis & { rateLimitBatch(...args: (string | number)[]): Promise<number[]> };
+
+  // Requests are held until the event loop has dispatched everything it read in this turn, then
+  // decided by one script call: one write, one read and one script run for the batch instead of
+  // one each per request (docs/benchmarks.md).
+  private pending: PendingDecision[] = [];
 
   constructor(
     redis: Redis,
@@ -191,37 +219,58 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly generationKey: (aspect: CacheAspect, tenantId: string) => string,
   ) {
     // EVALSHA (ioredis loads the script on NOSCRIPT) instead of sending the script every call
-    redis.defineCommand('rateLimit', { numberOfKeys: 4, lua: LUA });
+    redis.defineCommand('rateLimitBatch', { lua: LUA });
     this.redis = redis as typeof this.redis;
   }
 
-  async consume(req: RateRequest): Promise<RateDecision> {
-    const { bucket, limitPerMinute, daily, nowMs, generationOf } = req;
-    const dayKey = daily ? `${this.prefix}day:${daily.tenantId}:${dayStart(nowMs)}` : `${this.prefix}noday`;
-    const accessKey = generationOf !== undefined ? this.generationKey('access', generationOf) : `${this.prefix}nogen`;
-    const scoresKey = generationOf !== undefined ? this.generationKey('scores', generationOf) : `${this.prefix}nogen`;
-    let res: [number, string, string, number, number, number];
+  consume(req: RateRequest): Promise<RateDecision> {
+    return new Promise((resolve) => {
+      if (this.pending.length === 0) setImmediate(this.decidePending);
+      this.pending.push({ req, resolve });
+    });
+  }
+
+  private readonly decidePending = () => {
+    const pending = this.pending;
+    this.pending = [];
+    for (let i = 0; i < pending.length; i += MAX_BATCH) void this.decide(pending.length <= MAX_BATCH ? pending : pending.slice(i, i + MAX_BATCH));
+  };
+
+  private async decide(batch: PendingDecision[]) {
+    const keys: string[] = [];
+    const keyIndex = new Map<string, number>();
+    const index = (key: string) => {
+      let i = keyIndex.get(key);
+      if (i === undefined) keyIndex.set(key, (i = keys.push(key)));
+      return i;
+    };
+    const argv: number[] = [];
+    for (const { req } of batch) {
+      const tenant = req.generationOf;
+      argv.push(
+        index(`${this.prefix}${req.bucket}`),
+        req.daily ? index(`${this.prefix}day:${req.daily.tenantId}:${dayStart(req.nowMs)}`) : 0,
+        tenant !== undefined ? index(this.generationKey('access', tenant)) : 0,
+        tenant !== undefined ? index(this.generationKey('scores', tenant)) : 0,
+        req.limitPerMinute,
+        req.nowMs,
+        req.daily ? req.daily.quota : -1,
+        req.expectGeneration ?? -1,
+      );
+    }
+    let res: number[];
     try {
-      res = (await this.redis.rateLimit(`${this.prefix}${bucket}`, dayKey, accessKey, scoresKey, limitPerMinute, nowMs, daily ? daily.quota : -1, generationOf !== undefined ? 1 : 0, req.expectGeneration ?? -1)) as never;
+      res = await this.redis.rateLimitBatch(keys.length, ...keys, ...argv);
       this.failing = null;
     } catch (err) {
       this.failing = `redis rate limiter unavailable: ${(err as Error).message}`;
       this.log.throttled('ratelimit-redis', 60_000, 'error', 'rate limiter: redis unreachable, using in-process limits', {
         error: (err as Error).message,
       });
-      return this.fallback.consumeSync(req);
+      for (const { req, resolve } of batch) resolve(this.fallback.consumeSync(req));
+      return;
     }
-    const [ok, deniedBy, tatStr, count, gen, sgen] = res;
-    if (deniedBy === 'stale') return { allowed: false, stale: true, generation: gen, scoreGeneration: sgen, limit: limitPerMinute, remaining: 0, resetAtMs: nowMs, retryAfterMs: 0 };
-    const tat = Number(tatStr);
-    const T = WINDOW_MS / limitPerMinute;
-    const remaining = Math.max(0, Math.floor((WINDOW_MS - (tat - nowMs)) / T + 1e-9));
-    const dayReset = dayStart(nowMs) + DAY_MS;
-    const dailyState = daily ? { quota: daily.quota, remaining: Math.max(0, daily.quota - Number(count)), resetAtMs: dayReset } : undefined;
-    const base = { limit: limitPerMinute, remaining, resetAtMs: Math.max(tat, nowMs), daily: dailyState, generation: gen >= 0 ? gen : undefined, scoreGeneration: sgen >= 0 ? sgen : undefined };
-    if (ok === 1) return { ...base, allowed: true, retryAfterMs: 0 };
-    if (deniedBy === 'daily') return { ...base, allowed: false, deniedBy: 'daily', retryAfterMs: dayReset - nowMs };
-    return { ...base, allowed: false, deniedBy: 'minute', retryAfterMs: Math.ceil(tat + T - WINDOW_MS - nowMs) };
+    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(decision(batch[i]!.req, res, i * 6));
   }
 
   async peek(req: Pick<RateRequest, 'bucket' | 'limitPerMinute' | 'nowMs'>): Promise<RateDecision> {
@@ -243,6 +292,25 @@ export class RedisRateLimiter implements RateLimiter {
   problem() {
     return this.failing;
   }
+}
+
+/** A request's decision from its six integers in the batch script's answer. */
+function decision(req: RateRequest, res: number[], at: number): RateDecision {
+  const { limitPerMinute, daily, nowMs } = req;
+  const outcome = res[at]!;
+  const gen = res[at + 3]!;
+  const sgen = res[at + 4]!;
+  if (outcome === 3) return { allowed: false, stale: true, generation: gen, scoreGeneration: sgen, limit: limitPerMinute, remaining: 0, resetAtMs: nowMs, retryAfterMs: 0 };
+  const tat = res[at + 1]! / 1000;
+  const count = res[at + 2]!;
+  const T = WINDOW_MS / limitPerMinute;
+  const remaining = Math.max(0, Math.floor((WINDOW_MS - (tat - nowMs)) / T + 1e-9));
+  const dayReset = dayStart(nowMs) + DAY_MS;
+  const dailyState = daily ? { quota: daily.quota, remaining: Math.max(0, daily.quota - count), resetAtMs: dayReset } : undefined;
+  const base = { limit: limitPerMinute, remaining, resetAtMs: Math.max(tat, nowMs), daily: dailyState, generation: gen >= 0 ? gen : undefined, scoreGeneration: sgen >= 0 ? sgen : undefined };
+  if (outcome === 1) return { ...base, allowed: true, retryAfterMs: 0 };
+  if (outcome === 2) return { ...base, allowed: false, deniedBy: 'daily', retryAfterMs: dayReset - nowMs };
+  return { ...base, allowed: false, deniedBy: 'minute', retryAfterMs: Math.ceil(tat + T - WINDOW_MS - nowMs) };
 }
 
 // the policy header only changes with a key's limits: built once per pair, not per request
