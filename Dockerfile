@@ -5,6 +5,8 @@
 FROM oven/bun:1.4 AS deps
 WORKDIR /app
 COPY package.json bun.lock ./
+# patches/: a one-line fix to postgres.js applied by bun install (docs/decisions.md)
+COPY patches ./patches
 RUN bun install --frozen-lockfile
 
 FROM oven/bun:1.4 AS check

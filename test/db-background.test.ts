@@ -50,6 +50,15 @@ describe('appendRows (usage records off the request thread)', () => {
   });
   afterAll(() => h.close());
 
+  test('text that COPY would read as control sequences is stored as sent (backslash, tab, newline)', async () => {
+    const t = await h.tenant();
+    const { usageRecords } = h.ctx.database.t;
+    const tricky = 'a\\b\tc\nd\re \\N';
+    await h.ctx.database.appendRows(usageRecords, [{ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'live', meter: tricky, quantity: 1, billable: false, requestId: '\\N', createdAt: new Date() }]);
+    const [stored] = await h.ctx.database.db.select().from(usageRecords).where(eq(usageRecords.tenantId, t.tenant_id));
+    expect(stored).toMatchObject({ meter: tricky, requestId: '\\N', billable: false, unitAmountCents: null });
+  });
+
   test('rows are committed when it resolves; a retried batch is skipped row by row, not duplicated', async () => {
     const t = await h.tenant();
     const { usageRecords } = h.ctx.database.t;
@@ -81,8 +90,16 @@ describe('appendRows (usage records off the request thread)', () => {
     const { usageRecords } = h.ctx.database.t;
     const t = await h.tenant();
     const ok = { id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'live', meter: 'score', quantity: 1, billable: true, requestId: 'req_ok', createdAt: new Date() };
-    const orphan = { ...ok, id: crypto.randomUUID(), tenantId: 'no-such-tenant', requestId: 'req_orphan' };
-    await expect(h.ctx.database.appendRows(usageRecords, [ok, orphan])).rejects.toThrow();
+    const { meter: _, ...unmetered } = { ...ok, id: crypto.randomUUID(), requestId: 'req_unmetered' }; // meter is NOT NULL
+    await expect(h.ctx.database.appendRows(usageRecords, [ok, unmetered])).rejects.toThrow();
     expect(await h.ctx.database.db.select().from(usageRecords).where(eq(usageRecords.requestId, 'req_ok'))).toEqual([]);
+    if (h.ctx.database.pg) {
+      // the refused COPY was rolled back and its connection returned (postgres.js, patched: a refused
+      // COPY used to hang forever and keep its connection in an aborted transaction)
+      const stuck = await h.ctx.database.pg`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`;
+      expect(stuck[0]!.n).toBe(0);
+      await h.ctx.database.appendRows(usageRecords, [{ ...ok, id: crypto.randomUUID() }]);
+      expect(await h.ctx.database.db.select().from(usageRecords).where(eq(usageRecords.requestId, 'req_ok'))).toHaveLength(1);
+    }
   });
 });

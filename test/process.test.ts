@@ -141,7 +141,9 @@ describe('server process', () => {
           fetch(`${s.base}/v1/score`, { method: 'POST', headers: { authorization: `Bearer ${t.api_key}`, 'content-type': 'application/json' }, body: '{"nif":"599000015"}' }),
         ),
       );
-      expect(res.every((r) => r.status === 200)).toBe(true);
+      const refused = res.filter((r) => r.status !== 200);
+      // status and body of the first refusal, should there be one (a flaky CI run had some)
+      expect({ refused: refused.length, first: refused[0] && `${refused[0].status} ${await refused[0].text()}` }).toEqual({ refused: 0, first: undefined });
       expect(await s.stop('SIGTERM')).toBe(0); // right away: rows still in the buffer must be flushed
       const ctx = await import('../src/db/client').then((m) => m.openDatabase({ databaseUrl: fresh.env.DATABASE_URL ?? null, dataDir: fresh.env.DATA_DIR ?? '', poolSize: 1 }));
       const { eq } = await import('drizzle-orm');

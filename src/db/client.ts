@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { Database as SqliteDatabase } from 'bun:sqlite';
 import { drizzle as drizzleSqlite } from 'drizzle-orm/bun-sqlite';
 import { migrate as migrateSqlite } from 'drizzle-orm/bun-sqlite/migrator';
@@ -96,17 +97,35 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     insertMany: pgInsertBatches,
     async appendRows(table, rows) {
       if (!rows.length) return;
-      // one parameter per row shape: the rows as one JSON text, spread by json_populate_recordset
-      // (a Drizzle multi-row insert builds and binds ~10 parameters per row, which cost more CPU
-      // than the requests that produced the rows)
+      // COPY: the cheapest way into PostgreSQL for the server (a third of the CPU per row of an
+      // INSERT from a JSON parameter, measured) and for this process (one text, no parameters)
       const name = `"${getTableName(table)}"`;
-      await client.begin(async (tx) => {
-        for (const g of rowShapes(table, rows)) {
-          const columns = g.used.map((f) => `"${f.column.name}"`).join(', ');
-          const json = JSON.stringify(g.rows.map((row) => Object.fromEntries(g.used.map((f) => [f.column.name, f.column.mapToDriverValue(row[f.key])]))));
-          await tx.unsafe(`insert into ${name} (${columns}) select ${columns} from json_populate_recordset(null::${name}, $1::json) on conflict do nothing`, [json]);
-        }
-      });
+      const groups = rowShapes(table, rows);
+      try {
+        await client.begin(async (tx) => {
+          for (const g of groups) {
+            // the text is built 500 rows at a time, letting requests in between: a flush of
+            // thousands of rows built in one go held the event loop for milliseconds
+            async function* lines() {
+              for (let i = 0; i < g.rows.length; i += 500) {
+                if (i) await new Promise((r) => setImmediate(r));
+                yield g.rows.slice(i, i + 500).map((row) => g.used.map((f) => copyField(f.column.mapToDriverValue(row[f.key]))).join('\t') + '\n').join('');
+              }
+            }
+            await pipeline(lines, await tx.unsafe(`copy ${name} (${columnList(g.used)}) from stdin`).writable());
+          }
+        });
+      } catch (err) {
+        if ((err as { code?: string }).code !== '23505') throw err;
+        // a retried batch whose earlier attempt was committed after all: COPY has no ON CONFLICT,
+        // so the batch goes again as an INSERT that skips the rows already there
+        await client.begin(async (tx) => {
+          for (const g of groups) {
+            const json = JSON.stringify(g.rows.map((row) => Object.fromEntries(g.used.map((f) => [f.column.name, f.column.mapToDriverValue(row[f.key])]))));
+            await tx.unsafe(`insert into ${name} (${columnList(g.used)}) select ${columnList(g.used)} from json_populate_recordset(null::${name}, $1::json) on conflict do nothing`, [json]);
+          }
+        });
+      }
     },
     inFlight: () => inFlight,
     changeEpoch: () => null,
@@ -191,21 +210,19 @@ function sqliteBackground(file: string, fallback: Append, log: (msg: string) => 
       } catch (err) {
         return Promise.reject(err);
       }
-      return Promise.all(
-        groups.map(
-          (g) =>
-            new Promise<void>((resolve, reject) => {
-              const id = nextId++;
-              const sql = `insert into "${getTableName(table)}" (${g.used.map((f) => `"${f.column.name}"`).join(', ')}) values (${g.used.map(() => '?').join(', ')}) on conflict do nothing`;
-              const values: unknown[] = [];
-              for (const row of g.rows) for (const f of g.used) values.push(f.column.mapToDriverValue(row[f.key]));
-              pending.set(id, { resolve, reject });
-              worker.ref(); // an append in flight keeps the process alive until it is committed
-              // as JSON text: one string copies far faster than a structured clone of many small arrays
-              worker.postMessage({ type: 'append', id, sql, width: g.used.length, values: JSON.stringify(values) } satisfies BackgroundMessage);
-            }),
-        ),
-      ).then(() => undefined);
+      const messageGroups = groups.map((g) => {
+        const values: unknown[] = [];
+        for (const row of g.rows) for (const f of g.used) values.push(f.column.mapToDriverValue(row[f.key]));
+        const sql = `insert into "${getTableName(table)}" (${columnList(g.used)}) values (${g.used.map(() => '?').join(', ')}) on conflict do nothing`;
+        // as JSON text: one string copies far faster than a structured clone of many small arrays
+        return { sql, width: g.used.length, values: JSON.stringify(values) };
+      });
+      return new Promise<void>((resolve, reject) => {
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        worker.ref(); // an append in flight keeps the process alive until it is committed
+        worker.postMessage({ type: 'append', id, groups: messageGroups } satisfies BackgroundMessage);
+      });
     },
     /** a last checkpoint, then the worker ends (bounded, so shutdown never hangs) */
     async stop() {
@@ -235,7 +252,7 @@ async function announce(database: Database, touched: Touched) {
 
 /**
  * Appended rows grouped by shape (which columns hold a value): each group is one statement that
- * leaves the other columns to their defaults. Scalar columns only (values travel as JSON).
+ * leaves the other columns to their defaults. Scalar columns only (values travel as text).
  */
 function rowShapes(table: Table, rows: Record<string, unknown>[]) {
   const fields = fieldsOf(table);
@@ -251,6 +268,16 @@ function rowShapes(table: Table, rows: Record<string, unknown>[]) {
   }
   return [...shapes.values()];
 }
+
+const columnList = (fields: { column: Column }[]) => fields.map((f) => `"${f.column.name}"`).join(', ');
+
+/** one value in COPY's text format (never null here: a row shape holds only the values present) */
+function copyField(value: unknown): string {
+  if (typeof value === 'boolean') return value ? 't' : 'f';
+  const text = value instanceof Date ? value.toISOString() : String(value);
+  return /[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!) : text;
+}
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 /** a table's columns with the property name under which each one's value sits in a row object */
 const tableFields = new WeakMap<Table, { key: string; column: Column }[]>();

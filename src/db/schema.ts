@@ -57,7 +57,10 @@ export function defineSchema(k: Kit) {
     'usage_records',
     {
       id: k.text('id').primaryKey(),
-      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      // no foreign key: this append-only ledger takes one row per billable call, and the check
+      // (a lookup and a row lock on tenants per row) cost more than the insert itself; the tenant
+      // id always comes from an authenticated key (docs/decisions.md)
+      tenantId: k.text('tenant_id').notNull(),
       apiKeyId: k.text('api_key_id'),
       env: k.text('env').notNull(),
       meter: k.text('meter').notNull(),

@@ -8,7 +8,8 @@ import { Database, type Statement } from 'bun:sqlite';
 
 export type BackgroundMessage =
   | { type: 'open'; file: string; checkpointEveryMs: number }
-  | { type: 'append'; id: number; sql: string; /** values per row */ width: number; /** JSON of the rows' values, one flat array */ values: string }
+  /** one transaction: every group's rows, or none of them */
+  | { type: 'append'; id: number; groups: { sql: string; /** values per row */ width: number; /** JSON of the rows' values, one flat array */ values: string }[] }
   | { type: 'stop' };
 export type BackgroundReply = { type: 'appended'; id: number; error?: string } | { type: 'stopped' };
 
@@ -34,12 +35,14 @@ self.onmessage = (e: MessageEvent<BackgroundMessage>) => {
     }, m.checkpointEveryMs);
   } else if (m.type === 'append') {
     try {
-      let stmt = statements.get(m.sql);
-      if (!stmt) statements.set(m.sql, (stmt = db!.prepare(m.sql)));
-      const insert = stmt;
-      db!.transaction((values: (string | number)[], width: number) => {
-        for (let i = 0; i < values.length; i += width) insert.run(...values.slice(i, i + width));
-      }).immediate(JSON.parse(m.values), m.width);
+      db!.transaction(() => {
+        for (const g of m.groups) {
+          let insert = statements.get(g.sql);
+          if (!insert) statements.set(g.sql, (insert = db!.prepare(g.sql)));
+          const values = JSON.parse(g.values) as (string | number)[];
+          for (let i = 0; i < values.length; i += g.width) insert.run(...values.slice(i, i + g.width));
+        }
+      }).immediate();
       reply({ type: 'appended', id: m.id });
     } catch (err) {
       reply({ type: 'appended', id: m.id, error: err instanceof Error ? err.message : String(err) });

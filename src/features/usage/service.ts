@@ -39,9 +39,11 @@ export class UsageMeter {
     log: Logger,
   ) {
     this.buffer = new FlushBuffer<UsageRow>(
-      // batches of 250: one short transaction each (on SQLite, on the background worker's connection)
+      // SQLite: batches of 250, one short transaction each on the background worker's connection
+      // (its write lock blocks the service's own writes); PostgreSQL: one COPY for the whole flush
       async (rows) => {
-        for (let i = 0; i < rows.length; i += 250) await database.appendRows(database.t.usageRecords, rows.slice(i, i + 250));
+        const batch = database.dialect === 'sqlite' ? 250 : 5000;
+        for (let i = 0; i < rows.length; i += batch) await database.appendRows(database.t.usageRecords, rows.slice(i, i + batch));
       },
       { intervalMs: 200, maxItems: 5000, onError: (err, rows) => log.error('usage flush failed; will retry', { error: String(err), rows: rows.length }) },
     );
