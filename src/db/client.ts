@@ -109,7 +109,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
             async function* lines() {
               for (let i = 0; i < g.rows.length; i += 500) {
                 if (i) await new Promise((r) => setImmediate(r));
-                yield g.rows.slice(i, i + 500).map((row) => g.used.map((f) => copyField(f.column.mapToDriverValue(row[f.key]))).join('\t') + '\n').join('');
+                yield copyLines(g.used, g.rows.slice(i, i + 500));
               }
             }
             await pipeline(lines, await tx.unsafe(`copy ${name} (${columnList(g.used)}) from stdin`).writable());
@@ -271,12 +271,29 @@ function rowShapes(table: Table, rows: Record<string, unknown>[]) {
 
 const columnList = (fields: { column: Column }[]) => fields.map((f) => `"${f.column.name}"`).join(', ');
 
-/** one value in COPY's text format (never null here: a row shape holds only the values present) */
-function copyField(value: unknown): string {
-  if (typeof value === 'boolean') return value ? 't' : 'f';
-  const text = value instanceof Date ? value.toISOString() : String(value);
-  return /[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!) : text;
+/** Rows of one shape in COPY's text format (never null here: a row shape holds only the values present). */
+function copyLines(used: { key: string; column: Column }[], rows: Record<string, unknown>[]): string {
+  let text = '';
+  for (const row of rows) {
+    for (let i = 0; i < used.length; i++) {
+      const { key, column } = used[i]!;
+      const value = row[key];
+      // columns whose driver mapping is the identity (or toISOString for a timestamp) are written
+      // directly: the per-value mapping call was most of the cost of building a batch
+      let field: string;
+      if (!DIRECT_COLUMNS.has(column.columnType)) field = copyEscape(String(column.mapToDriverValue(value)));
+      else if (typeof value === 'string') field = copyEscape(value);
+      else if (typeof value === 'boolean') field = value ? 't' : 'f';
+      else if (value instanceof Date) field = value.toISOString();
+      else field = copyEscape(String(value));
+      text += i ? '\t' + field : field;
+    }
+    text += '\n';
+  }
+  return text;
 }
+const DIRECT_COLUMNS = new Set(['PgText', 'PgInteger', 'PgReal', 'PgDoublePrecision', 'PgBoolean', 'PgTimestamp', 'PgBigInt53']);
+const copyEscape = (text: string) => (/[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!) : text);
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 /** a table's columns with the property name under which each one's value sits in a row object */

