@@ -12,7 +12,6 @@ import { RescoreService } from './features/score/rescore';
 import { registerJobs } from './workers';
 import { metricsRoutes } from './features/metrics';
 import { scoreFastPath } from './features/score/fast-path';
-import { turnEnd } from './lib/turn-end';
 
 type NativeRoute = (request: Request) => Promise<Response>;
 /** Routes Bun serves before Elysia's router: path → method → handler (see scoreFastPath). */
@@ -29,14 +28,7 @@ export function createApp(ctx: AppContext) {
   let app: AnyElysia;
   const scoreFast = scoreFastPath(ctx, scores);
   const nativeRoutes: NativeRoutes = {
-    '/v1/score': {
-      POST: async (request) => {
-        const answer = await scoreFast(request);
-        if (!answer) return app.handle(request);
-        await turnEnd(); // handed over with the rest of the turn's answers (lib/turn-end.ts)
-        return answer;
-      },
-    },
+    '/v1/score': { POST: (request) => scoreFast(request).then((answer) => answer ?? app.handle(request)) },
   };
   app = new Elysia({ name: 'api', encodeSchema: false, serve: { routes: nativeRoutes as never } })
     .use(httpPlumbing(ctx, () => app.routes.map((r) => ({ method: r.method, path: r.path }))))

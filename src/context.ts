@@ -5,6 +5,7 @@ import { SecretBox } from './lib/crypto';
 import { createLogger, type Logger } from './lib/log';
 import { announceTenantChanges, generationKey } from './lib/cache-generations';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './lib/rate-limiter';
+import { RedisScripts } from './lib/redis-scripts';
 import { FlushBuffer } from './lib/flush-buffer';
 import { TenantService } from './features/tenants/service';
 import { UsageMeter } from './features/usage/service';
@@ -87,7 +88,10 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     // wait for the first connection so the shared limits apply from the first request; if Redis is
     // down the service still starts (fail open) and ioredis keeps reconnecting in the background
     await redis.connect().catch((err) => log.error('redis unreachable at start; continuing with in-process limits', { error: err.message }));
-    limiter = new RedisRateLimiter(redis, memoryLimiter, log, `${config.redisPrefix}:rl:`, (aspect, id) => generationKey(config.redisPrefix, aspect, id));
+    const scripts = new RedisScripts(config.redisUrl, log);
+    await scripts.connect().catch(() => {}); // unreachable: logged above, retried by the first calls
+    closers.push(() => scripts.close());
+    limiter = new RedisRateLimiter(redis, scripts, memoryLimiter, log, `${config.redisPrefix}:rl:`, (aspect, id) => generationKey(config.redisPrefix, aspect, id));
     database.tenantsChanged = announceTenantChanges(redis, config.redisPrefix, log);
     const r = redis;
     closers.push(() => void r.disconnect());

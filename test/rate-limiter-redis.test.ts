@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { announceTenantChanges, generationKey } from '../src/lib/cache-generations';
 import { createLogger } from '../src/lib/log';
 import { MemoryRateLimiter, RedisRateLimiter, type RateDecision, type RateRequest } from '../src/lib/rate-limiter';
+import { RedisScripts } from '../src/lib/redis-scripts';
 import { REDIS_TEST_URL } from './helpers';
 
 /** The Redis script and the in-process limiter decide alike; the script also carries cache generations. */
@@ -11,14 +12,18 @@ describe('RedisRateLimiter', () => {
   const prefix = `rl${crypto.randomUUID().slice(0, 8)}`;
   let limiter: RedisRateLimiter;
   const log = createLogger('silent');
-  beforeAll(() => {
+  let scripts: RedisScripts;
+  beforeAll(async () => {
     redis = new Redis(REDIS_TEST_URL, { enableAutoPipelining: true });
-    limiter = new RedisRateLimiter(redis, new MemoryRateLimiter(), log, `${prefix}:rl:`, (aspect, id) => generationKey(prefix, aspect, id));
+    scripts = new RedisScripts(REDIS_TEST_URL, log);
+    await scripts.connect();
+    limiter = new RedisRateLimiter(redis, scripts, new MemoryRateLimiter(), log, `${prefix}:rl:`, (aspect, id) => generationKey(prefix, aspect, id));
   });
   afterAll(async () => {
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
     await redis.quit();
+    scripts.close();
   });
 
   const strip = ({ generation: _g, scoreGeneration: _s, ...d }: RateDecision) => d;
@@ -91,18 +96,11 @@ describe('RedisRateLimiter', () => {
       if (i % 7 === 0) reqs.push({ bucket: 'ip:192.0.2.1', limitPerMinute: 3, nowMs });
       else reqs.push({ bucket: i % 2 ? 'key:a' : 'key:b', limitPerMinute: i % 2 ? 200 : 40, daily: { tenantId: 'tb:sandbox', quota: 150 }, nowMs });
     }
-    const scripted = redis as unknown as { rateLimitBatch: (numKeys: number, ...a: unknown[]) => Promise<unknown> };
-    const original = scripted.rateLimitBatch;
     const sizes: number[] = [];
-    let inside = false; // ioredis's auto-pipelining calls the command again on its pipeline
-    scripted.rateLimitBatch = function (this: unknown, numKeys: number, ...rest: unknown[]) {
-      if (!inside) sizes.push((rest.length - numKeys) / 8);
-      inside = true;
-      try {
-        return original.call(this, numKeys, ...rest);
-      } finally {
-        inside = false;
-      }
+    const run = scripts.run.bind(scripts);
+    scripts.run = (script, keys, argv) => {
+      sizes.push(argv.length / 8);
+      return run(script, keys, argv);
     };
     try {
       const decisions = await Promise.all(reqs.map((r) => limiter.consume(r))); // all in this turn
@@ -117,18 +115,41 @@ describe('RedisRateLimiter', () => {
       const next = { bucket: 'key:b', limitPerMinute: 40, daily: { tenantId: 'tb:sandbox', quota: 1000 }, nowMs: now + 30_000 };
       expect(strip(await limiter.consume(next))).toEqual(memory.consumeSync(next));
     } finally {
-      scripted.rateLimitBatch = original;
+      scripts.run = run;
     }
   });
 
   test('Redis failing mid-batch: every request of the batch is decided by the in-process limiter, none is lost', async () => {
     const broken = new Redis('redis://127.0.0.1:1', { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => null });
+    const brokenScripts = new RedisScripts('redis://127.0.0.1:1', log); // never connected
     const memory = new MemoryRateLimiter();
-    const failing = new RedisRateLimiter(broken, memory, log, 'x:', (aspect, id) => generationKey('x', aspect, id));
+    const failing = new RedisRateLimiter(broken, brokenScripts, memory, log, 'x:', (aspect, id) => generationKey('x', aspect, id));
     const reqs = Array.from({ length: 5 }, (_, i): RateRequest => ({ bucket: 'key:f', limitPerMinute: 3, nowMs: 1_000 + i }));
     const decisions = await Promise.all(reqs.map((r) => failing.consume(r)));
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false]);
     expect(failing.problem()).toContain('redis rate limiter unavailable');
     broken.disconnect();
+    brokenScripts.close();
+  });
+
+  test('a dropped connection: decisions fall back at once, and come from Redis again once it is back', async () => {
+    await redis.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes'); // drops the scripts' connection
+    const start = Date.now();
+    let d: RateDecision | undefined;
+    while (Date.now() - start < 5000) {
+      d = await limiter.consume({ bucket: 'key:reconnect', limitPerMinute: 100, daily: { tenantId: 'tr:sandbox', quota: 50 }, nowMs: Date.now() });
+      if (limiter.problem() === null) break;
+      await Bun.sleep(100);
+    }
+    expect(limiter.problem()).toBeNull();
+    expect(d!.allowed).toBe(true);
+    expect(Number(await redis.get(`${prefix}:rl:day:tr:sandbox:${Date.now() - (Date.now() % 86_400_000)}`))).toBeGreaterThan(0); // counted in Redis
+  });
+
+  test('a script Redis no longer knows (restart, SCRIPT FLUSH) is loaded again, and the decision still made', async () => {
+    await redis.call('SCRIPT', 'FLUSH');
+    const d = await limiter.consume({ bucket: 'key:flushed', limitPerMinute: 10, nowMs: Date.now() });
+    expect(d).toMatchObject({ allowed: true, remaining: 9 });
+    expect(limiter.problem()).toBeNull();
   });
 });

@@ -273,24 +273,25 @@ const columnList = (fields: { column: Column }[]) => fields.map((f) => `"${f.col
 
 /** Rows of one shape in COPY's text format (never null here: a row shape holds only the values present). */
 function copyLines(used: { key: string; column: Column }[], rows: Record<string, unknown>[]): string {
-  let text = '';
-  for (const row of rows) {
+  // columns whose driver mapping is the identity (or toISOString for a timestamp) are written
+  // directly: the per-value mapping call was most of the cost of building a batch
+  const direct = used.map((f) => DIRECT_COLUMNS.has(f.column.columnType));
+  const lines: string[] = new Array(rows.length);
+  const fields: string[] = new Array(used.length);
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
     for (let i = 0; i < used.length; i++) {
       const { key, column } = used[i]!;
       const value = row[key];
-      // columns whose driver mapping is the identity (or toISOString for a timestamp) are written
-      // directly: the per-value mapping call was most of the cost of building a batch
-      let field: string;
-      if (!DIRECT_COLUMNS.has(column.columnType)) field = copyEscape(String(column.mapToDriverValue(value)));
-      else if (typeof value === 'string') field = copyEscape(value);
-      else if (typeof value === 'boolean') field = value ? 't' : 'f';
-      else if (value instanceof Date) field = value.toISOString();
-      else field = copyEscape(String(value));
-      text += i ? '\t' + field : field;
+      if (!direct[i]) fields[i] = copyEscape(String(column.mapToDriverValue(value)));
+      else if (typeof value === 'string') fields[i] = copyEscape(value);
+      else if (typeof value === 'boolean') fields[i] = value ? 't' : 'f';
+      else if (value instanceof Date) fields[i] = value.toISOString();
+      else fields[i] = copyEscape(String(value));
     }
-    text += '\n';
+    lines[r] = fields.join('\t');
   }
-  return text;
+  return lines.join('\n') + '\n';
 }
 const DIRECT_COLUMNS = new Set(['PgText', 'PgInteger', 'PgReal', 'PgDoublePrecision', 'PgBoolean', 'PgTimestamp', 'PgBigInt53']);
 const copyEscape = (text: string) => (/[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!) : text);

@@ -2,6 +2,7 @@ import type Redis from 'ioredis';
 import type { CacheAspect } from '../db/client';
 import { LUA_NOW_US } from './cache-generations';
 import type { Logger } from './log';
+import type { RedisScripts } from './redis-scripts';
 
 /**
  * Rate limiting: GCRA (generic cell rate algorithm) per key per minute, plus a per-tenant daily
@@ -204,24 +205,21 @@ interface PendingDecision {
 export class RedisRateLimiter implements RateLimiter {
   private failing: string | null = null;
 
-  private readonly redis: Redis & { rateLimitBatch(...args: (string | number)[]): Promise<number[]> };
-
   // Requests are held until the event loop has dispatched everything it read in this turn, then
   // decided by one script call: one write, one read and one script run for the batch instead of
   // one each per request (docs/benchmarks.md).
   private pending: PendingDecision[] = [];
 
   constructor(
-    redis: Redis,
+    /** for peeks */
+    private readonly redis: Redis,
+    /** for the decisions (one script call per turn) */
+    private readonly scripts: Pick<RedisScripts, 'run'>,
     private readonly fallback: MemoryRateLimiter,
     private readonly log: Logger,
     private readonly prefix = 'rl:',
     private readonly generationKey: (aspect: CacheAspect, tenantId: string) => string,
-  ) {
-    // EVALSHA (ioredis loads the script on NOSCRIPT) instead of sending the script every call
-    redis.defineCommand('rateLimitBatch', { lua: LUA });
-    this.redis = redis as typeof this.redis;
-  }
+  ) {}
 
   consume(req: RateRequest): Promise<RateDecision> {
     return new Promise((resolve) => {
@@ -260,7 +258,7 @@ export class RedisRateLimiter implements RateLimiter {
     }
     let res: number[];
     try {
-      res = await this.redis.rateLimitBatch(keys.length, ...keys, ...argv);
+      res = (await this.scripts.run(LUA, keys, argv)) as number[];
       this.failing = null;
     } catch (err) {
       this.failing = `redis rate limiter unavailable: ${(err as Error).message}`;

@@ -5,6 +5,7 @@ import { ApiError } from '../../lib/errors';
 import { admitKey, refusal, verifyKey } from '../../plugins/auth';
 import { errorResponder, isJsonObject, JSON_CONTENT_TYPE, readCapped, recordRequest, unexpectedError } from '../../plugins/http-errors';
 import { langOf, localised, requestState } from '../../plugins/request-state';
+import { turnEnd } from '../../lib/turn-end';
 import type { Env } from '../tenants/service';
 import { ScoreRequest, ScoreResponse } from './model';
 import type { ScoreService } from './service';
@@ -93,10 +94,12 @@ export function scoreFastPath(ctx: AppContext, service: ScoreService) {
         serialised.set(result, (json = JSON.stringify(result)));
       }
       headers['content-type'] = 'application/json;charset=utf-8';
+      await turnEnd(); // handed over with the rest of the turn's answers (lib/turn-end.ts)
       return new Response(json, { status, headers });
     } catch (error) {
       const err = error instanceof ApiError ? error : unexpectedError(ctx, request, error);
       status = err.status;
+      await turnEnd();
       return respondError(err, request, headers);
     } finally {
       recordRequest(ctx, request, ROUTE, status);
