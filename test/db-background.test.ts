@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
-import { walChangeSignal } from '../src/db/sqlite-change-signal';
+import { OwnCommits, walChangeSignal } from '../src/db/sqlite-change-signal';
 import { makeApp, type TestApp } from './helpers';
 
 describe('walChangeSignal (SQLite wal-index header)', () => {
@@ -36,6 +36,43 @@ describe('walChangeSignal (SQLite wal-index header)', () => {
     expect(signal()).not.toBe(v2);
     a.close();
     b.close();
+  });
+
+  test('a declared commit (the usage appends) alone does not move it; any other commit with or after it does', () => {
+    const f = join(dir, 'own.sqlite');
+    const a = new Sqlite(f, { create: true });
+    a.exec('PRAGMA journal_mode = WAL');
+    a.exec('create table t (x integer)');
+    const appender = new Sqlite(f);
+    const own = new OwnCommits();
+    const writer = OwnCommits.writer(f, own.shared);
+    const signal = walChangeSignal(f, own)!;
+    const declared = (x: number) => {
+      appender.transaction(() => {
+        appender.exec(`insert into t values (${x})`);
+        writer.beforeCommit();
+      }).immediate();
+      writer.afterCommit();
+    };
+    const v0 = signal();
+    declared(1);
+    expect(signal()).toBe(v0);
+    declared(2);
+    declared(3); // two in a row before a look: only the last is on record, so it counts
+    const v1 = signal();
+    expect(v1).not.toBe(v0);
+    a.exec('insert into t values (4)'); // another connection's commit…
+    declared(5); // …then a declared one: the change is not only the declared one
+    const v2 = signal();
+    expect(v2).not.toBe(v1);
+    declared(6);
+    expect(signal()).toBe(v2);
+    // a commit between the declared one's lock and the look: counted
+    declared(7);
+    a.exec('insert into t values (8)');
+    expect(signal()).not.toBe(v2);
+    a.close();
+    appender.close();
   });
 
   test('no -shm file (not a WAL database): null, so callers fall back', () => {

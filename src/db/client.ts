@@ -12,7 +12,7 @@ import { getTableColumns, getTableName, sql, type Column, type Table } from 'dri
 import { pgKit, sqliteKit } from './kit';
 import { defineSchema, type Schema } from './schema';
 import { migrationsFolder } from './migrations';
-import { walChangeSignal } from './sqlite-change-signal';
+import { OwnCommits, walChangeSignal } from './sqlite-change-signal';
 import type { BackgroundMessage, BackgroundReply } from './sqlite-background';
 
 export type Db = PostgresJsDatabase<Record<string, never>>;
@@ -172,12 +172,12 @@ async function pgInsertBatches(tx: Db, table: Table, rows: Record<string, unknow
  */
 type Append = (table: Table, rows: Record<string, unknown>[]) => Promise<void>;
 
-function sqliteBackground(file: string, fallback: Append, log: (msg: string) => void) {
+function sqliteBackground(file: string, ownCommits: OwnCommits, fallback: Append, log: (msg: string) => void) {
   // In a `bun build --compile` binary the worker is an extra entry point, found by its path from
   // the bundle's root (src/); from source, next to this file.
   const compiled = import.meta.url.includes('/$bunfs/');
   const worker = new Worker(compiled ? './db/sqlite-background.ts' : new URL('./sqlite-background.ts', import.meta.url).href);
-  worker.postMessage({ type: 'open', file, checkpointEveryMs: 500 } satisfies BackgroundMessage);
+  worker.postMessage({ type: 'open', file, checkpointEveryMs: 500, ownCommits: ownCommits.shared } satisfies BackgroundMessage);
   worker.unref();
   const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   let nextId = 1;
@@ -330,10 +330,11 @@ function openSqlite(dataDir: string): Database {
       await tx.insert(table as never).values(rows as never).onConflictDoNothing();
     });
   let background: ReturnType<typeof sqliteBackground> | null = null;
+  const ownCommits = new OwnCommits();
   if (file !== ':memory:') {
     raw.exec('PRAGMA wal_autocheckpoint = 0');
     raw.exec('PRAGMA journal_size_limit = 67108864'); // the WAL is truncated back to 64 MiB when it restarts
-    background = sqliteBackground(file, appendHere, (msg) =>
+    background = sqliteBackground(file, ownCommits, appendHere, (msg) =>
       console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg })),
     );
   }
@@ -349,7 +350,7 @@ function openSqlite(dataDir: string): Database {
   const dataVersion = raw.prepare('PRAGMA data_version');
   let lastDataVersion = -1;
   const changeEpoch =
-    (file === ':memory:' ? null : walChangeSignal(file)) ??
+    (file === ':memory:' ? null : walChangeSignal(file, ownCommits)) ??
     (() => {
       const v = (dataVersion.values()[0] as number[])[0]!;
       if (v !== lastDataVersion) {

@@ -5,9 +5,10 @@
 // - appends of buffered rows (usage records: one per billable call), each batch in one
 //   transaction. Their B-tree inserts cost ~6 µs a row, which the request thread no longer pays.
 import { Database, type Statement } from 'bun:sqlite';
+import { OwnCommits } from './sqlite-change-signal';
 
 export type BackgroundMessage =
-  | { type: 'open'; file: string; checkpointEveryMs: number }
+  | { type: 'open'; file: string; checkpointEveryMs: number; /** OwnCommits' memory: where this worker's appends are declared */ ownCommits: SharedArrayBuffer }
   /** one transaction: every group's rows, or none of them */
   | { type: 'append'; id: number; groups: { sql: string; /** values per row */ width: number; /** JSON of the rows' values, one flat array */ values: string }[] }
   | { type: 'stop' };
@@ -15,6 +16,9 @@ export type BackgroundReply = { type: 'appended'; id: number; error?: string } |
 
 declare const self: Worker;
 let db: Database | null = null;
+// usage rows change nothing the service's read caches hold: each append is declared, so that its
+// commit alone does not drop them (sqlite-change-signal.ts)
+let own: ReturnType<typeof OwnCommits.writer> | null = null;
 let timer: ReturnType<typeof setInterval> | null = null;
 const statements = new Map<string, Statement>();
 const reply = (m: BackgroundReply) => postMessage(m);
@@ -26,6 +30,7 @@ self.onmessage = (e: MessageEvent<BackgroundMessage>) => {
     db.exec('PRAGMA busy_timeout = 5000');
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');
+    own = OwnCommits.writer(m.file, m.ownCommits);
     timer = setInterval(() => {
       try {
         db!.exec('PRAGMA wal_checkpoint(PASSIVE)');
@@ -42,7 +47,9 @@ self.onmessage = (e: MessageEvent<BackgroundMessage>) => {
           const values = JSON.parse(g.values) as (string | number)[];
           for (let i = 0; i < values.length; i += g.width) insert.run(...values.slice(i, i + g.width));
         }
+        own!.beforeCommit(); // BEGIN IMMEDIATE: this connection holds the write lock
       }).immediate();
+      own!.afterCommit();
       reply({ type: 'appended', id: m.id });
     } catch (err) {
       reply({ type: 'appended', id: m.id, error: err instanceof Error ? err.message : String(err) });

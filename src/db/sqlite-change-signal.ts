@@ -12,26 +12,99 @@
  *
  * Safe to map because this process keeps its connection open: the `-shm` file is only truncated by
  * the first connection to open the database, and unlinked (never truncated) by the last to close.
+ *
+ * Commits that change nothing the caches hold (the background worker's usage appends) can be
+ * declared in an `OwnCommits` record: a header change that is exactly one of those is not counted.
  */
-export function walChangeSignal(dbFile: string): (() => number) | null {
-  let live: Uint32Array;
-  try {
-    const map = Bun.mmap(`${dbFile}-shm`);
-    if (map.byteLength < 48) return null;
-    live = new Uint32Array(map.buffer, map.byteOffset, 12);
-  } catch {
-    return null;
-  }
-  const seen = new Uint32Array(12);
-  seen.set(live);
+export function walChangeSignal(dbFile: string, exempt?: OwnCommits): (() => number) | null {
+  const live = mapHeader(dbFile);
+  if (!live) return null;
+  const seen = new Uint32Array(HEADER_WORDS);
+  seen.set(live.subarray(0, HEADER_WORDS));
   let version = 0;
+  const now = new Uint32Array(HEADER_WORDS);
   return () => {
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < HEADER_WORDS; i++) {
       if (live[i] !== seen[i]) {
-        seen.set(live);
-        return ++version;
+        // compared and kept as one snapshot: a commit landing meanwhile shows at the next call
+        now.set(live.subarray(0, HEADER_WORDS));
+        if (!exempt?.explains(seen, now)) version++;
+        seen.set(now);
+        return version;
       }
     }
     return version;
   };
+}
+
+const HEADER_WORDS = 12; // the first copy of the wal-index header: 48 bytes
+const CHANGE_COUNTER = 2; // iChange, at byte 8: +1 on every commit, never moved by anything else
+
+function mapHeader(dbFile: string): Uint32Array | null {
+  try {
+    const map = Bun.mmap(`${dbFile}-shm`);
+    if (map.byteLength < 2 * HEADER_WORDS * 4) return null;
+    return new Uint32Array(map.buffer, map.byteOffset, 2 * HEADER_WORDS);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The last commit of one connection whose changes no cache depends on, in memory shared between
+ * the thread that commits (the writer) and the one that reads the signal. Layout (Int32): [0] a
+ * sequence number, odd while being written; [1..12] the header before the commit; [13..24] after.
+ */
+export class OwnCommits {
+  constructor(readonly shared = new SharedArrayBuffer(4 * (1 + 2 * HEADER_WORDS))) {}
+
+  /**
+   * Writer side, around one transaction: `before` is read while it holds the write lock (no other
+   * connection can commit then), the header after its commit is recorded only if its change
+   * counter moved by exactly one, i.e. nothing else was committed in between.
+   */
+  static writer(dbFile: string, shared: SharedArrayBuffer) {
+    const header = mapHeader(dbFile);
+    const words = new Int32Array(shared);
+    const before = new Uint32Array(HEADER_WORDS);
+    return {
+      /** call inside the transaction, after its first write (the write lock is held) */
+      beforeCommit() {
+        if (header) before.set(header.subarray(0, HEADER_WORDS));
+      },
+      /** call once it committed */
+      afterCommit() {
+        if (!header) return;
+        const after = consistentHeader(header);
+        if (!after || after[CHANGE_COUNTER] !== ((before[CHANGE_COUNTER]! + 1) >>> 0)) return;
+        Atomics.add(words, 0, 1); // odd: being written
+        for (let i = 0; i < HEADER_WORDS; i++) {
+          Atomics.store(words, 1 + i, before[i]! | 0);
+          Atomics.store(words, 1 + HEADER_WORDS + i, after[i]! | 0);
+        }
+        Atomics.add(words, 0, 1); // even: complete
+      },
+    };
+  }
+
+  /** reader side: is the change from `from` to `to` exactly the last recorded commit? */
+  explains(from: Uint32Array, to: Uint32Array): boolean {
+    const words = new Int32Array(this.shared);
+    const seq = Atomics.load(words, 0);
+    if (seq === 0 || seq & 1) return false;
+    for (let i = 0; i < HEADER_WORDS; i++) {
+      if ((Atomics.load(words, 1 + i) >>> 0) !== from[i] || (Atomics.load(words, 1 + HEADER_WORDS + i) >>> 0) !== to[i]) return false;
+    }
+    return Atomics.load(words, 0) === seq; // not rewritten while being compared
+  }
+}
+
+/** the header when both of its copies agree (SQLite writes the second copy, then the first) */
+function consistentHeader(header: Uint32Array): Uint32Array | null {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const first = header.slice(0, HEADER_WORDS);
+    const second = header.slice(HEADER_WORDS, 2 * HEADER_WORDS);
+    if (first.every((w, i) => w === second[i])) return first;
+  }
+  return null;
 }
