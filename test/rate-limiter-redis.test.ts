@@ -146,6 +146,18 @@ describe('RedisRateLimiter', () => {
     expect(Number(await redis.get(`${prefix}:rl:day:tr:sandbox:${Date.now() - (Date.now() % 86_400_000)}`))).toBeGreaterThan(0); // counted in Redis
   });
 
+  test('a health check clears a past failure once Redis answers again, without waiting for a keyed request', async () => {
+    let up = false;
+    const flaky = { run: (...a: Parameters<RedisScripts['run']>) => (up ? scripts.run(...a) : Promise.reject(new Error('connection closed'))), ping: () => (up ? Promise.resolve() : Promise.reject(new Error('connection closed'))) };
+    const l = new RedisRateLimiter(redis, flaky, new MemoryRateLimiter(), log, `${prefix}:rl:`, (aspect, id) => generationKey(prefix, aspect, id));
+    expect((await l.consume({ bucket: 'key:hc', limitPerMinute: 5, nowMs: Date.now() })).allowed).toBe(true); // decided in process
+    expect(l.problem()).toContain('connection closed');
+    expect(await l.recheck()).toContain('connection closed'); // still down: still reported
+    up = true;
+    expect(await l.recheck()).toBeNull();
+    expect(l.problem()).toBeNull();
+  });
+
   test('a script Redis no longer knows (restart, SCRIPT FLUSH) is loaded again, and the decision still made', async () => {
     await redis.call('SCRIPT', 'FLUSH');
     const d = await limiter.consume({ bucket: 'key:flushed', limitPerMinute: 10, nowMs: Date.now() });

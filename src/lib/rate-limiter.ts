@@ -55,6 +55,11 @@ export interface RateLimiter {
   peek(req: Pick<RateRequest, 'bucket' | 'limitPerMinute' | 'nowMs'>): Promise<RateDecision>;
   /** null when healthy, else a short description */
   problem(): string | null;
+  /**
+   * checks again now (health checks): a limiter that failed is otherwise cleared only by the
+   * next keyed request, which never comes once a load balancer has stopped sending traffic
+   */
+  recheck?(): Promise<string | null>;
 }
 
 const WINDOW_MS = 60_000;
@@ -214,7 +219,7 @@ export class RedisRateLimiter implements RateLimiter {
     /** for peeks */
     private readonly redis: Redis,
     /** for the decisions (one script call per turn) */
-    private readonly scripts: Pick<RedisScripts, 'run'>,
+    private readonly scripts: Pick<RedisScripts, 'run' | 'ping'>,
     private readonly fallback: MemoryRateLimiter,
     private readonly log: Logger,
     private readonly prefix = 'rl:',
@@ -288,6 +293,17 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   problem() {
+    return this.failing;
+  }
+
+  async recheck() {
+    if (this.failing === null) return null;
+    try {
+      await this.scripts.ping();
+      this.failing = null;
+    } catch (err) {
+      this.failing = `redis rate limiter unavailable: ${(err as Error).message}`;
+    }
     return this.failing;
   }
 }

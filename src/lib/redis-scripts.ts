@@ -49,6 +49,12 @@ export class RedisScripts {
     }
   }
 
+  /** a round trip on this connection (connecting first if it is down): health checks */
+  async ping(): Promise<void> {
+    if (!this.client.connected) await this.connect();
+    await this.client.send('PING', []);
+  }
+
   close() {
     this.client.close();
   }

@@ -37,7 +37,7 @@ export function systemRoutes(ctx: AppContext, getApp: () => AnyElysia) {
           } catch (err) {
             checks.redis = `unreachable: ${(err as Error).message}`;
           }
-          const limiterProblem = ctx.limiter.problem();
+          const limiterProblem = ctx.limiter.recheck ? await ctx.limiter.recheck() : ctx.limiter.problem();
           if (limiterProblem) checks.rate_limiter = limiterProblem;
         }
         const failing = Object.entries(checks).filter(([, v]) => v !== 'ok');
