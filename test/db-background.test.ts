@@ -58,14 +58,21 @@ describe('walChangeSignal (SQLite wal-index header)', () => {
     declared(1);
     expect(signal()).toBe(v0);
     declared(2);
-    declared(3); // two in a row before a look: only the last is on record, so it counts
+    declared(3); // several in a row before a look (a flush of several transactions)
+    expect(signal()).toBe(v0);
+    a.exec('insert into t values (31)');
     const v1 = signal();
     expect(v1).not.toBe(v0);
+    declared(32);
+    a.exec('insert into t values (33)'); // a commit between two declared ones…
+    declared(34);
+    expect(signal()).not.toBe(v1); // …is seen
     a.exec('insert into t values (4)'); // another connection's commit…
     declared(5); // …then a declared one: the change is not only the declared one
     const v2 = signal();
     expect(v2).not.toBe(v1);
     declared(6);
+    declared(61);
     expect(signal()).toBe(v2);
     // a commit between the declared one's lock and the look: counted
     declared(7);

@@ -51,22 +51,33 @@ function mapHeader(dbFile: string): Uint32Array | null {
 }
 
 /**
- * The last commit of one connection whose changes no cache depends on, in memory shared between
- * the thread that commits (the writer) and the one that reads the signal. Layout (Int32): [0] a
- * sequence number, odd while being written; [1..12] the header before the commit; [13..24] after.
+ * The latest commits of one connection whose changes no cache depends on, in memory shared between
+ * the thread that commits (the writer) and the one that reads the signal: a chain of headers
+ * h0 → h1 → … → hn where each step is exactly one of those commits and nothing else. The reader
+ * may have looked at any of them, so it ignores a change from any header of the chain to its last.
+ * Layout (Int32): [0] a sequence number, odd while being written; [1] the chain's length; then
+ * the headers, HEADER_WORDS each.
  */
 export class OwnCommits {
-  constructor(readonly shared = new SharedArrayBuffer(4 * (1 + 2 * HEADER_WORDS))) {}
+  constructor(readonly shared = new SharedArrayBuffer(4 * (2 + CHAIN * HEADER_WORDS))) {}
 
   /**
-   * Writer side, around one transaction: `before` is read while it holds the write lock (no other
-   * connection can commit then), the header after its commit is recorded only if its change
-   * counter moved by exactly one, i.e. nothing else was committed in between.
+   * Writer side, around each transaction: `beforeCommit` reads the header while the transaction
+   * holds the write lock (no other connection can commit then); `afterCommit` extends the chain
+   * only if the change counter moved by exactly one (nothing else was committed in between), and
+   * starts a new one when something else was committed since the chain's last header.
    */
   static writer(dbFile: string, shared: SharedArrayBuffer) {
     const header = mapHeader(dbFile);
     const words = new Int32Array(shared);
     const before = new Uint32Array(HEADER_WORDS);
+    let chain: Uint32Array[] = [];
+    const publish = () => {
+      Atomics.add(words, 0, 1); // odd: being written
+      Atomics.store(words, 1, chain.length);
+      chain.forEach((h, k) => h.forEach((w, i) => Atomics.store(words, 2 + k * HEADER_WORDS + i, w | 0)));
+      Atomics.add(words, 0, 1); // even: complete
+    };
     return {
       /** call inside the transaction, after its first write (the write lock is held) */
       beforeCommit() {
@@ -76,35 +87,46 @@ export class OwnCommits {
       afterCommit() {
         if (!header) return;
         const after = consistentHeader(header);
-        if (!after || after[CHANGE_COUNTER] !== ((before[CHANGE_COUNTER]! + 1) >>> 0)) return;
-        Atomics.add(words, 0, 1); // odd: being written
-        for (let i = 0; i < HEADER_WORDS; i++) {
-          Atomics.store(words, 1 + i, before[i]! | 0);
-          Atomics.store(words, 1 + HEADER_WORDS + i, after[i]! | 0);
-        }
-        Atomics.add(words, 0, 1); // even: complete
+        if (!after || after[CHANGE_COUNTER] !== ((before[CHANGE_COUNTER]! + 1) >>> 0)) chain = [];
+        else if (chain.length && sameHeader(chain[chain.length - 1]!, before)) chain = [...chain.slice(1 - CHAIN), after];
+        else chain = [before.slice(), after];
+        publish();
       },
     };
   }
 
-  /** reader side: is the change from `from` to `to` exactly the last recorded commit? */
+  /** reader side: is the change from `from` to `to` only commits of the chain? */
   explains(from: Uint32Array, to: Uint32Array): boolean {
     const words = new Int32Array(this.shared);
     const seq = Atomics.load(words, 0);
     if (seq === 0 || seq & 1) return false;
-    for (let i = 0; i < HEADER_WORDS; i++) {
-      if ((Atomics.load(words, 1 + i) >>> 0) !== from[i] || (Atomics.load(words, 1 + HEADER_WORDS + i) >>> 0) !== to[i]) return false;
+    const length = Atomics.load(words, 1);
+    const at = (k: number, i: number) => Atomics.load(words, 2 + k * HEADER_WORDS + i) >>> 0;
+    let explained = length >= 2;
+    for (let i = 0; explained && i < HEADER_WORDS; i++) explained = at(length - 1, i) === to[i];
+    if (explained) {
+      explained = false;
+      for (let k = 0; !explained && k < length - 1; k++) {
+        let same = true;
+        for (let i = 0; same && i < HEADER_WORDS; i++) same = at(k, i) === from[i];
+        explained = same;
+      }
     }
-    return Atomics.load(words, 0) === seq; // not rewritten while being compared
+    return explained && Atomics.load(words, 0) === seq; // not rewritten while being compared
   }
 }
+
+/** headers kept in a chain: a look at the signal between more commits than this drops the caches */
+const CHAIN = 16;
+
+const sameHeader = (a: Uint32Array, b: Uint32Array) => a.every((w, i) => w === b[i]);
 
 /** the header when both of its copies agree (SQLite writes the second copy, then the first) */
 function consistentHeader(header: Uint32Array): Uint32Array | null {
   for (let attempt = 0; attempt < 100; attempt++) {
     const first = header.slice(0, HEADER_WORDS);
     const second = header.slice(HEADER_WORDS, 2 * HEADER_WORDS);
-    if (first.every((w, i) => w === second[i])) return first;
+    if (sameHeader(first, second)) return first;
   }
   return null;
 }
