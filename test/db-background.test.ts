@@ -130,6 +130,15 @@ describe('appendRows (usage records off the request thread)', () => {
     expect(stored[0]).toMatchObject({ billable: true, createdAt: new Date('2026-11-22T10:00:00.123Z'), amountCents: 50, retainUntil: null });
   });
 
+  test('a flush larger than one transaction (SQLite: 250 rows each) is written whole', async () => {
+    const t = await h.tenant();
+    const { usageRecords } = h.ctx.database.t;
+    const rows = Array.from({ length: 600 }, (_, i) => ({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'live', meter: 'score', quantity: 1, billable: true, requestId: `req_big_${i}`, createdAt: new Date() }));
+    await h.ctx.database.appendRows(usageRecords, rows);
+    const stored = await h.ctx.database.db.select({ id: usageRecords.id }).from(usageRecords).where(eq(usageRecords.tenantId, t.tenant_id));
+    expect(stored).toHaveLength(600);
+  });
+
   test('a row that breaks a constraint fails its whole batch, and nothing of it is written', async () => {
     const { usageRecords } = h.ctx.database.t;
     const t = await h.tenant();

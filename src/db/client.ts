@@ -42,8 +42,9 @@ export interface Database {
    */
   writeOne<R>(fn: () => Promise<R>): Promise<R>;
   /**
-   * Appends rows in one transaction of their own, off the request thread where the database
-   * allows it (SQLite file: on the background worker's connection; resolves once committed).
+   * Appends rows in transactions of their own (PostgreSQL: one COPY; SQLite: 250 rows each), off
+   * the request thread where the database allows it (SQLite file: on the background worker's
+   * connection). Resolves once all are committed.
    * For buffered hot-path records (usage), whose writes would otherwise compete with requests.
    * Rows whose key already exists are skipped, so a batch retried after a failure is idempotent.
    */
@@ -119,12 +120,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
         if ((err as { code?: string }).code !== '23505') throw err;
         // a retried batch whose earlier attempt was committed after all: COPY has no ON CONFLICT,
         // so the batch goes again as an INSERT that skips the rows already there
-        await client.begin(async (tx) => {
-          for (const g of groups) {
-            const json = JSON.stringify(g.rows.map((row) => Object.fromEntries(g.used.map((f) => [f.column.name, f.column.mapToDriverValue(row[f.key])]))));
-            await tx.unsafe(`insert into ${name} (${columnList(g.used)}) select ${columnList(g.used)} from json_populate_recordset(null::${name}, $1::json) on conflict do nothing`, [json]);
-          }
-        });
+        await insertSkippingExisting(database, table, rows);
       }
     },
     inFlight: () => inFlight,
@@ -157,6 +153,13 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     },
   };
   return database;
+}
+
+/** One transaction of plain inserts that skip rows whose key exists (the slow, general way to append). */
+function insertSkippingExisting(database: Database, table: Table, rows: Record<string, unknown>[]) {
+  return database.withTx(async (tx) => {
+    for (let i = 0; i < rows.length; i += 500) await tx.insert(table as never).values(rows.slice(i, i + 500) as never).onConflictDoNothing();
+  });
 }
 
 async function pgInsertBatches(tx: Db, table: Table, rows: Record<string, unknown>[]) {
@@ -325,10 +328,7 @@ function openSqlite(dataDir: string): Database {
   raw.exec('PRAGMA foreign_keys = ON');
   // WAL checkpoints (and their fsyncs) and buffered appends run on a worker thread, not on the
   // event loop; appends use the main connection in memory, or when the worker failed
-  const appendHere: Append = (table, rows) =>
-    database.withTx(async (tx) => {
-      await tx.insert(table as never).values(rows as never).onConflictDoNothing();
-    });
+  const appendHere: Append = (table, rows) => insertSkippingExisting(database, table, rows);
   let background: ReturnType<typeof sqliteBackground> | null = null;
   const ownCommits = new OwnCommits();
   if (file !== ':memory:') {
@@ -376,9 +376,12 @@ function openSqlite(dataDir: string): Database {
         await stmt.execute(row);
       }
     },
-    appendRows(table, rows) {
-      if (!rows.length) return Promise.resolve();
-      return background ? background.append(table, rows) : appendHere(table, rows);
+    async appendRows(table, rows) {
+      // 250 rows a transaction: the worker's write lock blocks the service's own writes meanwhile
+      for (let i = 0; i < rows.length; i += 250) {
+        const chunk = rows.slice(i, i + 250);
+        await (background ? background.append(table, chunk) : appendHere(table, chunk));
+      }
     },
     inFlight: () => inFlight,
     changeEpoch,

@@ -3,6 +3,7 @@ import type { CacheAspect } from '../db/client';
 import { LUA_NOW_US } from './cache-generations';
 import type { Logger } from './log';
 import type { RedisScripts } from './redis-scripts';
+import { TurnQueue } from './turn-end';
 
 /**
  * Rate limiting: GCRA (generic cell rate algorithm) per key per minute, plus a per-tenant daily
@@ -140,8 +141,8 @@ export class MemoryRateLimiter implements RateLimiter {
 // decided alone, one after the other). KEYS = the batch's distinct keys; ARGV = 8 values per request:
 // indexes into KEYS of its gcra bucket, daily counter, access and scores cache generations (0 =
 // none), then limit per minute, now (ms), daily quota (or -1), expected access generation (or -1).
-// Answers 6 integers per request: outcome (1 allowed, 0 minute, 2 daily, 3 stale), tat in µs,
-// daily count, access generation, scores generation (-1 = not asked), 0.
+// Answers 5 integers per request: outcome (1 allowed, 0 minute, 2 daily, 3 stale), tat in µs,
+// daily count, access generation, scores generation (-1 = not asked).
 // Each key is read once (one MGET) and written once (SET / INCRBY), however many of the batch's
 // requests share it: a script call and each redis.call cost Redis more than the arithmetic.
 const LUA = `
@@ -165,7 +166,7 @@ for o = 0, #ARGV - 1, 8 do
   end
   local n = #out
   if expected >= 0 and gen ~= expected then
-    out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5], out[n + 6] = 3, 0, 0, gen, sgen, 0
+    out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = 3, 0, 0, gen, sgen
   else
     local T = 60000 / limit
     local stored = tonumber(cur[bi])
@@ -188,7 +189,7 @@ for o = 0, #ARGV - 1, 8 do
         dayAdd[di] = (dayAdd[di] or 0) + 1
       end
     end
-    out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5], out[n + 6] = outcome, math.floor(tat * 1000), count, gen, sgen, 0
+    out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = outcome, math.floor(tat * 1000), count, gen, sgen
   end
 end
 for i, ttl in pairs(tatTtl) do redis.call('SET', KEYS[i], tostring(cur[i]), 'PX', ttl) end
@@ -213,7 +214,9 @@ export class RedisRateLimiter implements RateLimiter {
   // Requests are held until the event loop has dispatched everything it read in this turn, then
   // decided by one script call: one write, one read and one script run for the batch instead of
   // one each per request (docs/benchmarks.md).
-  private pending: PendingDecision[] = [];
+  private readonly pending = new TurnQueue<PendingDecision>((pending) => {
+    for (let i = 0; i < pending.length; i += MAX_BATCH) void this.decide(pending.length <= MAX_BATCH ? pending : pending.slice(i, i + MAX_BATCH));
+  });
 
   constructor(
     /** for peeks */
@@ -227,17 +230,8 @@ export class RedisRateLimiter implements RateLimiter {
   ) {}
 
   consume(req: RateRequest): Promise<RateDecision> {
-    return new Promise((resolve) => {
-      if (this.pending.length === 0) setImmediate(this.decidePending);
-      this.pending.push({ req, resolve });
-    });
+    return new Promise((resolve) => this.pending.push({ req, resolve }));
   }
-
-  private readonly decidePending = () => {
-    const pending = this.pending;
-    this.pending = [];
-    for (let i = 0; i < pending.length; i += MAX_BATCH) void this.decide(pending.length <= MAX_BATCH ? pending : pending.slice(i, i + MAX_BATCH));
-  };
 
   private async decide(batch: PendingDecision[]) {
     const keys: string[] = [];
@@ -266,14 +260,14 @@ export class RedisRateLimiter implements RateLimiter {
       res = (await this.scripts.run(LUA, keys, argv)) as number[];
       this.failing = null;
     } catch (err) {
-      this.failing = `redis rate limiter unavailable: ${(err as Error).message}`;
+      this.failing = unavailable(err);
       this.log.throttled('ratelimit-redis', 60_000, 'error', 'rate limiter: redis unreachable, using in-process limits', {
         error: (err as Error).message,
       });
       for (const { req, resolve } of batch) resolve(this.fallback.consumeSync(req));
       return;
     }
-    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(decision(batch[i]!.req, res, i * 6));
+    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(decision(batch[i]!.req, res, i * 5));
   }
 
   async peek(req: Pick<RateRequest, 'bucket' | 'limitPerMinute' | 'nowMs'>): Promise<RateDecision> {
@@ -302,13 +296,15 @@ export class RedisRateLimiter implements RateLimiter {
       await this.scripts.ping();
       this.failing = null;
     } catch (err) {
-      this.failing = `redis rate limiter unavailable: ${(err as Error).message}`;
+      this.failing = unavailable(err);
     }
     return this.failing;
   }
 }
 
-/** A request's decision from its six integers in the batch script's answer. */
+const unavailable = (err: unknown) => `redis rate limiter unavailable: ${(err as Error).message}`;
+
+/** A request's decision from its five integers in the batch script's answer. */
 function decision(req: RateRequest, res: number[], at: number): RateDecision {
   const { limitPerMinute, daily, nowMs } = req;
   const outcome = res[at]!;

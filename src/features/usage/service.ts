@@ -43,12 +43,7 @@ export class UsageMeter {
     log: Logger,
   ) {
     this.buffer = new FlushBuffer<UsageRow>(
-      // SQLite: batches of 250, one short transaction each on the background worker's connection
-      // (its write lock blocks the service's own writes); PostgreSQL: one COPY for the whole flush
-      async (rows) => {
-        const batch = database.dialect === 'sqlite' ? 250 : 5000;
-        for (let i = 0; i < rows.length; i += batch) await database.appendRows(database.t.usageRecords, rows.slice(i, i + batch));
-      },
+      (rows) => database.appendRows(database.t.usageRecords, rows),
       { intervalMs: FLUSH_EVERY_MS, maxItems: 5000, onError: (err, rows) => log.error('usage flush failed; will retry', { error: String(err), rows: rows.length }) },
     );
   }
