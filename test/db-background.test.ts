@@ -98,9 +98,9 @@ describe('appendRows (usage records off the request thread)', () => {
     const t = await h.tenant();
     const { usageRecords } = h.ctx.database.t;
     const tricky = 'a\\b\tc\nd\re \\N';
-    await h.ctx.database.appendRows(usageRecords, [{ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'live', meter: tricky, quantity: 1, billable: false, requestId: '\\N', createdAt: new Date() }]);
+    await h.ctx.database.appendRows(usageRecords, [{ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'live', meter: tricky, quantity: 1, billable: false, requestIds: '\\N', createdAt: new Date() }]);
     const [stored] = await h.ctx.database.db.select().from(usageRecords).where(eq(usageRecords.tenantId, t.tenant_id));
-    expect(stored).toMatchObject({ meter: tricky, requestId: '\\N', billable: false, unitAmountCents: null });
+    expect(stored).toMatchObject({ meter: tricky, requestIds: '\\N', billable: false, unitAmountCents: null });
   });
 
   test('rows are committed when it resolves; a retried batch is skipped row by row, not duplicated', async () => {
@@ -116,7 +116,7 @@ describe('appendRows (usage records off the request thread)', () => {
       unitAmountCents: 50,
       amountCents: 50,
       billable: true,
-      requestId: `req_${i}`,
+      requestIds: `req_${i}`,
       createdAt: new Date('2026-11-22T10:00:00.123Z'),
     });
     await h.ctx.database.appendRows(usageRecords, [row(1), row(2)]);
@@ -124,7 +124,7 @@ describe('appendRows (usage records off the request thread)', () => {
     const other = { ...row(4), unitAmountCents: undefined, amountCents: 0.125, billable: false, retainUntil: new Date('2033-11-22T00:00:00Z') };
     await h.ctx.database.appendRows(usageRecords, [row(1), row(2), row(3), other]);
     const stored = await h.ctx.database.db.select().from(usageRecords).where(eq(usageRecords.tenantId, t.tenant_id)).orderBy(usageRecords.id);
-    expect(stored.map((r) => r.requestId)).toEqual(['req_1', 'req_2', 'req_3', 'req_4']);
+    expect(stored.map((r) => r.requestIds)).toEqual(['req_1', 'req_2', 'req_3', 'req_4']);
     expect(stored[3]).toMatchObject({ unitAmountCents: null, amountCents: 0.125, billable: false, retainUntil: new Date('2033-11-22T00:00:00Z'), createdAt: row(4).createdAt });
     // dates and booleans went through the column mappings (what the API reads back)
     expect(stored[0]).toMatchObject({ billable: true, createdAt: new Date('2026-11-22T10:00:00.123Z'), amountCents: 50, retainUntil: null });
@@ -133,7 +133,7 @@ describe('appendRows (usage records off the request thread)', () => {
   test('a flush larger than one transaction (SQLite: 250 rows each) is written whole', async () => {
     const t = await h.tenant();
     const { usageRecords } = h.ctx.database.t;
-    const rows = Array.from({ length: 600 }, (_, i) => ({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'live', meter: 'score', quantity: 1, billable: true, requestId: `req_big_${i}`, createdAt: new Date() }));
+    const rows = Array.from({ length: 600 }, (_, i) => ({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'live', meter: 'score', quantity: 1, billable: true, requestIds: `req_big_${i}`, createdAt: new Date() }));
     await h.ctx.database.appendRows(usageRecords, rows);
     const stored = await h.ctx.database.db.select({ id: usageRecords.id }).from(usageRecords).where(eq(usageRecords.tenantId, t.tenant_id));
     expect(stored).toHaveLength(600);
@@ -142,17 +142,17 @@ describe('appendRows (usage records off the request thread)', () => {
   test('a row that breaks a constraint fails its whole batch, and nothing of it is written', async () => {
     const { usageRecords } = h.ctx.database.t;
     const t = await h.tenant();
-    const ok = { id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'live', meter: 'score', quantity: 1, billable: true, requestId: 'req_ok', createdAt: new Date() };
-    const { meter: _, ...unmetered } = { ...ok, id: crypto.randomUUID(), requestId: 'req_unmetered' }; // meter is NOT NULL
+    const ok = { id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'live', meter: 'score', quantity: 1, billable: true, requestIds: 'req_ok', createdAt: new Date() };
+    const { meter: _, ...unmetered } = { ...ok, id: crypto.randomUUID(), requestIds: 'req_unmetered' }; // meter is NOT NULL
     await expect(h.ctx.database.appendRows(usageRecords, [ok, unmetered])).rejects.toThrow();
-    expect(await h.ctx.database.db.select().from(usageRecords).where(eq(usageRecords.requestId, 'req_ok'))).toEqual([]);
+    expect(await h.ctx.database.db.select().from(usageRecords).where(eq(usageRecords.requestIds, 'req_ok'))).toEqual([]);
     if (h.ctx.database.pg) {
       // the refused COPY was rolled back and its connection returned (postgres.js, patched: a refused
       // COPY used to hang forever and keep its connection in an aborted transaction)
       const stuck = await h.ctx.database.pg`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`;
       expect(stuck[0]!.n).toBe(0);
       await h.ctx.database.appendRows(usageRecords, [{ ...ok, id: crypto.randomUUID() }]);
-      expect(await h.ctx.database.db.select().from(usageRecords).where(eq(usageRecords.requestId, 'req_ok'))).toHaveLength(1);
+      expect(await h.ctx.database.db.select().from(usageRecords).where(eq(usageRecords.requestIds, 'req_ok'))).toHaveLength(1);
     }
   });
 });

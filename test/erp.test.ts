@@ -427,7 +427,9 @@ describe('sync runs in the sandbox (demo data)', () => {
     await h.ctx.usage.flush();
     const u = h.ctx.database.t.usageRecords;
     const rows = await h.ctx.database.db.select().from(u).where(eq(u.tenantId, t.tenant_id));
-    expect(rows.filter((r) => r.meter === 'erp_sync')).toHaveLength(2);
+    const syncs = rows.filter((r) => r.meter === 'erp_sync');
+    expect(syncs.reduce((n, r) => n + r.quantity, 0)).toBe(2);
+    expect(new Set(syncs.flatMap((r) => r.requestIds!.split(' '))).size).toBe(2); // each call's request id
     expect(rows.every((r) => r.billable === false && r.apiKeyId === t.api_key_id)).toBe(true);
   });
 });

@@ -150,7 +150,8 @@ describe('server process', () => {
       const { eq } = await import('drizzle-orm');
       const rows = await ctx.db.select().from(ctx.t.usageRecords).where(eq(ctx.t.usageRecords.tenantId, t.tenant_id));
       await ctx.close();
-      expect(rows.length).toBe(N);
+      expect(rows.reduce((n, r) => n + r.quantity, 0)).toBe(N);
+      expect(new Set(rows.flatMap((r) => r.requestIds!.split(' '))).size).toBe(N);
     } finally {
       await fresh.drop();
     }

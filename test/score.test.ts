@@ -244,7 +244,8 @@ describe('POST /v1/score — live tier', () => {
     });
 
     test('an adapter failing or timing out → 503 upstream_unavailable with Retry-After; nothing cached or billed', async () => {
-      const before = (await usageRows()).length;
+      const billed = async () => (await usageRows()).reduce((n, x) => n + x.quantity, 0);
+      const before = await billed();
       for (const mode of ['fail', 'slow'] as const) {
         crcMode = mode;
         const r = await lh.json('POST', '/v1/score', { key: liveKey, body: { nif: known, refresh: 'force_refresh' } });
@@ -252,7 +253,7 @@ describe('POST /v1/score — live tier', () => {
         expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
       }
       crcMode = 'ok';
-      expect((await usageRows()).length).toBe(before);
+      expect(await billed()).toBe(before);
     });
   });
 });

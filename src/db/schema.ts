@@ -57,9 +57,9 @@ export function defineSchema(k: Kit) {
     'usage_records',
     {
       id: k.text('id').primaryKey(),
-      // no foreign key: this append-only ledger takes one row per billable call, and the check
-      // (a lookup and a row lock on tenants per row) cost more than the insert itself; the tenant
-      // id always comes from an authenticated key (docs/decisions.md)
+      // no foreign key: this append-only ledger takes many rows a second, and the check (a lookup
+      // and a row lock on tenants per row) cost more than the insert itself; the tenant id always
+      // comes from an authenticated key (docs/decisions.md)
       tenantId: k.text('tenant_id').notNull(),
       apiKeyId: k.text('api_key_id'),
       env: k.text('env').notNull(),
@@ -69,7 +69,8 @@ export function defineSchema(k: Kit) {
       unitAmountCents: k.real('unit_amount_cents'),
       amountCents: k.real('amount_cents'),
       billable: k.bool('billable').notNull(),
-      requestId: k.text('request_id'),
+      /** the calls this row counts: their request ids, space-separated (see UsageMeter) */
+      requestIds: k.text('request_ids'),
       createdAt: k.ts('created_at').notNull(),
       retainUntil: k.ts('retain_until'),
     },

@@ -4,7 +4,7 @@
  */
 export class FlushBuffer<T> {
   private items = new Map<string, T>();
-  /** items that are never coalesced (push): an array is cheaper than a map for them */
+  /** items of a failed write, kept for the next attempt as they were (never coalesced again) */
   private list: T[] = [];
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> = Promise.resolve();
@@ -19,9 +19,9 @@ export class FlushBuffer<T> {
     if (this.size >= this.opts.maxItems) void this.flush();
   }
 
-  push(item: T) {
-    this.list.push(item);
-    if (this.size >= this.opts.maxItems) void this.flush();
+  /** the item buffered under a key, to update in place until the next flush takes it */
+  get(key: string): T | undefined {
+    return this.items.get(key);
   }
 
   get size() {

@@ -120,7 +120,7 @@ export const EraseResponse = t.Object({
   erased: t.Literal(true),
   tenant_status: t.Literal('terminated'),
   redacted_api_keys: t.Integer({ minimum: 0, description: 'Keys revoked and renamed (all keys of the tenant, both environments)' }),
-  redacted_usage_rows: t.Integer({ minimum: 0, description: 'Usage records kept under retention (request_id removed)' }),
+  redacted_usage_rows: t.Integer({ minimum: 0, description: 'Usage records kept under retention (request_ids removed)' }),
   redacted_audit_rows: t.Integer({ minimum: 0, description: 'Audit records whose details were cleared (not counting the gdpr.erased record)' }),
   retained_under_legal_basis: RetainedUnderLegalBasis,
   completed_at: DateTime,

@@ -97,7 +97,7 @@ export const DELETED_CATEGORIES = ['erp_connections', 'webhook_deliveries', 'web
 export const ANONYMISED = [
   'tenant.name → "erased-tenant-<first 8 characters of the id>"',
   'api_keys.name → "erased"; revoke_reason → "gdpr_erasure"; revoked_at → now (kept if already revoked)',
-  'usage_records.request_id → null',
+  'usage_records.request_ids → null',
   'audit_log.details → {}',
   'score_results.customer_reference → null (also removed from the stored result)',
   'esg_assessments.customer_reference → null (also removed from the stored result)',
@@ -308,7 +308,7 @@ export class GdprService {
 
       // --- usage (billing records) ----------------------------------------------------------
       const u = t.usageRecords;
-      const usage = await tx.update(u).set({ requestId: null, retainUntil }).where(eq(u.tenantId, tenantId)).returning({ id: u.id });
+      const usage = await tx.update(u).set({ requestIds: null, retainUntil }).where(eq(u.tenantId, tenantId)).returning({ id: u.id });
 
       // --- audit log: details cleared (the gdpr.erased record is written after, and survives) --
       const a = t.auditLog;

@@ -32,8 +32,14 @@ export interface UsageEvent {
 // (at 17 k req/s, 200 → 25 ms: SQLite ~8 → ~5 ms, PostgreSQL ~14 → ~10 ms)
 const FLUSH_EVERY_MS = 25;
 
-type UsageRow = Database['t']['usageRecords']['$inferInsert'];
+type UsageRow = Database['t']['usageRecords']['$inferInsert'] & { quantity: number };
 
+/**
+ * The billing ledger. Calls alike (same tenant, key, environment, meter and unit price) within
+ * the same UTC second are counted in one row: its quantity, its amount, the second as created_at
+ * and the calls' request ids. A row per call cost more CPU (the insert and its two index entries,
+ * ~5–9 µs a call on this machine) than the cached score it billed (docs/decisions.md).
+ */
 export class UsageMeter {
   private readonly buffer: FlushBuffer<UsageRow>;
 
@@ -52,20 +58,18 @@ export class UsageMeter {
     const quantity = e.quantity ?? 1;
     const unit = e.costCents !== undefined ? Math.round(e.costCents * BUREAU_MARKUP * 10000) / 10000 : (PRICES_CENTS[e.meter] ?? null);
     const billable = e.env === 'live';
-    // time-ordered ids: appending to the primary-key index dirties far fewer pages than random ones
-    this.buffer.push({
-      id: Bun.randomUUIDv7(),
-      tenantId: e.tenantId,
-      apiKeyId: e.apiKeyId,
-      env: e.env,
-      meter: e.meter,
-      quantity,
-      unitAmountCents: unit,
-      amountCents: unit === null ? null : billable ? Math.round(unit * quantity * 10000) / 10000 : 0,
-      billable,
-      requestId: e.requestId,
-      createdAt: this.now(),
-    });
+    const second = Math.floor(this.now().getTime() / 1000);
+    const key = `${second}|${e.tenantId}|${e.apiKeyId ?? ''}|${e.env}|${e.meter}|${unit ?? ''}`;
+    let row = this.buffer.get(key);
+    if (!row) {
+      // time-ordered ids: appending to the primary-key index dirties far fewer pages than random
+      // ones; a row keeps its id if a flush is retried, so a retry never counts its calls twice
+      row = { id: Bun.randomUUIDv7(), tenantId: e.tenantId, apiKeyId: e.apiKeyId, env: e.env, meter: e.meter, quantity: 0, unitAmountCents: unit, amountCents: null, billable, requestIds: null, createdAt: new Date(second * 1000) };
+      this.buffer.add(key, row);
+    }
+    row.quantity += quantity;
+    row.amountCents = unit === null ? null : billable ? Math.round(unit * row.quantity * 10000) / 10000 : 0;
+    if (e.requestId) row.requestIds = row.requestIds ? `${row.requestIds} ${e.requestId}` : e.requestId;
   }
 
   start() {

@@ -1,0 +1,1 @@
+ALTER TABLE `usage_records` RENAME COLUMN "request_id" TO "request_ids";

@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
+import { ESG_EXAMPLES } from '../src/features/esg/examples';
+import { makeApp, type TestApp } from './helpers';
+
+// The ledger counts calls alike (tenant, key, environment, meter, unit price) within one UTC
+// second in one row (UsageMeter); these tests pin what that row holds and what it never does.
+let h: TestApp;
+beforeAll(async () => {
+  h = await makeApp();
+});
+afterAll(() => h.close());
+
+const score = (key: string) => h.call('POST', '/v1/score', { key, body: { nif: '599000015' } });
+const esg = (key: string) => h.call('POST', '/v1/esg', { key, body: ESG_EXAMPLES.leader });
+async function rowsOf(tenantId: string) {
+  await h.ctx.usage.flush();
+  const u = h.ctx.database.t.usageRecords;
+  return h.ctx.database.db.select().from(u).where(eq(u.tenantId, tenantId));
+}
+const idsOf = (rows: { requestIds: string | null }[]) => rows.flatMap((r) => r.requestIds?.split(' ') ?? []).sort();
+
+describe('usage ledger', () => {
+  test('calls alike in one second: one row with their count, the second and every request id', async () => {
+    const t = await h.tenant();
+    h.clock.ms = Math.ceil(h.clock.ms / 1000) * 1000 + 250; // a quarter into a second
+    const second = new Date(Math.floor(h.clock.ms / 1000) * 1000);
+    const ids: string[] = [];
+    await h.ctx.usage.stop(); // no timed flush in between: it would close the row early (a second row, same second)
+    try {
+      for (let i = 0; i < 5; i++) {
+        const r = await score(t.api_key);
+        expect(r.status).toBe(200);
+        ids.push(r.headers.get('x-request-id')!);
+        h.clock.advance(100);
+      }
+    } finally {
+      h.ctx.usage.start();
+    }
+    const rows = await rowsOf(t.tenant_id);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ meter: 'score', quantity: 5, env: 'sandbox', apiKeyId: t.api_key_id, billable: false, amountCents: 0, unitAmountCents: 50, createdAt: second });
+    expect(idsOf(rows)).toEqual(ids.sort());
+  });
+
+  test('another second, another key, another meter, another tenant: separate rows; totals exact', async () => {
+    const a = await h.tenant();
+    const b = await h.tenant();
+    const a2 = await h.ctx.tenants.createKey({ tenantId: a.tenant_id, env: 'sandbox', name: 'second' });
+    h.clock.ms = Math.ceil(h.clock.ms / 1000) * 1000;
+    for (const key of [a.api_key, a.api_key, a2.api_key, b.api_key]) expect((await score(key)).status).toBe(200);
+    expect((await esg(a.api_key)).status).toBe(200);
+    h.clock.advance(1000);
+    expect((await score(a.api_key)).status).toBe(200);
+    const rows = await rowsOf(a.tenant_id);
+    const shape = rows.map((r) => `${r.createdAt.toISOString().slice(17)} ${r.apiKeyId === a.api_key_id ? 'k1' : 'k2'} ${r.meter} ${r.quantity}`).sort();
+    const s0 = new Date(h.clock.ms - 1000).toISOString().slice(17);
+    const s1 = new Date(h.clock.ms).toISOString().slice(17);
+    expect(shape).toEqual([`${s0} k1 esg 1`, `${s0} k1 score 2`, `${s0} k2 score 1`, `${s1} k1 score 1`].sort());
+    expect(await rowsOf(b.tenant_id)).toMatchObject([{ quantity: 1, apiKeyId: b.api_key_id }]);
+    const usage = await h.json('GET', '/v1/admin/usage', { key: a.api_key });
+    expect(usage.body.totals).toEqual([
+      { meter: 'esg', quantity: 1, billable_quantity: 0, amount_cents: 0 },
+      { meter: 'score', quantity: 4, billable_quantity: 0, amount_cents: 0 },
+    ]);
+  });
+
+  test('live calls: billable, the amount is unit × quantity', async () => {
+    const t = await h.tenant({ env: 'live' });
+    h.clock.ms = Math.ceil(h.clock.ms / 1000) * 1000;
+    for (let i = 0; i < 3; i++) expect((await esg(t.api_key)).status).toBe(200);
+    expect(await rowsOf(t.tenant_id)).toMatchObject([{ meter: 'esg', env: 'live', quantity: 3, billable: true, unitAmountCents: 30, amountCents: 90 }]);
+    const usage = await h.json('GET', '/v1/admin/usage', { key: t.api_key });
+    expect(usage.body.totals).toEqual([{ meter: 'esg', quantity: 3, billable_quantity: 3, amount_cents: 90 }]);
+  });
+
+  test('a failed flush is retried whole and counted once; calls made meanwhile get their own row', async () => {
+    const t = await h.tenant();
+    h.clock.ms = Math.ceil(h.clock.ms / 1000) * 1000;
+    await h.ctx.usage.flush();
+    const database = h.ctx.database;
+    const append = database.appendRows;
+    let failures = 0;
+    database.appendRows = async (table, rows) => {
+      if (failures++ === 0) throw new Error('database down');
+      return append.call(database, table, rows);
+    };
+    try {
+      for (let i = 0; i < 3; i++) expect((await score(t.api_key)).status).toBe(200);
+      await h.ctx.usage.flush(); // fails: the three calls are kept
+      expect((await score(t.api_key)).status).toBe(200); // same second, but the failed row is not reopened
+      const rows = await rowsOf(t.tenant_id);
+      expect(rows.map((r) => r.quantity).sort()).toEqual([1, 3]);
+      expect(idsOf(rows)).toHaveLength(4);
+      expect(new Set(idsOf(rows)).size).toBe(4);
+      await h.ctx.usage.flush();
+      expect((await rowsOf(t.tenant_id)).reduce((n, r) => n + r.quantity, 0)).toBe(4);
+    } finally {
+      database.appendRows = append;
+    }
+  });
+
+  test('a row written twice (a retry after a commit whose answer was lost) is stored once', async () => {
+    const t = await h.tenant();
+    h.clock.ms = Math.ceil(h.clock.ms / 1000) * 1000;
+    await h.ctx.usage.flush();
+    const database = h.ctx.database;
+    const append = database.appendRows;
+    let calls = 0;
+    database.appendRows = async (table, rows) => {
+      await append.call(database, table, rows);
+      if (calls++ === 0) throw new Error('connection lost after commit');
+    };
+    try {
+      for (let i = 0; i < 2; i++) expect((await score(t.api_key)).status).toBe(200);
+      await h.ctx.usage.flush(); // committed, reported as failed: kept for a retry
+      await h.ctx.usage.flush(); // the retry: the same row, skipped
+      const rows = await rowsOf(t.tenant_id);
+      expect(rows.map((r) => r.quantity)).toEqual([2]);
+    } finally {
+      database.appendRows = append;
+    }
+  });
+});
