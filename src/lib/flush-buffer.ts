@@ -4,8 +4,10 @@
  */
 export class FlushBuffer<T> {
   private items = new Map<string, T>();
-  /** items of a failed write, kept for the next attempt as they were (never coalesced again) */
+  private pushed: T[] = [];
+  /** items of a failed write, kept for the next attempt as they were */
   private list: T[] = [];
+  private taken = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -19,13 +21,19 @@ export class FlushBuffer<T> {
     if (this.size >= this.opts.maxItems) void this.flush();
   }
 
-  /** the item buffered under a key, to update in place until the next flush takes it */
-  get(key: string): T | undefined {
-    return this.items.get(key);
+  /** one item that is never coalesced by key (the caller may update it until the next flush) */
+  push(item: T) {
+    this.pushed.push(item);
+    if (this.size >= this.opts.maxItems) void this.flush();
+  }
+
+  /** counts the batches taken: an item pushed under an earlier epoch is no longer the caller's to update */
+  get epoch() {
+    return this.taken;
   }
 
   get size() {
-    return this.items.size + this.list.length;
+    return this.items.size + this.pushed.length + this.list.length;
   }
 
   start() {
@@ -43,9 +51,11 @@ export class FlushBuffer<T> {
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       if (!this.size) return;
-      const batch = this.list.length ? [...this.list, ...this.items.values()] : [...this.items.values()];
+      const batch = [...this.list, ...this.pushed, ...this.items.values()];
       this.items = new Map();
+      this.pushed = [];
       this.list = [];
+      this.taken++;
       try {
         await this.write(batch);
       } catch (err) {

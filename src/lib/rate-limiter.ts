@@ -233,6 +233,12 @@ export class RedisRateLimiter implements RateLimiter {
     return new Promise((resolve) => this.pending.push({ req, resolve }));
   }
 
+  // Redis key names, built once per bucket, day and tenant rather than per request: the strings
+  // they are looked up by live on cached records (hashed once), a new one would be hashed each time
+  private readonly names = new BoundedMemo<string>();
+  private readonly dayNames = new BoundedMemo<{ day: number; name: string }>();
+  private readonly generationNames = new BoundedMemo<[string, string]>();
+
   private async decide(batch: PendingDecision[]) {
     const keys: string[] = [];
     const keyIndex = new Map<string, number>();
@@ -244,11 +250,12 @@ export class RedisRateLimiter implements RateLimiter {
     const argv: number[] = [];
     for (const { req } of batch) {
       const tenant = req.generationOf;
+      const generations = tenant !== undefined ? this.generationNames.get(tenant, () => [this.generationKey('access', tenant), this.generationKey('scores', tenant)]) : undefined;
       argv.push(
-        index(`${this.prefix}${req.bucket}`),
-        req.daily ? index(`${this.prefix}day:${req.daily.tenantId}:${dayStart(req.nowMs)}`) : 0,
-        tenant !== undefined ? index(this.generationKey('access', tenant)) : 0,
-        tenant !== undefined ? index(this.generationKey('scores', tenant)) : 0,
+        index(this.names.get(req.bucket, () => `${this.prefix}${req.bucket}`)),
+        req.daily ? index(this.dayName(req.daily.tenantId, dayStart(req.nowMs))) : 0,
+        generations ? index(generations[0]) : 0,
+        generations ? index(generations[1]) : 0,
         req.limitPerMinute,
         req.nowMs,
         req.daily ? req.daily.quota : -1,
@@ -268,6 +275,12 @@ export class RedisRateLimiter implements RateLimiter {
       return;
     }
     for (let i = 0; i < batch.length; i++) batch[i]!.resolve(decision(batch[i]!.req, res, i * 5));
+  }
+
+  private dayName(tenantDaily: string, day: number) {
+    let known = this.dayNames.get(tenantDaily, () => ({ day, name: `${this.prefix}day:${tenantDaily}:${day}` }));
+    if (known.day !== day) this.dayNames.set(tenantDaily, (known = { day, name: `${this.prefix}day:${tenantDaily}:${day}` }));
+    return known.name;
   }
 
   async peek(req: Pick<RateRequest, 'bucket' | 'limitPerMinute' | 'nowMs'>): Promise<RateDecision> {
@@ -299,6 +312,20 @@ export class RedisRateLimiter implements RateLimiter {
       this.failing = unavailable(err);
     }
     return this.failing;
+  }
+}
+
+/** a memo that forgets everything once it holds 10 000 entries (names of keys no longer in use) */
+class BoundedMemo<V> {
+  private readonly map = new Map<string, V>();
+  get(key: string, make: () => V): V {
+    let value = this.map.get(key);
+    if (value === undefined) this.set(key, (value = make()));
+    return value;
+  }
+  set(key: string, value: V) {
+    if (this.map.size >= 10_000) this.map.clear();
+    this.map.set(key, value);
   }
 }
 

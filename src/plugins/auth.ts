@@ -66,12 +66,17 @@ export async function peekAnonymous(ctx: AppContext, request: Request, server: S
  * not loaded under it is read again before anything else, so a revocation committed by any
  * process is honoured by the very next request.
  */
+// a key's budget names, built once per key record (the limiter looks its Redis keys up by them)
+const budgetNames = new WeakMap<object, { bucket: string; daily: string }>();
+
 export function admitKey(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, now: Date, rereads = 2): MaybePromise<FoundKey | ApiError> {
   const { tenant, key } = found;
+  let names = budgetNames.get(key);
+  if (!names) budgetNames.set(key, (names = { bucket: `key:${key.id}`, daily: `${tenant.id}:${key.env}` }));
   const budget: RateRequest = {
-    bucket: `key:${key.id}`,
+    bucket: names.bucket,
     limitPerMinute: effectiveRateLimit(tenant, key),
-    daily: { tenantId: `${tenant.id}:${key.env}`, quota: tenant.dailyQuota },
+    daily: { tenantId: names.daily, quota: tenant.dailyQuota },
     generationOf: tenant.id,
     // a cached key is charged only if it is current (its limits may have changed): else re-read it
     expectGeneration: rereads > 0 ? found.cachedUnder : undefined,

@@ -54,18 +54,31 @@ export class UsageMeter {
     );
   }
 
+  // the rows still open to more calls: by key (or tenant, for calls without a key), then meter;
+  // looked up by strings that live on cached records, whose hashes are computed once
+  private open = new Map<string, Map<string, UsageRow>>();
+  private openEpoch = 0;
+
   record(e: UsageEvent) {
     const quantity = e.quantity ?? 1;
     const unit = e.costCents !== undefined ? Math.round(e.costCents * BUREAU_MARKUP * 10000) / 10000 : (PRICES_CENTS[e.meter] ?? null);
     const billable = e.env === 'live';
-    const second = Math.floor(this.now().getTime() / 1000);
-    const key = `${second}|${e.tenantId}|${e.apiKeyId ?? ''}|${e.env}|${e.meter}|${unit ?? ''}`;
-    let row = this.buffer.get(key);
-    if (!row) {
+    const secondMs = Math.floor(this.now().getTime() / 1000) * 1000;
+    if (this.openEpoch !== this.buffer.epoch) {
+      // the buffer was flushed: its rows are being written and can take no more calls
+      this.open.clear();
+      this.openEpoch = this.buffer.epoch;
+    }
+    const who = e.apiKeyId ?? e.tenantId;
+    let byMeter = this.open.get(who);
+    if (!byMeter) this.open.set(who, (byMeter = new Map()));
+    let row = byMeter.get(e.meter);
+    if (!row || row.createdAt.getTime() !== secondMs || row.unitAmountCents !== unit || row.tenantId !== e.tenantId || row.env !== e.env) {
       // time-ordered ids: appending to the primary-key index dirties far fewer pages than random
       // ones; a row keeps its id if a flush is retried, so a retry never counts its calls twice
-      row = { id: Bun.randomUUIDv7(), tenantId: e.tenantId, apiKeyId: e.apiKeyId, env: e.env, meter: e.meter, quantity: 0, unitAmountCents: unit, amountCents: null, billable, requestIds: null, createdAt: new Date(second * 1000) };
-      this.buffer.add(key, row);
+      row = { id: Bun.randomUUIDv7(), tenantId: e.tenantId, apiKeyId: e.apiKeyId, env: e.env, meter: e.meter, quantity: 0, unitAmountCents: unit, amountCents: null, billable, requestIds: null, createdAt: new Date(secondMs) };
+      byMeter.set(e.meter, row);
+      this.buffer.push(row);
     }
     row.quantity += quantity;
     row.amountCents = unit === null ? null : billable ? Math.round(unit * row.quantity * 10000) / 10000 : 0;
