@@ -43,7 +43,7 @@ export const RevokeRequest = t.Object({
 export const RevokeResponse = t.Object({ revoked: t.Boolean(), revoked_at: t.String({ format: 'date-time' }), api_key_id: t.String() });
 
 export const UsageQuery = t.Object({
-  from: t.Optional(t.String({ format: 'date-time', description: 'Inclusive start; default: start of the current UTC month' })),
+  from: t.Optional(t.String({ format: 'date-time', description: 'Inclusive start; default: start of the current UTC month. Calls are counted at the start of their UTC second, so bounds on whole seconds are exact' })),
   to: t.Optional(t.String({ format: 'date-time', description: 'Exclusive end; default: the end of the current UTC day' })),
   group_by: t.Optional(t.Union([t.Literal('day'), t.Literal('meter')], { default: 'meter' })),
   env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: "Default: the calling key's environment" })),
