@@ -18,6 +18,20 @@ async function rowsOf(tenantId: string) {
   const u = h.ctx.database.t.usageRecords;
   return h.ctx.database.db.select().from(u).where(eq(u.tenantId, tenantId));
 }
+type Append = TestApp['ctx']['database']['appendRows'];
+/** runs `fn` at the start of a fresh second, with the database's appends going through `wrap` */
+async function withAppend(wrap: (append: Append, ...args: Parameters<Append>) => Promise<void>, fn: () => Promise<void>) {
+  h.clock.ms = Math.ceil(h.clock.ms / 1000) * 1000;
+  await h.ctx.usage.flush();
+  const database = h.ctx.database;
+  const append = database.appendRows;
+  database.appendRows = (table, rows) => wrap((tb, r) => append.call(database, tb, r), table, rows);
+  try {
+    await fn();
+  } finally {
+    database.appendRows = append;
+  }
+}
 const idsOf = (rows: { requestIds: string | null }[]) => rows.flatMap((r) => r.requestIds?.split(' ') ?? []).sort();
 
 describe('usage ledger', () => {
@@ -76,16 +90,11 @@ describe('usage ledger', () => {
 
   test('a failed flush is retried whole and counted once; calls made meanwhile get their own row', async () => {
     const t = await h.tenant();
-    h.clock.ms = Math.ceil(h.clock.ms / 1000) * 1000;
-    await h.ctx.usage.flush();
-    const database = h.ctx.database;
-    const append = database.appendRows;
     let failures = 0;
-    database.appendRows = async (table, rows) => {
+    await withAppend(async (append, table, rows) => {
       if (failures++ === 0) throw new Error('database down');
-      return append.call(database, table, rows);
-    };
-    try {
+      return append(table, rows);
+    }, async () => {
       for (let i = 0; i < 3; i++) expect((await score(t.api_key)).status).toBe(200);
       await h.ctx.usage.flush(); // fails: the three calls are kept
       expect((await score(t.api_key)).status).toBe(200); // same second, but the failed row is not reopened
@@ -95,30 +104,21 @@ describe('usage ledger', () => {
       expect(new Set(idsOf(rows)).size).toBe(4);
       await h.ctx.usage.flush();
       expect((await rowsOf(t.tenant_id)).reduce((n, r) => n + r.quantity, 0)).toBe(4);
-    } finally {
-      database.appendRows = append;
-    }
+    });
   });
 
   test('a row written twice (a retry after a commit whose answer was lost) is stored once', async () => {
     const t = await h.tenant();
-    h.clock.ms = Math.ceil(h.clock.ms / 1000) * 1000;
-    await h.ctx.usage.flush();
-    const database = h.ctx.database;
-    const append = database.appendRows;
     let calls = 0;
-    database.appendRows = async (table, rows) => {
-      await append.call(database, table, rows);
+    await withAppend(async (append, table, rows) => {
+      await append(table, rows);
       if (calls++ === 0) throw new Error('connection lost after commit');
-    };
-    try {
+    }, async () => {
       for (let i = 0; i < 2; i++) expect((await score(t.api_key)).status).toBe(200);
       await h.ctx.usage.flush(); // committed, reported as failed: kept for a retry
       await h.ctx.usage.flush(); // the retry: the same row, skipped
       const rows = await rowsOf(t.tenant_id);
       expect(rows.map((r) => r.quantity)).toEqual([2]);
-    } finally {
-      database.appendRows = append;
-    }
+    });
   });
 });
