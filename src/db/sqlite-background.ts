@@ -2,7 +2,7 @@
 // event loop:
 // - WAL checkpoints (and their fsyncs): the main connection runs with wal_autocheckpoint=0.
 //   PASSIVE never blocks writers; when the WAL is fully copied, the next writer restarts it.
-// - appends of buffered rows (usage records: one per billable call), each batch in one
+// - appends of buffered rows (usage records: one per second of calls alike), each batch in one
 //   transaction. Their B-tree inserts cost ~6 µs a row, which the request thread no longer pays.
 import { Database, type Statement } from 'bun:sqlite';
 import { OwnCommits } from './sqlite-change-signal';
