@@ -79,6 +79,19 @@ describe('usage ledger', () => {
     ]);
   });
 
+  test('GET /v1/admin/usage: a call counts at the start of its second (bounds inside a second)', async () => {
+    const t = await h.tenant();
+    const second = Math.ceil(h.clock.ms / 1000) * 1000;
+    h.clock.ms = second + 700;
+    expect((await score(t.api_key)).status).toBe(200);
+    const usage = async (from: number, to: number) =>
+      (await h.json('GET', `/v1/admin/usage?from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`, { key: t.api_key })).body.totals;
+    expect(await usage(second, second + 1000)).toEqual([{ meter: 'score', quantity: 1, billable_quantity: 0, amount_cents: 0 }]);
+    expect(await usage(second, second + 500)).toEqual([{ meter: 'score', quantity: 1, billable_quantity: 0, amount_cents: 0 }]); // made at .700, counted at .000
+    expect(await usage(second + 500, second + 2000)).toEqual([]);
+    expect(await usage(second + 1000, second + 2000)).toEqual([]);
+  });
+
   test('live calls: billable, the amount is unit × quantity', async () => {
     const t = await h.tenant({ env: 'live' });
     h.clock.ms = Math.ceil(h.clock.ms / 1000) * 1000;

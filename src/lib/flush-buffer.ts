@@ -4,10 +4,10 @@
  */
 export class FlushBuffer<T> {
   private items = new Map<string, T>();
+  /** items never coalesced by key: pushed ones, and those of a failed write (kept for the next attempt) */
   private pushed: T[] = [];
-  /** items of a failed write, kept for the next attempt as they were */
-  private list: T[] = [];
-  private taken = 0;
+  /** counts the batches taken: an item pushed under an earlier epoch is no longer the caller's to update */
+  epoch = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -27,13 +27,8 @@ export class FlushBuffer<T> {
     if (this.size >= this.opts.maxItems) void this.flush();
   }
 
-  /** counts the batches taken: an item pushed under an earlier epoch is no longer the caller's to update */
-  get epoch() {
-    return this.taken;
-  }
-
   get size() {
-    return this.items.size + this.pushed.length + this.list.length;
+    return this.items.size + this.pushed.length;
   }
 
   start() {
@@ -51,16 +46,16 @@ export class FlushBuffer<T> {
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       if (!this.size) return;
-      const batch = [...this.list, ...this.pushed, ...this.items.values()];
+      const batch = this.items.size ? [...this.pushed, ...this.items.values()] : this.pushed;
       this.items = new Map();
       this.pushed = [];
-      this.list = [];
-      this.taken++;
+      this.epoch++;
       try {
         await this.write(batch);
       } catch (err) {
-        // keep them for the next attempt rather than lose billing data
-        this.list = batch.concat(this.list);
+        // keep them for the next attempt rather than lose billing data (first, as they were:
+        // their epoch is over, so nothing adds to them; keyed ones are not coalesced again)
+        this.pushed = batch.concat(this.pushed);
         this.opts.onError(err, batch);
       }
     });

@@ -250,9 +250,9 @@ export class RedisRateLimiter implements RateLimiter {
     const argv: number[] = [];
     for (const { req } of batch) {
       const tenant = req.generationOf;
-      const generations = tenant !== undefined ? this.generationNames.get(tenant, () => [this.generationKey('access', tenant), this.generationKey('scores', tenant)]) : undefined;
+      const generations = tenant !== undefined ? (this.generationNames.get(tenant) ?? this.generationNames.set(tenant, [this.generationKey('access', tenant), this.generationKey('scores', tenant)])) : undefined;
       argv.push(
-        index(this.names.get(req.bucket, () => `${this.prefix}${req.bucket}`)),
+        index(this.names.get(req.bucket) ?? this.names.set(req.bucket, `${this.prefix}${req.bucket}`)),
         req.daily ? index(this.dayName(req.daily.tenantId, dayStart(req.nowMs))) : 0,
         generations ? index(generations[0]) : 0,
         generations ? index(generations[1]) : 0,
@@ -278,9 +278,8 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   private dayName(tenantDaily: string, day: number) {
-    let known = this.dayNames.get(tenantDaily, () => ({ day, name: `${this.prefix}day:${tenantDaily}:${day}` }));
-    if (known.day !== day) this.dayNames.set(tenantDaily, (known = { day, name: `${this.prefix}day:${tenantDaily}:${day}` }));
-    return known.name;
+    const known = this.dayNames.get(tenantDaily);
+    return known?.day === day ? known.name : this.dayNames.set(tenantDaily, { day, name: `${this.prefix}day:${tenantDaily}:${day}` }).name;
   }
 
   async peek(req: Pick<RateRequest, 'bucket' | 'limitPerMinute' | 'nowMs'>): Promise<RateDecision> {
@@ -318,14 +317,14 @@ export class RedisRateLimiter implements RateLimiter {
 /** a memo that forgets everything once it holds 10 000 entries (names of keys no longer in use) */
 class BoundedMemo<V> {
   private readonly map = new Map<string, V>();
-  get(key: string, make: () => V): V {
-    let value = this.map.get(key);
-    if (value === undefined) this.set(key, (value = make()));
-    return value;
+  get(key: string): V | undefined {
+    return this.map.get(key);
   }
-  set(key: string, value: V) {
+  /** stores and returns the value (no closure per lookup on the hot path) */
+  set(key: string, value: V): V {
     if (this.map.size >= 10_000) this.map.clear();
     this.map.set(key, value);
+    return value;
   }
 }
 

@@ -54,6 +54,9 @@ export async function peekAnonymous(ctx: AppContext, request: Request, server: S
   Object.assign(set.headers, rateLimitHeaders(d, nowMs));
 }
 
+// a key's budget names, built once per key record (the limiter looks its Redis keys up by them)
+const budgetNames = new WeakMap<object, { bucket: string; daily: string }>();
+
 /**
  * Admits one request of a verified key: charges its per-minute budget and its tenant's daily quota
  * (counted per environment, so a sandbox load test never eats production's quota), sets the
@@ -66,9 +69,6 @@ export async function peekAnonymous(ctx: AppContext, request: Request, server: S
  * not loaded under it is read again before anything else, so a revocation committed by any
  * process is honoured by the very next request.
  */
-// a key's budget names, built once per key record (the limiter looks its Redis keys up by them)
-const budgetNames = new WeakMap<object, { bucket: string; daily: string }>();
-
 export function admitKey(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, now: Date, rereads = 2): MaybePromise<FoundKey | ApiError> {
   const { tenant, key } = found;
   let names = budgetNames.get(key);

@@ -73,7 +73,7 @@ export class UsageMeter {
     let byMeter = this.open.get(who);
     if (!byMeter) this.open.set(who, (byMeter = new Map()));
     let row = byMeter.get(e.meter);
-    if (!row || row.createdAt.getTime() !== secondMs || row.unitAmountCents !== unit || row.tenantId !== e.tenantId || row.env !== e.env) {
+    if (!row || row.createdAt.getTime() !== secondMs || row.unitAmountCents !== unit || row.apiKeyId !== e.apiKeyId || row.tenantId !== e.tenantId || row.env !== e.env) {
       // time-ordered ids: appending to the primary-key index dirties far fewer pages than random
       // ones; a row keeps its id if a flush is retried, so a retry never counts its calls twice
       row = { id: Bun.randomUUIDv7(), tenantId: e.tenantId, apiKeyId: e.apiKeyId, env: e.env, meter: e.meter, quantity: 0, unitAmountCents: unit, amountCents: null, billable, requestIds: null, createdAt: new Date(secondMs) };
