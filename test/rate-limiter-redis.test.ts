@@ -99,7 +99,9 @@ describe('RedisRateLimiter', () => {
     const sizes: number[] = [];
     const run = scripts.run.bind(scripts);
     scripts.run = (script, keys, argv) => {
-      sizes.push(argv.length / 8);
+      // ARGV: number of terms, 7 values per term, then runs of (term, now, count)
+      const runs = argv.slice(1 + 7 * Number(argv[0]));
+      sizes.push(runs.reduce<number>((sum, v, i) => (i % 3 === 2 ? sum + Number(v) : sum), 0));
       return run(script, keys, argv);
     };
     try {
@@ -114,6 +116,29 @@ describe('RedisRateLimiter', () => {
       // what the batch left in Redis is what the next request sees
       const next = { bucket: 'key:b', limitPerMinute: 40, daily: { tenantId: 'tb:sandbox', quota: 1000 }, nowMs: now + 30_000 };
       expect(strip(await limiter.consume(next))).toEqual(memory.consumeSync(next));
+    } finally {
+      scripts.run = run;
+    }
+  });
+
+  test("a turn's requests of one key at one instant travel as one run; a run that meets a limit midway is decided request by request", async () => {
+    const memory = new MemoryRateLimiter();
+    const nowMs = Date.parse('2026-11-23T10:00:00.000Z');
+    const daily = { tenantId: 'tr:sandbox', quota: 22 };
+    // key r1 allows 10 a minute; r2 100; both share the tenant's daily quota of 22
+    const reqs: RateRequest[] = [
+      ...Array.from({ length: 15 }, (): RateRequest => ({ bucket: 'key:r1', limitPerMinute: 10, daily, nowMs })),
+      ...Array.from({ length: 20 }, (): RateRequest => ({ bucket: 'key:r2', limitPerMinute: 100, daily, nowMs })),
+    ];
+    const calls: (string | number)[][] = [];
+    const run = scripts.run.bind(scripts);
+    scripts.run = (script, keys, argv) => (calls.push(argv), run(script, keys, argv));
+    try {
+      const decisions = await Promise.all(reqs.map((r) => limiter.consume(r)));
+      expect(calls.length).toBe(1);
+      expect(calls[0]!.slice(1 + 7 * Number(calls[0]![0]))).toEqual([1, nowMs, 15, 2, nowMs, 20]); // two runs
+      reqs.forEach((r, i) => expect(strip(decisions[i]!)).toEqual(memory.consumeSync(r)));
+      expect(decisions.map((d) => (d.allowed ? 'a' : d.deniedBy![0])).join('')).toBe('a'.repeat(10) + 'm'.repeat(5) + 'a'.repeat(12) + 'd'.repeat(8));
     } finally {
       scripts.run = run;
     }

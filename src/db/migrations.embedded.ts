@@ -4,6 +4,7 @@ import pg0 from '../../db/pg/0000_condemned_orphan.sql' with { type: 'text' };
 import pg1 from '../../db/pg/0001_wise_human_robot.sql' with { type: 'text' };
 import pg2 from '../../db/pg/0002_dazzling_mastermind.sql' with { type: 'text' };
 import pg3 from '../../db/pg/0003_damp_stardust.sql' with { type: 'text' };
+import pg4 from '../../db/pg/0004_usage_request_ids_uncompressed.sql' with { type: 'text' };
 import sqliteJournal from '../../db/sqlite/meta/_journal.json' with { type: 'text' };
 import sqlite0 from '../../db/sqlite/0000_fat_rattler.sql' with { type: 'text' };
 import sqlite1 from '../../db/sqlite/0001_silky_runaways.sql' with { type: 'text' };
@@ -11,6 +12,6 @@ import sqlite2 from '../../db/sqlite/0002_heavy_sunfire.sql' with { type: 'text'
 import sqlite3 from '../../db/sqlite/0003_lethal_pyro.sql' with { type: 'text' };
 
 export const EMBEDDED_MIGRATIONS = {
-  pg: [['meta/_journal.json', pgJournal], ['0000_condemned_orphan.sql', pg0], ['0001_wise_human_robot.sql', pg1], ['0002_dazzling_mastermind.sql', pg2], ['0003_damp_stardust.sql', pg3]] as [string, string][],
+  pg: [['meta/_journal.json', pgJournal], ['0000_condemned_orphan.sql', pg0], ['0001_wise_human_robot.sql', pg1], ['0002_dazzling_mastermind.sql', pg2], ['0003_damp_stardust.sql', pg3], ['0004_usage_request_ids_uncompressed.sql', pg4]] as [string, string][],
   sqlite: [['meta/_journal.json', sqliteJournal], ['0000_fat_rattler.sql', sqlite0], ['0001_silky_runaways.sql', sqlite1], ['0002_heavy_sunfire.sql', sqlite2], ['0003_lethal_pyro.sql', sqlite3]] as [string, string][],
 };

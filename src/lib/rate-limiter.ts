@@ -138,58 +138,74 @@ export class MemoryRateLimiter implements RateLimiter {
 }
 
 // One call decides a whole batch of requests, in their order, atomically (as if each had been
-// decided alone, one after the other). KEYS = the batch's distinct keys; ARGV = 8 values per request:
-// indexes into KEYS of its gcra bucket, daily counter, access and scores cache generations (0 =
-// none), then limit per minute, now (ms), daily quota (or -1), expected access generation (or -1).
-// Answers 5 integers per request: outcome (1 allowed, 0 minute, 2 daily, 3 stale), tat in µs,
-// daily count, access generation, scores generation (-1 = not asked).
-// Each key is read once (one MGET) and written once (SET / INCRBY), however many of the batch's
-// requests share it: a script call and each redis.call cost Redis more than the arithmetic.
+// decided alone, one after the other). Redis spends its time per argument and per value it returns,
+// so the batch is sent in two parts:
+// - terms: requests that share a bucket, limits and generation check share one term of 7 values:
+//   indexes into KEYS of its gcra bucket, daily counter, access and scores cache generations
+//   (0 = none), then limit per minute, daily quota (or -1), expected access generation (or -1);
+// - runs: consecutive requests of one term at one instant (ms) are one run of 3 values: term, now,
+//   count. A turn's requests of one key are then one run, however many they are.
+// ARGV = number of terms, the terms, the runs. The answer: every key's value as the batch found it
+// (generations created where missing), then one character per request: its outcome (1 allowed,
+// 0 minute, 2 daily, 3 stale). The caller replays the batch from those values and outcomes to get
+// each request's numbers (replayBatch, the same arithmetic in the same order), instead of Redis
+// sending 5 integers per request. Each key is read once (MGET) and written once (SET / INCRBY).
 const LUA = `
 if redis.replicate_commands then redis.replicate_commands() end
 ${LUA_NOW_US}
 local cur = redis.call('MGET', unpack(KEYS))
-local tatTtl, dayAdd, genSet = {}, {}, {}
-local out = {}
-for o = 0, #ARGV - 1, 8 do
-  local bi, di, ai, si = tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4])
-  local limit, now, quota, expected = tonumber(ARGV[o + 5]), tonumber(ARGV[o + 6]), tonumber(ARGV[o + 7]), tonumber(ARGV[o + 8])
-  local gen, sgen = -1, -1
+local nt = tonumber(ARGV[1])
+local terms, genSet = {}, {}
+for t = 1, nt do
+  local o = 1 + (t - 1) * 7
+  local term = {tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), tonumber(ARGV[o + 5]), tonumber(ARGV[o + 6]), tonumber(ARGV[o + 7])}
+  local ai, si = term[3], term[4]
   if ai > 0 then
     -- a missing generation starts at Redis's clock in µs: never a value it had before it was lost
-    gen, sgen = tonumber(cur[ai]), tonumber(cur[si])
-    if not gen or not sgen then
+    if not tonumber(cur[ai]) or not tonumber(cur[si]) then
       local us = now_us()
-      if not gen then gen = us; cur[ai] = us; genSet[ai] = true end
-      if not sgen then sgen = us; cur[si] = us; genSet[si] = true end
+      if not tonumber(cur[ai]) then cur[ai] = us; genSet[ai] = true end
+      if not tonumber(cur[si]) then cur[si] = us; genSet[si] = true end
     end
+    term[8] = term[7] >= 0 and tonumber(cur[ai]) ~= term[7]
   end
-  local n = #out
-  if expected >= 0 and gen ~= expected then
-    out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = 3, 0, 0, gen, sgen
+  terms[t] = term
+end
+local out = {}
+for i = 1, #KEYS do out[i] = cur[i] end
+local tatTtl, dayAdd, outcomes = {}, {}, {}
+for r = 2 + nt * 7, #ARGV, 3 do
+  local term, now, n = terms[tonumber(ARGV[r])], tonumber(ARGV[r + 1]), tonumber(ARGV[r + 2])
+  if term[8] then
+    outcomes[#outcomes + 1] = string.rep('3', n)
   else
+    local bi, di, limit, quota = term[1], term[2], term[5], term[6]
     local T = 60000 / limit
     local stored = tonumber(cur[bi])
-    local tat = now
-    if stored and stored > now then tat = stored end
-    local newTat = tat + T
     local count = 0
     if quota >= 0 then count = tonumber(cur[di]) or 0 end
-    local outcome = 1
-    if quota >= 0 and count >= quota then outcome = 2
-    elseif (newTat - now) > 60000.000001 then outcome = 0
-    else
-      cur[bi] = newTat
-      tat = newTat
-      local ttl = math.ceil(newTat - now) + 1000
+    local allowed, denial = 0, nil
+    while allowed < n do
+      local tat = now
+      if stored and stored > now then tat = stored end
+      -- a denial consumes nothing, so the run's remaining requests meet the same denial
+      if quota >= 0 and count >= quota then denial = '2'; break end
+      if (tat + T - now) > 60000.000001 then denial = '0'; break end
+      stored = tat + T
+      allowed = allowed + 1
+      if quota >= 0 then count = count + 1 end
+    end
+    if allowed > 0 then
+      cur[bi] = stored
+      local ttl = math.ceil(stored - now) + 1000
       if (tatTtl[bi] or 0) < ttl then tatTtl[bi] = ttl end
       if quota >= 0 then
-        count = count + 1
         cur[di] = count
-        dayAdd[di] = (dayAdd[di] or 0) + 1
+        dayAdd[di] = (dayAdd[di] or 0) + allowed
       end
     end
-    out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = outcome, math.floor(tat * 1000), count, gen, sgen
+    outcomes[#outcomes + 1] = string.rep('1', allowed)
+    if denial then outcomes[#outcomes + 1] = string.rep(denial, n - allowed) end
   end
 end
 for i, ttl in pairs(tatTtl) do redis.call('SET', KEYS[i], tostring(cur[i]), 'PX', ttl) end
@@ -197,8 +213,18 @@ for i, add in pairs(dayAdd) do
   if redis.call('INCRBY', KEYS[i], add) == add then redis.call('PEXPIRE', KEYS[i], 90000000) end
 end
 for i in pairs(genSet) do redis.call('SET', KEYS[i], string.format('%d', cur[i])) end
+out[#KEYS + 1] = table.concat(outcomes)
 return out
 `;
+
+/** what requests of one batch share (see LUA): indexes into the batch's keys (1-based, 0 = none) */
+interface Term {
+  bucket: number;
+  day: number;
+  access: number;
+  scores: number;
+  req: RateRequest;
+}
 
 /** at most this many requests per script call (its KEYS and ARGV stay small) */
 const MAX_BATCH = 256;
@@ -247,24 +273,35 @@ export class RedisRateLimiter implements RateLimiter {
       if (i === undefined) keyIndex.set(key, (i = keys.push(key)));
       return i;
     };
-    const argv: number[] = [];
-    for (const { req } of batch) {
-      const tenant = req.generationOf;
-      const generations = tenant !== undefined ? (this.generationNames.get(tenant) ?? this.generationNames.set(tenant, [this.generationKey('access', tenant), this.generationKey('scores', tenant)])) : undefined;
-      argv.push(
-        index(this.names.get(req.bucket) ?? this.names.set(req.bucket, `${this.prefix}${req.bucket}`)),
-        req.daily ? index(this.dayName(req.daily.tenantId, dayStart(req.nowMs))) : 0,
-        generations ? index(generations[0]) : 0,
-        generations ? index(generations[1]) : 0,
-        req.limitPerMinute,
-        req.nowMs,
-        req.daily ? req.daily.quota : -1,
-        req.expectGeneration ?? -1,
-      );
+    const terms: Term[] = [];
+    const termArgs: number[] = [];
+    const runs: number[] = [];
+    const termOf = new Array<number>(batch.length);
+    const byBucket = new Map<string, number>();
+    for (let i = 0; i < batch.length; i++) {
+      const req = batch[i]!.req;
+      let t = byBucket.get(req.bucket);
+      if (t === undefined || !sameTerms(terms[t]!.req, req)) {
+        const tenant = req.generationOf;
+        const generations = tenant !== undefined ? (this.generationNames.get(tenant) ?? this.generationNames.set(tenant, [this.generationKey('access', tenant), this.generationKey('scores', tenant)])) : undefined;
+        const term: Term = {
+          bucket: index(this.names.get(req.bucket) ?? this.names.set(req.bucket, `${this.prefix}${req.bucket}`)),
+          day: req.daily ? index(this.dayName(req.daily.tenantId, dayStart(req.nowMs))) : 0,
+          access: generations ? index(generations[0]) : 0,
+          scores: generations ? index(generations[1]) : 0,
+          req,
+        };
+        byBucket.set(req.bucket, (t = terms.push(term) - 1));
+        termArgs.push(term.bucket, term.day, term.access, term.scores, req.limitPerMinute, req.daily ? req.daily.quota : -1, req.expectGeneration ?? -1);
+      }
+      termOf[i] = t;
+      const n = runs.length;
+      if (n && runs[n - 3] === t + 1 && runs[n - 2] === req.nowMs) runs[n - 1]!++;
+      else runs.push(t + 1, req.nowMs, 1);
     }
-    let res: number[];
+    let res: (string | number | null)[];
     try {
-      res = (await this.scripts.run(LUA, keys, argv)) as number[];
+      res = (await this.scripts.run(LUA, keys, [terms.length, ...termArgs, ...runs])) as (string | number | null)[];
       this.failing = null;
     } catch (err) {
       this.failing = unavailable(err);
@@ -274,7 +311,7 @@ export class RedisRateLimiter implements RateLimiter {
       for (const { req, resolve } of batch) resolve(this.fallback.consumeSync(req));
       return;
     }
-    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(decision(batch[i]!.req, res, i * 5));
+    replayBatch(batch, terms, termOf, res);
   }
 
   private dayName(tenantDaily: string, day: number) {
@@ -330,15 +367,46 @@ class BoundedMemo<V> {
 
 const unavailable = (err: unknown) => `redis rate limiter unavailable: ${(err as Error).message}`;
 
-/** A request's decision from its five integers in the batch script's answer. */
-function decision(req: RateRequest, res: number[], at: number): RateDecision {
+const sameTerms = (a: RateRequest, b: RateRequest) =>
+  a.limitPerMinute === b.limitPerMinute &&
+  a.generationOf === b.generationOf &&
+  a.expectGeneration === b.expectGeneration &&
+  a.daily?.tenantId === b.daily?.tenantId &&
+  a.daily?.quota === b.daily?.quota &&
+  (a.daily === undefined || dayStart(a.nowMs) === dayStart(b.nowMs));
+
+/**
+ * Each request's decision from the script's answer: the keys' values as the batch found them and
+ * one outcome per request. The outcomes are Redis's; the numbers (budget left, reset, daily count)
+ * follow from the values by the script's own arithmetic, in the same order.
+ */
+function replayBatch(batch: PendingDecision[], terms: Term[], termOf: number[], res: (string | number | null)[]) {
+  const values = res.map((v) => (v === null ? undefined : Number(v)));
+  const outcomes = res[res.length - 1] as string;
+  for (let i = 0; i < batch.length; i++) {
+    const { req, resolve } = batch[i]!;
+    const term = terms[termOf[i]!]!;
+    const outcome = outcomes.charCodeAt(i) - 48;
+    const gen = term.access ? values[term.access - 1]! : -1;
+    const sgen = term.scores ? values[term.scores - 1]! : -1;
+    if (outcome === 3) {
+      resolve({ allowed: false, stale: true, generation: gen, scoreGeneration: sgen, limit: req.limitPerMinute, remaining: 0, resetAtMs: req.nowMs, retryAfterMs: 0 });
+      continue;
+    }
+    const stored = values[term.bucket - 1];
+    let tat = stored !== undefined && stored > req.nowMs ? stored : req.nowMs;
+    let count = term.day ? (values[term.day - 1] ?? 0) : 0;
+    if (outcome === 1) {
+      values[term.bucket - 1] = tat += WINDOW_MS / req.limitPerMinute;
+      if (term.day) values[term.day - 1] = ++count;
+    }
+    resolve(decision(req, outcome, tat, count, gen, sgen));
+  }
+}
+
+/** A request's decision from its outcome (1 allowed, 0 minute, 2 daily) and the state it left. */
+function decision(req: RateRequest, outcome: number, tat: number, count: number, gen: number, sgen: number): RateDecision {
   const { limitPerMinute, daily, nowMs } = req;
-  const outcome = res[at]!;
-  const gen = res[at + 3]!;
-  const sgen = res[at + 4]!;
-  if (outcome === 3) return { allowed: false, stale: true, generation: gen, scoreGeneration: sgen, limit: limitPerMinute, remaining: 0, resetAtMs: nowMs, retryAfterMs: 0 };
-  const tat = res[at + 1]! / 1000;
-  const count = res[at + 2]!;
   const T = WINDOW_MS / limitPerMinute;
   const remaining = Math.max(0, Math.floor((WINDOW_MS - (tat - nowMs)) / T + 1e-9));
   const dayReset = dayStart(nowMs) + DAY_MS;
