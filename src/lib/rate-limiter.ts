@@ -417,15 +417,22 @@ function decision(req: RateRequest, outcome: number, tat: number, count: number,
   return { ...base, allowed: false, deniedBy: 'minute', retryAfterMs: Math.ceil(tat + T - WINDOW_MS - nowMs) };
 }
 
-// the policy header only changes with a key's limits: built once per pair, not per request
-const policies = new Map<string, string>();
+// the policy header only changes with a key's limits: built once per pair, not per request (looked
+// up by the two numbers: no key string built per request)
+const policies = new Map<number, Map<number | undefined, string>>();
+let policyCount = 0;
 function policyHeader(limit: number, quota: number | undefined) {
-  const id = `${limit}/${quota}`;
-  let value = policies.get(id);
+  let byQuota = policies.get(limit);
+  if (!byQuota) policies.set(limit, (byQuota = new Map()));
+  let value = byQuota.get(quota);
   if (value === undefined) {
     value = `"minute";q=${limit};w=60` + (quota !== undefined ? `, "daily";q=${quota};w=86400` : '');
-    if (policies.size > 10_000) policies.clear();
-    policies.set(id, value);
+    if (++policyCount > 10_000) {
+      policies.clear();
+      policyCount = 1;
+      policies.set(limit, (byQuota = new Map()));
+    }
+    byQuota.set(quota, value);
   }
   return value;
 }

@@ -9,17 +9,25 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 type RequestSeries = { labels: { method: string; route: string; status: string }; count: number; sum: number; buckets: number[] };
 
 /**
- * http_requests_total and http_request_duration_seconds, counted on every request: one map
- * lookup by a flat key and a few additions (prom-client's own metrics hash a label object per
+ * http_requests_total and http_request_duration_seconds, counted on every request: three map
+ * lookups by the values at hand and a few additions (prom-client's own metrics hash a label object per
  * call, a measurable share of a cached score). Exposed through the registry in its format.
  */
 class RequestMetrics {
-  private readonly series = new Map<string, RequestSeries>();
+  // route → status → method: looked up by values the caller already has, no key string built per call
+  private readonly byRoute = new Map<string, Map<number, Map<string, RequestSeries>>>();
+  private readonly all: RequestSeries[] = [];
 
   observe(method: string, route: string, status: number, seconds: number) {
-    const key = `${method} ${route} ${status}`;
-    let s = this.series.get(key);
-    if (!s) this.series.set(key, (s = { labels: { method, route, status: String(status) }, count: 0, sum: 0, buckets: LATENCY_BUCKETS.map(() => 0) }));
+    let byStatus = this.byRoute.get(route);
+    if (!byStatus) this.byRoute.set(route, (byStatus = new Map()));
+    let byMethod = byStatus.get(status);
+    if (!byMethod) byStatus.set(status, (byMethod = new Map()));
+    let s = byMethod.get(method);
+    if (!s) {
+      byMethod.set(method, (s = { labels: { method, route, status: String(status) }, count: 0, sum: 0, buckets: LATENCY_BUCKETS.map(() => 0) }));
+      this.all.push(s);
+    }
     s.count++;
     s.sum += seconds;
     for (let i = 0; i < LATENCY_BUCKETS.length; i++) {
@@ -31,14 +39,17 @@ class RequestMetrics {
   }
 
   register(registry: Registry) {
-    const series = () => [...this.series.values()];
+    const series = () => this.all;
     const metric = (name: string, help: string, type: 'counter' | 'histogram', values: () => unknown[]) => ({
       name,
       help,
       type,
       aggregator: 'sum',
       get: async () => ({ name, help, type, aggregator: 'sum', values: values() }),
-      reset: () => this.series.clear(),
+      reset: () => {
+        this.byRoute.clear();
+        this.all.length = 0;
+      },
     });
     registry.registerMetric(metric('http_requests_total', 'HTTP requests by route and status', 'counter', () => series().map((s) => ({ labels: s.labels, value: s.count }))) as never);
     const latency = 'http_request_duration_seconds';
