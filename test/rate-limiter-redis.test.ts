@@ -53,6 +53,15 @@ describe('RedisRateLimiter', () => {
     }
   });
 
+  test('a spacing that is no round number of ms (60 000 / 7) stays exact from call to call (the stored value keeps every digit)', async () => {
+    const memory = new MemoryRateLimiter();
+    const start = Date.parse('2026-11-23T09:00:00.000Z');
+    for (let i = 0; i < 60; i++) {
+      const req: RateRequest = { bucket: 'key:seven', limitPerMinute: 7, nowMs: start + i * 3_217 };
+      expect(strip(await limiter.consume(req))).toEqual(memory.consumeSync(req)); // one call each
+    }
+  });
+
   test('a stalled Redis does not hold up a peek (service pages, health checks): the local view after 100 ms', async () => {
     await redis.call('CLIENT', 'PAUSE', '600', 'ALL'); // Redis holds every client's commands for 600 ms
     const started = performance.now();
@@ -155,6 +164,15 @@ describe('RedisRateLimiter', () => {
     expect(failing.problem()).toContain('redis rate limiter unavailable');
     broken.disconnect();
     brokenScripts.close();
+  });
+
+  test('a reply of an unexpected shape is a failure: the batch is decided by the in-process limiter', async () => {
+    const memory = new MemoryRateLimiter();
+    const odd = new RedisRateLimiter(redis, { run: async () => ['1'], ping: async () => {} }, memory, log, `${prefix}:odd:`, (aspect, id) => generationKey(prefix, aspect, id));
+    const reqs = Array.from({ length: 4 }, (_, i): RateRequest => ({ bucket: 'key:odd', limitPerMinute: 3, nowMs: 5_000 + i }));
+    const decisions = await Promise.all(reqs.map((r) => odd.consume(r)));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
+    expect(odd.problem()).toContain('unexpected reply');
   });
 
   test('a dropped connection: decisions fall back at once, and come from Redis again once it is back', async () => {

@@ -208,7 +208,8 @@ for r = 2 + nt * 7, #ARGV, 3 do
     if denial then outcomes[#outcomes + 1] = string.rep(denial, n - allowed) end
   end
 end
-for i, ttl in pairs(tatTtl) do redis.call('SET', KEYS[i], tostring(cur[i]), 'PX', ttl) end
+-- %.17g: the exact double (tostring keeps 14 digits, ~0.1 ms, which drifted from the in-process limiter)
+for i, ttl in pairs(tatTtl) do redis.call('SET', KEYS[i], string.format('%.17g', cur[i]), 'PX', ttl) end
 for i, add in pairs(dayAdd) do
   if redis.call('INCRBY', KEYS[i], add) == add then redis.call('PEXPIRE', KEYS[i], 90000000) end
 end
@@ -302,6 +303,8 @@ export class RedisRateLimiter implements RateLimiter {
     let res: (string | number | null)[];
     try {
       res = (await this.scripts.run(LUA, keys, [terms.length, ...termArgs, ...runs])) as (string | number | null)[];
+      // a reply of another shape is a failure like any other: the batch goes to the in-process limiter
+      if (!Array.isArray(res) || res.length !== keys.length + 1 || (res[keys.length] as string)?.length !== batch.length) throw new Error('unexpected reply from the rate-limit script');
       this.failing = null;
     } catch (err) {
       this.failing = unavailable(err);
