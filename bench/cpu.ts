@@ -3,7 +3,7 @@
  * processes' CPU time (from /proc) divided by the requests wrk got answered, at a fixed offered
  * rate or flat out. On this shared host req/s moves with the neighbours; CPU per request moves
  * much less, so it is what an optimisation is judged by (against a run of the code before it).
- *   bun run bench/cpu.ts [--mode pg|sqlite|bare] [--rate N (0 = flat out)] [--seconds 5] [--reps 2] [--prof DIR]
+ *   bun run bench/cpu.ts [--mode pg|sqlite|bare] [--rate N (0 = flat out)] [--seconds 5] [--reps 2] [--connections 100] [--prof DIR]
  * --prof writes the service's CPU profile (Bun's --cpu-prof-md) into DIR.
  * Needs wrk; PostgreSQL and Redis on 127.0.0.1 for --mode pg.
  */
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 
-const { values } = parseArgs({ options: { mode: { type: 'string', default: 'pg' }, rate: { type: 'string', default: '0' }, seconds: { type: 'string', default: '5' }, reps: { type: 'string', default: '2' }, prof: { type: 'string' }, root: { type: 'string' } } });
+const { values } = parseArgs({ options: { mode: { type: 'string', default: 'pg' }, rate: { type: 'string', default: '0' }, seconds: { type: 'string', default: '5' }, reps: { type: 'string', default: '2' }, prof: { type: 'string' }, root: { type: 'string' }, connections: { type: 'string', default: '100' } } });
 const ROOT = values.root ?? join(import.meta.dir, '..');
 const PORT = String(24500 + Math.floor(Math.random() * 400));
 const TICK_US = 1e6 / 100; // /proc/<pid>/stat counts in clock ticks (USER_HZ = 100)
@@ -42,7 +42,7 @@ const pidsOf = (comm: string) =>
 const sumCpu = (pids: number[]) => pids.reduce((s, p) => s + cpuUs(p), 0);
 
 async function wrk(url: string, body: string, key: string, rate: number, seconds: number) {
-  const p = Bun.spawn(['wrk', '-t1', '-c100', `-d${seconds}s`, '--timeout', '5s', '-s', join(import.meta.dir, 'wrk-report.lua'), url], {
+  const p = Bun.spawn(['wrk', '-t1', `-c${values.connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(import.meta.dir, 'wrk-report.lua'), url], {
     env: { ...process.env, BENCH_METHOD: 'POST', BENCH_BODY: body, BENCH_AUTH: key, BENCH_RATE: rate ? String(rate) : '' },
     stdout: 'pipe',
   });
