@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { ListKeysResponse, RotateResponse } from '../src/features/admin/model';
+import { MAX_ACTIVE_KEYS } from '../src/features/admin/service';
 import { expectError, makeApp, type TestApp } from './helpers';
 
 let h: TestApp;
@@ -89,6 +90,29 @@ describe('POST /v1/admin/keys/rotate', () => {
     expectError(await h.json('POST', '/v1/admin/keys/rotate', { key: a.api_key, body: { api_key_id: e.api_key_id } }), 409, 'key_not_active');
     // b's key is untouched
     expect((await h.call('GET', '/v1/admin/keys', { key: b.api_key })).status).toBe(200);
+  });
+
+  test(`at most ${MAX_ACTIVE_KEYS} active keys per environment: a rotation beyond is refused with 409 too_many_active_keys (keys in grace count; live keys do not)`, async () => {
+    const t = await h.tenant();
+    await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live' }); // the other environment is not counted
+    const revoked = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
+    await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: revoked.api_key_id } }); // nor are revoked keys
+    for (let i = 0; i < MAX_ACTIVE_KEYS - 2; i++) await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
+    // MAX - 1 active: a rotation keeps the old key in its grace, MAX after it
+    const first = await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: {} });
+    expect(first.status).toBe(201);
+    const listed = async () => (await h.json('GET', '/v1/admin/keys', { key: t.api_key })).body.keys.filter((k: any) => k.env === 'sandbox' && k.status === 'active').length;
+    expect(await listed()).toBe(MAX_ACTIVE_KEYS);
+    const refused = expectError(await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: {} }), 409, 'too_many_active_keys');
+    expect(refused.message).toContain(`${MAX_ACTIVE_KEYS}`);
+    expect(await listed()).toBe(MAX_ACTIVE_KEYS); // nothing was created
+    // with grace_days 0 the old key stops at once: the count does not grow, so it is allowed
+    const swap = await h.json('POST', '/v1/admin/keys/rotate', { key: first.body.api_key, body: { grace_days: 0 } });
+    expect(swap.status).toBe(201);
+    expect(await listed()).toBe(MAX_ACTIVE_KEYS);
+    // revoking one makes room
+    await h.json('POST', '/v1/admin/keys/revoke', { key: swap.body.api_key, body: { api_key_id: t.api_key_id } });
+    expect((await h.json('POST', '/v1/admin/keys/rotate', { key: swap.body.api_key, body: {} })).status).toBe(201);
   });
 
   test('a sandbox key cannot rotate or revoke live keys, nor read live usage (403 cross_environment_forbidden)', async () => {

@@ -26,6 +26,7 @@ export const ERROR_CATALOGUE = {
   idempotency_key_in_use: { status: 409, meaning: 'A request with this Idempotency-Key is still being processed; retry later.' },
   last_active_key: { status: 409, meaning: 'Refused: this is the tenant\'s last active API key.' },
   key_not_active: { status: 409, meaning: 'The key is revoked or expired and cannot be rotated.' },
+  too_many_active_keys: { status: 409, meaning: 'The tenant already holds the most active API keys allowed in this environment (keys in their rotation grace count); revoke one first.' },
   webhook_endpoint_inactive: { status: 409, meaning: 'The webhook endpoint is disabled or failed; re-enable it before sending to it.' },
   erp_not_connected: { status: 409, meaning: 'No active ERP connection for this provider and customer_reference; run the OAuth flow first.' },
   payload_too_large: { status: 413, meaning: 'The request body exceeds the size limit (1 MiB by default).' },

@@ -54,7 +54,7 @@ export function adminRoutes(ctx: AppContext) {
           tag: 'admin',
           security: 'bearerAuth',
           operationId: 'rotateKey',
-          errors: ['cross_tenant_forbidden', 'cross_environment_forbidden', 'resource_not_found', 'key_not_active'],
+          errors: ['cross_tenant_forbidden', 'cross_environment_forbidden', 'resource_not_found', 'key_not_active', 'too_many_active_keys'],
         }),
       },
     )

@@ -3,6 +3,9 @@ import type { Database, Db } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import { TenantService, keyStatus, type Env } from '../tenants/service';
 
+/** active API keys a tenant may hold per environment through the API (rotation) */
+export const MAX_ACTIVE_KEYS = 20;
+
 export interface Actor {
   tenantId: string;
   keyId: string;
@@ -61,6 +64,14 @@ export class AdminService {
       if (keyStatus(old, now) !== 'active') throw new ApiError('key_not_active', `Key ${keyId} is ${keyStatus(old, now)} and cannot be rotated.`);
       const graceEnd = new Date(now.getTime() + graceDays * 86_400_000);
       const oldExpiresAt = old.expiresAt && old.expiresAt < graceEnd ? old.expiresAt : graceEnd;
+      // a key in its grace is still active and can be rotated again: without a cap, rotations
+      // could mint keys without end, each with its own per-minute budget (the tenant lock above
+      // makes the count exact against concurrent rotations)
+      const k = t.apiKeys;
+      const rows = await tx.select({ revokedAt: k.revokedAt, expiresAt: k.expiresAt }).from(k).where(and(eq(k.tenantId, actor.tenantId), eq(k.env, old.env)));
+      const active = rows.filter((r) => keyStatus(r, now) === 'active').length;
+      if (active + (oldExpiresAt > now ? 1 : 0) > MAX_ACTIVE_KEYS)
+        throw new ApiError('too_many_active_keys', `The tenant holds ${active} active ${old.env} keys, the most allowed is ${MAX_ACTIVE_KEYS} (keys in their rotation grace count). Revoke one, or rotate with grace_days 0.`);
       const created = await this.tenants.createKey({
         tenantId: actor.tenantId,
         env: old.env as Env,
