@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
+import { wrk } from './wrk';
 
 const { values } = parseArgs({ options: { mode: { type: 'string', default: 'pg' }, rate: { type: 'string', default: '0' }, seconds: { type: 'string', default: '5' }, reps: { type: 'string', default: '2' }, prof: { type: 'string' }, root: { type: 'string' }, connections: { type: 'string', default: '100' } } });
 const ROOT = values.root ?? join(import.meta.dir, '..');
@@ -41,18 +42,6 @@ const pidsOf = (comm: string) =>
     .map(Number);
 const sumCpu = (pids: number[]) => pids.reduce((s, p) => s + cpuUs(p), 0);
 
-async function wrk(url: string, body: string, key: string, rate: number, seconds: number) {
-  const p = Bun.spawn(['wrk', '-t1', `-c${values.connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(import.meta.dir, 'wrk-report.lua'), url], {
-    env: { ...process.env, BENCH_METHOD: 'POST', BENCH_BODY: body, BENCH_AUTH: key, BENCH_RATE: rate ? String(rate) : '' },
-    stdout: 'pipe',
-  });
-  const out = await new Response(p.stdout).text();
-  await p.exited;
-  const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
-  if (!line) throw new Error(`wrk gave no report:\n${out}`);
-  return JSON.parse(line) as { requests: number; rps: number; p50_ms: number; p95_ms: number; p99_ms: number; non2xx: number };
-}
-
 const mode = values.mode!;
 const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT, LOG_LEVEL: 'warn', SEED_DEMO_TENANT: 'false', ANON_RATE_LIMIT_PER_MINUTE: '1000000' };
 const dbName = `benchcpu_${Date.now()}`;
@@ -79,14 +68,14 @@ try {
   }
   const url = `http://127.0.0.1:${PORT}${mode === 'bare' ? '/bare' : '/v1/score'}`;
   const body = JSON.stringify({ nif: '599000015' });
-  await wrk(url, body, key, 0, 2); // warm-up (JIT, caches)
+  await wrk(url, { method: 'POST', body, key, connections: Number(values.connections), seconds: 2 }); // warm-up (JIT, caches)
   const redisPids = mode === 'pg' ? pidsOf('redis-server') : [];
   const pgPids = mode === 'pg' ? pidsOf('postgres') : [];
   const rate = Number(values.rate);
   for (let rep = 0; rep < Number(values.reps); rep++) {
     const t0 = performance.now();
     const [s0, r0, p0] = [cpuUs(server.pid), sumCpu(redisPids), sumCpu(pgPids)];
-    const r = await wrk(url, body, key, rate, Number(values.seconds));
+    const r = await wrk(url, { method: 'POST', body, key, rate, connections: Number(values.connections), seconds: Number(values.seconds) });
     const wall = (performance.now() - t0) * 1000;
     const [s1, r1, p1] = [cpuUs(server.pid), sumCpu(redisPids), sumCpu(pgPids)];
     const per = (a: number, b: number) => ((b - a) / r.requests).toFixed(2);

@@ -12,6 +12,7 @@ import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
+import { wrk as runWrk } from './wrk';
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: number) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : def);
@@ -20,19 +21,8 @@ const CONNECTIONS = arg('connections', 50);
 const ROOT = join(import.meta.dir, '..');
 let port = 24000; // below the ephemeral range (32768+), where outgoing connections take their ports
 
-interface WrkResult { rps: number; p50_ms: number; p95_ms: number; p99_ms: number; non2xx: number; requests: number }
-
-async function wrk(url: string, o: { method?: string; body?: unknown; key?: string; connections?: number; seconds?: number; rate?: number } = {}): Promise<WrkResult> {
-  const p = Bun.spawn(['wrk', '-t1', `-c${o.connections ?? CONNECTIONS}`, `-d${o.seconds ?? SECONDS}s`, '--timeout', '5s', '-s', join(import.meta.dir, 'wrk-report.lua'), url], {
-    env: { ...process.env, BENCH_METHOD: o.method ?? 'GET', BENCH_BODY: o.body ? JSON.stringify(o.body) : '', BENCH_AUTH: o.key ?? '', BENCH_RATE: o.rate ? String(Math.round(o.rate)) : '' },
-    stdout: 'pipe',
-  });
-  const out = await new Response(p.stdout).text();
-  await p.exited;
-  const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
-  if (!line) throw new Error(`wrk gave no report:\n${out}`);
-  return JSON.parse(line);
-}
+const wrk = (url: string, o: { method?: string; body?: unknown; key?: string; connections?: number; seconds?: number; rate?: number } = {}) =>
+  runWrk(url, { ...o, connections: o.connections ?? CONNECTIONS, seconds: o.seconds ?? SECONDS });
 
 /** A fixed offered rate (bench/wrk-report.lua's BENCH_RATE), with connections to spare so that the
  * generator never waits on the server's latency; autocannon (Node) took a core of its own here. */

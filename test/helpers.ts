@@ -132,7 +132,19 @@ export async function runCli(args: string[], env: Record<string, string>) {
 
 // below the kernel's ephemeral range (32768+), where outgoing connections take their ports
 let nextPort = 20000 + Math.floor(Math.random() * 10000);
-export const freePort = () => nextPort++;
+/**
+ * A port nothing listens on now, below the ephemeral range (32768+) where outgoing connections take
+ * theirs; checked by binding it, since a port in use made a later listen fail (EADDRINUSE).
+ */
+export function freePort(): number {
+  for (;;) {
+    const port = nextPort++;
+    try {
+      Bun.serve({ port, hostname: '127.0.0.1', fetch: () => new Response() }).stop(true);
+      return port;
+    } catch {}
+  }
+}
 
 /** Starts `bun run src/index.ts` as a real process and waits for /healthz. */
 export async function spawnServer(env: Record<string, string>, opts: { readyLine?: string } = {}) {

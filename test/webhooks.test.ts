@@ -300,7 +300,7 @@ describe('signed delivery (Standard Webhooks)', () => {
 
   test('a receiver that is down and then up gets the event', async () => {
     const t = await h.tenant();
-    const port = closedPort();
+    const port = freePort();
     const c = await create(t.api_key, { url: `http://127.0.0.1:${port}/late`, enabled_events: ['*'] });
     const r = await h.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key });
     await until(async () => (await h.json('GET', `/v1/admin/webhooks/${c.body.id}/deliveries`, { key: t.api_key })).body.data[0]?.attempts >= 1);
@@ -313,20 +313,6 @@ describe('signed delivery (Standard Webhooks)', () => {
     }
   });
 });
-
-/**
- * A port nothing listens on now, below the ephemeral range (32768+) where outgoing connections
- * take theirs: a random pick up there was sometimes in use (EADDRINUSE when the receiver came up).
- */
-function closedPort(): number {
-  for (;;) {
-    const port = freePort();
-    try {
-      Bun.serve({ port, hostname: '127.0.0.1', fetch: () => new Response() }).stop(true);
-      return port;
-    } catch {}
-  }
-}
 
 describe('events and the re-score', () => {
   test('sandbox rescore of the deteriorating fixture emits score.updated and deterioration.alert, delivered to subscribers', async () => {

@@ -381,10 +381,11 @@ const sameTerms = (a: RateRequest, b: RateRequest) =>
 /**
  * Each request's decision from the script's answer: the keys' values as the batch found them and
  * one outcome per request. The outcomes are Redis's; the numbers (budget left, reset, daily count)
- * follow from the values by the script's own arithmetic, in the same order.
+ * follow from the values by the GCRA step the script mirrors (gcra), in the same order.
  */
 function replayBatch(batch: PendingDecision[], terms: Term[], termOf: number[], res: (string | number | null)[]) {
-  const values = res.map((v) => (v === null ? undefined : Number(v)));
+  const values: (number | undefined)[] = new Array(res.length - 1);
+  for (let i = 0; i < values.length; i++) values[i] = res[i] === null ? undefined : Number(res[i]);
   const outcomes = res[res.length - 1] as string;
   for (let i = 0; i < batch.length; i++) {
     const { req, resolve } = batch[i]!;
@@ -396,47 +397,38 @@ function replayBatch(batch: PendingDecision[], terms: Term[], termOf: number[], 
       resolve({ allowed: false, stale: true, generation: gen, scoreGeneration: sgen, limit: req.limitPerMinute, remaining: 0, resetAtMs: req.nowMs, retryAfterMs: 0 });
       continue;
     }
-    const stored = values[term.bucket - 1];
-    let tat = stored !== undefined && stored > req.nowMs ? stored : req.nowMs;
+    const g = gcra(values[term.bucket - 1], req.limitPerMinute, req.nowMs, outcome === 1);
     let count = term.day ? (values[term.day - 1] ?? 0) : 0;
     if (outcome === 1) {
-      values[term.bucket - 1] = tat += WINDOW_MS / req.limitPerMinute;
+      values[term.bucket - 1] = g.tat;
       if (term.day) values[term.day - 1] = ++count;
     }
-    resolve(decision(req, outcome, tat, count, gen, sgen));
+    resolve(decision(req, outcome, g, count, gen, sgen));
   }
 }
 
-/** A request's decision from its outcome (1 allowed, 0 minute, 2 daily) and the state it left. */
-function decision(req: RateRequest, outcome: number, tat: number, count: number, gen: number, sgen: number): RateDecision {
+/** A request's decision from its outcome (1 allowed, 0 minute, 2 daily), its GCRA step and the daily count it left. */
+function decision(req: RateRequest, outcome: number, g: ReturnType<typeof gcra>, count: number, gen: number, sgen: number): RateDecision {
   const { limitPerMinute, daily, nowMs } = req;
-  const T = WINDOW_MS / limitPerMinute;
-  const remaining = Math.max(0, Math.floor((WINDOW_MS - (tat - nowMs)) / T + 1e-9));
   const dayReset = dayStart(nowMs) + DAY_MS;
   const dailyState = daily ? { quota: daily.quota, remaining: Math.max(0, daily.quota - count), resetAtMs: dayReset } : undefined;
-  const base = { limit: limitPerMinute, remaining, resetAtMs: Math.max(tat, nowMs), daily: dailyState, generation: gen >= 0 ? gen : undefined, scoreGeneration: sgen >= 0 ? sgen : undefined };
+  const base = { limit: limitPerMinute, remaining: g.remaining, resetAtMs: Math.max(g.tat, nowMs), daily: dailyState, generation: gen >= 0 ? gen : undefined, scoreGeneration: sgen >= 0 ? sgen : undefined };
   if (outcome === 1) return { ...base, allowed: true, retryAfterMs: 0 };
   if (outcome === 2) return { ...base, allowed: false, deniedBy: 'daily', retryAfterMs: dayReset - nowMs };
-  return { ...base, allowed: false, deniedBy: 'minute', retryAfterMs: Math.ceil(tat + T - WINDOW_MS - nowMs) };
+  return { ...base, allowed: false, deniedBy: 'minute', retryAfterMs: g.retryAfterMs };
 }
 
-// the policy header only changes with a key's limits: built once per pair, not per request (looked
-// up by the two numbers: no key string built per request)
+// the policy header only changes with a key's limits: built once per pair, not per request, and
+// looked up by the two numbers (no key string built per request)
 const policies = new Map<number, Map<number | undefined, string>>();
-let policyCount = 0;
 function policyHeader(limit: number, quota: number | undefined) {
   let byQuota = policies.get(limit);
-  if (!byQuota) policies.set(limit, (byQuota = new Map()));
-  let value = byQuota.get(quota);
-  if (value === undefined) {
-    value = `"minute";q=${limit};w=60` + (quota !== undefined ? `, "daily";q=${quota};w=86400` : '');
-    if (++policyCount > 10_000) {
-      policies.clear();
-      policyCount = 1;
-      policies.set(limit, (byQuota = new Map()));
-    }
-    byQuota.set(quota, value);
+  if (!byQuota) {
+    if (policies.size >= 10_000) policies.clear();
+    policies.set(limit, (byQuota = new Map()));
   }
+  let value = byQuota.get(quota);
+  if (value === undefined) byQuota.set(quota, (value = `"minute";q=${limit};w=60` + (quota !== undefined ? `, "daily";q=${quota};w=86400` : '')));
   return value;
 }
 

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import { TenantService, keyStatus, type Env } from '../tenants/service';
@@ -45,6 +45,13 @@ export class AdminService {
     await tx.update(t).set({ status: t.status }).where(eq(t.id, tenantId));
   }
 
+  /** the tenant's keys usable at `now` (both environments); inside the caller's transaction, under its tenant lock */
+  private async activeKeys(tx: Db, tenantId: string, now: Date) {
+    const k = this.database.t.apiKeys;
+    const rows = await tx.select({ id: k.id, env: k.env, revokedAt: k.revokedAt, expiresAt: k.expiresAt }).from(k).where(and(eq(k.tenantId, tenantId), isNull(k.revokedAt)));
+    return rows.filter((r) => keyStatus(r, now) === 'active');
+  }
+
   private async ownKey(tx: Db, actor: Actor, keyId: string) {
     const k = this.database.t.apiKeys;
     const [row] = await tx.select().from(k).where(eq(k.id, keyId));
@@ -67,9 +74,7 @@ export class AdminService {
       // a key in its grace is still active and can be rotated again: without a cap, rotations
       // could mint keys without end, each with its own per-minute budget (the tenant lock above
       // makes the count exact against concurrent rotations)
-      const k = t.apiKeys;
-      const rows = await tx.select({ revokedAt: k.revokedAt, expiresAt: k.expiresAt }).from(k).where(and(eq(k.tenantId, actor.tenantId), eq(k.env, old.env)));
-      const active = rows.filter((r) => keyStatus(r, now) === 'active').length;
+      const active = (await this.activeKeys(tx, actor.tenantId, now)).filter((k) => k.env === old.env).length;
       if (active + (oldExpiresAt > now ? 1 : 0) > MAX_ACTIVE_KEYS)
         throw new ApiError('too_many_active_keys', `The tenant holds ${active} active ${old.env} keys, the most allowed is ${MAX_ACTIVE_KEYS} (keys in their rotation grace count). Revoke one, or rotate with grace_days 0.`);
       const created = await this.tenants.createKey({
@@ -102,9 +107,7 @@ export class AdminService {
       if (key.revokedAt) return { revoked: true, revoked_at: key.revokedAt.toISOString(), api_key_id: key.id };
       const now = this.now();
       if (keyStatus(key, now) === 'active') {
-        const others = (await tx.select().from(t.apiKeys).where(eq(t.apiKeys.tenantId, actor.tenantId))).filter(
-          (k) => k.id !== key.id && keyStatus(k, now) === 'active',
-        );
+        const others = (await this.activeKeys(tx, actor.tenantId, now)).filter((k) => k.id !== key.id);
         if (!others.length) throw new ApiError('last_active_key', 'Refused: this is the tenant\'s last active API key. Create or rotate a key first.');
       }
       await tx.update(t.apiKeys).set({ revokedAt: now, revokeReason: reason }).where(and(eq(t.apiKeys.id, key.id)));
