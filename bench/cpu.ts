@@ -19,12 +19,12 @@ const ROOT = values.root ?? join(import.meta.dir, '..');
 const PORT = String(24500 + Math.floor(Math.random() * 400));
 const TICK_US = 1e6 / 100; // /proc/<pid>/stat counts in clock ticks (USER_HZ = 100)
 
-/** utime + stime of a process (all its threads), in µs */
-function cpuUs(pid: number): number {
+/** utime + stime of a process (all its threads), in µs; `which` = 'sys': stime alone */
+function cpuUs(pid: number, which: 'all' | 'sys' = 'all'): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * TICK_US;
+    return ((which === 'sys' ? 0 : Number(f[11])) + Number(f[12])) * TICK_US;
   } catch {
     return 0;
   }
@@ -41,6 +41,14 @@ const pidsOf = (comm: string) =>
     })
     .map(Number);
 const sumCpu = (pids: number[]) => pids.reduce((s, p) => s + cpuUs(p), 0);
+/** voluntary context switches of a process's threads (each one a park of that thread) */
+const parks = (pid: number) => {
+  try {
+    return readdirSync(`/proc/${pid}/task`).reduce((n, t) => n + Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8'))?.[1] ?? 0), 0);
+  } catch {
+    return 0;
+  }
+};
 
 const mode = values.mode!;
 const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT, LOG_LEVEL: 'warn', SEED_DEMO_TENANT: 'false', ANON_RATE_LIMIT_PER_MINUTE: '1000000' };
@@ -74,14 +82,16 @@ try {
   const rate = Number(values.rate);
   for (let rep = 0; rep < Number(values.reps); rep++) {
     const t0 = performance.now();
-    const [s0, r0, p0] = [cpuUs(server.pid), sumCpu(redisPids), sumCpu(pgPids)];
+    const [s0, r0, p0, k0] = [cpuUs(server.pid), sumCpu(redisPids), sumCpu(pgPids), cpuUs(server.pid, 'sys')];
+    const v0 = parks(server.pid);
     const r = await wrk(url, { method: 'POST', body, key, rate, connections: Number(values.connections), seconds: Number(values.seconds) });
     const wall = (performance.now() - t0) * 1000;
-    const [s1, r1, p1] = [cpuUs(server.pid), sumCpu(redisPids), sumCpu(pgPids)];
+    const v1 = parks(server.pid);
+    const [s1, r1, p1, k1] = [cpuUs(server.pid), sumCpu(redisPids), sumCpu(pgPids), cpuUs(server.pid, 'sys')];
     const per = (a: number, b: number) => ((b - a) / r.requests).toFixed(2);
     console.log(
       `${mode} rate=${rate || 'max'} rps=${Math.round(r.rps)} p50=${r.p50_ms.toFixed(2)} p95=${r.p95_ms.toFixed(2)} p99=${r.p99_ms.toFixed(2)} non2xx=${r.non2xx}` +
-        ` | µs/req service=${per(s0, s1)} redis=${per(r0, r1)} pg=${per(p0, p1)} | service busy ${Math.round((100 * (s1 - s0)) / wall)} %`,
+        ` | µs/req service=${per(s0, s1)} (kernel ${per(k0, k1)}, parks/req ${((v1 - v0) / r.requests).toFixed(3)}) redis=${per(r0, r1)} pg=${per(p0, p1)} | service busy ${Math.round((100 * (s1 - s0)) / wall)} %`,
     );
   }
 } finally {

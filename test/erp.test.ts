@@ -552,5 +552,13 @@ describe('auth, environments and isolation', () => {
     ])
       expect(Object.keys(r.body.paths)).toContain(p);
     expect(Object.keys(r.body.paths['/v1/erp-connector/sync'].post.responses)).toContain('202');
+    // the browser steps are documented as they answer: a redirect and HTML pages, no JSON success
+    const callback = r.body.paths['/v1/erp-connector/oauth/callback'].get.responses;
+    expect(Object.keys(callback).sort()).toEqual(['302', '400', '429', '500']);
+    expect(callback['302'].headers.Location).toBeDefined();
+    expect(Object.keys(callback['400'].content)).toEqual(['text/html']);
+    const consent = r.body.paths['/v1/erp-connector/oauth/consent'].get.responses;
+    expect(Object.keys(consent).sort()).toEqual(['200', '400', '429', '500']);
+    expect(Object.keys(consent['200'].content)).toEqual(['text/html']);
   });
 });

@@ -105,6 +105,15 @@ describe('error contract (§2.8)', () => {
     expectError(r, 404, 'not_found');
     expect(r.headers.get('x-request-id')).toMatch(/^req_/);
   });
+  test('a catalog API this deployment does not serve → 404 not_found saying so; /roadmap lists the catalog', async () => {
+    for (const [method, path] of [['GET', '/v1/nif/599000015'], ['POST', '/v1/aml/screen'], ['POST', '/v1/decision']] as const) {
+      const b = expectError(await h.json(method, path, { key, ...(method === 'POST' ? { body: {} } : {}) }), 404, 'not_found');
+      expect(b.message).toContain('is in the API catalog');
+    }
+    expect(expectError(await h.json('GET', '/v1/nope', { key }), 404, 'not_found').message).toBe('No route GET /v1/nope.');
+    const page = await (await h.call('GET', '/roadmap')).text();
+    for (const p of ['/v1/aml/screen', '/v1/nif/{nif}', '/v1/esg-score', '/v1/bond/issue']) expect(page).toContain(p);
+  });
   test('wrong method → 405 method_not_allowed with Allow', async () => {
     const r = await h.json('DELETE', '/v1/admin/keys', { key });
     expectError(r, 405, 'method_not_allowed');
@@ -136,8 +145,16 @@ describe('error contract (§2.8)', () => {
   });
   test('a JSON body that is not an object → 422 on (body)', async () => {
     for (const raw of ['[]', '"x"', 'null', '42', 'true']) {
-      const b = expectError(await h.json('POST', '/v1/admin/keys/rotate', { key, rawBody: raw, headers: { 'content-type': 'application/json' } }), 422, 'validation_failed');
-      expect(b.fields).toEqual([{ path: '(body)', message: 'must be a JSON object' }]);
+      // routes whose schema accepts an empty object, and routes with required fields (both paths of POST /v1/score)
+      for (const [path, headers] of [
+        ['/v1/admin/keys/rotate', {}],
+        ['/v1/score', {}],
+        ['/v1/score', { 'idempotency-key': crypto.randomUUID() }],
+        ['/v1/esg', {}],
+      ] as const) {
+        const b = expectError(await h.json('POST', path, { key, rawBody: raw, headers: { 'content-type': 'application/json', ...headers } }), 422, 'validation_failed');
+        expect({ path, raw, fields: b.fields }).toEqual({ path, raw, fields: [{ path: '(body)', message: 'must be a JSON object' }] }); // path and raw: which case failed
+      }
     }
   });
   test('a streamed (chunked) body over the limit → 413 with the error body, without reading it all', async () => {
@@ -160,6 +177,19 @@ describe('error contract (§2.8)', () => {
     expectError(await h.json('POST', '/v1/admin/keys/revoke', { rawBody: '{bad', headers: { 'content-type': 'application/json' } }), 401, 'missing_api_key');
     expectError(await h.json('POST', '/v1/admin/keys/revoke', { rawBody: '[]', headers: { 'content-type': 'text/plain', authorization: 'Bearer nope' } }), 401, 'invalid_api_key');
   });
+  test('every JSON answer has the same Content-Type: successes, errors, idempotent first answers and replays', async () => {
+    const idem = { 'idempotency-key': crypto.randomUUID() };
+    const answers = [
+      await h.json('GET', '/v1/admin/keys', { key }),
+      await h.json('POST', '/v1/score', { key, body: { nif: '599000015' } }),
+      await h.json('POST', '/v1/score', { key, body: { nif: '599000015' }, headers: idem }),
+      await h.json('POST', '/v1/score', { key, body: { nif: '599000015' }, headers: idem }),
+      await h.json('GET', '/v1/admin/keys'),
+      await h.json('GET', '/v1/nowhere', { key }),
+    ];
+    expect(answers[3]!.headers.get('idempotent-replayed')).toBe('true');
+    expect(answers.map((r) => r.headers.get('content-type'))).toEqual(answers.map(() => 'application/json;charset=utf-8'));
+  });
   test('401 answers carry WWW-Authenticate: Bearer', async () => {
     const r = await h.json('GET', '/v1/admin/keys');
     expect(r.headers.get('www-authenticate')).toStartWith('Bearer');
@@ -168,9 +198,15 @@ describe('error contract (§2.8)', () => {
     const b = expectError(await h.json('POST', '/v1/score', { key, body: { nif: '599000015', refresh: 'always' } }), 422, 'validation_failed');
     expect(b.fields).toEqual([{ path: 'refresh', message: 'must be one of: "cached_ok", "force_refresh"' }]);
     const q = expectError(await h.json('GET', '/v1/events?limit=0', { key }), 422, 'validation_failed');
-    expect(q.fields).toEqual([{ path: 'query.limit', message: 'must be a number from 1 to 200' }]);
+    expect(q.fields).toEqual([{ path: 'query.limit', message: 'must be an integer from 1 to 200' }]);
     const q2 = expectError(await h.json('GET', '/v1/events?limit=abc', { key }), 422, 'validation_failed');
     expect(q2.fields[0].path).toBe('query.limit');
+    // a fraction inside the range is refused too (it reached the database as a non-integer: 500)
+    for (const limit of ['1.5', '199.9999', '0.5']) {
+      const q3 = expectError(await h.json('GET', `/v1/events?limit=${limit}`, { key }), 422, 'validation_failed');
+      expect(q3.fields).toEqual([{ path: 'query.limit', message: 'must be an integer from 1 to 200' }]);
+    }
+    expect((await h.json('GET', '/v1/events?limit=10', { key })).status).toBe(200);
   });
   test('validation → 422 validation_failed listing every field path', async () => {
     const r = await h.json('POST', '/v1/admin/keys/revoke', { key, body: { api_key_id: 'not-a-uuid', reason: 'x'.repeat(300) } });

@@ -85,7 +85,13 @@ describe('rate limits (in-process GCRA)', () => {
 
   test('daily quota → 429 daily_quota_exceeded with Retry-After until UTC midnight', async () => {
     const t = await h.tenant({ name: 'quota', dailyQuota: 3 });
-    for (let i = 0; i < 3; i++) expect((await h.call('GET', '/v1/admin/keys', { key: t.api_key })).status).toBe(200);
+    const midnightS = String(Date.UTC(2026, 10, 23) / 1000);
+    for (let i = 0; i < 3; i++) {
+      const ok = await h.call('GET', '/v1/admin/keys', { key: t.api_key });
+      expect(ok.status).toBe(200);
+      // fewer requests are left of the quota than of the minute's budget: the trio announces the quota
+      expect([ok.headers.get('x-ratelimit-limit'), ok.headers.get('x-ratelimit-remaining'), ok.headers.get('x-ratelimit-reset')]).toEqual(['3', String(2 - i), midnightS]);
+    }
     const r = await h.json('GET', '/v1/admin/keys', { key: t.api_key });
     expectError(r, 429, 'daily_quota_exceeded');
     const midnight = Date.UTC(2026, 10, 23) / 1000;

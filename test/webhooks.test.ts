@@ -78,6 +78,10 @@ describe('webhook endpoints', () => {
     expect(bad.fields[0].path).toBe('enabled_events');
     expectError(await create(t.api_key, { url: rx.url, enabled_events: ['*', 'score.updated'] }), 422, 'validation_failed');
     expectError(await create(t.api_key, { url: 'ftp://x', enabled_events: ['*'] }), 422, 'validation_failed');
+    // messages that name the rule: a missing field, a nullable string's length
+    expect(expectError(await create(t.api_key, { url: rx.url }), 422, 'validation_failed').fields).toEqual([{ path: 'enabled_events', message: 'is required' }]);
+    const long = expectError(await create(t.api_key, { url: rx.url, enabled_events: ['*'], description: 'd'.repeat(501) }), 422, 'validation_failed');
+    expect(long.fields).toEqual([{ path: 'description', message: 'must be at most 500 characters' }]);
     const live = await h.tenant({ env: 'live' });
     const http = expectError(await create(live.api_key, { url: 'http://example.com/h', enabled_events: ['*'] }), 422, 'validation_failed');
     expect(http.fields[0].path).toBe('url');

@@ -8,8 +8,18 @@ import { ERROR_CATALOGUE, type ErrorCode } from './errors';
  */
 export type SecurityScheme = 'BearerAuth' | 'bearerAuth' | null;
 
-export function apiDoc(opts: { summary: string; tag: string; security: SecurityScheme; errors?: ErrorCode[]; description?: string; operationId?: string }) {
+export function apiDoc(opts: {
+  summary: string;
+  tag: string;
+  security: SecurityScheme;
+  errors?: ErrorCode[];
+  description?: string;
+  operationId?: string;
+  /** outcomes that are not JSON (redirects, HTML pages): documented as given, instead of the generated success and query-validation responses */
+  responses?: Record<string, { description: string; html?: true; location?: true }>;
+}) {
   return {
+    ...(opts.responses ? { 'x-responses': opts.responses } : {}),
     summary: opts.summary,
     tags: [opts.tag],
     ...(opts.description ? { description: opts.description } : {}),

@@ -1,3 +1,6 @@
+/** the Content-Type of every JSON answer of this API (successes, errors, idempotent replays) */
+export const JSON_UTF8 = 'application/json;charset=utf-8';
+
 /**
  * The one error helper. Every error response is the §2.8 body:
  * {code, message, status, requestId, docsUrl?, fields?} (+ roadmap_url on live_tier_not_available).

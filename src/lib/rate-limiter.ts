@@ -100,7 +100,6 @@ export class MemoryRateLimiter implements RateLimiter {
   consumeSync({ bucket, limitPerMinute, daily, nowMs }: RateRequest): RateDecision {
     this.sweep(nowMs);
     const g = gcra(this.tats.get(bucket), limitPerMinute, nowMs);
-    const base = { limit: limitPerMinute, remaining: g.remaining, resetAtMs: Math.max(g.tat, nowMs) };
     let dailyState: RateDecision['daily'];
     if (daily) {
       const day = dayStart(nowMs);
@@ -118,9 +117,9 @@ export class MemoryRateLimiter implements RateLimiter {
         else this.days.set(daily.tenantId, { day, count: count + 1 });
       }
     }
-    if (!g.allowed) return { ...base, allowed: false, deniedBy: 'minute', retryAfterMs: g.retryAfterMs, daily: dailyState };
-    this.tats.set(bucket, g.tat);
-    return { ...base, allowed: true, retryAfterMs: 0, daily: dailyState };
+    if (g.allowed) this.tats.set(bucket, g.tat);
+    const resetAtMs = Math.max(g.tat, nowMs);
+    return { allowed: g.allowed, deniedBy: g.allowed ? undefined : 'minute', limit: limitPerMinute, remaining: g.remaining, resetAtMs, retryAfterMs: g.retryAfterMs, daily: dailyState };
   }
 
   problem() {
@@ -412,10 +411,18 @@ function decision(req: RateRequest, outcome: number, g: ReturnType<typeof gcra>,
   const { limitPerMinute, daily, nowMs } = req;
   const dayReset = dayStart(nowMs) + DAY_MS;
   const dailyState = daily ? { quota: daily.quota, remaining: Math.max(0, daily.quota - count), resetAtMs: dayReset } : undefined;
-  const base = { limit: limitPerMinute, remaining: g.remaining, resetAtMs: Math.max(g.tat, nowMs), daily: dailyState, generation: gen >= 0 ? gen : undefined, scoreGeneration: sgen >= 0 ? sgen : undefined };
-  if (outcome === 1) return { ...base, allowed: true, retryAfterMs: 0 };
-  if (outcome === 2) return { ...base, allowed: false, deniedBy: 'daily', retryAfterMs: dayReset - nowMs };
-  return { ...base, allowed: false, deniedBy: 'minute', retryAfterMs: g.retryAfterMs };
+  // one object literal of one shape per request (no spread of a shared base: this runs per request)
+  return {
+    allowed: outcome === 1,
+    deniedBy: outcome === 1 ? undefined : outcome === 2 ? 'daily' : 'minute',
+    limit: limitPerMinute,
+    remaining: g.remaining,
+    resetAtMs: Math.max(g.tat, nowMs),
+    retryAfterMs: outcome === 1 ? 0 : outcome === 2 ? dayReset - nowMs : g.retryAfterMs,
+    daily: dailyState,
+    generation: gen >= 0 ? gen : undefined,
+    scoreGeneration: sgen >= 0 ? sgen : undefined,
+  };
 }
 
 // the policy header only changes with a key's limits: built once per pair, not per request, and
@@ -434,13 +441,14 @@ function policyHeader(limit: number, quota: number | undefined) {
 
 /** The response headers for a decision: GitHub-style X-RateLimit-* (Reset = epoch seconds) and the IETF draft fields. */
 export function rateLimitHeaders(d: RateDecision, nowMs: number): Record<string, string> {
-  // when the daily quota is what denies, the X-RateLimit-* trio describes it, so that a client
-  // following them waits until the quota resets instead of retrying every minute
-  const dailyDenied = d.deniedBy === 'daily' && d.daily;
+  // the X-RateLimit-* trio describes the budget that runs out first: the minute's, or the daily
+  // quota once fewer requests are left in it (and when it is what denies), so that Remaining is
+  // always what may still be sent before a 429 and Reset when that budget comes back
+  const daily = d.daily && (d.deniedBy === 'daily' || d.daily.remaining < d.remaining) ? d.daily : undefined;
   const h: Record<string, string> = {
-    'x-ratelimit-limit': String(dailyDenied ? d.daily!.quota : d.limit),
-    'x-ratelimit-remaining': String(dailyDenied ? 0 : d.remaining),
-    'x-ratelimit-reset': String(Math.ceil((dailyDenied ? d.daily!.resetAtMs : d.resetAtMs) / 1000)),
+    'x-ratelimit-limit': String(daily ? daily.quota : d.limit),
+    'x-ratelimit-remaining': String(daily ? daily.remaining : d.remaining),
+    'x-ratelimit-reset': String(Math.ceil((daily ? daily.resetAtMs : d.resetAtMs) / 1000)),
   };
   const minute = `"minute";r=${d.remaining};t=${Math.max(0, Math.ceil((d.resetAtMs - nowMs) / 1000))}`;
   h['ratelimit-policy'] = policyHeader(d.limit, d.daily?.quota);

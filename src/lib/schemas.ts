@@ -10,7 +10,7 @@ export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 /** cursor pagination: ?limit=&cursor= → {data, next_cursor} */
 export const PageQuery = {
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, default: 50 })),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
   cursor: t.Optional(t.String({ maxLength: 200 })),
 };
 export const Page = <S extends Parameters<typeof t.Array>[0]>(item: S) =>

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context';
-import { ApiError, validationError } from '../lib/errors';
+import { ApiError, JSON_UTF8, validationError } from '../lib/errors';
 import { safeEqual } from '../lib/crypto';
 import { rateLimitHeaders, type RateDecision, type RateRequest } from '../lib/rate-limiter';
 import type { MaybePromise } from '../lib/maybe-promise';
@@ -54,8 +54,9 @@ export async function peekAnonymous(ctx: AppContext, request: Request, server: S
   Object.assign(set.headers, rateLimitHeaders(d, nowMs));
 }
 
-// a key's budget names, built once per key record (the limiter looks its Redis keys up by them)
-const budgetNames = new WeakMap<object, { bucket: string; daily: string }>();
+// a key's budget names and daily quota, built once per key record (the limiter looks its Redis keys
+// up by the names; the quota is rebuilt if the tenant record it came from changed)
+const budgetNames = new WeakMap<object, { bucket: string; daily: { tenantId: string; quota: number } }>();
 
 /**
  * Admits one request of a verified key: charges its per-minute budget and its tenant's daily quota
@@ -72,11 +73,11 @@ const budgetNames = new WeakMap<object, { bucket: string; daily: string }>();
 export function admitKey(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, now: Date, rereads = 2): MaybePromise<FoundKey | ApiError> {
   const { tenant, key } = found;
   let names = budgetNames.get(key);
-  if (!names) budgetNames.set(key, (names = { bucket: `key:${key.id}`, daily: `${tenant.id}:${key.env}` }));
+  if (!names || names.daily.quota !== tenant.dailyQuota) budgetNames.set(key, (names = { bucket: `key:${key.id}`, daily: { tenantId: `${tenant.id}:${key.env}`, quota: tenant.dailyQuota } }));
   const budget: RateRequest = {
     bucket: names.bucket,
     limitPerMinute: effectiveRateLimit(tenant, key),
-    daily: { tenantId: names.daily, quota: tenant.dailyQuota },
+    daily: names.daily,
     generationOf: tenant.id,
     // a cached key is charged only if it is current (its limits may have changed): else re-read it
     expectGeneration: rereads > 0 ? found.cachedUnder : undefined,
@@ -238,7 +239,7 @@ export function authed(ctx: AppContext, scope: Scope) {
       if ('replay' in res) {
         return new Response(res.replay.body, {
           status: res.replay.status,
-          headers: { ...(set.headers as Record<string, string>), 'content-type': 'application/json', 'idempotent-replayed': 'true' },
+          headers: { ...(set.headers as Record<string, string>), 'content-type': JSON_UTF8, 'idempotent-replayed': 'true' },
         });
       }
       requestState(request).idempotencyClaim = res.claimed;
@@ -250,6 +251,6 @@ export function authed(ctx: AppContext, scope: Scope) {
       const status = typeof set.status === 'number' ? set.status : 200;
       await ctx.idempotency.complete(claim, status, text);
       requestState(request).idempotencyClaim = undefined;
-      return new Response(text, { status, headers: { ...(set.headers as Record<string, string>), 'content-type': 'application/json' } });
+      return new Response(text, { status, headers: { ...(set.headers as Record<string, string>), 'content-type': JSON_UTF8 } });
     });
 }

@@ -1,7 +1,8 @@
 import { Elysia } from 'elysia';
-import { ApiError, errorBody, validationError, type FieldError } from '../lib/errors';
+import { ApiError, errorBody, JSON_UTF8, validationError, type FieldError } from '../lib/errors';
 import type { AppContext } from '../context';
 import { requestState } from './request-state';
+import { unservedCatalogEntry } from '../features/system/catalog';
 import { chargeKey, hasKeyShapedBearer, limitAnonymous, peekAnonymous } from './auth';
 
 /** The body as text, or null as soon as it exceeds `limit` bytes (chunked bodies are not read to the end). */
@@ -57,7 +58,7 @@ export function errorResponder(ctx: AppContext) {
       await ctx.idempotency.complete(state.idempotencyClaim, err.status, text);
       state.idempotencyClaim = undefined;
     }
-    return new Response(text, { status: err.status, headers: { ...(headers as Record<string, string>), 'content-type': 'application/json' } });
+    return new Response(text, { status: err.status, headers: { ...(headers as Record<string, string>), 'content-type': JSON_UTF8 } });
   };
 }
 
@@ -147,7 +148,15 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
           err = new ApiError('method_not_allowed', `${request.method} is not allowed here; use ${allow.join(', ')}.`, {
             headers: { allow: allow.join(', ') },
           });
-        } else err = new ApiError('not_found', `No route ${request.method} ${path}.`);
+        } else {
+          const catalogued = unservedCatalogEntry(path);
+          err = new ApiError(
+            'not_found',
+            catalogued
+              ? `${catalogued.method} ${catalogued.path} is in the API catalog (${catalogued.readiness}) but not served by this deployment; /roadmap lists what is.`
+              : `No route ${request.method} ${path}.`,
+          );
+        }
       } else if (code === 'PARSE') err = new ApiError('invalid_json');
       else err = unexpectedError(ctx, request, error);
       const state = requestState(request);
@@ -171,13 +180,21 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
 
 interface ValidationLike {
   type: string;
-  all: { path: string; message: string; summary?: string; schema?: Record<string, unknown> }[];
-  validator?: { minimum?: number; maximum?: number };
+  all: { path: string; message: string; summary?: string; schema?: Record<string, unknown>; value?: unknown }[];
+  validator?: { minimum?: number; maximum?: number; type?: string };
 }
 
 /** A message that names what is allowed (TypeBox says "Expected union value" for enums). */
 function describe(e: ValidationLike['all'][number]): string {
+  // a field that fails while absent is a required one ("Expected array" says nothing of that)
+  if (e.value === undefined && e.path !== '') return 'is required';
   const any = e.schema?.anyOf as Record<string, unknown>[] | undefined;
+  // a nullable string: name its length rule rather than "should be one of: 'string', 'null'"
+  const str = (any?.find((o) => o.type === 'string') ?? (e.schema?.type === 'string' ? e.schema : undefined)) as { maxLength?: number; minLength?: number } | undefined;
+  if (str && typeof e.value === 'string') {
+    if (str.maxLength !== undefined && e.value.length > str.maxLength) return `must be at most ${str.maxLength} characters`;
+    if (str.minLength !== undefined && e.value.length < str.minLength) return `must be at least ${str.minLength} characters`;
+  }
   if (any?.length && any.every((o) => 'const' in o)) return `must be one of: ${any.map((o) => JSON.stringify(o.const)).join(', ')}`;
   if (any?.some((o) => o.type === 'integer' || o.type === 'number')) {
     const num = any.find((o) => o.type === 'integer' || o.type === 'number')!;
@@ -190,15 +207,19 @@ function describe(e: ValidationLike['all'][number]): string {
 function fromValidation(error: ValidationLike, request: Request): ApiError {
   // a query number that fails after coercion loses its name ("property" errors): find it in the URL
   if (error.type === 'property') {
-    const { minimum, maximum } = error.validator ?? {};
+    const { minimum, maximum, type } = error.validator ?? {};
+    const integer = type === 'integer';
     const params = [...new URL(request.url).searchParams.entries()];
     const hit = params.find(([, v]) => {
       const n = Number(v);
-      return Number.isNaN(n) || (minimum !== undefined && n < minimum) || (maximum !== undefined && n > maximum);
+      return Number.isNaN(n) || (integer && !Number.isInteger(n)) || (minimum !== undefined && n < minimum) || (maximum !== undefined && n > maximum);
     });
     const range = minimum !== undefined && maximum !== undefined ? ` from ${minimum} to ${maximum}` : '';
-    return validationError([{ path: hit ? `query.${hit[0]}` : 'query', message: `must be a number${range}` }]);
+    return validationError([{ path: hit ? `query.${hit[0]}` : 'query', message: `must be ${integer ? 'an integer' : 'a number'}${range}` }]);
   }
+  // a body that is not a JSON object fails a route's schema on whatever it checks first (a
+  // required field, "Expected object"): named the same way on every route instead
+  if (error.type === 'body' && requestState(request).nonObjectBody) return validationError([{ path: '(body)', message: 'must be a JSON object' }]);
   const where = error.type === 'query' ? 'query.' : error.type === 'params' ? 'path.' : error.type === 'headers' ? 'header.' : '';
   const seen = new Set<string>();
   const fields: FieldError[] = [];

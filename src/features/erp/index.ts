@@ -64,6 +64,10 @@ export function erpRoutes(ctx: AppContext) {
           security: null,
           operationId: 'erpSandboxConsent',
           errors: ['rate_limited'],
+          responses: {
+            '200': { description: 'The consent page, with Approve and Deny links to the callback.', html: true },
+            '400': { description: 'Unknown or expired state: an HTML page saying so.', html: true },
+          },
         }),
       },
     )
@@ -84,6 +88,10 @@ export function erpRoutes(ctx: AppContext) {
           security: null,
           operationId: 'erpOAuthCallback',
           errors: ['rate_limited'],
+          responses: {
+            '302': { description: 'To return_url with status=connected|denied|error, provider and customer_reference.', location: true },
+            '400': { description: 'Unknown, expired or reused state: an HTML page saying so; nothing is stored.', html: true },
+          },
         }),
       },
     );

@@ -22,6 +22,8 @@ const EsgEnvelope = t.Object({ nif: Nif, customer_reference: t.Optional(Customer
  * sector, and each answer (unknown key, wrong type, out of range, not_applicable rules).
  */
 export function validateEsgBody(body: unknown): FieldError[] {
+  // worded as on every other route (http-errors.ts)
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return [{ path: '(body)', message: 'must be a JSON object' }];
   const fields: FieldError[] = [];
   const seen = new Set<string>();
   for (const e of Value.Errors(EsgEnvelope, body)) {

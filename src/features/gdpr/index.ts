@@ -3,7 +3,7 @@ import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { requestState } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
-import { ApiError } from '../../lib/errors';
+import { ApiError, JSON_UTF8 } from '../../lib/errors';
 import { actorOf, AdminService } from '../admin/service';
 import { ERASE_CONFIRMATION, EraseRequest, EraseResponse, ExportBundle, ExportRequest } from './model';
 import { exportStream, GdprService, purgeExpiredRetention } from './service';
@@ -56,7 +56,7 @@ export function gdprRoutes(ctx: AppContext) {
           status: 200,
           headers: {
             ...(set.headers as Record<string, string>),
-            'content-type': 'application/json; charset=utf-8',
+            'content-type': JSON_UTF8,
             'content-disposition': `attachment; filename="${prepared.filename}"`,
             'cache-control': 'no-store',
           },

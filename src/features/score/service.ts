@@ -61,8 +61,9 @@ export class ScoreService {
 
   /** score() from the in-process read cache alone; undefined whenever there is more to do (errors, loads, computing). */
   private cachedAnswer(caller: ScoreCaller, req: ScoreRequestBody, lang: Lang): ScoreResponseBody | undefined {
-    if ((req.refresh ?? 'cached_ok') !== 'cached_ok' || !isValidNif(req.nif) || (caller.env === 'live' && !this.liveAdapters)) return undefined;
+    if ((req.refresh ?? 'cached_ok') !== 'cached_ok' || (caller.env === 'live' && !this.liveAdapters)) return undefined;
     const row = this.latestCache?.peek(latestKey(caller, req.nif), caller.scoreGeneration);
+    // a stored score's NIF passed the check when it was computed: only a miss needs it (scoreUncached)
     if (!row || row.computedAt.getTime() <= this.now().getTime() - SCORE_CACHE_MS) return undefined;
     return this.answerFromCache(caller, row, req, lang);
   }

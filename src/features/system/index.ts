@@ -6,6 +6,7 @@ import type { AnyElysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { ApiError, ERROR_CATALOGUE } from '../../lib/errors';
 import { buildOpenApi } from './openapi';
+import { API_CATALOG } from './catalog';
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 const html = (title: string, body: string) =>
@@ -95,7 +96,9 @@ export function systemRoutes(ctx: AppContext, getApp: () => AnyElysia) {
       () =>
         html(
           'Roadmap',
-          `<h1>Roadmap</h1><ul><li>Live scoring (sk_live_ keys): composed from a credit bureau, the Banco de Portugal central credit register and tax-authority validation. Available once the three adapters are configured for this deployment; until then POST /v1/score answers 503 <code>live_tier_not_available</code>.</li><li>Live ERP OAuth: one provider in Q3 2026, the remaining providers in Q4 2026, further providers in Q1 2027; until configured, 503 <code>oauth_credentials_not_configured</code>.</li></ul>`,
+          `<h1>Roadmap</h1><ul><li>Live scoring (sk_live_ keys): composed from a credit bureau, the Banco de Portugal central credit register and tax-authority validation. Available once the three adapters are configured for this deployment; until then POST /v1/score answers 503 <code>live_tier_not_available</code>.</li><li>Live ERP OAuth: one provider in Q3 2026, the remaining providers in Q4 2026, further providers in Q1 2027; until configured, 503 <code>oauth_credentials_not_configured</code>.</li></ul><h2>API catalog</h2><p>The further APIs of the catalog and what this deployment serves of them. The others answer 404 <code>not_found</code>.</p><table><tr><th>method</th><th>path</th><th>readiness</th><th>served here</th></tr>${API_CATALOG.map(
+            (e) => `<tr><td>${e.method}</td><td><code>${esc(e.path)}</code></td><td>${esc(e.readiness)}</td><td>${e.servedAs ? esc(e.servedAs) : 'not yet'}</td></tr>`,
+          ).join('')}</table>`,
         ),
       { detail: { hide: true } },
     );

@@ -4,9 +4,15 @@ import { ERROR_CATALOGUE, type ErrorCode } from '../../lib/errors';
 import { AUTH_ERRORS, BODY_ERRORS, groupByStatus, IDEMPOTENCY_ERRORS } from '../../lib/api-doc';
 
 const RATE_HEADERS = {
-  'X-RateLimit-Limit': { description: 'Requests allowed per minute for this key (or client address when unauthenticated).', schema: { type: 'integer' } },
-  'X-RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
-  'X-RateLimit-Reset': { description: 'Unix epoch seconds (UTC) at which the per-minute allowance is fully restored (GitHub convention, not a delay).', schema: { type: 'integer' } },
+  'X-RateLimit-Limit': {
+    description: "The size of the budget that runs out first: requests per minute for this key (or client address when unauthenticated), or the tenant's daily quota once fewer requests are left in it than in the minute's (and on its 429).",
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Remaining': { description: 'Requests that may still be sent before a 429: the smaller of what is left of the per-minute budget and of the daily quota.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': {
+    description: 'Unix epoch seconds (UTC) at which the budget that X-RateLimit-Limit describes is fully restored: the per-minute allowance, or the daily quota at the next UTC midnight (GitHub convention, not a delay).',
+    schema: { type: 'integer' },
+  },
   RateLimit: { description: 'IETF draft-ietf-httpapi-ratelimit-headers state: "minute";r=<remaining>;t=<delta seconds>, "daily";r=…;t=…', schema: { type: 'string' } },
   'RateLimit-Policy': { description: 'IETF draft policies: "minute";q=<limit>;w=60, "daily";q=<quota>;w=86400', schema: { type: 'string' } },
   'X-Request-Id': { description: 'Identifier of this request; also in every error body as requestId.', schema: { type: 'string' } },
@@ -75,6 +81,8 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       if (op['x-hidden']) continue;
       const errors = [...((op['x-errors'] as ErrorCode[]) ?? [])];
       delete op['x-errors'];
+      const own = op['x-responses'] as Record<string, { description: string; html?: true; location?: true }> | undefined;
+      delete op['x-responses'];
       const secured = Array.isArray(op.security) && op.security.length > 0;
       if (secured) errors.push(...AUTH_ERRORS);
       const body = bodies.get(`${method} ${path}`);
@@ -96,14 +104,27 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       }
       if (!secured) op.security = []; // public (e.g. the OAuth consent page and callback): no key
       const params = (op.parameters as { in?: string }[] | undefined) ?? [];
-      if (params.some((p) => p.in === 'query' || p.in === 'path')) errors.push('validation_failed');
+      if (!own && params.some((p) => p.in === 'query' || p.in === 'path')) errors.push('validation_failed');
       errors.push('internal_error');
-      const responses = (op.responses ?? {}) as Record<string, Record<string, unknown>>;
-      for (const r of Object.values(responses)) r.headers = headerRefs;
+      const responses = (
+        own
+          ? Object.fromEntries(
+              Object.entries(own).map(([status, r]) => [
+                status,
+                {
+                  description: r.description,
+                  ...(r.location ? { headers: { Location: { description: 'Where the browser is sent.', schema: { type: 'string', format: 'uri' } } } } : {}),
+                  ...(r.html ? { content: { 'text/html': { schema: { type: 'string' } } } } : {}),
+                },
+              ]),
+            )
+          : (op.responses ?? {})
+      ) as Record<string, Record<string, unknown>>;
+      for (const r of Object.values(responses)) r.headers = { ...headerRefs, ...(r.headers as object | undefined) };
       if (method === 'post')
         for (const [status, r] of Object.entries(responses))
           if (status.startsWith('2')) r.headers = { ...headerRefs, 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } };
-      if (!Object.keys(responses).some((s) => s.startsWith('2'))) responses['200'] = { description: 'Success', headers: headerRefs };
+      if (!own && !Object.keys(responses).some((s) => s.startsWith('2'))) responses['200'] = { description: 'Success', headers: headerRefs };
       for (const [status, codes] of groupByStatus(errors)) {
         responses[String(status)] = {
           description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].meaning}`).join('\n\n'),

@@ -1,0 +1,47 @@
+/**
+ * The spec's catalog of further APIs (§4.3: method, path, readiness; shapes not shown) and what this
+ * deployment serves of it. Entries it does not serve answer 404 `not_found` with a message that
+ * says so and points at /roadmap, which lists them all.
+ */
+export interface CatalogEntry {
+  method: string;
+  path: string;
+  readiness: string;
+  /** where this deployment serves it, if it does */
+  servedAs?: string;
+}
+
+export const API_CATALOG: CatalogEntry[] = [
+  { method: 'POST', path: '/v1/esg-score', readiness: 'live', servedAs: 'POST /v1/esg-score (the same assessment as POST /v1/esg)' },
+  { method: 'POST', path: '/v1/decision', readiness: 'beta' },
+  { method: 'POST', path: '/v1/aml/screen', readiness: 'live' },
+  { method: 'GET', path: '/v1/nif/{nif}', readiness: 'live' },
+  { method: 'POST', path: '/v1/kyc/verify', readiness: 'live' },
+  { method: 'GET', path: '/v1/erp/{provider}/invoices', readiness: 'live', servedAs: 'GET /v1/erp/{provider}/invoices (and /transactions)' },
+  { method: 'POST', path: '/v1/saft/parse', readiness: 'live' },
+  { method: 'POST', path: '/v1/invoice/extract', readiness: 'live' },
+  { method: 'POST', path: '/v1/forecast', readiness: 'roadmap, fourth quarter 2026' },
+  { method: 'GET', path: '/v1/index/spreads', readiness: 'beta' },
+  { method: 'POST', path: '/v1/reconcile', readiness: 'live' },
+  { method: 'POST', path: '/v1/factoring/operation', readiness: 'live' },
+  { method: 'POST', path: '/v1/confirming/anchor', readiness: 'live' },
+  { method: 'GET', path: '/v1/supplier-portal/embed', readiness: 'live' },
+  { method: 'POST', path: '/v1/notice/cession', readiness: 'live' },
+  { method: 'WEBHOOK', path: '/v1/events', readiness: 'beta', servedAs: 'signed webhooks (POST /v1/admin/webhooks) and GET /v1/events' },
+  { method: 'POST', path: '/v1/csrd/report', readiness: 'live' },
+  { method: 'POST', path: '/v1/basel/capital', readiness: 'roadmap, fourth quarter 2026' },
+  { method: 'GET', path: '/v1/audit/{operation_id}', readiness: 'beta' },
+  { method: 'POST', path: '/v1/gdpr/request', readiness: 'live' },
+  { method: 'POST', path: '/v1/insurance/submit', readiness: 'roadmap, fourth quarter 2026' },
+  { method: 'GET', path: '/v1/credit-limit/{buyer_nif}', readiness: 'roadmap, fourth quarter 2026' },
+  { method: 'GET', path: '/v1/sector-risk/{naics}', readiness: 'beta' },
+  { method: 'POST', path: '/v1/bond/issue', readiness: 'roadmap, 2027' },
+];
+
+const unserved = API_CATALOG.filter((e) => !e.servedAs).map((e) => ({
+  ...e,
+  re: new RegExp('^' + e.path.replace(/\{[^}]+\}/g, '[^/]+') + '/?$'),
+}));
+
+/** The catalog entry a request names that this deployment does not serve (any method), if any. */
+export const unservedCatalogEntry = (path: string) => unserved.find((e) => e.re.test(path));
