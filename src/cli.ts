@@ -63,10 +63,12 @@ async function run(argv: string[]) {
     },
   });
   const [noun, verb, ...rest] = positionals;
-  if (values.help || noun === 'help' || !noun) {
+  if (values.help || noun === 'help') {
     console.log(USAGE);
     return;
   }
+  // no command at all is a mistake of the caller (a script), not a request for help: usage on stderr, exit 2
+  if (!noun) throw new UsageError('a command is required');
   if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}"`);
   const command = `${noun} ${verb ?? ''}`.trim();
   const known = ['tenant create', 'tenant suspend', 'tenant resume', 'tenant quota', 'key create'];

@@ -79,6 +79,16 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+/** an IANA time zone the runtime knows (the scheduler would otherwise fail later, after the start) */
+function timeZone(tz: string): string {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return tz;
+  } catch {
+    throw new ConfigError(`configuration: RESCORE_TZ is invalid (an IANA time zone such as Europe/Lisbon; got ${JSON.stringify(tz)})`);
+  }
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const picked: Record<string, string> = {};
   for (const key of Object.keys(EnvSchema.properties)) {
@@ -123,7 +133,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // default: allowed for the embedded single-process sandbox, refused for a hosted deployment
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS ? e.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true' : !e.DATABASE_URL,
     rescoreCron: e.RESCORE_CRON ?? '0 2 * * *',
-    rescoreTz: e.RESCORE_TZ ?? 'Europe/Lisbon',
+    rescoreTz: timeZone(e.RESCORE_TZ ?? 'Europe/Lisbon'),
     rescoreLookbackDays: int('RESCORE_LOOKBACK_DAYS', 90),
     erpEnv: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0].startsWith('ERP_') && e[1] !== undefined && e[1] !== '')),
     adapters: {

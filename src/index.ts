@@ -32,6 +32,8 @@ async function main() {
     await ctx.close();
     process.exit(2);
   }
+  if (config.role !== 'all' && !config.redisUrl)
+    ctx.log.warn(`ROLE=${config.role} without REDIS_URL: rate limits and the cache of keys and scores are per process, and jobs run only in a ROLE=worker or ROLE=all process on the same database (set REDIS_URL to split roles)`);
   await seedDemoTenant(ctx, (s) => process.stdout.write(s + '\n'));
   if (config.role !== 'api') {
     await startWorkers(ctx);

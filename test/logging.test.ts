@@ -50,3 +50,16 @@ test('an unexpected failure is logged with its requestId (and the response carri
     h.ctx.tenants.listKeys = orig;
   }
 });
+
+test('a key or webhook secret pasted into the path of an unknown route is not logged', async () => {
+  const t = await h.tenant();
+  const secret = 'whsec_' + btoa('not-a-real-secret-0123456789');
+  const r = await h.call('GET', `/v1/scor/${t.api_key}/${secret}?api_key=${t.api_key}`, { key: t.api_key });
+  expect(r.status).toBe(404);
+  await Bun.sleep(20);
+  const entry = lines.map((l) => JSON.parse(l)).find((e) => e.msg === 'request' && e.requestId === r.headers.get('x-request-id'));
+  expect(entry).toMatchObject({ status: 404, route: '/v1/scor/sk_test_[redacted]' });
+  const all = lines.join('\n');
+  expect(all).not.toContain(t.api_key.slice(8));
+  expect(all).not.toContain(secret.slice(6));
+});

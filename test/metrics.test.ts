@@ -18,9 +18,20 @@ describe('GET /metrics', () => {
     const t = await h.tenant({ plan: 'free' });
     const k = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', rateLimitPerMinute: 1 });
     await h.call('GET', '/v1/admin/keys', { key: k.api_key });
-    await h.call('GET', '/v1/admin/keys', { key: k.api_key }); // 429
+    await h.call('GET', '/v1/admin/keys', { key: k.api_key }); // 429: the key's minute
+    const quota = await h.tenant({ dailyQuota: 1 });
+    await h.call('GET', '/v1/events', { key: quota.api_key });
+    expect((await h.call('GET', '/v1/events', { key: quota.api_key })).status).toBe(429); // the tenant's daily quota
+    // a pool connection held in a transaction while the metrics are read
+    let release!: () => void;
+    const held = h.ctx.database.withTx(async (tx) => {
+      await tx.select().from(h.ctx.database.t.tenants).limit(1);
+      await new Promise<void>((r) => (release = r));
+    });
     await Bun.sleep(20); // the access-log hook runs after the response is sent
     const res = await h.call('GET', '/metrics', { headers: { authorization: `Bearer ${token}` } });
+    release();
+    await held;
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
     const text = await res.text();
@@ -37,9 +48,11 @@ describe('GET /metrics', () => {
     expect(counts.at(-1)).toBe(1);
     expect(text).toContain(`http_request_duration_seconds_count{${series}} 1`);
     expect(text).toMatch(new RegExp(`http_request_duration_seconds_sum\\{${series}\\} 0\\.\\d+`));
-    expect(text).toMatch(/rate_limit_rejections_total\{reason="limit"\} 1/);
+    expect(text).toMatch(/rate_limit_rejections_total\{reason="minute"\} 1\n/);
+    expect(text).toMatch(/rate_limit_rejections_total\{reason="daily"\} 1\n/);
     expect(text).toContain('queue_depth');
-    expect(text).toContain('db_pool_in_use');
+    expect(Number(/^db_pool_in_use (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(/^db_pool_open (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
     expect(text).toContain('webhook_delivery_attempts_total');
   });
 });

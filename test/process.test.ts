@@ -48,6 +48,7 @@ describe('operator CLI', () => {
       [['key', 'create', '--tenant', 'abc'], /--env is required/],
       [['key', 'create', '--tenant', 'abc', '--env', 'sandbox', '--rate-limit', '-3'], /rate-limit/],
       [['tenant', 'explode'], /unknown command/],
+      [[], /a command is required/],
       [['tenant', 'create', '--nme', 'x'], /Unknown option/i],
       [['key', 'create', '--tenant', crypto.randomUUID(), '--env', 'sandbox'], /unknown tenant/],
     ];
@@ -69,6 +70,12 @@ describe('server process', () => {
     const [erpErr, erpCode] = await Promise.all([new Response(erp.stderr).text(), erp.exited]);
     expect(erpCode).not.toBe(0);
     expect(erpErr.trim()).toBe('configuration: ERP_MOLONI_TOKEN_URL is invalid (http(s) URL)');
+    // checked before anything is created (a bad time zone used to fail after the demo tenant was made)
+    const tz = Bun.spawn(['bun', 'run', 'src/index.ts'], { cwd: ROOT, env: { ...process.env, DATA_DIR: ':memory:', RESCORE_TZ: 'Mars/Base' }, stdout: 'pipe', stderr: 'pipe' });
+    const [tzOut, tzErr, tzCode] = await Promise.all([new Response(tz.stdout).text(), new Response(tz.stderr).text(), tz.exited]);
+    expect(tzCode).not.toBe(0);
+    expect(tzErr.trim()).toBe('configuration: RESCORE_TZ is invalid (an IANA time zone such as Europe/Lisbon; got "Mars/Base")');
+    expect(tzOut).not.toContain('sk_test_');
   });
 
   test.skipIf(TEST_DB !== 'sqlite')('first start of an empty embedded database prints a sandbox key and curl line once; the key works', async () => {
@@ -91,7 +98,12 @@ describe('server process', () => {
       expect(await hc({ ROLE: 'all', PORT: String(s1.port) })).toBe(1);
       const s2 = await spawnServer({ ...fresh.env });
       expect(s2.output()).not.toContain('sk_test_');
+      expect(s2.output()).not.toContain('without REDIS_URL');
       await s2.stop();
+      // an api process without Redis says what it will not share
+      const api = await spawnServer({ ...fresh.env, ROLE: 'api' });
+      expect(api.output()).toContain('ROLE=api without REDIS_URL');
+      await api.stop();
     } finally {
       await fresh.drop();
     }

@@ -239,6 +239,27 @@ describe('POST /v1/score — live tier', () => {
       expect(rows.find((x) => x.meter === 'score')!.billable).toBe(true);
     });
 
+    test('a nightly re-score of a live company bills its bureau lookup too; only the tenant\'s own scores keep a company in the 90-day window', async () => {
+      const t = await lh.tenant({ env: 'live' });
+      const bureauLines = async () => {
+        await lh.ctx.usage.flush();
+        const u = lh.ctx.database.t.usageRecords;
+        return (await lh.ctx.database.db.select().from(u).where(and(eq(u.tenantId, t.tenant_id), eq(u.meter, 'bureau_passthrough')))).reduce((n, x) => n + x.quantity, 0);
+      };
+      expect((await lh.json('POST', '/v1/score', { key: t.api_key, body: { nif: known } })).status).toBe(200);
+      expect(await bureauLines()).toBe(1);
+      const rescore = lh.ctx.services!.rescore;
+      expect((await rescore.rescoreTenant(t.tenant_id, 'live')).rescored).toBe(1);
+      expect(await bureauLines()).toBe(2);
+      // the tenant's own score falls out of the window; the job's re-score of yesterday does not keep it in
+      const s = lh.ctx.database.t.scoreResults;
+      const days = (n: number) => new Date(Date.now() - n * 86_400_000);
+      await lh.ctx.database.db.update(s).set({ computedAt: days(100) }).where(and(eq(s.tenantId, t.tenant_id), eq(s.trigger, 'request')));
+      await lh.ctx.database.db.update(s).set({ computedAt: days(1) }).where(and(eq(s.tenantId, t.tenant_id), eq(s.trigger, 'rescore')));
+      expect((await rescore.rescoreTenant(t.tenant_id, 'live')).rescored).toBe(0);
+      expect(await bureauLines()).toBe(2);
+    });
+
     test('unknown at the bureau → 404 company_not_found', async () => {
       expectError(await lh.json('POST', '/v1/score', { key: liveKey, body: { nif: '123456789' } }), 404, 'company_not_found');
     });

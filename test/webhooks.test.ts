@@ -113,7 +113,9 @@ describe('webhook endpoints', () => {
     await h.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { status: 'disabled' } });
     expectError(await h.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key }), 409, 'webhook_endpoint_inactive');
     expect(expectError(await h.json('GET', '/v1/events?cursor=garbage', { key: t.api_key }), 422, 'validation_failed').fields[0].path).toBe('query.cursor');
-    expect(expectError(await h.json('GET', '/v1/events?type=bogus', { key: t.api_key }), 422, 'validation_failed').fields[0].path).toBe('query.type');
+    const badType = expectError(await h.json('GET', '/v1/events?type=bogus', { key: t.api_key }), 422, 'validation_failed').fields[0];
+    expect(badType.path).toBe('query.type');
+    expect(badType.message).toStartWith('must match: Comma-separated event types: '); // not the raw pattern
   });
 
   test('update, disable, delete; another tenant gets 404 and sees nothing', async () => {
@@ -124,6 +126,12 @@ describe('webhook endpoints', () => {
     const upd = await h.json('PATCH', `/v1/admin/webhooks/${id}`, { key: a.api_key, body: { enabled_events: ['deterioration.alert'], description: null, status: 'disabled' } });
     expect(upd.status).toBe(200);
     expect(upd.body).toMatchObject({ enabled_events: ['deterioration.alert'], status: 'disabled', description: null });
+    // a PATCH with nothing it knows (a misspelt field) is refused, not answered 200 with no change
+    for (const body of [{ events: ['score.updated'] }, {}]) {
+      const none = expectError(await h.json('PATCH', `/v1/admin/webhooks/${id}`, { key: a.api_key, body }), 422, 'validation_failed');
+      expect(none.fields).toEqual([{ path: '(body)', message: 'must set at least one of: url, description, enabled_events, status' }]);
+    }
+    expect((await h.json('GET', `/v1/admin/webhooks/${id}`, { key: a.api_key })).body.enabled_events).toEqual(['deterioration.alert']);
     expectError(await h.json('PATCH', `/v1/admin/webhooks/${id}`, { key: b.api_key, body: { status: 'active' } }), 404, 'resource_not_found');
     expect((await h.json('GET', `/v1/admin/webhooks/${id}`, { key: a.api_key })).body).toMatchObject({ id, status: 'disabled' });
     expectError(await h.json('GET', `/v1/admin/webhooks/${id}`, { key: b.api_key }), 404, 'resource_not_found');
@@ -297,6 +305,12 @@ describe('signed delivery (Standard Webhooks)', () => {
     const sent = down.received.length;
     await Bun.sleep(300);
     expect(down.received.length).toBe(sent); // nothing more goes to a failed endpoint
+    // the delivery still pending when the endpoint failed is given up, with no next attempt announced
+    const given = await until(async () => {
+      const d = (await h.json('GET', `/v1/admin/webhooks/${c.body.id}/deliveries`, { key: t.api_key })).body.data as { status: string; next_attempt_at: string | null }[];
+      return d.length === 2 && d.every((x) => x.status === 'failed') && d;
+    });
+    expect(given.map((x) => x.next_attempt_at)).toEqual([null, null]);
     const re = await h.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { status: 'active' } });
     expect(re.body).toMatchObject({ status: 'active', consecutive_failures: 0 });
     down.stop();

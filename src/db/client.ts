@@ -49,8 +49,15 @@ export interface Database {
    * Rows whose key already exists are skipped, so a batch retried after a failure is idempotent.
    */
   appendRows(table: Table, rows: Record<string, unknown>[]): Promise<void>;
-  /** transactions in progress (metrics) */
+  /** transactions in progress */
   inFlight(): number;
+  /**
+   * For the metrics: connections of this process's pool that are busy (running a statement or in a
+   * transaction) and open. PostgreSQL: as the server sees them (pg_stat_activity, by the pool's own
+   * application_name), asked on a connection of its own so that an exhausted pool can still be
+   * observed; null if that fails. SQLite: its transactions in progress, on its one connection.
+   */
+  poolUsage(): Promise<{ busy: number; open: number } | null>;
   /**
    * Changes whenever anything was committed, by this process or any other (SQLite: the wal-index
    * header in shared memory, see sqlite-change-signal.ts). null where that cannot be known cheaply
@@ -88,7 +95,10 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   } finally {
     await lockConn.end({ timeout: 5 });
   }
-  const client = postgres(url, { max: poolSize, onnotice: () => {}, idle_timeout: 30 });
+  // a name of this pool alone (several processes, even with the same pid in containers, share the database)
+  const poolName = `pt-api-${crypto.randomUUID().slice(0, 13)}`;
+  const client = postgres(url, { max: poolSize, onnotice: () => {}, idle_timeout: 30, connection: { application_name: poolName } });
+  let observer: ReturnType<typeof postgres> | null = null;
   const db = drizzlePg(client) as Db;
   const txStore = new AsyncLocalStorage<{ tx: Db; touched: Touched }>();
   let inFlight = 0;
@@ -124,6 +134,17 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       }
     },
     inFlight: () => inFlight,
+    async poolUsage() {
+      observer ??= postgres(url, { max: 1, onnotice: () => {}, idle_timeout: 60, connect_timeout: 2, connection: { application_name: `${poolName}-metrics` } });
+      try {
+        const [row] = await observer<{ busy: number; open: number }[]>`
+          select count(*) filter (where state is distinct from 'idle')::int as busy, count(*)::int as open
+          from pg_stat_activity where application_name = ${poolName}`;
+        return row ?? null;
+      } catch {
+        return null;
+      }
+    },
     changeEpoch: () => null,
     db,
     t: pgSchema,
@@ -149,7 +170,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       await client`select 1`;
     },
     async close() {
-      await client.end({ timeout: 5 });
+      await Promise.all([client.end({ timeout: 5 }), observer?.end({ timeout: 1 })]);
     },
   };
   return database;
@@ -384,6 +405,7 @@ function openSqlite(dataDir: string): Database {
       }
     },
     inFlight: () => inFlight,
+    poolUsage: async () => ({ busy: inFlight, open: 1 }),
     changeEpoch,
     db,
     t: sqliteSchema as unknown as Schema,

@@ -13,6 +13,13 @@ export interface Logger {
   throttled(key: string, intervalMs: number, level: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>): void;
 }
 
+/**
+ * Caller-supplied text that is logged (the path of a request that matched no route), cut at the
+ * first thing shaped like a secret of this API: a key or webhook secret pasted into a URL by
+ * mistake must not reach the logs (a webhook secret's base64 may hold "/", so the rest goes too).
+ */
+export const redactSecrets = (text: string) => text.replace(/\b(sk_(?:test|live)_|whsec_).*$/s, '$1[redacted]');
+
 export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Logger {
   const min = ORDER[level];
   const last = new Map<string, number>();

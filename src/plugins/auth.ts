@@ -40,6 +40,7 @@ export async function limitAnonymous(ctx: AppContext, request: Request, server: 
   const d = await ctx.limiter.consume({ bucket: `ip:${clientAddress(ctx, request, server)}`, limitPerMinute: ctx.config.anonRateLimitPerMinute, nowMs });
   state.rateHeaders = rateLimitHeaders(d, nowMs);
   Object.assign(set.headers, state.rateHeaders);
+  if (!d.allowed) state.limitedBy = 'address';
   return d.allowed ? null : new ApiError('rate_limited', 'Too many unauthenticated requests from this address.', { headers: { 'retry-after': state.rateHeaders['retry-after']! } });
 }
 
@@ -131,6 +132,7 @@ function applyBudgetDecision(request: Request, set: { headers: Record<string, un
   state.rateHeaders = rateLimitHeaders(d, now.getTime());
   Object.assign(set.headers, state.rateHeaders);
   if (d.allowed) return found;
+  state.limitedBy = d.deniedBy ?? 'minute';
   const headers = { 'retry-after': state.rateHeaders['retry-after']! };
   return d.deniedBy === 'daily'
     ? new ApiError('daily_quota_exceeded', `The tenant's daily quota of ${tenant.dailyQuota} requests is used up.`, { headers })

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import { ApiError, errorBody, JSON_UTF8, validationError, type FieldError } from '../lib/errors';
 import type { AppContext } from '../context';
 import { requestState } from './request-state';
+import { redactSecrets } from '../lib/log';
 import { unservedCatalogEntry } from '../features/system/catalog';
 import { chargeKey, hasKeyShapedBearer, limitAnonymous, peekAnonymous } from './auth';
 
@@ -76,12 +77,12 @@ export function unexpectedError(ctx: AppContext, request: Request, error: unknow
 export function recordRequest(ctx: AppContext, request: Request, route: string | undefined, status: number, path?: string) {
   const s = requestState(request);
   const ms = performance.now() - s.start;
-  ctx.metrics.observeRequest(request.method, route || 'unmatched', status, ms);
+  ctx.metrics.observeRequest(request.method, route || 'unmatched', status, ms, s.limitedBy);
   if (!ctx.log.enabled('info')) return;
   ctx.log.info('request', {
     requestId: s.id,
     method: request.method,
-    route: route || path,
+    route: route || (path && redactSecrets(path)),
     status,
     durationMs: Math.round(ms * 100) / 100,
     tenantId: s.tenantId,
@@ -195,6 +196,10 @@ function describe(e: ValidationLike['all'][number]): string {
     if (str.maxLength !== undefined && e.value.length > str.maxLength) return `must be at most ${str.maxLength} characters`;
     if (str.minLength !== undefined && e.value.length < str.minLength) return `must be at least ${str.minLength} characters`;
   }
+  // a pattern reads badly as a message ("Expected string to match '^(score\.updated|…'"): the
+  // schema's own description says what is expected, where it has one
+  const described = e.schema as { pattern?: string; description?: string } | undefined;
+  if (described?.pattern && described.description && typeof e.value === 'string') return `must match: ${described.description}`;
   if (any?.length && any.every((o) => 'const' in o)) return `must be one of: ${any.map((o) => JSON.stringify(o.const)).join(', ')}`;
   if (any?.some((o) => o.type === 'integer' || o.type === 'number')) {
     const num = any.find((o) => o.type === 'integer' || o.type === 'number')!;

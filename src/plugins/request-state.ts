@@ -4,6 +4,8 @@ export interface RequestState {
   start: number;
   tenantId?: string;
   keyId?: string;
+  /** the budget that refused this request, when one did (metrics) */
+  limitedBy?: 'minute' | 'daily' | 'address';
   /** rate-limit headers computed for this request; copied onto every response */
   rateHeaders?: Record<string, string>;
   /** id of the Idempotency-Key record this request claimed (stored when it completes) */

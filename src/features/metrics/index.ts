@@ -73,7 +73,7 @@ class RequestMetrics {
 export class PromMetrics implements Metrics {
   readonly registry = new Registry();
   private readonly requests = new RequestMetrics();
-  readonly rateLimited = new Counter({ name: 'rate_limit_rejections_total', help: '429 answers by reason', labelNames: ['reason'], registers: [this.registry] });
+  readonly rateLimited = new Counter({ name: 'rate_limit_rejections_total', help: '429 answers by the budget that refused them: minute (a key\'s per-minute limit), daily (its tenant\'s daily quota), address (requests without a valid key, per client address)', labelNames: ['reason'], registers: [this.registry] });
   readonly jobs = new Counter({ name: 'jobs_total', help: 'Background job outcomes', labelNames: ['queue', 'outcome'], registers: [this.registry] });
   readonly webhookDeliveries = new Counter({ name: 'webhook_delivery_attempts_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers: [this.registry] });
 
@@ -89,20 +89,34 @@ export class PromMetrics implements Metrics {
         for (const [queue, n] of Object.entries(await ctx.jobs.depth().catch(() => ({})))) this.set({ queue }, n);
       },
     });
+    // one read per scrape for both gauges (PostgreSQL: a query on the pool observer's connection)
+    let usage: Promise<{ busy: number; open: number } | null> | null = null;
+    const poolUsage = () => (usage ??= ctx.database.poolUsage().finally(() => setTimeout(() => (usage = null), 100)));
     new Gauge({
       name: 'db_pool_in_use',
-      help: 'Database transactions in progress (SQLite: 0 or 1, writes are serialised)',
+      help: "Connections of this process's database pool running a statement or in a transaction (PostgreSQL, as pg_stat_activity shows them; SQLite: its transaction in progress, 0 or 1)",
       registers: [this.registry],
-      collect() {
-        this.set(ctx.database.inFlight());
+      async collect() {
+        const u = await poolUsage();
+        if (u) this.set(u.busy);
+      },
+    });
+    new Gauge({
+      name: 'db_pool_open',
+      help: "Connections of this process's database pool that are open",
+      registers: [this.registry],
+      async collect() {
+        const u = await poolUsage();
+        if (u) this.set(u.open);
       },
     });
     new Gauge({ name: 'db_pool_max', help: 'Database pool size', registers: [this.registry] }).set(poolMax);
   }
 
-  observeRequest(method: string, route: string, status: number, ms: number) {
+  /** `limitedBy`: on a 429, the budget that refused it (a key's minute or its tenant's daily quota, or a client address) */
+  observeRequest(method: string, route: string, status: number, ms: number, limitedBy?: 'minute' | 'daily' | 'address') {
     this.requests.observe(method, route, status, ms / 1000);
-    if (status === 429) this.rateLimited.inc({ reason: 'limit' });
+    if (status === 429) this.rateLimited.inc({ reason: limitedBy ?? 'minute' });
   }
   jobOutcome(queue: string, outcome: 'completed' | 'failed') {
     this.jobs.inc({ queue, outcome });

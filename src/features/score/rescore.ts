@@ -29,7 +29,9 @@ export class RescoreService {
     const rows = await this.database.db
       .selectDistinct({ nif: s.nif })
       .from(s)
-      .where(and(eq(s.tenantId, tenantId), eq(s.env, env), gt(s.computedAt, since)));
+      // the companies the tenant itself scored in the window: the job's own re-scores do not keep a
+      // company in it, or a company scored once would be re-scored (and its bureau lookup billed) for ever
+      .where(and(eq(s.tenantId, tenantId), eq(s.env, env), eq(s.trigger, 'request'), gt(s.computedAt, since)));
     const emitted: { type: string; nif: string; id: string }[] = [];
     let rescored = 0;
     for (const { nif } of rows) {
@@ -89,6 +91,8 @@ export class RescoreService {
           emitted.push({ type: 'deterioration.alert', nif, id });
         }
       });
+      // a live re-score looked the company up at the bureau: billed like a request's lookup (#4)
+      this.scores.billBureauLookup(caller, evaluated.bureauCostCents);
       rescored++;
     }
     if (emitted.length) this.events.onEmitted();

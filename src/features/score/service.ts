@@ -91,7 +91,7 @@ export class ScoreService {
   async compute(caller: ScoreCaller, nif: string, trigger: 'request' | 'rescore', customerReference: string | null) {
     const evaluated = await this.evaluate(caller, nif, trigger);
     await this.database.withTx((tx) => this.store(tx, caller, nif, evaluated.result, trigger, customerReference));
-    if (evaluated.bureauCostCents !== null) this.bill(caller, 'bureau_passthrough', evaluated.bureauCostCents);
+    this.billBureauLookup(caller, evaluated.bureauCostCents);
     return evaluated;
   }
 
@@ -193,6 +193,11 @@ export class ScoreService {
       .prepare('score_rescore_count');
     const [row] = await this.rescoreCountQuery.execute({ tenantId: caller.tenantId, env: caller.env, nif });
     return Number(row?.n ?? 0);
+  }
+
+  /** a bureau lookup (live scores, requested or nightly re-scores): usage line bureau_passthrough at cost + 15 % */
+  billBureauLookup(caller: ScoreCaller, costCents: number | null) {
+    if (costCents !== null) this.bill(caller, 'bureau_passthrough', costCents);
   }
 
   /** one usage record of this caller's request (one object: this runs on every billed call) */

@@ -3,6 +3,7 @@ import type { AppContext } from '../../context';
 import type { Db } from '../../db/client';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
+import { validationError } from '../../lib/errors';
 import { Page, PageQuery } from '../../lib/schemas';
 import { actorOf, AdminService, type Actor } from '../admin/service';
 import { EVENT_TYPES } from '../events/service';
@@ -49,12 +50,21 @@ export function webhookRoutes(ctx: AppContext, service: WebhookService) {
       response: { 200: WebhookEndpoint },
       detail: doc('One webhook endpoint', 'getWebhook', ['resource_not_found']),
     })
-    .patch('/v1/admin/webhooks/:id', ({ auth, params, body }) => service.update(auth, params.id, body, auditor(auth)), {
-      params: IdParams,
-      body: UpdateWebhook,
-      response: { 200: WebhookEndpoint },
-      detail: doc('Update a webhook endpoint (url, description, events, status)', 'updateWebhook', ['resource_not_found', 'invalid_json', 'unsupported_media_type', 'payload_too_large']),
-    })
+    .patch(
+      '/v1/admin/webhooks/:id',
+      ({ auth, params, body }) => {
+        // unknown fields are dropped: a PATCH left with nothing to change was most likely misspelt
+        // (e.g. "events" for enabled_events) and must not answer 200 as if it had done something
+        if (Object.keys(body).length === 0) throw validationError([{ path: '(body)', message: `must set at least one of: ${Object.keys(UpdateWebhook.properties).join(', ')}` }]);
+        return service.update(auth, params.id, body, auditor(auth));
+      },
+      {
+        params: IdParams,
+        body: UpdateWebhook,
+        response: { 200: WebhookEndpoint },
+        detail: doc('Update a webhook endpoint (url, description, enabled_events, status; at least one)', 'updateWebhook', ['resource_not_found', 'invalid_json', 'unsupported_media_type', 'payload_too_large']),
+      },
+    )
     .delete('/v1/admin/webhooks/:id', ({ auth, params }) => service.remove(auth, params.id, auditor(auth)), {
       params: IdParams,
       response: { 200: t.Object({ id: t.String(), deleted: t.Boolean() }) },

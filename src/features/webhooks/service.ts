@@ -328,7 +328,7 @@ export class WebhookService {
     const [event] = await this.database.db.select().from(t.events).where(eq(t.events.id, delivery.eventId));
     const [endpoint] = await this.database.db.select().from(t.webhookEndpoints).where(eq(t.webhookEndpoints.id, delivery.endpointId));
     if (!event || !endpoint || endpoint.status !== 'active') {
-      await this.database.withTx((tx) => tx.update(d).set({ status: 'failed', lastError: 'endpoint not active', lockedUntil: null, updatedAt: this.now() }).where(eq(d.id, deliveryId)));
+      await this.database.withTx((tx) => tx.update(d).set({ status: 'failed', lastError: 'endpoint not active', lockedUntil: null, nextAttemptAt: null, updatedAt: this.now() }).where(eq(d.id, deliveryId)));
       return null;
     }
     const body = JSON.stringify(envelopeOf(event));
