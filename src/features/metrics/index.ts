@@ -92,24 +92,20 @@ export class PromMetrics implements Metrics {
     // one read per scrape for both gauges (PostgreSQL: a query on the pool observer's connection)
     let usage: Promise<{ busy: number; open: number } | null> | null = null;
     const poolUsage = () => (usage ??= ctx.database.poolUsage().finally(() => setTimeout(() => (usage = null), 100)));
-    new Gauge({
-      name: 'db_pool_in_use',
-      help: "Connections of this process's database pool running a statement or in a transaction (PostgreSQL, as pg_stat_activity shows them; SQLite: its transaction in progress, 0 or 1)",
-      registers: [this.registry],
-      async collect() {
-        const u = await poolUsage();
-        if (u) this.set(u.busy);
-      },
-    });
-    new Gauge({
-      name: 'db_pool_open',
-      help: "Connections of this process's database pool that are open",
-      registers: [this.registry],
-      async collect() {
-        const u = await poolUsage();
-        if (u) this.set(u.open);
-      },
-    });
+    const poolGauges: [string, string, 'busy' | 'open'][] = [
+      ['db_pool_in_use', "Connections of this process's database pool running a statement or in a transaction (PostgreSQL, as pg_stat_activity shows them; SQLite: its transaction in progress, 0 or 1)", 'busy'],
+      ['db_pool_open', "Connections of this process's database pool that are open", 'open'],
+    ];
+    for (const [name, help, field] of poolGauges)
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          const u = await poolUsage();
+          if (u) this.set(u[field]);
+        },
+      });
     new Gauge({ name: 'db_pool_max', help: 'Database pool size', registers: [this.registry] }).set(poolMax);
   }
 
