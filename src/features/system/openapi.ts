@@ -160,7 +160,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       schemas: { ...(normalizeSchema(generated.components.schemas) as Record<string, unknown>), Error: ERROR_SCHEMA },
       headers: {
         ...RATE_HEADERS,
-        'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+        'Retry-After': { description: 'Seconds to wait before retrying. Sent with every 429 (rate_limited, daily_quota_exceeded), with 503 upstream_unavailable and with 409 idempotency_key_in_use; not with the other codes of the same status, which a retry does not cure.', schema: { type: 'integer' } },
         'Idempotent-Replayed': { description: '"true" when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
       },
       securitySchemes: {
