@@ -242,6 +242,12 @@ describe('OpenAPI 3.1', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['BearerAuth', 'bearerAuth']);
+    // a replayed stored 4xx carries Idempotent-Replayed too; the key's format is in the document
+    const revoke = doc.paths['/v1/admin/keys/revoke'].post;
+    expect(Object.keys(revoke.responses['409'].headers)).toContain('Idempotent-Replayed');
+    const idem = revoke.parameters.find((x: { name: string }) => x.name === 'Idempotency-Key');
+    expect(new RegExp(idem.schema.pattern).test('café')).toBe(false);
+    expect(new RegExp(idem.schema.pattern).test('order-42')).toBe(true);
     const ops = Object.entries(doc.paths).flatMap(([p, o]: any) => Object.entries(o).map(([m, op]: any) => ({ p, m, op })));
     expect(ops.length).toBeGreaterThan(3);
     for (const { p, m, op } of ops) {

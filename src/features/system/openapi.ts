@@ -98,7 +98,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
             in: 'header',
             required: false,
             description: 'Makes the POST safe to retry for 24 h: a replay with the same method, path and body returns the stored response with Idempotent-Replayed: true.',
-            schema: { type: 'string', minLength: 1, maxLength: 255 },
+            schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$', description: 'printable ASCII' },
           },
         ];
       }
@@ -128,7 +128,12 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       for (const [status, codes] of groupByStatus(errors)) {
         responses[String(status)] = {
           description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].meaning}`).join('\n\n'),
-          headers: status === 429 || status === 503 || codes.includes('idempotency_key_in_use') ? { ...headerRefs, 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : headerRefs,
+          headers: {
+            ...headerRefs,
+            ...(status === 429 || status === 503 || codes.includes('idempotency_key_in_use') ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+            // a stored 4xx is replayed like a success (errors that nothing was stored for are answered afresh)
+            ...(method === 'post' && status >= 400 && status < 500 ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
+          },
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
         };
       }
