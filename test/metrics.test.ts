@@ -5,7 +5,7 @@ describe('GET /metrics', () => {
   let h: TestApp;
   const token = 'metrics-token-0123456789';
   beforeAll(async () => {
-    h = await makeApp({ METRICS_TOKEN: token });
+    h = await makeApp({ METRICS_TOKEN: token, ANON_RATE_LIMIT_PER_MINUTE: '2' });
   });
   afterAll(() => h.close());
 
@@ -22,6 +22,9 @@ describe('GET /metrics', () => {
     const quota = await h.tenant({ dailyQuota: 1 });
     await h.call('GET', '/v1/events', { key: quota.api_key });
     expect((await h.call('GET', '/v1/events', { key: quota.api_key })).status).toBe(429); // the tenant's daily quota
+    const anonymous = [];
+    for (let i = 0; i < 3; i++) anonymous.push((await h.call('GET', '/v1/sandbox/fixtures')).status);
+    expect(anonymous).toEqual([401, 401, 429]); // the client address's budget
     // a pool connection held in a transaction while the metrics are read
     let release!: () => void;
     const held = h.ctx.database.withTx(async (tx) => {
@@ -50,6 +53,7 @@ describe('GET /metrics', () => {
     expect(text).toMatch(new RegExp(`http_request_duration_seconds_sum\\{${series}\\} 0\\.\\d+`));
     expect(text).toMatch(/rate_limit_rejections_total\{reason="minute"\} 1\n/);
     expect(text).toMatch(/rate_limit_rejections_total\{reason="daily"\} 1\n/);
+    expect(text).toMatch(/rate_limit_rejections_total\{reason="address"\} 1\n/);
     expect(text).toContain('queue_depth');
     expect(Number(/^db_pool_in_use (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
     expect(Number(/^db_pool_open (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);

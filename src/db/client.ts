@@ -49,8 +49,6 @@ export interface Database {
    * Rows whose key already exists are skipped, so a batch retried after a failure is idempotent.
    */
   appendRows(table: Table, rows: Record<string, unknown>[]): Promise<void>;
-  /** transactions in progress */
-  inFlight(): number;
   /**
    * For the metrics: connections of this process's pool that are busy (running a statement or in a
    * transaction) and open. PostgreSQL: as the server sees them (pg_stat_activity, by the pool's own
@@ -101,7 +99,6 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   let observer: ReturnType<typeof postgres> | null = null;
   const db = drizzlePg(client) as Db;
   const txStore = new AsyncLocalStorage<{ tx: Db; touched: Touched }>();
-  let inFlight = 0;
   const database: Database = {
     dialect: 'postgres',
     writeOne: (fn) => fn(),
@@ -133,7 +130,6 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
         await insertSkippingExisting(database, table, rows);
       }
     },
-    inFlight: () => inFlight,
     async poolUsage() {
       observer ??= postgres(url, { max: 1, onnotice: () => {}, idle_timeout: 60, connect_timeout: 2, connection: { application_name: `${poolName}-metrics` } });
       try {
@@ -153,14 +149,9 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       const outer = txStore.getStore();
       if (outer) return fn(outer.tx);
       const touched: Touched = new Map();
-      inFlight++;
-      try {
-        const result = await db.transaction((tx) => txStore.run({ tx: tx as unknown as Db, touched }, () => fn(tx as unknown as Db)));
-        await announce(database, touched);
-        return result;
-      } finally {
-        inFlight--;
-      }
+      const result = await db.transaction((tx) => txStore.run({ tx: tx as unknown as Db, touched }, () => fn(tx as unknown as Db)));
+      await announce(database, touched);
+      return result;
     },
     touchTenant(tenantId, aspect) {
       touchIn(txStore.getStore()?.touched, tenantId, aspect);
@@ -404,7 +395,6 @@ function openSqlite(dataDir: string): Database {
         await (background ? background.append(table, chunk) : appendHere(table, chunk));
       }
     },
-    inFlight: () => inFlight,
     poolUsage: async () => ({ busy: inFlight, open: 1 }),
     changeEpoch,
     db,

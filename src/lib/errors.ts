@@ -1,6 +1,12 @@
 /** the Content-Type of every JSON answer of this API (successes, errors, idempotent replays) */
 export const JSON_UTF8 = 'application/json;charset=utf-8';
 
+/** every request body of this API is a JSON object */
+export const isJsonObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+/** the field error of a body that is another JSON value, on every route */
+export const NOT_AN_OBJECT: FieldError = { path: '(body)', message: 'must be a JSON object' };
+export const notAnObject = () => validationError([NOT_AN_OBJECT]);
+
 /**
  * The one error helper. Every error response is the §2.8 body:
  * {code, message, status, requestId, docsUrl?, fields?} (+ roadmap_url on live_tier_not_available).

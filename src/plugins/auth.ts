@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context';
-import { ApiError, JSON_UTF8, validationError } from '../lib/errors';
+import { ApiError, JSON_UTF8, notAnObject, validationError } from '../lib/errors';
 import { safeEqual } from '../lib/crypto';
 import { rateLimitHeaders, type RateDecision, type RateRequest } from '../lib/rate-limiter';
 import type { MaybePromise } from '../lib/maybe-promise';
@@ -229,7 +229,7 @@ export function authed(ctx: AppContext, scope: Scope) {
       return { auth };
     })
     .onBeforeHandle({ as: 'scoped' }, async ({ request, headers, body, auth, path, set }) => {
-      if (requestState(request).nonObjectBody) throw validationError([{ path: '(body)', message: 'must be a JSON object' }]);
+      if (requestState(request).nonObjectBody) throw notAnObject();
       if (request.method !== 'POST') return;
       const idemKey = headers['idempotency-key'];
       if (idemKey === undefined) return;

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import { ApiError, errorBody, JSON_UTF8, validationError, type FieldError } from '../lib/errors';
+import { ApiError, errorBody, isJsonObject, JSON_UTF8, notAnObject, validationError, type FieldError } from '../lib/errors';
 import type { AppContext } from '../context';
 import { requestState } from './request-state';
 import { redactSecrets } from '../lib/log';
@@ -31,8 +31,6 @@ export async function readCapped(request: Request, limit: number): Promise<strin
 /** application/json and its +json variants */
 export const JSON_CONTENT_TYPE = /^application\/([\w.+-]*\+)?json\b/i;
 
-/** every request body of this API is a JSON object */
-export const isJsonObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** service pages (probes, metrics, docs): not authenticated, never limited (their rate-limit headers only report) */
 export const isServicePath = (path: string) => /^\/(healthz|readyz|metrics|openapi\.json|docs|roadmap)(\/|$)/.test(path);
@@ -224,7 +222,7 @@ function fromValidation(error: ValidationLike, request: Request): ApiError {
   }
   // a body that is not a JSON object fails a route's schema on whatever it checks first (a
   // required field, "Expected object"): named the same way on every route instead
-  if (error.type === 'body' && requestState(request).nonObjectBody) return validationError([{ path: '(body)', message: 'must be a JSON object' }]);
+  if (error.type === 'body' && requestState(request).nonObjectBody) return notAnObject();
   const where = error.type === 'query' ? 'query.' : error.type === 'params' ? 'path.' : error.type === 'headers' ? 'header.' : '';
   const seen = new Set<string>();
   const fields: FieldError[] = [];

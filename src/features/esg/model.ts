@@ -1,7 +1,7 @@
 import { t } from 'elysia';
 import { Value } from '@sinclair/typebox/value';
 import { CustomerReference, DateTime, Nif } from '../../lib/schemas';
-import type { FieldError } from '../../lib/errors';
+import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
 import { answersSchema, isValidSector, validateAnswers } from './questionnaire';
 import { ESG_EXAMPLES } from './examples';
 
@@ -22,8 +22,7 @@ const EsgEnvelope = t.Object({ nif: Nif, customer_reference: t.Optional(Customer
  * sector, and each answer (unknown key, wrong type, out of range, not_applicable rules).
  */
 export function validateEsgBody(body: unknown): FieldError[] {
-  // worded as on every other route (http-errors.ts)
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return [{ path: '(body)', message: 'must be a JSON object' }];
+  if (!isJsonObject(body)) return [NOT_AN_OBJECT];
   const fields: FieldError[] = [];
   const seen = new Set<string>();
   for (const e of Value.Errors(EsgEnvelope, body)) {
