@@ -6,6 +6,7 @@ import { createLogger, type Logger } from './lib/log';
 import { announceTenantChanges, generationKey } from './lib/cache-generations';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './lib/rate-limiter';
 import { RedisScripts } from './lib/redis-scripts';
+import { GenerationFeed } from './lib/generation-feed';
 import { FlushBuffer } from './lib/flush-buffer';
 import { TenantService } from './features/tenants/service';
 import { UsageMeter } from './features/usage/service';
@@ -91,10 +92,16 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     const scripts = new RedisScripts(config.redisUrl, log);
     await scripts.connect().catch(() => {}); // unreachable: logged above, retried by the first calls
     closers.push(() => scripts.close());
-    limiter = new RedisRateLimiter(redis, scripts, memoryLimiter, log, `${config.redisPrefix}:rl:`, (aspect, id) => generationKey(config.redisPrefix, aspect, id));
-    database.tenantsChanged = announceTenantChanges(redis, config.redisPrefix, log);
+    // tenants' cache generations pushed to this process (PostgreSQL: SQLite's caches see every commit by themselves)
+    const feed = database.changeEpoch() === null ? new GenerationFeed(config.redisUrl, config.redisPrefix, redis, log) : null;
+    await feed?.start();
+    const redisLimiter = new RedisRateLimiter(redis, scripts, memoryLimiter, log, `${config.redisPrefix}:rl:`, (aspect, id) => generationKey(config.redisPrefix, aspect, id), feed);
+    limiter = redisLimiter;
+    database.tenantsChanged = announceTenantChanges(redis, config.redisPrefix, log, feed ?? undefined);
     const r = redis;
     closers.push(() => void r.disconnect());
+    if (feed) closers.push(() => feed.close());
+    closers.push(() => redisLimiter.close());
   }
 
   const encryptionKey = config.encryptionKey ?? (config.databaseUrl ? null : loadOrCreateEncryptionKey(config.dataDir));

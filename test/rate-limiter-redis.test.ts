@@ -27,6 +27,8 @@ describe('RedisRateLimiter', () => {
   });
 
   const strip = ({ generation: _g, scoreGeneration: _s, ...d }: RateDecision) => d;
+  /** a script call's runs (term, now, count): ARGV is the number of terms, the lease time, the number of givebacks, 8 values per term, 5 per giveback, then the runs */
+  const runsOf = (argv: (string | number)[]) => argv.slice(3 + 8 * Number(argv[0]) + 5 * Number(argv[2]));
 
   test('the same decisions as the in-process limiter: per-minute limit, window, daily quota, Retry-After', async () => {
     const memory = new MemoryRateLimiter();
@@ -108,8 +110,7 @@ describe('RedisRateLimiter', () => {
     const sizes: number[] = [];
     const run = scripts.run.bind(scripts);
     scripts.run = (script, keys, argv) => {
-      // ARGV: number of terms, 7 values per term, then runs of (term, now, count)
-      const runs = argv.slice(1 + 7 * Number(argv[0]));
+      const runs = runsOf(argv);
       sizes.push(runs.reduce<number>((sum, v, i) => (i % 3 === 2 ? sum + Number(v) : sum), 0));
       return run(script, keys, argv);
     };
@@ -145,7 +146,7 @@ describe('RedisRateLimiter', () => {
     try {
       const decisions = await Promise.all(reqs.map((r) => limiter.consume(r)));
       expect(calls.length).toBe(1);
-      expect(calls[0]!.slice(1 + 7 * Number(calls[0]![0]))).toEqual([1, nowMs, 15, 2, nowMs, 20]); // two runs
+      expect(runsOf(calls[0]!)).toEqual([1, nowMs, 15, 2, nowMs, 20]); // two runs
       reqs.forEach((r, i) => expect(strip(decisions[i]!)).toEqual(memory.consumeSync(r)));
       expect(decisions.map((d) => (d.allowed ? 'a' : d.deniedBy![0])).join('')).toBe('a'.repeat(10) + 'm'.repeat(5) + 'a'.repeat(12) + 'd'.repeat(8));
     } finally {

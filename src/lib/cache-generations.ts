@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import type { CacheAspect, TenantTouch } from '../db/client';
 import type { Logger } from './log';
+import { ANNOUNCE_WAIT_MS, feedRegistry, generationChannel, type GenerationFeed } from './generation-feed';
 
 /**
  * Per-tenant cache generations: how several processes on PostgreSQL cache a tenant's keys and
@@ -11,9 +12,11 @@ import type { Logger } from './log';
  *   so that a tenant computing many new scores does not keep invalidating its cached keys.
  * - Every transaction that changes them marks the tenant (`Database.touchTenant`); once it has
  *   committed, and before the write is answered, the counter in Redis moves on (this module).
- * - Every request of a key already makes one atomic Redis call, for the rate limit: the same script
- *   returns both counters. Cached reads are served only if they were loaded under that very
- *   counter value (ReadCache), otherwise read again from the database.
+ * - A request of a key learns both counters either from the rate-limit script it runs (the same
+ *   atomic call returns them) or, without a round trip, from the process's generation feed, which
+ *   has every change pushed and acknowledged before the change is answered (generation-feed.ts).
+ *   Cached reads are served only if they were loaded under that very counter value (ReadCache),
+ *   otherwise read again from the database.
  * - Values never repeat, even if Redis loses its data (flush, restart without persistence): a new or
  *   moved counter takes at least Redis's clock in microseconds, above any value it had before.
  *   (A restore from an older snapshot or a failover that drops acknowledged writes can bring back
@@ -31,42 +34,64 @@ local function now_us()
 end
 `;
 
-// KEYS: the counters to move on; each becomes max(value + 1, now in µs)
+// KEYS: the counters to move on, then the registry of processes that follow the changes. ARGV: the
+// channel they listen on (generation-feed.ts), the announcer's acknowledgement channel and message
+// id, then each counter's "<aspect>:<tenant>". Each counter becomes max(value + 1, now in µs). The
+// change is published by the same script, so no process can read the new value from Redis before
+// the message that announces it is on its way. Returns how many subscribers received it, then the
+// registered processes.
 const BUMP = `
 if redis.replicate_commands then redis.replicate_commands() end
 ${LUA_NOW_US}
 local us = now_us()
-for _, k in ipairs(KEYS) do
-  local nxt = tonumber(redis.call('GET', k) or '0') + 1
+local msg = {ARGV[2], ARGV[3]}
+for i = 1, #KEYS - 1 do
+  local nxt = tonumber(redis.call('GET', KEYS[i]) or '0') + 1
   if nxt < us then nxt = us end
-  redis.call('SET', k, string.format('%d', nxt))
+  local v = string.format('%d', nxt)
+  redis.call('SET', KEYS[i], v)
+  msg[#msg + 1] = ARGV[3 + i] .. '=' .. v
 end
-return #KEYS
+local out = redis.call('ZRANGEBYSCORE', KEYS[#KEYS], math.floor(us / 1000), '+inf')
+table.insert(out, 1, redis.call('PUBLISH', ARGV[1], table.concat(msg, ' ')))
+return out
 `;
 
-type Bumper = Redis & { bumpGenerations(numKeys: number, ...keys: string[]): Promise<unknown> };
+type Bumper = Redis & { bumpGenerations(numKeys: number, ...args: string[]): Promise<[number, ...string[]]> };
 
 /**
- * Database.tenantsChanged for a Redis connection: resolves true once the counters moved on, false
- * if that failed (then it keeps retrying in the background, every second, until it goes through).
+ * Database.tenantsChanged for a Redis connection: resolves true once the counters moved on and every
+ * registered process acknowledged the change (or ANNOUNCE_WAIT_MS passed: see generation-feed.ts),
+ * false if that failed (then it keeps retrying in the background, every second, until it goes
+ * through). Without a feed of its own (the CLI) nothing can acknowledge to it: it waits
+ * ANNOUNCE_WAIT_MS whenever a process follows the changes.
  */
-export function announceTenantChanges(redis: Redis, redisPrefix: string, log: Pick<Logger, 'throttled'>) {
+export function announceTenantChanges(redis: Redis, redisPrefix: string, log: Pick<Logger, 'throttled'>, feed?: GenerationFeed) {
   const bumper = redis as Bumper;
   if (!('bumpGenerations' in bumper)) redis.defineCommand('bumpGenerations', { lua: BUMP });
-  const pending = new Set<string>();
+  const pending = new Map<string, string>();
   let timer: ReturnType<typeof setInterval> | null = null;
-  const send = (keys: string[]) => bumper.bumpGenerations(keys.length, ...keys);
-  const retryLater = (keys: string[], err: unknown) => {
+  const channel = generationChannel(redisPrefix);
+  const registry = feedRegistry(redisPrefix);
+  const send = async (changes: Map<string, string>) => {
+    const acks = feed?.expect();
+    const [receivers, ...followers] = await bumper.bumpGenerations(changes.size + 1, ...changes.keys(), registry, channel, feed?.ackChannel ?? '-', acks?.id ?? '-', ...changes.values());
+    if (acks) {
+      const silent = await acks.wait(followers, receivers);
+      if (silent) log.throttled('generation-acks', 60_000, 'warn', 'cache generations: processes did not acknowledge a change in time (waited them out)', { processes: silent });
+    } else if (followers.length || receivers) await Bun.sleep(ANNOUNCE_WAIT_MS);
+  };
+  const retryLater = (changes: Map<string, string>, err: unknown) => {
     log.throttled('cache-generations', 60_000, 'error', 'cache generations not announced yet (Redis unreachable); retrying every second', {
       error: err instanceof Error ? err.message : String(err),
     });
-    for (const k of keys) pending.add(k);
+    for (const [k, name] of changes) pending.set(k, name);
     timer ??= setInterval(() => {
       if (redis.status !== 'ready' || !pending.size) return;
-      const batch = [...pending];
+      const batch = new Map(pending);
       send(batch).then(
         () => {
-          for (const k of batch) pending.delete(k);
+          for (const k of batch.keys()) pending.delete(k);
           if (!pending.size && timer) {
             clearInterval(timer);
             timer = null;
@@ -78,17 +103,17 @@ export function announceTenantChanges(redis: Redis, redisPrefix: string, log: Pi
     timer.unref?.();
   };
   return async (touched: TenantTouch[]): Promise<boolean> => {
-    const keys = touched.map(({ tenantId, aspect }) => generationKey(redisPrefix, aspect, tenantId));
+    const changes = new Map(touched.map(({ tenantId, aspect }) => [generationKey(redisPrefix, aspect, tenantId), `${aspect}:${tenantId}`]));
     // without a connection, fail at once (no offline queue): the write is committed already
     if (redis.status !== 'ready') {
-      retryLater(keys, new Error(`redis ${redis.status}`));
+      retryLater(changes, new Error(`redis ${redis.status}`));
       return false;
     }
     try {
-      await send(keys);
+      await send(changes);
       return true;
     } catch (err) {
-      retryLater(keys, err);
+      retryLater(changes, err);
       return false;
     }
   };

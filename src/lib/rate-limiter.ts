@@ -2,17 +2,20 @@ import type Redis from 'ioredis';
 import type { CacheAspect } from '../db/client';
 import { LUA_NOW_US } from './cache-generations';
 import type { Logger } from './log';
+import type { GenerationFeed } from './generation-feed';
 import type { RedisScripts } from './redis-scripts';
 import { TurnQueue } from './turn-end';
 
 /**
  * Rate limiting: GCRA (generic cell rate algorithm) per key per minute, plus a per-tenant daily
  * quota counted per UTC day. GCRA spaces requests at T = 60 s / limit and allows a burst of up to
- * `limit`; it never lets more than `limit` through in any 60-second span, so there is no 2x burst
- * at a window edge. Both checks are decided together: a request denied by one consumes neither.
- * Two implementations, one interface: in-process (embedded) and Redis (one Lua script, atomic,
- * shared by every process). If Redis fails, requests are decided by the in-process limiter
- * (fail open to per-process limits), the failure is logged once a minute and /readyz reports it.
+ * `limit`: the sustained rate never exceeds the limit, and a span of Δ admits at most
+ * limit + Δ / T (no fixed window, so no double burst at a window's edge). Both checks are decided
+ * together: a request denied by one consumes neither. Two implementations, one interface:
+ * in-process (embedded) and Redis (one Lua script, atomic, shared by every process; with leases of
+ * prepaid requests for keys far from their limits, see RedisRateLimiter). If Redis fails, requests
+ * are decided by the in-process limiter (fail open to per-process limits), the failure is logged
+ * once a minute and /readyz reports it.
  */
 export interface RateRequest {
   /** bucket of the per-minute limit, e.g. "key:<id>" or "ip:<addr>" */
@@ -50,8 +53,11 @@ export interface RateDecision {
 
 export interface RateLimiter {
   consume(req: RateRequest): Promise<RateDecision>;
-  /** the same decision without a promise, where it needs no I/O (the in-process limiter) */
-  consumeSync?(req: RateRequest): RateDecision;
+  /**
+   * the same decision without a promise where it needs no I/O: always for the in-process limiter,
+   * from a lease for the Redis one (undefined: call consume)
+   */
+  consumeSync?(req: RateRequest): RateDecision | undefined;
   /** the per-minute budget of a bucket as it stands, consuming nothing (for responses that are not limited) */
   peek(req: Pick<RateRequest, 'bucket' | 'limitPerMinute' | 'nowMs'>): Promise<RateDecision>;
   /** null when healthy, else a short description */
@@ -61,6 +67,8 @@ export interface RateLimiter {
    * next keyed request, which never comes once a load balancer has stopped sending traffic
    */
   recheck?(): Promise<string | null>;
+  /** gives back what it holds (shutdown) */
+  close?(): Promise<void>;
 }
 
 const WINDOW_MS = 60_000;
@@ -138,26 +146,49 @@ export class MemoryRateLimiter implements RateLimiter {
 
 // One call decides a whole batch of requests, in their order, atomically (as if each had been
 // decided alone, one after the other). Redis spends its time per argument and per value it returns,
-// so the batch is sent in two parts:
-// - terms: requests that share a bucket, limits and generation check share one term of 7 values:
+// so the batch is sent in parts:
+// - terms: requests that share a bucket, limits and generation check share one term of 8 values:
 //   indexes into KEYS of its gcra bucket, daily counter, access and scores cache generations
-//   (0 = none), then limit per minute, daily quota (or -1), expected access generation (or -1);
+//   (0 = none), then limit per minute, daily quota (or -1), expected access generation (or -1), and
+//   how many requests to prepay for this process (a lease, 0 = none; see RedisRateLimiter);
+// - returns: prepaid requests a process did not use, given back first (5 values: indexes of bucket
+//   and daily counter, limit per minute, count, now);
 // - runs: consecutive requests of one term at one instant (ms) are one run of 3 values: term, now,
 //   count. A turn's requests of one key are then one run, however many they are.
-// ARGV = number of terms, the terms, the runs. The answer: every key's value as the batch found it
-// (generations created where missing), then one character per request: its outcome (1 allowed,
-// 0 minute, 2 daily, 3 stale). The caller replays the batch from those values and outcomes to get
-// each request's numbers (replayBatch, the same arithmetic in the same order), instead of Redis
-// sending 5 integers per request. Each key is read once (MGET) and written once (SET / INCRBY).
+// ARGV = number of terms, lease lifetime (ms), number of returns, the terms, the returns, the runs.
+// The answer: every key's value as the batch's requests found it (after the returns; generations
+// created where missing), then one character per request: its outcome (1 allowed, 0 minute,
+// 2 daily, 3 stale), then the requests prepaid per term ("k,k,…"). The caller replays the batch
+// from those values and outcomes to get each request's numbers (replayBatch, the same arithmetic in
+// the same order), instead of Redis sending 5 integers per request. Each key is read once (MGET)
+// and written once (SET).
 const LUA = `
 if redis.replicate_commands then redis.replicate_commands() end
 ${LUA_NOW_US}
 local cur = redis.call('MGET', unpack(KEYS))
-local nt = tonumber(ARGV[1])
+local nt, leaseMs, nr = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local existed, tatTtl, dayDirty = {}, {}, {}
+for i = 1, #KEYS do existed[i] = cur[i] ~= false end
+local function keepTat(i, now)
+  local ttl = math.ceil(cur[i] - now) + 1000
+  if ttl < 1000 then ttl = 1000 end
+  if (tatTtl[i] or 0) < ttl then tatTtl[i] = ttl end
+end
+for r = 4 + nt * 8, 3 + nt * 8 + nr * 5, 5 do
+  local bi, di, limit, cells, now = tonumber(ARGV[r]), tonumber(ARGV[r + 1]), tonumber(ARGV[r + 2]), tonumber(ARGV[r + 3]), tonumber(ARGV[r + 4])
+  local s = tonumber(cur[bi])
+  if s then cur[bi] = s - cells * (60000 / limit); keepTat(bi, now) end
+  if di > 0 and tonumber(cur[di]) then
+    local c = tonumber(cur[di]) - cells
+    if c < 0 then c = 0 end
+    cur[di] = c
+    dayDirty[di] = true
+  end
+end
 local terms, genSet = {}, {}
 for t = 1, nt do
-  local o = 1 + (t - 1) * 7
-  local term = {tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), tonumber(ARGV[o + 5]), tonumber(ARGV[o + 6]), tonumber(ARGV[o + 7])}
+  local o = 4 + (t - 1) * 8
+  local term = {tonumber(ARGV[o]), tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), tonumber(ARGV[o + 5]), tonumber(ARGV[o + 6]), tonumber(ARGV[o + 7])}
   local ai, si = term[3], term[4]
   if ai > 0 then
     -- a missing generation starts at Redis's clock in µs: never a value it had before it was lost
@@ -166,16 +197,20 @@ for t = 1, nt do
       if not tonumber(cur[ai]) then cur[ai] = us; genSet[ai] = true end
       if not tonumber(cur[si]) then cur[si] = us; genSet[si] = true end
     end
-    term[8] = term[7] >= 0 and tonumber(cur[ai]) ~= term[7]
+    term[9] = term[7] >= 0 and tonumber(cur[ai]) ~= term[7]
   end
   terms[t] = term
 end
+-- %.17g: the exact double (tostring keeps 14 digits, ~0.1 ms, which drifted from the in-process limiter)
 local out = {}
-for i = 1, #KEYS do out[i] = cur[i] end
-local tatTtl, dayAdd, outcomes = {}, {}, {}
-for r = 2 + nt * 7, #ARGV, 3 do
+for i = 1, #KEYS do
+  if type(cur[i]) == 'number' then out[i] = string.format('%.17g', cur[i]) else out[i] = cur[i] end
+end
+local outcomes = {}
+for r = 4 + nt * 8 + nr * 5, #ARGV, 3 do
   local term, now, n = terms[tonumber(ARGV[r])], tonumber(ARGV[r + 1]), tonumber(ARGV[r + 2])
-  if term[8] then
+  term[10] = now
+  if term[9] then
     outcomes[#outcomes + 1] = string.rep('3', n)
   else
     local bi, di, limit, quota = term[1], term[2], term[5], term[6]
@@ -196,24 +231,48 @@ for r = 2 + nt * 7, #ARGV, 3 do
     end
     if allowed > 0 then
       cur[bi] = stored
-      local ttl = math.ceil(stored - now) + 1000
-      if (tatTtl[bi] or 0) < ttl then tatTtl[bi] = ttl end
-      if quota >= 0 then
-        cur[di] = count
-        dayAdd[di] = (dayAdd[di] or 0) + allowed
-      end
+      keepTat(bi, now)
+      if quota >= 0 then cur[di] = count; dayDirty[di] = true end
     end
     outcomes[#outcomes + 1] = string.rep('1', allowed)
     if denial then outcomes[#outcomes + 1] = string.rep(denial, n - allowed) end
   end
 end
--- %.17g: the exact double (tostring keeps 14 digits, ~0.1 ms, which drifted from the in-process limiter)
+-- leases: only while more than half the minute's budget (and at least 100 requests) and more than
+-- 1000 of the day's are left after them, and never more than half of what the day has left
+local grants = {}
+for t = 1, nt do
+  local term, k = terms[t], 0
+  if term[8] > 0 and not term[9] and term[10] then
+    local bi, di, limit, quota, now = term[1], term[2], term[5], term[6], term[10]
+    local T = 60000 / limit
+    local tat = now
+    local s = tonumber(cur[bi])
+    if s and s > now then tat = s end
+    k = math.min(term[8], math.floor((60000 - (tat - now)) / T + 1e-9) - math.max(math.ceil(limit / 2), 100, math.ceil(leaseMs / T) + 1))
+    local c = 0
+    if quota >= 0 then
+      c = tonumber(cur[di]) or 0
+      k = math.min(k, math.floor((quota - c - 1000) / 2))
+    end
+    if k > 0 then
+      cur[bi] = tat + k * T
+      keepTat(bi, now)
+      if quota >= 0 then cur[di] = c + k; dayDirty[di] = true end
+    else
+      k = 0
+    end
+  end
+  grants[t] = k
+end
 for i, ttl in pairs(tatTtl) do redis.call('SET', KEYS[i], string.format('%.17g', cur[i]), 'PX', ttl) end
-for i, add in pairs(dayAdd) do
-  if redis.call('INCRBY', KEYS[i], add) == add then redis.call('PEXPIRE', KEYS[i], 90000000) end
+for i in pairs(dayDirty) do
+  if existed[i] then redis.call('SET', KEYS[i], string.format('%d', cur[i]), 'KEEPTTL')
+  else redis.call('SET', KEYS[i], string.format('%d', cur[i]), 'PX', 90000000) end
 end
 for i in pairs(genSet) do redis.call('SET', KEYS[i], string.format('%d', cur[i])) end
 out[#KEYS + 1] = table.concat(outcomes)
+out[#KEYS + 2] = table.concat(grants, ',')
 return out
 `;
 
@@ -224,10 +283,48 @@ interface Term {
   access: number;
   scores: number;
   req: RateRequest;
+  /** requests asked to be prepaid for this process (0: none) */
+  lease: number;
 }
 
 /** at most this many requests per script call (its KEYS and ARGV stay small) */
 const MAX_BATCH = 256;
+
+/** how long prepaid requests may be used; what is left then is given back */
+export const LEASE_MS = 250;
+const FIRST_LEASE = 16;
+const MAX_LEASE = 1024;
+
+/**
+ * Requests of one key prepaid in Redis for this process (RedisRateLimiter): used one by one in
+ * process, with the key's budget replayed locally from the state Redis had after the last request
+ * it decided, so that a process alone on a key reports exactly what Redis would.
+ */
+interface Lease {
+  bucketKey: string;
+  /** the daily counter's Redis key, and whose it is */
+  dayKey: string | null;
+  dailyTenant: string | undefined;
+  limit: number;
+  quota: number;
+  day: number;
+  /** prepaid requests left */
+  cells: number;
+  granted: number;
+  /** the bucket's GCRA state and the day's count as this process replays them */
+  tat: number | undefined;
+  count: number;
+  /** performance.now() after which it is given back */
+  expires: number;
+}
+
+interface Giveback {
+  bucketKey: string;
+  dayKey: string | null;
+  limit: number;
+  cells: number;
+  nowMs: number;
+}
 
 interface PendingDecision {
   req: RateRequest;
@@ -244,6 +341,17 @@ export class RedisRateLimiter implements RateLimiter {
     for (let i = 0; i < pending.length; i += MAX_BATCH) void this.decide(pending.length <= MAX_BATCH ? pending : pending.slice(i, i + MAX_BATCH));
   });
 
+  // Leases (docs/decisions.md): with a generation feed, a key with ample budget left gets some of
+  // its requests prepaid for this process in the same script call, and the next ones are decided
+  // in process, without a round trip, until they run out or LEASE_MS passes. Near a limit (less
+  // than half the minute's budget or 1000 of the day's left) every request is decided by Redis.
+  private readonly leases = new Map<string, Lease>();
+  private readonly leaseSizes = new BoundedMemo<number>();
+  /** buckets with a lease asked for in a script call still out (one at a time per bucket) */
+  private readonly leasing = new Set<string>();
+  private givebacks: Giveback[] = [];
+  private readonly sweeper: ReturnType<typeof setInterval> | null = null;
+
   constructor(
     /** for peeks */
     private readonly redis: Redis,
@@ -253,10 +361,71 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly log: Logger,
     private readonly prefix = 'rl:',
     private readonly generationKey: (aspect: CacheAspect, tenantId: string) => string,
-  ) {}
+    /** tenants' generations as pushed to this process; without it every request asks Redis */
+    private readonly feed: GenerationFeed | null = null,
+  ) {
+    if (feed) {
+      this.sweeper = setInterval(() => this.sweep(), LEASE_MS);
+      this.sweeper.unref?.();
+    }
+  }
 
   consume(req: RateRequest): Promise<RateDecision> {
     return new Promise((resolve) => this.pending.push({ req, resolve }));
+  }
+
+  /**
+   * The decision in process, from a lease, if there is one for the request's key and its tenant's
+   * generations are known as current (GenerationFeed); undefined: ask Redis (consume).
+   */
+  consumeSync(req: RateRequest): RateDecision | undefined {
+    const lease = this.feed && req.generationOf !== undefined ? this.leases.get(req.bucket) : undefined;
+    if (!lease) return undefined;
+    if (
+      lease.cells === 0 ||
+      performance.now() > lease.expires ||
+      lease.limit !== req.limitPerMinute ||
+      lease.quota !== (req.daily ? req.daily.quota : -1) ||
+      lease.dailyTenant !== req.daily?.tenantId ||
+      (req.daily !== undefined && dayStart(req.nowMs) !== lease.day)
+    ) {
+      this.retire(req.bucket, lease);
+      return undefined;
+    }
+    const gens = this.feed!.current(req.generationOf!);
+    if (!gens) return undefined;
+    if (req.expectGeneration !== undefined && req.expectGeneration !== gens.access) {
+      return { allowed: false, stale: true, generation: gens.access, scoreGeneration: gens.scores, limit: req.limitPerMinute, remaining: 0, resetAtMs: req.nowMs, retryAfterMs: 0 };
+    }
+    const g = gcra(lease.tat, req.limitPerMinute, req.nowMs);
+    if (!g.allowed) return undefined; // cannot happen with the margin leases keep; Redis decides then
+    lease.tat = g.tat;
+    lease.cells--;
+    if (req.daily) lease.count++;
+    if (lease.cells === 0) this.leaseSizes.set(req.bucket, Math.min(MAX_LEASE, lease.granted * 2)); // used up in time: larger next time
+    return decision(req, 1, g, lease.count, gens.access, gens.scores);
+  }
+
+  /** A lease no longer used: what is left of it is given back with the next script call. */
+  private retire(bucket: string, lease: Lease) {
+    this.leases.delete(bucket);
+    if (lease.cells === 0) return;
+    if (lease.cells * 2 > lease.granted) this.leaseSizes.set(bucket, Math.max(FIRST_LEASE, lease.granted >> 1));
+    this.givebacks.push({ bucketKey: lease.bucketKey, dayKey: lease.dayKey, limit: lease.limit, cells: lease.cells, nowMs: Date.now() });
+  }
+
+  /** leases past their time are given back, by a script call of their own if no request makes one */
+  private sweep() {
+    const now = performance.now();
+    for (const [bucket, lease] of this.leases) if (now > lease.expires) this.retire(bucket, lease);
+    if (this.givebacks.length) void this.decide([]);
+  }
+
+  /** every lease given back (shutdown) */
+  async close() {
+    if (this.sweeper) clearInterval(this.sweeper);
+    for (const [bucket, lease] of this.leases) this.retire(bucket, lease);
+    if (this.givebacks.length) await this.decide([]);
   }
 
   // Redis key names, built once per bucket, day and tenant rather than per request: the strings
@@ -278,32 +447,43 @@ export class RedisRateLimiter implements RateLimiter {
     const runs: number[] = [];
     const termOf = new Array<number>(batch.length);
     const byBucket = new Map<string, number>();
+    const coherent = this.feed?.coherent() ?? false;
     for (let i = 0; i < batch.length; i++) {
       const req = batch[i]!.req;
       let t = byBucket.get(req.bucket);
       if (t === undefined || !sameTerms(terms[t]!.req, req)) {
         const tenant = req.generationOf;
         const generations = tenant !== undefined ? (this.generationNames.get(tenant) ?? this.generationNames.set(tenant, [this.generationKey('access', tenant), this.generationKey('scores', tenant)])) : undefined;
+        // a lease only for keyed requests (their tenant's generations come with it), one ask per bucket at a time
+        const lease = coherent && tenant !== undefined && !this.leasing.has(req.bucket) ? (this.leaseSizes.get(req.bucket) ?? FIRST_LEASE) : 0;
+        if (lease) this.leasing.add(req.bucket);
         const term: Term = {
           bucket: index(this.names.get(req.bucket) ?? this.names.set(req.bucket, `${this.prefix}${req.bucket}`)),
           day: req.daily ? index(this.dayName(req.daily.tenantId, dayStart(req.nowMs))) : 0,
           access: generations ? index(generations[0]) : 0,
           scores: generations ? index(generations[1]) : 0,
           req,
+          lease,
         };
         byBucket.set(req.bucket, (t = terms.push(term) - 1));
-        termArgs.push(term.bucket, term.day, term.access, term.scores, req.limitPerMinute, req.daily ? req.daily.quota : -1, req.expectGeneration ?? -1);
+        termArgs.push(term.bucket, term.day, term.access, term.scores, req.limitPerMinute, req.daily ? req.daily.quota : -1, req.expectGeneration ?? -1, lease);
       }
       termOf[i] = t;
       const n = runs.length;
       if (n && runs[n - 3] === t + 1 && runs[n - 2] === req.nowMs) runs[n - 1]!++;
       else runs.push(t + 1, req.nowMs, 1);
     }
+    const givebacks = this.givebacks;
+    this.givebacks = [];
+    const returnArgs: number[] = [];
+    for (const gb of givebacks) returnArgs.push(index(gb.bucketKey), gb.dayKey ? index(gb.dayKey) : 0, gb.limit, gb.cells, gb.nowMs);
+    const mark = this.feed?.mark() ?? null;
     let res: (string | number | null)[];
     try {
-      res = (await this.scripts.run(LUA, keys, [terms.length, ...termArgs, ...runs])) as (string | number | null)[];
+      if (!keys.length) return;
+      res = (await this.scripts.run(LUA, keys, [terms.length, LEASE_MS, givebacks.length, ...termArgs, ...returnArgs, ...runs])) as (string | number | null)[];
       // a reply of another shape is a failure like any other: the batch goes to the in-process limiter
-      if (!Array.isArray(res) || res.length !== keys.length + 1 || (res[keys.length] as string)?.length !== batch.length) throw new Error('unexpected reply from the rate-limit script');
+      if (!Array.isArray(res) || res.length !== keys.length + 2 || (res[keys.length] as string)?.length !== batch.length) throw new Error('unexpected reply from the rate-limit script');
       this.failing = null;
     } catch (err) {
       this.failing = unavailable(err);
@@ -312,8 +492,38 @@ export class RedisRateLimiter implements RateLimiter {
       });
       for (const { req, resolve } of batch) resolve(this.fallback.consumeSync(req));
       return;
+    } finally {
+      for (const term of terms) if (term.lease) this.leasing.delete(term.req.bucket);
     }
-    replayBatch(batch, terms, termOf, res);
+    const values = replayBatch(batch, terms, termOf, res);
+    if (this.feed) this.learn(terms, values, String(res[keys.length + 1]), keys, mark);
+  }
+
+  /** what the script's answer tells this process: its tenants' generations and its new leases */
+  private learn(terms: Term[], values: (number | undefined)[], grants: string, keys: string[], mark: number | null) {
+    const granted = grants.split(',');
+    const expires = performance.now() + LEASE_MS;
+    for (let t = 0; t < terms.length; t++) {
+      const { req, access, scores, bucket, day } = terms[t]!;
+      if (access) this.feed!.learn(mark, req.generationOf!, values[access - 1]!, values[scores - 1]!);
+      const cells = Number(granted[t]);
+      if (!(cells > 0)) continue;
+      const old = this.leases.get(req.bucket);
+      if (old) this.retire(req.bucket, old);
+      this.leases.set(req.bucket, {
+        bucketKey: keys[bucket - 1]!,
+        dayKey: day ? keys[day - 1]! : null,
+        dailyTenant: req.daily?.tenantId,
+        limit: req.limitPerMinute,
+        quota: req.daily ? req.daily.quota : -1,
+        day: dayStart(req.nowMs),
+        cells,
+        granted: cells,
+        tat: values[bucket - 1],
+        count: day ? (values[day - 1] ?? 0) : 0,
+        expires,
+      });
+    }
   }
 
   private dayName(tenantDaily: string, day: number) {
@@ -383,9 +593,9 @@ const sameTerms = (a: RateRequest, b: RateRequest) =>
  * follow from the values by the GCRA step the script mirrors (gcra), in the same order.
  */
 function replayBatch(batch: PendingDecision[], terms: Term[], termOf: number[], res: (string | number | null)[]) {
-  const values: (number | undefined)[] = new Array(res.length - 1);
+  const values: (number | undefined)[] = new Array(res.length - 2);
   for (let i = 0; i < values.length; i++) values[i] = res[i] === null ? undefined : Number(res[i]);
-  const outcomes = res[res.length - 1] as string;
+  const outcomes = res[res.length - 2] as string;
   for (let i = 0; i < batch.length; i++) {
     const { req, resolve } = batch[i]!;
     const term = terms[termOf[i]!]!;
@@ -404,6 +614,7 @@ function replayBatch(batch: PendingDecision[], terms: Term[], termOf: number[], 
     }
     resolve(decision(req, outcome, g, count, gen, sgen));
   }
+  return values;
 }
 
 /** A request's decision from its outcome (1 allowed, 0 minute, 2 daily), its GCRA step and the daily count it left. */

@@ -84,7 +84,8 @@ export function admitKey(ctx: AppContext, request: Request, set: { headers: Reco
     expectGeneration: rereads > 0 ? found.cachedUnder : undefined,
     nowMs: now.getTime(),
   };
-  if (ctx.limiter.consumeSync) return admitted(ctx, request, set, found, ctx.limiter.consumeSync(budget), now, rereads);
+  const decided = ctx.limiter.consumeSync?.(budget);
+  if (decided) return admitted(ctx, request, set, found, decided, now, rereads);
   return ctx.limiter.consume(budget).then((d) => admitted(ctx, request, set, found, d, now, rereads));
 }
 

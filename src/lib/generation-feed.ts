@@ -1,0 +1,240 @@
+import Redis from 'ioredis';
+import type { CacheAspect } from '../db/client';
+import type { Logger } from './log';
+
+/**
+ * Tenants' cache generations (cache-generations.ts) pushed to every process, so that a process can
+ * know them without asking Redis on each request, and still honour a change committed by any other
+ * process on the very next request. How:
+ *
+ * - Every process registers itself in Redis with each heartbeat (a sorted set, entries expiring
+ *   REGISTERED_MS after the last one, on Redis's clock).
+ * - Every change of generations is published, by the same Redis script that makes it, on one
+ *   channel that every process subscribes to; the script also returns the registered processes. A
+ *   process applies it (the highest value wins) and acknowledges it on the announcer's own channel.
+ * - The announcer answers its caller only once every registered process, and as many as Redis
+ *   delivered the message to, have acknowledged, or after ANNOUNCE_WAIT_MS, whichever comes first
+ *   (the registry can be lost on its own, FLUSHALL; a subscription can be dropped before its
+ *   process knows).
+ * - A process trusts its own copy only while it is *coherent*: its subscription is up and it has
+ *   received, on that subscription, a heartbeat it published at most COHERENT_MS ago. Redis delivers
+ *   a connection's messages in the order it ran the PUBLISHes, so such a heartbeat proves that every
+ *   change published before that heartbeat has been applied. A process that did not acknowledge
+ *   (stalled, cut off, its subscription dropped without it knowing yet) and is still coherent when
+ *   the announcer answers got a heartbeat run after the change (ANNOUNCE_WAIT_MS > COHERENT_MS), or
+ *   one run before it, while registered: then it was waited for. Otherwise it asks Redis again (the
+ *   rate-limit script returns the generations, as before).
+ * - Losing the subscription forgets every copy; values learned from a script call are kept only if
+ *   the subscription was up, unbroken, from before that call was sent to after its answer came.
+ * Only durations measured on each process's own monotonic clock, or Redis's, are compared.
+ */
+export const COHERENT_MS = 400;
+export const ANNOUNCE_WAIT_MS = 500;
+const HEARTBEAT_MS = 100;
+export const REGISTERED_MS = 2000;
+
+// KEYS: the registry. ARGV: this process, its heartbeat channel, the heartbeat. Registered (and
+// the long gone pruned) in the same step as the heartbeat is published.
+const BEAT = `
+if redis.replicate_commands then redis.replicate_commands() end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + ${REGISTERED_MS}, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ${REGISTERED_MS * 10})
+return redis.call('PUBLISH', ARGV[2], ARGV[3])
+`;
+type Beater = Redis & { feedBeat(numKeys: number, ...args: string[]): Promise<number> };
+const MAX_TENANTS = 10_000;
+
+export interface Generations {
+  access: number;
+  scores: number;
+}
+
+/** the channel every process listens on for changes of generations */
+export const generationChannel = (redisPrefix: string) => `${redisPrefix}:gen:changes`;
+/** the processes that follow it (a sorted set: process → registered until, ms on Redis's clock) */
+export const feedRegistry = (redisPrefix: string) => `${redisPrefix}:gen:followers`;
+
+export class GenerationFeed {
+  /** this process, in channel names and message ids */
+  readonly id = crypto.randomUUID().replaceAll('-', '').slice(0, 16);
+  readonly channel: string;
+  /** where this process's announcements are acknowledged */
+  readonly ackChannel: string;
+  private readonly beatChannel: string;
+  private readonly registry: string;
+  private readonly sub: Redis;
+  /** moves on whenever the subscription is lost: what was learned under an older one is void */
+  private epoch = 0;
+  private subscribed = false;
+  private lastBeat = -Infinity;
+  private readonly tenants = new Map<string, Generations>();
+  private readonly waiters = new Map<string, { need: Set<string>; got: number; receivers: number; done: () => void }>();
+  private sequence = 0;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private closed = false;
+
+  constructor(
+    url: string,
+    redisPrefix: string,
+    /** publishes heartbeats and acknowledgements (a command connection, not the subscriber) */
+    private readonly redis: Redis,
+    private readonly log: Pick<Logger, 'throttled'>,
+  ) {
+    this.channel = generationChannel(redisPrefix);
+    this.ackChannel = `${this.channel}:ack:${this.id}`;
+    this.beatChannel = `${this.channel}:beat:${this.id}`;
+    this.registry = feedRegistry(redisPrefix);
+    if (!('feedBeat' in redis)) redis.defineCommand('feedBeat', { lua: BEAT });
+    // subscriptions are made again by hand on each connection (below), so that the moment they
+    // are up is known
+    this.sub = new Redis(url, { lazyConnect: true, autoResubscribe: false, enableOfflineQueue: true, maxRetriesPerRequest: null, connectTimeout: 2000, connectionName: `feed:${this.id}` });
+    this.sub.on('error', (err) => this.log.throttled('generation-feed', 60_000, 'error', 'generation feed: redis connection error', { error: err.message }));
+    this.sub.on('close', () => this.lost());
+    this.sub.on('ready', () => void this.subscribe());
+    this.sub.on('message', (channel: string, message: string) => this.received(channel, message));
+  }
+
+  /** connects and starts the heartbeats; resolves once subscribed (or at once if Redis is down) */
+  async start(): Promise<void> {
+    this.timer = setInterval(() => this.beat(), HEARTBEAT_MS);
+    this.timer.unref?.();
+    await this.sub.connect().catch(() => {}); // retried by ioredis; the process asks Redis meanwhile
+    for (let i = 0; i < 20 && !this.subscribed && this.sub.status === 'ready'; i++) await Bun.sleep(5);
+    this.beat();
+  }
+
+  async close() {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.lost();
+    for (const w of this.waiters.values()) w.done();
+    this.sub.disconnect();
+    if (this.redis.status === 'ready') await this.redis.zrem(this.registry, this.id).catch(() => {});
+  }
+
+  /** The tenant's generations if this process knows them as current (coherent), else undefined. */
+  current(tenantId: string): Generations | undefined {
+    if (!this.subscribed || performance.now() - this.lastBeat > COHERENT_MS) return undefined;
+    const g = this.tenants.get(tenantId);
+    return g && g.access > 0 && g.scores > 0 ? g : undefined;
+  }
+
+  /** Whether current() can answer at all now. */
+  coherent() {
+    return this.subscribed && performance.now() - this.lastBeat <= COHERENT_MS;
+  }
+
+  /** To be taken before a script call whose answer carries generations (learn). */
+  mark(): number | null {
+    return this.subscribed ? this.epoch : null;
+  }
+
+  /** Generations read by a script call sent under `mark`: kept if the subscription held throughout. */
+  learn(mark: number | null, tenantId: string, access: number, scores: number) {
+    if (mark === null || mark !== this.epoch || !this.subscribed) return;
+    const g = this.tenants.get(tenantId);
+    if (g) {
+      if (access > g.access) g.access = access;
+      if (scores > g.scores) g.scores = scores;
+    } else {
+      if (this.tenants.size >= MAX_TENANTS) this.forget();
+      this.tenants.set(tenantId, { access, scores });
+    }
+  }
+
+  /**
+   * A message id for an announcement, and its acknowledgements awaited: resolves once every process
+   * named has acknowledged and at least `receivers` have, or after ANNOUNCE_WAIT_MS, with how many
+   * were missing then.
+   */
+  expect(): { id: string; wait: (processes: string[], receivers: number) => Promise<number> } {
+    const id = `${this.id}.${++this.sequence}`;
+    return {
+      id,
+      wait: (processes, receivers) =>
+        new Promise<number>((resolve) => {
+          const waiter = { need: new Set(processes), got: 0, receivers, done: () => {} };
+          const timer = setTimeout(() => waiter.done(), ANNOUNCE_WAIT_MS);
+          waiter.done = () => {
+            clearTimeout(timer);
+            this.waiters.delete(id);
+            resolve(Math.max(waiter.need.size, waiter.receivers - waiter.got));
+          };
+          if (this.closed || (!waiter.need.size && waiter.got >= receivers)) return waiter.done();
+          this.waiters.set(id, waiter);
+        }),
+    };
+  }
+
+  private async subscribe() {
+    const epoch = this.epoch;
+    try {
+      await this.sub.subscribe(this.channel, this.ackChannel, this.beatChannel);
+      if (epoch === this.epoch && !this.closed) {
+        this.subscribed = true;
+        this.beat();
+      }
+    } catch (err) {
+      this.log.throttled('generation-feed', 60_000, 'error', 'generation feed: subscription failed', { error: (err as Error).message });
+    }
+  }
+
+  private lost() {
+    this.subscribed = false;
+    this.lastBeat = -Infinity;
+    this.forget();
+  }
+
+  /** every copy dropped; answers of script calls already sent are not learned (their mark is void) */
+  private forget() {
+    this.epoch++;
+    this.tenants.clear();
+  }
+
+  private beat() {
+    if (!this.subscribed || this.redis.status !== 'ready') return;
+    (this.redis as Beater).feedBeat(1, this.registry, this.id, this.beatChannel, `${this.epoch} ${performance.now()}`).catch(() => {});
+  }
+
+  private received(channel: string, message: string) {
+    if (channel === this.beatChannel) {
+      const [epoch, sent] = message.split(' ');
+      if (Number(epoch) === this.epoch && Number(sent) > this.lastBeat) this.lastBeat = Number(sent);
+    } else if (channel === this.ackChannel) {
+      // "<message id> <process>"
+      const space = message.indexOf(' ');
+      const w = this.waiters.get(message.slice(0, space));
+      if (!w) return;
+      w.got++;
+      w.need.delete(message.slice(space + 1));
+      if (!w.need.size && w.got >= w.receivers) w.done();
+    } else if (channel === this.channel) {
+      this.applyChange(message);
+    }
+  }
+
+  /** "<ack channel> <id> <aspect>:<tenant>=<value> …" (see cache-generations.ts) */
+  private applyChange(message: string) {
+    const parts = message.split(' ');
+    for (let i = 2; i < parts.length; i++) {
+      const eq = parts[i]!.lastIndexOf('=');
+      const colon = parts[i]!.indexOf(':');
+      if (eq < 0 || colon < 0) continue;
+      const aspect = parts[i]!.slice(0, colon) as CacheAspect;
+      const tenantId = parts[i]!.slice(colon + 1, eq);
+      const value = Number(parts[i]!.slice(eq + 1));
+      let g = this.tenants.get(tenantId);
+      if (!g) {
+        // remembered even while unknown: a script answer read before this change may come after it
+        if (this.tenants.size >= MAX_TENANTS) this.forget();
+        this.tenants.set(tenantId, (g = { access: 0, scores: 0 }));
+      }
+      if (value > g[aspect]) g[aspect] = value;
+    }
+    // '-': announced by a process without a feed (the CLI), which waits instead
+    if (parts[0] && parts[0] !== '-' && parts[1] && this.redis.status === 'ready') this.redis.publish(parts[0], `${parts[1]} ${this.id}`).catch(() => {});
+  }
+}

@@ -1,0 +1,238 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import Redis from 'ioredis';
+import { announceTenantChanges, generationKey } from '../src/lib/cache-generations';
+import { ANNOUNCE_WAIT_MS, COHERENT_MS, feedRegistry, GenerationFeed, generationChannel } from '../src/lib/generation-feed';
+import { createLogger } from '../src/lib/log';
+import { LEASE_MS, MemoryRateLimiter, RedisRateLimiter, type RateDecision, type RateRequest } from '../src/lib/rate-limiter';
+import { RedisScripts } from '../src/lib/redis-scripts';
+import { REDIS_TEST_URL } from './helpers';
+
+/**
+ * Processes on PostgreSQL + Redis know their tenants' cache generations from a feed (pushed, and
+ * acknowledged before a change is answered), and decide requests of keys with ample budget from
+ * leases (requests prepaid in Redis), without a round trip. Two "processes" here: two feeds and two
+ * limiters on one Redis namespace.
+ */
+describe('generation feed and leases', () => {
+  const prefix = `ls${crypto.randomUUID().slice(0, 8)}`;
+  const log = createLogger('silent');
+  const day = Date.parse('2026-11-23T12:00:00.000Z');
+  type Proc = { redis: Redis; scripts: RedisScripts; feed: GenerationFeed; limiter: RedisRateLimiter; calls: (string | number)[][]; announce: ReturnType<typeof announceTenantChanges> };
+  const procs: Proc[] = [];
+  let a: Proc;
+  let b: Proc;
+  let admin: Redis;
+
+  async function proc(): Promise<Proc> {
+    const redis = new Redis(REDIS_TEST_URL, { enableAutoPipelining: true });
+    const scripts = new RedisScripts(REDIS_TEST_URL, log);
+    await scripts.connect();
+    const calls: (string | number)[][] = [];
+    const run = scripts.run.bind(scripts);
+    scripts.run = (script, keys, argv) => (calls.push(argv), run(script, keys, argv));
+    const feed = new GenerationFeed(REDIS_TEST_URL, prefix, redis, log);
+    await feed.start();
+    const limiter = new RedisRateLimiter(redis, scripts, new MemoryRateLimiter(), log, `${prefix}:rl:`, (aspect, id) => generationKey(prefix, aspect, id), feed);
+    const p = { redis, scripts, feed, limiter, calls, announce: announceTenantChanges(redis, prefix, log, feed) };
+    procs.push(p);
+    return p;
+  }
+
+  beforeAll(async () => {
+    admin = new Redis(REDIS_TEST_URL);
+    a = await proc();
+    b = await proc();
+    for (let i = 0; i < 50 && !(a.feed.coherent() && b.feed.coherent()); i++) await Bun.sleep(10);
+  });
+  afterAll(async () => {
+    for (const p of procs) {
+      await p.limiter.close();
+      await p.feed.close();
+      p.scripts.close();
+      await p.redis.quit();
+    }
+    const keys = await admin.keys(`${prefix}:*`);
+    if (keys.length) await admin.del(...keys);
+    await admin.quit();
+  });
+
+  const strip = ({ generation: _g, scoreGeneration: _s, ...d }: RateDecision) => d;
+  /** as admitKey asks: in process if the limiter can, else from Redis */
+  const decide = (p: Proc, req: RateRequest) => p.limiter.consumeSync(req) ?? p.limiter.consume(req);
+  const keyed = (tenant: string, limitPerMinute: number, quota: number, nowMs: number): RateRequest => ({
+    bucket: `key:${tenant}`,
+    limitPerMinute,
+    daily: { tenantId: `${tenant}:sandbox`, quota },
+    generationOf: tenant,
+    nowMs,
+  });
+
+  test('both feeds are coherent once started', () => {
+    expect(a.feed.coherent()).toBe(true);
+    expect(b.feed.coherent()).toBe(true);
+  });
+
+  test('a change announced by one process is applied by the other before the announcement resolves (acknowledged, not waited out)', async () => {
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    await decide(b, keyed(tenant, 600, 1_000_000, day)); // b learns the tenant's generations from the script's answer
+    const before = { ...b.feed.current(tenant)! };
+    expect(before.access).toBeGreaterThan(0);
+    const started = performance.now();
+    expect(await a.announce([{ tenantId: tenant, aspect: 'access' }])).toBe(true);
+    expect(performance.now() - started).toBeLessThan(ANNOUNCE_WAIT_MS);
+    const stored = Number(await admin.get(generationKey(prefix, 'access', tenant)));
+    expect(stored).toBeGreaterThan(before.access);
+    expect(b.feed.current(tenant)).toEqual({ access: stored, scores: before.scores });
+  });
+
+  test('a process that never acknowledges (stalled: subscribed, or registered) holds an announcement for ANNOUNCE_WAIT_MS, no longer', async () => {
+    const stalled = new Redis(REDIS_TEST_URL);
+    await stalled.subscribe(generationChannel(prefix));
+    try {
+      let started = performance.now();
+      expect(await a.announce([{ tenantId: 'tstalled', aspect: 'scores' }])).toBe(true);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(ANNOUNCE_WAIT_MS - 5);
+      stalled.disconnect();
+      await Bun.sleep(50); // until Redis has seen it go
+      started = performance.now();
+      expect(await a.announce([{ tenantId: 'tstalled', aspect: 'scores' }])).toBe(true);
+      expect(performance.now() - started).toBeLessThan(ANNOUNCE_WAIT_MS);
+      const seconds = Number((await admin.time())[0]);
+      await admin.zadd(feedRegistry(prefix), seconds * 1000 + 60_000, 'stalled-process');
+      started = performance.now();
+      expect(await a.announce([{ tenantId: 'tstalled', aspect: 'scores' }])).toBe(true);
+      const took = performance.now() - started;
+      expect(took).toBeGreaterThanOrEqual(ANNOUNCE_WAIT_MS - 5);
+      expect(took).toBeLessThan(ANNOUNCE_WAIT_MS + 400);
+      expect(ANNOUNCE_WAIT_MS).toBeGreaterThan(COHERENT_MS); // what makes that wait enough (generation-feed.ts)
+    } finally {
+      await admin.zrem(feedRegistry(prefix), 'stalled-process');
+      stalled.disconnect();
+    }
+  });
+
+  test('a process whose heartbeats stop is no longer coherent after COHERENT_MS: it asks Redis again', async () => {
+    const c = await proc();
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    await decide(c, keyed(tenant, 600_000, 10_000_000, day));
+    expect(c.feed.current(tenant)).toBeDefined();
+    clearInterval((c.feed as unknown as { timer: ReturnType<typeof setInterval> }).timer);
+    await Bun.sleep(COHERENT_MS + 150);
+    expect(c.feed.coherent()).toBe(false);
+    expect(c.feed.current(tenant)).toBeUndefined();
+    expect(c.limiter.consumeSync(keyed(tenant, 600_000, 10_000_000, day + 1))).toBeUndefined();
+  });
+
+  test('a lost subscription forgets every copy, and an answer read before it is not learned', async () => {
+    const c = await proc();
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    await decide(c, keyed(tenant, 600, 1_000_000, day));
+    expect(c.feed.current(tenant)).toBeDefined();
+    const mark = c.feed.mark();
+    (c.feed as unknown as { sub: Redis }).sub.disconnect(true); // reconnects by itself
+    for (let i = 0; i < 100 && c.feed.current(tenant); i++) await Bun.sleep(1);
+    expect(c.feed.current(tenant)).toBeUndefined();
+    for (let i = 0; i < 100 && !c.feed.coherent(); i++) await Bun.sleep(10);
+    expect(c.feed.coherent()).toBe(true);
+    c.feed.learn(mark, tenant, 1, 1);
+    expect(c.feed.current(tenant)).toBeUndefined();
+    c.feed.learn(c.feed.mark(), tenant, 5, 6);
+    expect(c.feed.current(tenant)).toEqual({ access: 5, scores: 6 });
+  });
+
+  test('a subscription dropped by Redis just before a change: once the change is answered, the process either has it or knows nothing', async () => {
+    for (let round = 0; round < 5; round++) {
+      const c = await proc();
+      const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+      await decide(c, keyed(tenant, 600, 1_000_000, day));
+      const before = c.feed.current(tenant)!.access;
+      const clients = String(await admin.client('LIST'));
+      const subId = /id=(\d+) .*name=feed:(\w+)/g;
+      let id: string | undefined;
+      for (const m of clients.matchAll(subId)) if (m[2] === c.feed.id) id = m[1];
+      expect(id).toBeDefined();
+      await admin.client('KILL', 'ID', id!);
+      // announced at once: c has not seen its connection go yet; c is registered, so it is waited for
+      expect(await a.announce([{ tenantId: tenant, aspect: 'access' }])).toBe(true);
+      const now = c.feed.current(tenant);
+      if (now) expect(now.access).toBeGreaterThan(before);
+      await c.feed.close();
+    }
+  });
+
+  test('a key with ample budget: after one call to Redis its requests are decided in process, with the numbers Redis would give', async () => {
+    const c = await proc();
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    const memory = new MemoryRateLimiter();
+    let local = 0;
+    for (let i = 0; i < 200; i++) {
+      const req = keyed(tenant, 6000, 100_000, day + i * 3);
+      const sync = c.limiter.consumeSync(req);
+      if (sync) local++;
+      const d = sync ?? (await c.limiter.consume(req));
+      expect(strip(d)).toEqual(memory.consumeSync(req));
+    }
+    // leases of 16, 32, 64, 128 (each used up in time): five calls for 200 requests
+    expect(c.calls.length).toBeLessThanOrEqual(6);
+    expect(local).toBeGreaterThanOrEqual(190);
+    // what was prepaid and not used is given back: the day's count in Redis is what was used
+    await c.limiter.close();
+    const count = await admin.get(`${prefix}:rl:day:${tenant}:sandbox:${day - (day % 86_400_000)}`);
+    expect(Number(count)).toBe(200);
+  });
+
+  test('a lease not used up is given back after LEASE_MS by the sweep, without any request', async () => {
+    const c = await proc();
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    const dayKey = `${prefix}:rl:day:${tenant}:sandbox:${day - (day % 86_400_000)}`;
+    await decide(c, keyed(tenant, 6000, 100_000, day));
+    expect(Number(await admin.get(dayKey))).toBeGreaterThan(1); // 1 used + a lease
+    expect(c.limiter.consumeSync(keyed(tenant, 6000, 100_000, day + 1))).toBeDefined();
+    await Bun.sleep(LEASE_MS * 2 + 100);
+    expect(Number(await admin.get(dayKey))).toBe(2);
+  });
+
+  test('near a limit every request goes to Redis: a small limit is exact across two processes, request by request', async () => {
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    const memory = new MemoryRateLimiter();
+    const outcomes: string[] = [];
+    for (let i = 0; i < 14; i++) {
+      const p = i % 2 ? b : a;
+      const req = keyed(tenant, 10, 100_000, day + i);
+      expect(p.limiter.consumeSync(req)).toBeUndefined();
+      const d = await p.limiter.consume(req);
+      expect(strip(d)).toEqual(memory.consumeSync(req));
+      outcomes.push(d.allowed ? 'a' : 'm');
+    }
+    expect(outcomes.join('')).toBe('a'.repeat(10) + 'm'.repeat(4));
+  });
+
+  test('a daily quota near its end is exact too: no lease while fewer than 1000 of the day are left', async () => {
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    const decisions: RateDecision[] = [];
+    for (let i = 0; i < 8; i++) decisions.push(await decide(i % 2 ? b : a, keyed(tenant, 600_000, 5, day + i)));
+    expect(decisions.map((d) => (d.allowed ? 'a' : d.deniedBy![0])).join('')).toBe('aaaaaddd');
+    expect(decisions.map((d) => d.daily!.remaining)).toEqual([4, 3, 2, 1, 0, 0, 0, 0]);
+  });
+
+  test('two processes on one key with ample budget never admit more than Redis prepaid, and together count every request', async () => {
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    const dayKey = `${prefix}:rl:day:${tenant}:sandbox:${day - (day % 86_400_000)}`;
+    let allowed = 0;
+    for (let i = 0; i < 600; i++) if ((await decide(i % 3 ? b : a, keyed(tenant, 60_000, 10_000, day + i))).allowed) allowed++;
+    expect(allowed).toBe(600);
+    const inRedis = Number(await admin.get(dayKey));
+    expect(inRedis).toBeGreaterThanOrEqual(600); // the used ones, plus what is still prepaid
+    await Bun.sleep(LEASE_MS * 2 + 100); // leases given back by the sweeps
+    expect(Number(await admin.get(dayKey))).toBe(600);
+  });
+
+  test('a stale cached key is reported stale in process, consuming nothing', async () => {
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    const first = await decide(a, keyed(tenant, 6000, 100_000, day));
+    const d = a.limiter.consumeSync({ ...keyed(tenant, 6000, 100_000, day + 1), expectGeneration: first.generation! - 1 });
+    expect(d).toMatchObject({ allowed: false, stale: true, generation: first.generation });
+    const next = a.limiter.consumeSync({ ...keyed(tenant, 6000, 100_000, day + 2), expectGeneration: first.generation! });
+    expect(next).toMatchObject({ allowed: true, remaining: 5998 });
+  });
+});
