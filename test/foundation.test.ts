@@ -249,13 +249,21 @@ describe('OpenAPI 3.1', () => {
     expect(new RegExp(idem.schema.pattern).test('café')).toBe(false);
     expect(new RegExp(idem.schema.pattern).test('order-42')).toBe(true);
     const ops = Object.entries(doc.paths).flatMap(([p, o]: any) => Object.entries(o).map(([m, op]: any) => ({ p, m, op })));
+    const deref = (schema: any) => (schema?.$ref ? doc.components.schemas[schema.$ref.split('/').pop()] : schema);
+    // the spec's §2 resources are named components, referred to wherever they are used
+    for (const name of ['ScoreRequest', 'ScoreResponse', 'EsgRequest', 'EsgResponse', 'ErpOAuthInitiateRequest', 'ErpOAuthInitiateResponse', 'ErpSyncRequest', 'ErpSyncResponse', 'AdminKey', 'WebhookEndpoint'])
+      expect(doc.components.schemas[name]?.type, name).toBe('object');
+    expect(doc.paths['/v1/score'].post.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ScoreResponse' });
+    expect(doc.components.schemas.ListKeysResponse.properties.keys.items).toEqual({ $ref: '#/components/schemas/AdminKey' });
+    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/(\w+)"/g)].map((m) => m[1]!);
+    for (const name of refs) expect(doc.components.schemas[name], name).toBeDefined();
     expect(ops.length).toBeGreaterThan(3);
     for (const { p, m, op } of ops) {
       if (op.security?.length) expect(op.responses['401']?.content['application/json'].schema.$ref, `${m} ${p}`).toBe('#/components/schemas/Error');
       expect(op.responses['500'], `${m} ${p}`).toBeDefined();
       if (op.requestBody) {
         expect(Object.keys(op.requestBody.content), `${m} ${p}`).toEqual(['application/json']);
-        expect(op.requestBody.content['application/json'].schema.type, `${m} ${p}`).toBe('object');
+        expect(deref(op.requestBody.content['application/json'].schema).type, `${m} ${p}`).toBe('object');
       }
     }
     // every POST that takes a body documents it (those without one: rescore, webhook test, rotate-secret)
@@ -265,7 +273,19 @@ describe('OpenAPI 3.1', () => {
     expect(doc.paths['/v1/score'].post.security).toEqual([{ BearerAuth: [] }]);
     expect(doc.paths['/v1/score'].post.requestBody.required).toBe(true);
     expect(doc.paths['/v1/admin/keys/rotate'].post.requestBody.required).toBe(false);
-    expect(doc.paths['/v1/score'].post.requestBody.content['application/json'].schema.properties.nif.pattern).toBe('^[0-9]{9}$');
+    expect(deref(doc.paths['/v1/score'].post.requestBody.content['application/json'].schema).properties.nif.pattern).toBe('^[0-9]{9}$');
+    // the headers the answers carry: language on localised successes, the RFC 6750 challenge on 401s
+    for (const path of ['/v1/score', '/v1/esg', '/v1/esg-score']) {
+      const op = doc.paths[path].post;
+      expect(Object.keys(op.responses['200'].headers), path).toEqual(expect.arrayContaining(['Content-Language', 'Vary', 'X-Request-Id']));
+      expect(op.parameters.map((x: { name: string }) => x.name), path).toContain('Accept-Language');
+    }
+    expect(doc.paths['/v1/admin/keys'].get.responses['200'].headers['Content-Language']).toBeUndefined();
+    expect(doc.components.headers['Content-Language'].schema.enum).toEqual(['en', 'pt-PT']);
+    for (const { p, m, op } of ops) if (op.responses['401']) expect(Object.keys(op.responses['401'].headers), `${m} ${p}`).toContain('WWW-Authenticate');
+    const denied = await h.call('GET', '/v1/admin/keys', { key: 'sk_test_' + 'x'.repeat(40) });
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('www-authenticate')).toBe('Bearer realm="api", error="invalid_token"');
   });
 });
 

@@ -352,7 +352,8 @@ describe('POST /v1/admin/gdpr/export', () => {
     expect(era.operationId).toBe('gdprErase');
     expect(era.security).toEqual([{ bearerAuth: [] }]);
     expect(era.requestBody.required).toBe(true);
-    expect(JSON.stringify(era.requestBody)).toContain('ERASE-MY-DATA');
+    expect(era.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/EraseRequest' });
+    expect(JSON.stringify(doc.components.schemas.EraseRequest)).toContain('ERASE-MY-DATA');
     expect(era.responses['422'].description).toContain('confirmation_required');
     expect(JSON.stringify(doc)).toContain('retained_under_legal_basis');
   });

@@ -17,9 +17,12 @@ export function apiDoc(opts: {
   operationId?: string;
   /** outcomes that are not JSON (redirects, HTML pages): documented as given, instead of the generated success and query-validation responses */
   responses?: Record<string, { description: string; html?: true; location?: true }>;
+  /** answers in English or Portuguese by Accept-Language (Content-Language and Vary on success) */
+  localised?: true;
 }) {
   return {
     ...(opts.responses ? { 'x-responses': opts.responses } : {}),
+    ...(opts.localised ? { 'x-localised': true } : {}),
     summary: opts.summary,
     tags: [opts.tag],
     ...(opts.description ? { description: opts.description } : {}),

@@ -1,4 +1,23 @@
+import { FormatRegistry } from '@sinclair/typebox';
 import { t } from 'elysia';
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
+/**
+ * `format: date-time` as JSON Schema and OpenAPI define it (RFC 3339: a date, a time and a time
+ * zone), replacing Elysia's own check, which also takes a date alone or any text Date can parse
+ * (so a request could pass validation with a value the document calls invalid, and a date alone
+ * would silently mean UTC midnight). Registered at load, whichever of the two modules loads first.
+ */
+export function isRfc3339DateTime(value: string): boolean {
+  const m = RFC3339.exec(value);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return false;
+  if (hour > 23 || minute > 59 || second > 59) return false; // no leap seconds: Date cannot hold them
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return false;
+  return !Number.isNaN(Date.parse(value.replace(' ', 'T')));
+}
+FormatRegistry.Set('date-time', isRfc3339DateTime);
 
 /** TypeBox building blocks shared by feature models. */
 export const DateTime = t.String({ format: 'date-time' });

@@ -183,6 +183,11 @@ interface ValidationLike {
   validator?: { minimum?: number; maximum?: number; type?: string };
 }
 
+const FORMAT_MESSAGES: Record<string, string> = {
+  'date-time': 'must be a date-time with its time zone (RFC 3339), e.g. 2026-11-01T00:00:00Z',
+  uuid: 'must be a UUID',
+};
+
 /** A message that names what is allowed (TypeBox says "Expected union value" for enums). */
 function describe(e: ValidationLike['all'][number]): string {
   // a field that fails while absent is a required one ("Expected array" says nothing of that)
@@ -199,6 +204,8 @@ function describe(e: ValidationLike['all'][number]): string {
   const described = e.schema as { pattern?: string; description?: string } | undefined;
   if (described?.pattern && described.description && typeof e.value === 'string') return `must match: ${described.description}`;
   if (any?.length && any.every((o) => 'const' in o)) return `must be one of: ${any.map((o) => JSON.stringify(o.const)).join(', ')}`;
+  const format = e.schema?.format;
+  if (typeof e.value === 'string' && typeof format === 'string' && format in FORMAT_MESSAGES) return FORMAT_MESSAGES[format]!;
   if (any?.some((o) => o.type === 'integer' || o.type === 'number')) {
     const num = any.find((o) => o.type === 'integer' || o.type === 'number')!;
     const range = num.minimum !== undefined && num.maximum !== undefined ? ` from ${num.minimum} to ${num.maximum}` : '';

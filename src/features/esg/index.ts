@@ -48,6 +48,7 @@ export function esgRoutes(ctx: AppContext) {
       security: 'BearerAuth',
       operationId,
       errors: ['invalid_nif'],
+      localised: true,
     }),
     'x-examples': ESG_OPENAPI_EXAMPLES,
   });

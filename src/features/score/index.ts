@@ -32,6 +32,7 @@ export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: Res
           security: 'BearerAuth',
           operationId: 'score',
           errors: ['invalid_nif', 'company_not_found', 'live_tier_not_available', 'upstream_unavailable'],
+          localised: true,
         }),
       },
     )

@@ -2,6 +2,39 @@ import type { AnyElysia } from 'elysia';
 import { toOpenAPISchema } from '@elysiajs/openapi';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../lib/errors';
 import { AUTH_ERRORS, BODY_ERRORS, groupByStatus, IDEMPOTENCY_ERRORS } from '../../lib/api-doc';
+import * as adminModel from '../admin/model';
+import * as erpModel from '../erp/model';
+import * as esgModel from '../esg/model';
+import * as gdprModel from '../gdpr/model';
+import * as scoreModel from '../score/model';
+import * as webhooksModel from '../webhooks/model';
+
+/**
+ * The object schemas the feature models export, by their export name (the spec's §2 resource names:
+ * ScoreRequest, ScoreResponse, AdminKey, WebhookEndpoint…): each becomes a named component that
+ * operations refer to, so that generated clients get named types instead of one anonymous type per
+ * use. Found by identity in the routes' own schemas (which Elysia keeps as given).
+ */
+const NAMED_SCHEMAS = new Map<object, string>();
+for (const mod of [scoreModel, esgModel, erpModel, adminModel, webhooksModel, gdprModel])
+  for (const [name, value] of Object.entries(mod))
+    if (/^[A-Z]/.test(name) && value && typeof value === 'object' && (value as { type?: unknown }).type === 'object' && !NAMED_SCHEMAS.has(value)) NAMED_SCHEMAS.set(value, name);
+
+/**
+ * `generated` (the document's rendering of the TypeBox schema `source`) with every named schema in
+ * it, found by walking both along properties and items, replaced by a $ref to its component.
+ */
+function referNamed(source: unknown, generated: unknown, components: Record<string, unknown>): unknown {
+  if (!source || typeof source !== 'object' || !generated || typeof generated !== 'object') return generated;
+  const src = source as { properties?: Record<string, unknown>; items?: unknown };
+  const gen = generated as { properties?: Record<string, unknown>; items?: unknown };
+  if (src.properties && gen.properties) for (const k of Object.keys(gen.properties)) gen.properties[k] = referNamed(src.properties[k], gen.properties[k], components);
+  if (src.items && gen.items) gen.items = referNamed(src.items, gen.items, components);
+  const name = NAMED_SCHEMAS.get(source);
+  if (!name) return generated;
+  components[name] ??= generated;
+  return { $ref: `#/components/schemas/${name}` };
+}
 
 const RATE_HEADERS = {
   'X-RateLimit-Limit': {
@@ -66,12 +99,16 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
   };
   // The generator drops request bodies of routes that have a function parser (our JSON-only
   // onParse), so bodies come straight from each route's TypeBox schema.
+  const named: Record<string, unknown> = {};
   const bodies = new Map<string, { schema: unknown; required: boolean }>();
+  const responseSchemas = new Map<string, Record<string, unknown>>();
   for (const r of app.routes) {
-    const body = (r.hooks as { body?: Record<PropertyKey, unknown> } | undefined)?.body;
+    const hooks = r.hooks as { body?: Record<PropertyKey, unknown>; response?: Record<string, unknown> } | undefined;
+    const route = `${r.method.toLowerCase()} ${r.path.replace(/:([^/]+)/g, '{$1}')}`;
+    if (hooks?.response && typeof hooks.response === 'object') responseSchemas.set(route, hooks.response);
+    const body = hooks?.body;
     if (!body || typeof body !== 'object') continue;
-    const path = r.path.replace(/:([^/]+)/g, '{$1}');
-    bodies.set(`${r.method.toLowerCase()} ${path}`, { schema: JSON.parse(JSON.stringify(body)), required: !(Symbol.for('TypeBox.Optional') in body) });
+    bodies.set(route, { schema: referNamed(body, JSON.parse(JSON.stringify(body)), named), required: !(Symbol.for('TypeBox.Optional') in body) });
   }
   const headerRefs = Object.fromEntries(Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]));
   const paths: Record<string, Record<string, unknown>> = {};
@@ -83,6 +120,8 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       delete op['x-errors'];
       const own = op['x-responses'] as Record<string, { description: string; html?: true; location?: true }> | undefined;
       delete op['x-responses'];
+      const localised = op['x-localised'] === true;
+      delete op['x-localised'];
       const secured = Array.isArray(op.security) && op.security.length > 0;
       if (secured) errors.push(...AUTH_ERRORS);
       const body = bodies.get(`${method} ${path}`);
@@ -102,6 +141,11 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
           },
         ];
       }
+      if (localised)
+        op.parameters = [
+          ...((op.parameters as unknown[]) ?? []),
+          { name: 'Accept-Language', in: 'header', required: false, description: 'pt, pt-PT or pt-BR for Portuguese texts; anything else (or none) gives English. The highest q wins.', schema: { type: 'string' } },
+        ];
       if (!secured) op.security = []; // public (e.g. the OAuth consent page and callback): no key
       const params = (op.parameters as { in?: string }[] | undefined) ?? [];
       if (!own && params.some((p) => p.in === 'query' || p.in === 'path')) errors.push('validation_failed');
@@ -121,9 +165,13 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
           : (op.responses ?? {})
       ) as Record<string, Record<string, unknown>>;
       for (const r of Object.values(responses)) r.headers = { ...headerRefs, ...(r.headers as object | undefined) };
-      if (method === 'post')
-        for (const [status, r] of Object.entries(responses))
-          if (status.startsWith('2')) r.headers = { ...headerRefs, 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } };
+      for (const [status, r] of Object.entries(responses))
+        if (status.startsWith('2'))
+          r.headers = {
+            ...headerRefs,
+            ...(method === 'post' ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
+            ...(localised ? { 'Content-Language': { $ref: '#/components/headers/Content-Language' }, Vary: { $ref: '#/components/headers/Vary' } } : {}),
+          };
       if (!own && !Object.keys(responses).some((s) => s.startsWith('2'))) responses['200'] = { description: 'Success', headers: headerRefs };
       for (const [status, codes] of groupByStatus(errors)) {
         responses[String(status)] = {
@@ -133,10 +181,17 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
             ...(status === 429 || status === 503 || codes.includes('idempotency_key_in_use') ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
             // a stored 4xx is replayed like a success (errors that nothing was stored for are answered afresh)
             ...(method === 'post' && status >= 400 && status < 500 ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
+            ...(status === 401 ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } } : {}),
           },
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
         };
       }
+      const sources = responseSchemas.get(`${method} ${path}`);
+      if (sources)
+        for (const [status, r] of Object.entries(responses)) {
+          const json = (r.content as Record<string, { schema?: unknown }> | undefined)?.['application/json'];
+          if (json?.schema && sources[status]) json.schema = referNamed(sources[status], json.schema, named);
+        }
       op.responses = responses;
       (paths[path] ??= {})[method] = normalizeSchema(op) as Record<string, unknown>;
     }
@@ -162,11 +217,14 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
     ],
     paths,
     components: {
-      schemas: { ...(normalizeSchema(generated.components.schemas) as Record<string, unknown>), Error: ERROR_SCHEMA },
+      schemas: { ...(normalizeSchema({ ...generated.components.schemas, ...named }) as Record<string, unknown>), Error: ERROR_SCHEMA },
       headers: {
         ...RATE_HEADERS,
         'Retry-After': { description: 'Seconds to wait before retrying. Sent with every 429 (rate_limited, daily_quota_exceeded), with 503 upstream_unavailable and with 409 idempotency_key_in_use; not with the other codes of the same status, which a retry does not cure.', schema: { type: 'integer' } },
         'Idempotent-Replayed': { description: '"true" when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+        'Content-Language': { description: 'The language of the texts in the body: en, or pt-PT when Accept-Language asked for Portuguese.', schema: { type: 'string', enum: ['en', 'pt-PT'] } },
+        Vary: { description: 'Accept-Language: the body depends on it (for caches).', schema: { type: 'string' } },
+        'WWW-Authenticate': { description: 'Bearer realm="api", error="invalid_token" (RFC 6750).', schema: { type: 'string' } },
       },
       securitySchemes: {
         BearerAuth: { type: 'http', scheme: 'bearer', description: 'API key sk_test_… (sandbox) or sk_live_… (production). Used by scoring, ESG and ERP endpoints.' },
