@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { EsgResponse } from '../src/features/esg/model';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
+import { isValidSector } from '../src/features/esg/questionnaire';
 import { expectError, makeApp, type TestApp } from './helpers';
 
 let h: TestApp;
@@ -148,5 +149,27 @@ describe('GET /v1/esg/questionnaire', () => {
     expect(Object.keys(answers.properties).sort()).toEqual(r.body.indicators.map((i: any) => i.key).sort());
     expect(Object.keys(op.requestBody.content['application/json'].examples).sort()).toEqual(['developing_manufacturer', 'lagging_services', 'leader']);
     expect(doc.paths['/v1/esg-score'].post).toBeDefined();
+  });
+});
+
+describe('the OpenAPI document states the rules the service enforces', () => {
+  test('sector: the documented pattern accepts exactly the NACE codes the service accepts', async () => {
+    const doc = (await h.json('GET', '/openapi.json')).body;
+    const pattern = new RegExp(doc.components.schemas.EsgRequest.properties.sector.pattern);
+    const codes = ['', 'a', 'c25', 'C', 'C1', 'C100', 'V', 'Z01'];
+    for (const letter of 'ABCDEFGHIJKLMNOPQRSTU') for (let d = 0; d < 100; d++) codes.push(letter, `${letter}${String(d).padStart(2, '0')}`);
+    for (const code of codes) expect(pattern.test(code), code).toBe(isValidSector(code));
+  });
+
+  test('waste_recycled_pct "not_applicable" only with waste_total_t 0: in the document, and answered so', async () => {
+    const doc = (await h.json('GET', '/openapi.json')).body;
+    const answers = doc.components.schemas.EsgRequest.properties.answers;
+    expect(answers.if.properties.waste_recycled_pct.const).toBe('not_applicable');
+    expect(answers.then.properties.waste_total_t.const).toBe(0);
+    const t = await h.tenant();
+    const body = (total: number) => ({ ...ESG_EXAMPLES.developing_manufacturer, answers: { ...ESG_EXAMPLES.developing_manufacturer.answers, waste_total_t: total, waste_recycled_pct: 'not_applicable' } });
+    const bad = expectError(await h.json('POST', '/v1/esg', { key: t.api_key, body: body(12) }), 422, 'validation_failed');
+    expect(bad.fields.map((f: { path: string }) => f.path)).toEqual(['answers.waste_recycled_pct']);
+    expect((await h.json('POST', '/v1/esg', { key: t.api_key, body: body(0) })).status).toBe(200);
   });
 });

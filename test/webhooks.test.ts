@@ -78,6 +78,14 @@ describe('webhook endpoints', () => {
     expect(bad.fields[0].path).toBe('enabled_events');
     expectError(await create(t.api_key, { url: rx.url, enabled_events: ['*', 'score.updated'] }), 422, 'validation_failed');
     expectError(await create(t.api_key, { url: 'ftp://x', enabled_events: ['*'] }), 422, 'validation_failed');
+    // the rules the document states (an http(s) URL with a host and no credentials; the event names)
+    for (const url of ['https://user:pw@example.com/h', 'http:///h', 'https://?x=1'])
+      expect(expectError(await create(t.api_key, { url, enabled_events: ['*'] }), 422, 'validation_failed').fields.map((f: { path: string }) => f.path), url).toEqual(['url']);
+    const doc = (await h.json('GET', '/openapi.json')).body;
+    const schema = doc.components.schemas.CreateWebhook;
+    expect(schema.properties.enabled_events.items.enum).toEqual(expect.arrayContaining(['score.updated', '*']));
+    for (const url of ['https://user:pw@example.com/h', 'http:///h', 'ftp://x']) expect(new RegExp(schema.properties.url.pattern).test(url), url).toBe(false);
+    expect(new RegExp(schema.properties.url.pattern).test(rx.url)).toBe(true);
     // messages that name the rule: a missing field, a nullable string's length
     expect(expectError(await create(t.api_key, { url: rx.url }), 422, 'validation_failed').fields).toEqual([{ path: 'enabled_events', message: 'is required' }]);
     const long = expectError(await create(t.api_key, { url: rx.url, enabled_events: ['*'], description: 'd'.repeat(501) }), 422, 'validation_failed');

@@ -23,7 +23,7 @@ FormatRegistry.Set('date-time', isRfc3339DateTime);
 export const DateTime = t.String({ format: 'date-time' });
 export const NullableDateTime = t.Union([t.String({ format: 'date-time' }), t.Null()]);
 export const Uuid = t.String({ format: 'uuid' });
-export const Nif = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits', examples: ['599000015'] });
+export const Nif = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits, the last being its mod-11 check digit (a NIF that fails it is 422 invalid_nif)', examples: ['599000015'] });
 export const CustomerReference = t.String({ maxLength: 128, description: 'Your own reference, echoed back (max 128 characters)' });
 export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 

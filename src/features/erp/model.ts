@@ -19,7 +19,7 @@ export const ErpOAuthInitiateRequest = t.Object({
   customer_reference: ErpCustomerReference,
   return_url: t.String({
     format: 'uri',
-    pattern: '^[hH][tT][tT][pP][sS]?://',
+    pattern: '^[hH][tT][tT][pP][sS]?://[^/?#\\s]+([/?#]\\S*)?$',
     maxLength: 2048,
     description: 'http(s) address the customer is sent back to, with status=connected|denied|error, provider and customer_reference appended',
   }),

@@ -2,7 +2,7 @@ import { t } from 'elysia';
 import { Value } from '@sinclair/typebox/value';
 import { CustomerReference, DateTime, Nif } from '../../lib/schemas';
 import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
-import { answersSchema, isValidSector, validateAnswers } from './questionnaire';
+import { answersSchema, isValidSector, SECTOR_PATTERN, validateAnswers } from './questionnaire';
 import { ESG_EXAMPLES } from './examples';
 
 const Sdg = t.Integer({ minimum: 1, maximum: 17 });
@@ -11,7 +11,7 @@ const Sdg = t.Integer({ minimum: 1, maximum: 17 });
 export const EsgRequest = t.Object({
   nif: Nif,
   customer_reference: t.Optional(CustomerReference),
-  sector: t.String({ description: 'NACE Rev. 2 section letter A–U, optionally with its division (e.g. C25)', examples: ['C25', 'J', 'F41'] }),
+  sector: t.String({ pattern: SECTOR_PATTERN, description: 'NACE Rev. 2 section letter A–U, optionally with one of its own two-digit divisions (e.g. C25)', examples: ['C25', 'J', 'F41'] }),
   answers: answersSchema() as unknown as ReturnType<typeof t.Record<ReturnType<typeof t.String>, ReturnType<typeof t.Unknown>>>,
 });
 

@@ -567,6 +567,11 @@ const DIVISION_RANGES: Readonly<Record<string, readonly [number, number]>> = {
 
 const SECTOR_RE = /^([A-U])(\d{2})?$/;
 
+/** isValidSector as a pattern, for the OpenAPI document: each section with its own divisions */
+export const SECTOR_PATTERN = `^(?:${Object.entries(DIVISION_RANGES)
+  .map(([section, [from, to]]) => `${section}(?:${Array.from({ length: to - from + 1 }, (_, i) => String(from + i).padStart(2, '0')).join('|')})?`)
+  .join('|')})$`;
+
 /** True for a NACE Rev. 2 section letter (A–U) or a section plus one of its own 2-digit divisions (e.g. C25). Case-sensitive. */
 export function isValidSector(code: string): boolean {
   if (typeof code !== 'string') return false;
@@ -711,5 +716,8 @@ export function answersSchema(): TSchema {
   return Type.Object(props, {
     additionalProperties: false,
     description: 'ESG questionnaire answers keyed by indicator (27 indicators derived from EFRAG VSME).',
+    // the one conditional rule (notApplicableAccepted), stated for the document; validateAnswers enforces it
+    if: { required: ['waste_recycled_pct'], properties: { waste_recycled_pct: { const: NOT_APPLICABLE } } },
+    then: { required: ['waste_total_t'], properties: { waste_total_t: { const: 0 } } },
   });
 }

@@ -2,7 +2,14 @@ import { t } from 'elysia';
 import { DateTime, NullableDateTime, Uuid } from '../../lib/schemas';
 import { EVENT_TYPES } from '../events/service';
 
-const EventName = t.String({ description: `One of ${EVENT_TYPES.join(', ')}, or "*" alone for all events` });
+// enum: for the document (TypeBox does not check it on strings); the service names the unknown ones
+const EventName = t.String({ enum: [...EVENT_TYPES, '*'], description: `One of ${EVENT_TYPES.join(', ')}, or "*" alone for all events` });
+const EndpointUrl = t.String({
+  format: 'uri',
+  maxLength: 2048,
+  pattern: '^[hH][tT][tT][pP][sS]?://[^/?#\\s@]+([/?#]\\S*)?$',
+  description: 'Absolute http(s) URL with a host and no credentials; https for live keys, and it must resolve to a public address (private, loopback and link-local targets are refused)',
+});
 
 export const WebhookEndpoint = t.Object(
   {
@@ -26,12 +33,12 @@ export const WebhookEndpointWithSecret = t.Composite([
 ]);
 
 export const CreateWebhook = t.Object({
-  url: t.String({ format: 'uri', maxLength: 2048 }),
+  url: EndpointUrl,
   description: t.Optional(t.Union([t.String({ maxLength: 500 }), t.Null()])),
   enabled_events: t.Array(EventName, { minItems: 1, maxItems: 20 }),
 });
 export const UpdateWebhook = t.Object({
-  url: t.Optional(t.String({ format: 'uri', maxLength: 2048 })),
+  url: t.Optional(EndpointUrl),
   description: t.Optional(t.Union([t.String({ maxLength: 500 }), t.Null()])),
   enabled_events: t.Optional(t.Array(EventName, { minItems: 1, maxItems: 20 })),
   status: t.Optional(t.Union([t.Literal('active'), t.Literal('disabled')], { description: 'active re-enables a failed endpoint (counter reset)' })),
