@@ -227,6 +227,48 @@ describe('generation feed and leases', () => {
     expect(Number(await admin.get(dayKey))).toBe(600);
   });
 
+  /** admits requests at nowMs until one is refused; how many were admitted */
+  const burst = async (p: Proc, tenant: string, limit: number, nowMs: number, memory?: MemoryRateLimiter) => {
+    let admitted = 0;
+    for (let i = 0; i < limit * 2; i++) {
+      const req = keyed(tenant, limit, 10_000_000, nowMs);
+      const d = await decide(p, req);
+      if (memory) expect(strip(d)).toEqual(memory.consumeSync(req));
+      if (!d.allowed) break;
+      admitted++;
+    }
+    return admitted;
+  };
+
+  test('an idle key leased by one process, then a burst through another: never more than exact GCRA would admit (the lease counts as made later, not earlier)', async () => {
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    const memory = new MemoryRateLimiter();
+    const first = keyed(tenant, 6000, 10_000_000, day);
+    expect((await decide(a, first)).allowed).toBe(true); // a takes a lease on the idle key
+    memory.consumeSync(first);
+    expect(a.limiter.consumeSync(keyed(tenant, 6000, 10_000_000, day + 1))).toBeDefined();
+    memory.consumeSync(keyed(tenant, 6000, 10_000_000, day + 1));
+    // 240 ms later (the key's clock), a burst through b, then what a still holds
+    let admitted = await burst(b, tenant, 6000, day + 240);
+    for (let d = a.limiter.consumeSync(keyed(tenant, 6000, 10_000_000, day + 240)); d?.allowed; d = a.limiter.consumeSync(keyed(tenant, 6000, 10_000_000, day + 240))) admitted++;
+    let exact = 0;
+    while (memory.consumeSync(keyed(tenant, 6000, 10_000_000, day + 240)).allowed) exact++;
+    expect(exact).toBe(6000);
+    expect(admitted).toBeLessThanOrEqual(exact);
+    expect(admitted).toBeGreaterThanOrEqual(exact - 40); // the lease's span (250 ms at 10 ms a request) at most
+  });
+
+  test('one process alone on a key: a lease left unused and settled, then a burst, admits exactly what GCRA admits, request by request', async () => {
+    const c = await proc();
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    const memory = new MemoryRateLimiter();
+    const first = keyed(tenant, 6000, 10_000_000, day);
+    expect(strip(await decide(c, first))).toEqual(memory.consumeSync(first));
+    await Bun.sleep(LEASE_MS + 150); // expired and settled by a sweep
+    expect(await burst(c, tenant, 6000, day + 240, memory)).toBe(6000);
+    expect(await burst(c, tenant, 6000, day + 60_240, memory)).toBe(6000); // a minute later, all of it again
+  });
+
   test('a stale cached key is reported stale in process, consuming nothing', async () => {
     const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
     const first = await decide(a, keyed(tenant, 6000, 100_000, day));

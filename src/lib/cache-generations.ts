@@ -14,7 +14,8 @@ import { ANNOUNCE_WAIT_MS, feedRegistry, generationChannel, type GenerationFeed 
  *   committed, and before the write is answered, the counter in Redis moves on (this module).
  * - A request of a key learns both counters either from the rate-limit script it runs (the same
  *   atomic call returns them) or, without a round trip, from the process's generation feed, which
- *   has every change pushed and acknowledged before the change is answered (generation-feed.ts).
+ *   holds every change answered so far while it is coherent (generation-feed.ts); when it is not,
+ *   the request asks Redis.
  *   Cached reads are served only if they were loaded under that very counter value (ReadCache),
  *   otherwise read again from the database.
  * - Values never repeat, even if Redis loses its data (flush, restart without persistence): a new or
@@ -75,7 +76,14 @@ export function announceTenantChanges(redis: Redis, redisPrefix: string, log: Pi
   const registry = feedRegistry(redisPrefix);
   const send = async (changes: Map<string, string>) => {
     const acks = feed?.expect();
-    const [receivers, ...followers] = await bumper.bumpGenerations(changes.size + 1, ...changes.keys(), registry, channel, feed?.ackChannel ?? '-', acks?.id ?? '-', ...changes.values());
+    let receivers: number;
+    let followers: string[];
+    try {
+      [receivers, ...followers] = await bumper.bumpGenerations(changes.size + 1, ...changes.keys(), registry, channel, feed?.ackChannel ?? '-', acks?.id ?? '-', ...changes.values());
+    } catch (err) {
+      acks?.cancel();
+      throw err;
+    }
     if (acks) {
       const silent = await acks.wait(followers, receivers);
       if (silent) log.throttled('generation-acks', 60_000, 'warn', 'cache generations: processes did not acknowledge a change in time (waited them out)', { processes: silent });

@@ -45,7 +45,14 @@ redis.call('PEXPIRE', KEYS[1], ${REGISTERED_MS * 10})
 return redis.call('PUBLISH', ARGV[2], ARGV[3])
 `;
 type Beater = Redis & { feedBeat(numKeys: number, ...args: string[]): Promise<number> };
-const MAX_TENANTS = 10_000;
+const MAX_TENANTS = 100_000;
+
+interface Waiter {
+  /** the processes that acknowledged */
+  acked: Set<string>;
+  /** re-evaluated on each acknowledgement once the announcement's answer is known */
+  check: () => void;
+}
 
 export interface Generations {
   access: number;
@@ -71,7 +78,7 @@ export class GenerationFeed {
   private subscribed = false;
   private lastBeat = -Infinity;
   private readonly tenants = new Map<string, Generations>();
-  private readonly waiters = new Map<string, { need: Set<string>; got: number; receivers: number; done: () => void }>();
+  private readonly waiters = new Map<string, Waiter>();
   private sequence = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
   private closed = false;
@@ -110,7 +117,7 @@ export class GenerationFeed {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.lost();
-    for (const w of this.waiters.values()) w.done();
+    // announcements in progress are not cut short: they wait their time out (nothing acknowledges now)
     this.sub.disconnect();
     if (this.redis.status === 'ready') await this.redis.zrem(this.registry, this.id).catch(() => {});
   }
@@ -146,25 +153,32 @@ export class GenerationFeed {
   }
 
   /**
-   * A message id for an announcement, and its acknowledgements awaited: resolves once every process
+   * A message id for an announcement, its acknowledgements collected from now on (they can arrive
+   * before the script's answer: another connection), and awaited: resolves once every process
    * named has acknowledged and at least `receivers` have, or after ANNOUNCE_WAIT_MS, with how many
-   * were missing then.
+   * were missing then. `cancel` if the announcement was not sent.
    */
-  expect(): { id: string; wait: (processes: string[], receivers: number) => Promise<number> } {
+  expect(): { id: string; wait: (processes: string[], receivers: number) => Promise<number>; cancel: () => void } {
     const id = `${this.id}.${++this.sequence}`;
+    const waiter: Waiter = { acked: new Set(), check: () => {} };
+    this.waiters.set(id, waiter);
     return {
       id,
+      cancel: () => void this.waiters.delete(id),
       wait: (processes, receivers) =>
         new Promise<number>((resolve) => {
-          const waiter = { need: new Set(processes), got: 0, receivers, done: () => {} };
-          const timer = setTimeout(() => waiter.done(), ANNOUNCE_WAIT_MS);
-          waiter.done = () => {
+          const missing = () => Math.max(processes.filter((p) => !waiter.acked.has(p)).length, receivers - waiter.acked.size);
+          const finish = () => {
             clearTimeout(timer);
             this.waiters.delete(id);
-            resolve(Math.max(waiter.need.size, waiter.receivers - waiter.got));
+            resolve(missing());
           };
-          if (this.closed || (!waiter.need.size && waiter.got >= receivers)) return waiter.done();
-          this.waiters.set(id, waiter);
+          // after shutdown nothing is collected: wait the time out, as a process without a feed does
+          const timer = setTimeout(finish, ANNOUNCE_WAIT_MS);
+          waiter.check = () => {
+            if (missing() <= 0) finish();
+          };
+          if (!this.closed || (!processes.length && !receivers)) waiter.check();
         }),
     };
   }
@@ -207,10 +221,9 @@ export class GenerationFeed {
       // "<message id> <process>"
       const space = message.indexOf(' ');
       const w = this.waiters.get(message.slice(0, space));
-      if (!w) return;
-      w.got++;
-      w.need.delete(message.slice(space + 1));
-      if (!w.need.size && w.got >= w.receivers) w.done();
+      if (!w || this.closed) return;
+      w.acked.add(message.slice(space + 1));
+      w.check();
     } else if (channel === this.channel) {
       this.applyChange(message);
     }

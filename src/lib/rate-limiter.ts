@@ -151,14 +151,16 @@ export class MemoryRateLimiter implements RateLimiter {
 //   indexes into KEYS of its gcra bucket, daily counter, access and scores cache generations
 //   (0 = none), then limit per minute, daily quota (or -1), expected access generation (or -1), and
 //   how many requests to prepay for this process (a lease, 0 = none; see RedisRateLimiter);
-// - returns: prepaid requests a process did not use, given back first (5 values: indexes of bucket
-//   and daily counter, limit per minute, count, now);
+// - settlements of leases, applied first (7 values: indexes of bucket and daily counter, limit per
+//   minute, requests not used, now, the bucket's state the grant left, the state the process
+//   replayed from its own requests or -1);
 // - runs: consecutive requests of one term at one instant (ms) are one run of 3 values: term, now,
 //   count. A turn's requests of one key are then one run, however many they are.
-// ARGV = number of terms, lease lifetime (ms), number of returns, the terms, the returns, the runs.
-// The answer: every key's value as the batch's requests found it (after the returns; generations
-// created where missing), then one character per request: its outcome (1 allowed, 0 minute,
-// 2 daily, 3 stale), then the requests prepaid per term ("k,k,…"). The caller replays the batch
+// ARGV = number of terms, lease span (ms), number of settlements, the terms, the settlements, the
+// runs. The answer: every key's value as the batch's requests found it (after the settlements;
+// generations created where missing), then one character per request: its outcome (1 allowed,
+// 0 minute, 2 daily, 3 stale), then the requests prepaid per term ("k,k,…") and the bucket state
+// each grant left ("%.17g,…"). The caller replays the batch
 // from those values and outcomes to get each request's numbers (replayBatch, the same arithmetic in
 // the same order), instead of Redis sending 5 integers per request. Each key is read once (MGET)
 // and written once (SET).
@@ -166,7 +168,7 @@ const LUA = `
 if redis.replicate_commands then redis.replicate_commands() end
 ${LUA_NOW_US}
 local cur = redis.call('MGET', unpack(KEYS))
-local nt, leaseMs, nr = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local nt, span, nr = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local existed, tatTtl, dayDirty = {}, {}, {}
 for i = 1, #KEYS do existed[i] = cur[i] ~= false end
 local function keepTat(i, now)
@@ -174,10 +176,16 @@ local function keepTat(i, now)
   if ttl < 1000 then ttl = 1000 end
   if (tatTtl[i] or 0) < ttl then tatTtl[i] = ttl end
 end
-for r = 4 + nt * 8, 3 + nt * 8 + nr * 5, 5 do
+-- settled leases: if nothing else moved the bucket since the grant, it takes the state the process
+-- replayed (exact); otherwise only the unused requests come off, and the span stays counted
+for r = 4 + nt * 8, 3 + nt * 8 + nr * 7, 7 do
   local bi, di, limit, cells, now = tonumber(ARGV[r]), tonumber(ARGV[r + 1]), tonumber(ARGV[r + 2]), tonumber(ARGV[r + 3]), tonumber(ARGV[r + 4])
+  local granted, replayed = tonumber(ARGV[r + 5]), tonumber(ARGV[r + 6])
   local s = tonumber(cur[bi])
-  if s then cur[bi] = s - cells * (60000 / limit); keepTat(bi, now) end
+  if s then
+    if s == granted and replayed >= 0 then cur[bi] = replayed else cur[bi] = s - cells * (60000 / limit) end
+    keepTat(bi, now)
+  end
   if di > 0 and tonumber(cur[di]) then
     local c = tonumber(cur[di]) - cells
     if c < 0 then c = 0 end
@@ -207,7 +215,7 @@ for i = 1, #KEYS do
   if type(cur[i]) == 'number' then out[i] = string.format('%.17g', cur[i]) else out[i] = cur[i] end
 end
 local outcomes = {}
-for r = 4 + nt * 8 + nr * 5, #ARGV, 3 do
+for r = 4 + nt * 8 + nr * 7, #ARGV, 3 do
   local term, now, n = terms[tonumber(ARGV[r])], tonumber(ARGV[r + 1]), tonumber(ARGV[r + 2])
   term[10] = now
   if term[9] then
@@ -238,32 +246,37 @@ for r = 4 + nt * 8 + nr * 5, #ARGV, 3 do
     if denial then outcomes[#outcomes + 1] = string.rep(denial, n - allowed) end
   end
 end
--- leases: only while more than half the minute's budget (and at least 100 requests) and more than
--- 1000 of the day's are left after them, and never more than half of what the day has left
-local grants = {}
+-- leases: only while at least half the minute's budget (and 100 requests) and more than 1000 of
+-- the day's stay left after them, and never more than half of what the day has left. The prepaid
+-- requests are counted as if made at now + span (when the lease is surely settled): until then the
+-- bucket's state is ahead of the clock, so no request of any process meets GCRA's cap at "now", and
+-- counting them early can only make Redis stricter, never looser
+local grants, grantTats = {}, {}
 for t = 1, nt do
   local term, k = terms[t], 0
   if term[8] > 0 and not term[9] and term[10] then
     local bi, di, limit, quota, now = term[1], term[2], term[5], term[6], term[10]
     local T = 60000 / limit
-    local tat = now
+    local base = now + span
     local s = tonumber(cur[bi])
-    if s and s > now then tat = s end
-    k = math.min(term[8], math.floor((60000 - (tat - now)) / T + 1e-9) - math.max(math.ceil(limit / 2), 100, math.ceil(leaseMs / T) + 1))
+    if s and s > base then base = s end
+    k = math.min(term[8], math.floor((60000 - (base - now)) / T + 1e-9) - math.max(math.ceil(limit / 2), 100))
     local c = 0
     if quota >= 0 then
       c = tonumber(cur[di]) or 0
       k = math.min(k, math.floor((quota - c - 1000) / 2))
     end
     if k > 0 then
-      cur[bi] = tat + k * T
+      cur[bi] = base + k * T
       keepTat(bi, now)
       if quota >= 0 then cur[di] = c + k; dayDirty[di] = true end
+      grantTats[t] = string.format('%.17g', cur[bi])
     else
       k = 0
     end
   end
   grants[t] = k
+  grantTats[t] = grantTats[t] or '0'
 end
 for i, ttl in pairs(tatTtl) do redis.call('SET', KEYS[i], string.format('%.17g', cur[i]), 'PX', ttl) end
 for i in pairs(dayDirty) do
@@ -273,6 +286,7 @@ end
 for i in pairs(genSet) do redis.call('SET', KEYS[i], string.format('%d', cur[i])) end
 out[#KEYS + 1] = table.concat(outcomes)
 out[#KEYS + 2] = table.concat(grants, ',')
+out[#KEYS + 3] = table.concat(grantTats, ',')
 return out
 `;
 
@@ -290,8 +304,15 @@ interface Term {
 /** at most this many requests per script call (its KEYS and ARGV stay small) */
 const MAX_BATCH = 256;
 
-/** how long prepaid requests may be used; what is left then is given back */
-export const LEASE_MS = 250;
+/** how long prepaid requests may be used; then the lease is settled (what is left given back) */
+export const LEASE_MS = 100;
+/** how often leases past their time are settled without waiting for a request */
+const SWEEP_MS = 50;
+/**
+ * a lease's requests are counted in Redis as if made this long after the grant, by when it is
+ * surely settled (its time, a sweep, a round trip): see the script
+ */
+export const LEASE_SPAN_MS = 250;
 const FIRST_LEASE = 16;
 const MAX_LEASE = 1024;
 
@@ -314,16 +335,21 @@ interface Lease {
   /** the bucket's GCRA state and the day's count as this process replays them */
   tat: number | undefined;
   count: number;
+  /** the bucket's state in Redis right after the grant (to settle exactly if nothing else moved it) */
+  grantedTat: number;
   /** performance.now() after which it is given back */
   expires: number;
 }
 
-interface Giveback {
+interface Settlement {
   bucketKey: string;
   dayKey: string | null;
   limit: number;
+  /** prepaid requests not used */
   cells: number;
   nowMs: number;
+  grantedTat: number;
+  replayedTat: number;
 }
 
 interface PendingDecision {
@@ -343,13 +369,14 @@ export class RedisRateLimiter implements RateLimiter {
 
   // Leases (docs/decisions.md): with a generation feed, a key with ample budget left gets some of
   // its requests prepaid for this process in the same script call, and the next ones are decided
-  // in process, without a round trip, until they run out or LEASE_MS passes. Near a limit (less
-  // than half the minute's budget or 1000 of the day's left) every request is decided by Redis.
+  // in process, without a round trip, until they run out or LEASE_MS passes; then the lease is
+  // settled with the next script call (or a sweep). Near a limit (less than half the minute's
+  // budget or ~1000 of the day's left) every request is decided by Redis.
   private readonly leases = new Map<string, Lease>();
   private readonly leaseSizes = new BoundedMemo<number>();
   /** buckets with a lease asked for in a script call still out (one at a time per bucket) */
   private readonly leasing = new Set<string>();
-  private givebacks: Giveback[] = [];
+  private settlements: Settlement[] = [];
   private readonly sweeper: ReturnType<typeof setInterval> | null = null;
 
   constructor(
@@ -365,7 +392,7 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly feed: GenerationFeed | null = null,
   ) {
     if (feed) {
-      this.sweeper = setInterval(() => this.sweep(), LEASE_MS);
+      this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
       this.sweeper.unref?.();
     }
   }
@@ -406,26 +433,33 @@ export class RedisRateLimiter implements RateLimiter {
     return decision(req, 1, g, lease.count, gens.access, gens.scores);
   }
 
-  /** A lease no longer used: what is left of it is given back with the next script call. */
+  /** A lease no longer used: settled with the next script call (what is left given back). */
   private retire(bucket: string, lease: Lease) {
     this.leases.delete(bucket);
-    if (lease.cells === 0) return;
     if (lease.cells * 2 > lease.granted) this.leaseSizes.set(bucket, Math.max(FIRST_LEASE, lease.granted >> 1));
-    this.givebacks.push({ bucketKey: lease.bucketKey, dayKey: lease.dayKey, limit: lease.limit, cells: lease.cells, nowMs: Date.now() });
+    this.settlements.push({
+      bucketKey: lease.bucketKey,
+      dayKey: lease.dayKey,
+      limit: lease.limit,
+      cells: lease.cells,
+      nowMs: Date.now(),
+      grantedTat: lease.grantedTat,
+      replayedTat: lease.tat ?? -1,
+    });
   }
 
-  /** leases past their time are given back, by a script call of their own if no request makes one */
+  /** leases past their time are settled, by a script call of their own if no request makes one */
   private sweep() {
     const now = performance.now();
     for (const [bucket, lease] of this.leases) if (now > lease.expires) this.retire(bucket, lease);
-    if (this.givebacks.length) void this.decide([]);
+    if (this.settlements.length) void this.decide([]);
   }
 
-  /** every lease given back (shutdown) */
+  /** every lease settled (shutdown) */
   async close() {
     if (this.sweeper) clearInterval(this.sweeper);
     for (const [bucket, lease] of this.leases) this.retire(bucket, lease);
-    if (this.givebacks.length) await this.decide([]);
+    if (this.settlements.length) await this.decide([]);
   }
 
   // Redis key names, built once per bucket, day and tenant rather than per request: the strings
@@ -450,6 +484,12 @@ export class RedisRateLimiter implements RateLimiter {
     const coherent = this.feed?.coherent() ?? false;
     for (let i = 0; i < batch.length; i++) {
       const req = batch[i]!.req;
+      // a lease of a key whose requests Redis decides now is settled first (in this very call), so
+      // that it never replays a state that misses them
+      if (this.leases.size) {
+        const held = this.leases.get(req.bucket);
+        if (held) this.retire(req.bucket, held);
+      }
       let t = byBucket.get(req.bucket);
       if (t === undefined || !sameTerms(terms[t]!.req, req)) {
         const tenant = req.generationOf;
@@ -473,17 +513,19 @@ export class RedisRateLimiter implements RateLimiter {
       if (n && runs[n - 3] === t + 1 && runs[n - 2] === req.nowMs) runs[n - 1]!++;
       else runs.push(t + 1, req.nowMs, 1);
     }
-    const givebacks = this.givebacks;
-    this.givebacks = [];
-    const returnArgs: number[] = [];
-    for (const gb of givebacks) returnArgs.push(index(gb.bucketKey), gb.dayKey ? index(gb.dayKey) : 0, gb.limit, gb.cells, gb.nowMs);
+    // (lost if the call fails: it may have run, and settling twice would give back twice; a lost
+    // settlement only leaves the bucket stricter until its state drains)
+    const settlements = this.settlements;
+    this.settlements = [];
+    const settleArgs: (number | string)[] = [];
+    for (const st of settlements) settleArgs.push(index(st.bucketKey), st.dayKey ? index(st.dayKey) : 0, st.limit, st.cells, st.nowMs, exact(st.grantedTat), exact(st.replayedTat));
     const mark = this.feed?.mark() ?? null;
     let res: (string | number | null)[];
     try {
       if (!keys.length) return;
-      res = (await this.scripts.run(LUA, keys, [terms.length, LEASE_MS, givebacks.length, ...termArgs, ...returnArgs, ...runs])) as (string | number | null)[];
+      res = (await this.scripts.run(LUA, keys, [terms.length, LEASE_SPAN_MS, settlements.length, ...termArgs, ...settleArgs, ...runs])) as (string | number | null)[];
       // a reply of another shape is a failure like any other: the batch goes to the in-process limiter
-      if (!Array.isArray(res) || res.length !== keys.length + 2 || (res[keys.length] as string)?.length !== batch.length) throw new Error('unexpected reply from the rate-limit script');
+      if (!Array.isArray(res) || res.length !== keys.length + 3 || (res[keys.length] as string)?.length !== batch.length) throw new Error('unexpected reply from the rate-limit script');
       this.failing = null;
     } catch (err) {
       this.failing = unavailable(err);
@@ -495,13 +537,14 @@ export class RedisRateLimiter implements RateLimiter {
     } finally {
       for (const term of terms) if (term.lease) this.leasing.delete(term.req.bucket);
     }
-    const values = replayBatch(batch, terms, termOf, res);
-    if (this.feed) this.learn(terms, values, String(res[keys.length + 1]), keys, mark);
+    const values = replayBatch(batch, terms, termOf, res, keys.length);
+    if (this.feed) this.learn(terms, values, String(res[keys.length + 1]), String(res[keys.length + 2]), keys, mark);
   }
 
   /** what the script's answer tells this process: its tenants' generations and its new leases */
-  private learn(terms: Term[], values: (number | undefined)[], grants: string, keys: string[], mark: number | null) {
+  private learn(terms: Term[], values: (number | undefined)[], grants: string, grantTats: string, keys: string[], mark: number | null) {
     const granted = grants.split(',');
+    const tats = grantTats.split(',');
     const expires = performance.now() + LEASE_MS;
     for (let t = 0; t < terms.length; t++) {
       const { req, access, scores, bucket, day } = terms[t]!;
@@ -521,6 +564,7 @@ export class RedisRateLimiter implements RateLimiter {
         granted: cells,
         tat: values[bucket - 1],
         count: day ? (values[day - 1] ?? 0) : 0,
+        grantedTat: Number(tats[t]),
         expires,
       });
     }
@@ -577,6 +621,9 @@ class BoundedMemo<V> {
   }
 }
 
+/** a double as a script argument, every digit kept (the script compares it with what it stored) */
+const exact = (n: number) => (Number.isInteger(n) ? String(n) : n.toPrecision(17));
+
 const unavailable = (err: unknown) => `redis rate limiter unavailable: ${(err as Error).message}`;
 
 const sameTerms = (a: RateRequest, b: RateRequest) =>
@@ -592,10 +639,10 @@ const sameTerms = (a: RateRequest, b: RateRequest) =>
  * one outcome per request. The outcomes are Redis's; the numbers (budget left, reset, daily count)
  * follow from the values by the GCRA step the script mirrors (gcra), in the same order.
  */
-function replayBatch(batch: PendingDecision[], terms: Term[], termOf: number[], res: (string | number | null)[]) {
-  const values: (number | undefined)[] = new Array(res.length - 2);
-  for (let i = 0; i < values.length; i++) values[i] = res[i] === null ? undefined : Number(res[i]);
-  const outcomes = res[res.length - 2] as string;
+function replayBatch(batch: PendingDecision[], terms: Term[], termOf: number[], res: (string | number | null)[], keyCount: number) {
+  const values: (number | undefined)[] = new Array(keyCount);
+  for (let i = 0; i < keyCount; i++) values[i] = res[i] === null ? undefined : Number(res[i]);
+  const outcomes = res[keyCount] as string;
   for (let i = 0; i < batch.length; i++) {
     const { req, resolve } = batch[i]!;
     const term = terms[termOf[i]!]!;
