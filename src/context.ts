@@ -81,6 +81,7 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
   let redis: Redis | null = null;
   const memoryLimiter = new MemoryRateLimiter();
   let limiter: RateLimiter = memoryLimiter;
+  let feed: GenerationFeed | null = null;
   if (config.redisUrl) {
     // fail fast while disconnected (no offline queue): the limiter then falls back to in-process limits
     // auto-pipelining: the commands of one event-loop tick share one write (a syscall per request otherwise)
@@ -93,14 +94,14 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     await scripts.connect().catch(() => {}); // unreachable: logged above, retried by the first calls
     closers.push(() => scripts.close());
     // tenants' cache generations pushed to this process (PostgreSQL: SQLite's caches see every commit by themselves)
-    const feed = database.changeEpoch() === null ? new GenerationFeed(config.redisUrl, config.redisPrefix, redis, log) : null;
-    await feed?.start();
-    const redisLimiter = new RedisRateLimiter(redis, scripts, memoryLimiter, log, `${config.redisPrefix}:rl:`, (aspect, id) => generationKey(config.redisPrefix, aspect, id), feed);
+    const pushed = (feed = database.changeEpoch() === null ? new GenerationFeed(config.redisUrl, config.redisPrefix, redis, log) : null);
+    await pushed?.start();
+    const redisLimiter = new RedisRateLimiter(redis, scripts, memoryLimiter, log, `${config.redisPrefix}:rl:`, (aspect, id) => generationKey(config.redisPrefix, aspect, id), pushed);
     limiter = redisLimiter;
-    database.tenantsChanged = announceTenantChanges(redis, config.redisPrefix, log, feed ?? undefined);
+    database.tenantsChanged = announceTenantChanges(redis, config.redisPrefix, log, pushed ?? undefined);
     const r = redis;
     closers.push(() => void r.disconnect());
-    if (feed) closers.push(() => feed.close());
+    if (pushed) closers.push(() => pushed.close());
     closers.push(() => redisLimiter.close());
   }
 
@@ -130,7 +131,7 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     : new MemoryJobQueue(log);
   // wait for running jobs only while Redis (if any) is reachable: with it gone nothing can finish
   closers.push(() => jobs.stop(!redis || redis.status === 'ready' ? 10_000 : 200));
-  const metrics = new PromMetrics({ jobs, database }, database.dialect === 'postgres' ? 10 : 1);
+  const metrics = new PromMetrics({ jobs, database, limiter }, database.dialect === 'postgres' ? 10 : 1, feed);
   jobs.onOutcome = (queue, outcome) => metrics.jobOutcome(queue, outcome);
 
   const ctx: AppContext = {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { expectError, makeApp, REDIS_TEST_URL, TEST_DB, type TestApp } from './helpers';
 
 describe('GET /metrics', () => {
   let h: TestApp;
@@ -58,6 +58,29 @@ describe('GET /metrics', () => {
     expect(Number(/^db_pool_in_use (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
     expect(Number(/^db_pool_open (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
     expect(text).toContain('webhook_delivery_attempts_total');
+    // the embedded limiter decides everything in process
+    expect(Number(/^rate_limit_decisions_total\{where="process"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(6);
+    expect(text).toMatch(/^rate_limit_decisions_total\{where="redis"\} 0$/m);
+    expect(text).not.toContain('generation_feed_coherent');
+  });
+});
+
+describe.skipIf(TEST_DB !== 'postgres')('GET /metrics on PostgreSQL + Redis', () => {
+  test('the generation feed is coherent, and a busy key is decided in process from leases after its first call to Redis', async () => {
+    const token = 'metrics-token-0123456789';
+    const h = await makeApp({ METRICS_TOKEN: token, REDIS_URL: REDIS_TEST_URL }, { workers: false });
+    try {
+      const t = await h.tenant();
+      for (let i = 0; i < 40; i++) expect((await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' } })).status).toBe(200);
+      const text = await (await h.call('GET', '/metrics', { headers: { authorization: `Bearer ${token}` } })).text();
+      expect(text).toMatch(/^generation_feed_coherent 1$/m);
+      const count = (where: string) => Number(new RegExp(`^rate_limit_decisions_total\\{where="${where}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+      expect(count('redis')).toBeGreaterThanOrEqual(1);
+      expect(count('process')).toBeGreaterThan(count('redis'));
+      expect(count('fallback')).toBe(0);
+    } finally {
+      await h.close();
+    }
   });
 });
 

@@ -69,6 +69,14 @@ export interface RateLimiter {
   recheck?(): Promise<string | null>;
   /** gives back what it holds (shutdown) */
   close?(): Promise<void>;
+  /** decisions made so far: in this process (embedded, or from a lease), by Redis, or in process because Redis failed */
+  readonly decisions: DecisionCounts;
+}
+
+export interface DecisionCounts {
+  process: number;
+  redis: number;
+  fallback: number;
 }
 
 const WINDOW_MS = 60_000;
@@ -93,6 +101,7 @@ function standing(storedTat: number | undefined, limit: number, now: number): Ra
 }
 
 export class MemoryRateLimiter implements RateLimiter {
+  readonly decisions: DecisionCounts = { process: 0, redis: 0, fallback: 0 };
   private tats = new Map<string, number>();
   private days = new Map<string, { day: number; count: number }>();
   private lastSweep = 0;
@@ -106,6 +115,7 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   consumeSync({ bucket, limitPerMinute, daily, nowMs }: RateRequest): RateDecision {
+    this.decisions.process++;
     this.sweep(nowMs);
     const g = gcra(this.tats.get(bucket), limitPerMinute, nowMs);
     let dailyState: RateDecision['daily'];
@@ -358,6 +368,7 @@ interface PendingDecision {
 }
 
 export class RedisRateLimiter implements RateLimiter {
+  readonly decisions: DecisionCounts = { process: 0, redis: 0, fallback: 0 };
   private failing: string | null = null;
 
   // Requests are held until the event loop has dispatched everything it read in this turn, then
@@ -422,6 +433,7 @@ export class RedisRateLimiter implements RateLimiter {
     const gens = this.feed!.current(req.generationOf!);
     if (!gens) return undefined;
     if (req.expectGeneration !== undefined && req.expectGeneration !== gens.access) {
+      this.decisions.process++;
       return { allowed: false, stale: true, generation: gens.access, scoreGeneration: gens.scores, limit: req.limitPerMinute, remaining: 0, resetAtMs: req.nowMs, retryAfterMs: 0 };
     }
     const g = gcra(lease.tat, req.limitPerMinute, req.nowMs);
@@ -430,6 +442,7 @@ export class RedisRateLimiter implements RateLimiter {
     lease.cells--;
     if (req.daily) lease.count++;
     if (lease.cells === 0) this.leaseSizes.set(req.bucket, Math.min(MAX_LEASE, lease.granted * 2)); // used up in time: larger next time
+    this.decisions.process++;
     return decision(req, 1, g, lease.count, gens.access, gens.scores);
   }
 
@@ -532,11 +545,13 @@ export class RedisRateLimiter implements RateLimiter {
       this.log.throttled('ratelimit-redis', 60_000, 'error', 'rate limiter: redis unreachable, using in-process limits', {
         error: (err as Error).message,
       });
+      this.decisions.fallback += batch.length;
       for (const { req, resolve } of batch) resolve(this.fallback.consumeSync(req));
       return;
     } finally {
       for (const term of terms) if (term.lease) this.leasing.delete(term.req.bucket);
     }
+    this.decisions.redis += batch.length;
     const values = replayBatch(batch, terms, termOf, res, keys.length);
     if (this.feed) this.learn(terms, values, String(res[keys.length + 1]), String(res[keys.length + 2]), keys, mark);
   }

@@ -77,8 +77,32 @@ export class PromMetrics implements Metrics {
   readonly jobs = new Counter({ name: 'jobs_total', help: 'Background job outcomes', labelNames: ['queue', 'outcome'], registers: [this.registry] });
   readonly webhookDeliveries = new Counter({ name: 'webhook_delivery_attempts_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers: [this.registry] });
 
-  constructor(ctx: Pick<AppContext, 'jobs' | 'database'>, poolMax: number) {
+  constructor(ctx: Pick<AppContext, 'jobs' | 'database' | 'limiter'>, poolMax: number, feed?: { coherent(): boolean } | null) {
     collectDefaultMetrics({ register: this.registry });
+    // counted by the limiter as plain numbers (no label hashing per request), read at each scrape
+    const seen = { process: 0, redis: 0, fallback: 0 };
+    new Counter({
+      name: 'rate_limit_decisions_total',
+      help: 'Rate-limit decisions by where they were made: process (the embedded limiter, or requests prepaid in Redis for this process), redis (the shared script, one by one), fallback (in process because Redis failed)',
+      labelNames: ['where'],
+      registers: [this.registry],
+      collect() {
+        for (const where of ['process', 'redis', 'fallback'] as const) {
+          const now = ctx.limiter.decisions[where];
+          this.inc({ where }, now - seen[where]);
+          seen[where] = now;
+        }
+      },
+    });
+    if (feed)
+      new Gauge({
+        name: 'generation_feed_coherent',
+        help: "1 while this process knows its tenants' cache generations as pushed to it (PostgreSQL + Redis), 0 while it asks Redis on each request instead",
+        registers: [this.registry],
+        collect() {
+          this.set(feed.coherent() ? 1 : 0);
+        },
+      });
     this.requests.register(this.registry);
     new Gauge({
       name: 'queue_depth',
