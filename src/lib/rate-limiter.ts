@@ -163,7 +163,7 @@ export class MemoryRateLimiter implements RateLimiter {
 //   how many requests to prepay for this process (a lease, 0 = none; see RedisRateLimiter);
 // - settlements of leases, applied first (7 values: indexes of bucket and daily counter, limit per
 //   minute, requests not used, now, the bucket's state the grant left, the state the process
-//   replayed from its own requests or -1);
+//   replayed from its own requests or -1; see the script for what each does);
 // - runs: consecutive requests of one term at one instant (ms) are one run of 3 values: term, now,
 //   count. A turn's requests of one key are then one run, however many they are.
 // ARGV = number of terms, lease span (ms), number of settlements, the terms, the settlements, the
@@ -186,14 +186,17 @@ local function keepTat(i, now)
   if ttl < 1000 then ttl = 1000 end
   if (tatTtl[i] or 0) < ttl then tatTtl[i] = ttl end
 end
--- settled leases: if nothing else moved the bucket since the grant, it takes the state the process
--- replayed (exact); otherwise only the unused requests come off, and the span stays counted
+-- settled leases: the day's count gets the unused requests back (it only adds up). The bucket
+-- takes the state the process replayed from its own requests only if nothing moved it since the
+-- grant (every later write leaves it above the grant's value: requests, grants, and other exact
+-- settlements all land higher); otherwise it keeps counting the whole lease, which can only be
+-- stricter (unused requests given back there could be ones a later request's "now" already wrote
+-- off: an outside review found that over-admitted)
 for r = 4 + nt * 8, 3 + nt * 8 + nr * 7, 7 do
   local bi, di, limit, cells, now = tonumber(ARGV[r]), tonumber(ARGV[r + 1]), tonumber(ARGV[r + 2]), tonumber(ARGV[r + 3]), tonumber(ARGV[r + 4])
   local granted, replayed = tonumber(ARGV[r + 5]), tonumber(ARGV[r + 6])
-  local s = tonumber(cur[bi])
-  if s then
-    if s == granted and replayed >= 0 then cur[bi] = replayed else cur[bi] = s - cells * (60000 / limit) end
+  if replayed >= 0 and tonumber(cur[bi]) == granted then
+    cur[bi] = replayed
     keepTat(bi, now)
   end
   if di > 0 and tonumber(cur[di]) then
@@ -258,9 +261,9 @@ for r = 4 + nt * 8 + nr * 7, #ARGV, 3 do
 end
 -- leases: only while at least half the minute's budget (and 100 requests) and more than 1000 of
 -- the day's stay left after them, and never more than half of what the day has left. The prepaid
--- requests are counted as if made at now + span (when the lease is surely settled): until then the
--- bucket's state is ahead of the clock, so no request of any process meets GCRA's cap at "now", and
--- counting them early can only make Redis stricter, never looser
+-- requests are counted as if made at now + span: the process uses them only within LEASE_MS of
+-- sending the call (its own clock) and stamped within LEASE_MS of the grant's now, so each was
+-- counted no earlier than it was made (with hosts' clocks in sync, as GCRA across processes needs)
 local grants, grantTats = {}, {}
 for t = 1, nt do
   local term, k = terms[t], 0
@@ -270,7 +273,8 @@ for t = 1, nt do
     local base = now + span
     local s = tonumber(cur[bi])
     if s and s > base then base = s end
-    k = math.min(term[8], math.floor((60000 - (base - now)) / T + 1e-9) - math.max(math.ceil(limit / 2), 100))
+    -- at most 1 % of the limit, so that what several processes may hold unused stays small
+    k = math.min(term[8], math.max(1, math.floor(limit / 100)), math.floor((60000 - (base - now)) / T + 1e-9) - math.max(math.ceil(limit / 2), 100))
     local c = 0
     if quota >= 0 then
       c = tonumber(cur[di]) or 0
@@ -309,6 +313,7 @@ interface Term {
   req: RateRequest;
   /** requests asked to be prepaid for this process (0: none) */
   lease: number;
+  lastNowMs?: number;
 }
 
 /** at most this many requests per script call (its KEYS and ARGV stay small) */
@@ -347,8 +352,10 @@ interface Lease {
   count: number;
   /** the bucket's state in Redis right after the grant (to settle exactly if nothing else moved it) */
   grantedTat: number;
-  /** performance.now() after which it is given back */
+  /** performance.now() after which it is settled: LEASE_MS after the call that granted it was sent */
   expires: number;
+  /** the grant's now (the request clock): requests stamped later than LEASE_MS after it go to Redis */
+  grantNowMs: number;
 }
 
 interface Settlement {
@@ -422,6 +429,7 @@ export class RedisRateLimiter implements RateLimiter {
     if (
       lease.cells === 0 ||
       performance.now() > lease.expires ||
+      req.nowMs > lease.grantNowMs + LEASE_MS ||
       lease.limit !== req.limitPerMinute ||
       lease.quota !== (req.daily ? req.daily.quota : -1) ||
       lease.dailyTenant !== req.daily?.tenantId ||
@@ -446,7 +454,7 @@ export class RedisRateLimiter implements RateLimiter {
     return decision(req, 1, g, lease.count, gens.access, gens.scores);
   }
 
-  /** A lease no longer used: settled with the next script call (what is left given back). */
+  /** A lease no longer used: settled with the next script call (see the script). */
   private retire(bucket: string, lease: Lease) {
     this.leases.delete(bucket);
     if (lease.cells * 2 > lease.granted) this.leaseSizes.set(bucket, Math.max(FIRST_LEASE, lease.granted >> 1));
@@ -468,12 +476,16 @@ export class RedisRateLimiter implements RateLimiter {
     if (this.settlements.length) void this.decide([]);
   }
 
-  /** every lease settled (shutdown) */
+  /** every lease settled (shutdown), including those granted by calls still out */
   async close() {
     if (this.sweeper) clearInterval(this.sweeper);
+    await Promise.race([Promise.allSettled([...this.inflight]), Bun.sleep(2000)]);
     for (const [bucket, lease] of this.leases) this.retire(bucket, lease);
-    if (this.settlements.length) await this.decide([]);
+    while (this.settlements.length) await this.decide([]);
   }
+
+  /** script calls waiting for their answer */
+  private readonly inflight = new Set<Promise<unknown>>();
 
   // Redis key names, built once per bucket, day and tenant rather than per request: the strings
   // they are looked up by live on cached records (hashed once), a new one would be hashed each time
@@ -522,21 +534,29 @@ export class RedisRateLimiter implements RateLimiter {
         termArgs.push(term.bucket, term.day, term.access, term.scores, req.limitPerMinute, req.daily ? req.daily.quota : -1, req.expectGeneration ?? -1, lease);
       }
       termOf[i] = t;
+      terms[t]!.lastNowMs = req.nowMs; // the script's term now: its last run's
       const n = runs.length;
       if (n && runs[n - 3] === t + 1 && runs[n - 2] === req.nowMs) runs[n - 1]!++;
       else runs.push(t + 1, req.nowMs, 1);
     }
     // (lost if the call fails: it may have run, and settling twice would give back twice; a lost
     // settlement only leaves the bucket stricter until its state drains)
-    const settlements = this.settlements;
-    this.settlements = [];
+    const settlements = this.settlements.length <= MAX_BATCH ? this.settlements : this.settlements.slice(0, MAX_BATCH);
+    this.settlements = this.settlements.length <= MAX_BATCH ? [] : this.settlements.slice(MAX_BATCH);
     const settleArgs: (number | string)[] = [];
     for (const st of settlements) settleArgs.push(index(st.bucketKey), st.dayKey ? index(st.dayKey) : 0, st.limit, st.cells, st.nowMs, exact(st.grantedTat), exact(st.replayedTat));
     const mark = this.feed?.mark() ?? null;
+    const sentAt = performance.now();
     let res: (string | number | null)[];
     try {
       if (!keys.length) return;
-      res = (await this.scripts.run(LUA, keys, [terms.length, LEASE_SPAN_MS, settlements.length, ...termArgs, ...settleArgs, ...runs])) as (string | number | null)[];
+      const call = this.scripts.run(LUA, keys, [terms.length, LEASE_SPAN_MS, settlements.length, ...termArgs, ...settleArgs, ...runs]);
+      this.inflight.add(call);
+      try {
+        res = (await call) as (string | number | null)[];
+      } finally {
+        this.inflight.delete(call);
+      }
       // a reply of another shape is a failure like any other: the batch goes to the in-process limiter
       if (!Array.isArray(res) || res.length !== keys.length + 3 || (res[keys.length] as string)?.length !== batch.length) throw new Error('unexpected reply from the rate-limit script');
       this.failing = null;
@@ -553,14 +573,14 @@ export class RedisRateLimiter implements RateLimiter {
     }
     this.decisions.redis += batch.length;
     const values = replayBatch(batch, terms, termOf, res, keys.length);
-    if (this.feed) this.learn(terms, values, String(res[keys.length + 1]), String(res[keys.length + 2]), keys, mark);
+    if (this.feed) this.learn(terms, values, String(res[keys.length + 1]), String(res[keys.length + 2]), keys, mark, sentAt);
   }
 
   /** what the script's answer tells this process: its tenants' generations and its new leases */
-  private learn(terms: Term[], values: (number | undefined)[], grants: string, grantTats: string, keys: string[], mark: number | null) {
+  private learn(terms: Term[], values: (number | undefined)[], grants: string, grantTats: string, keys: string[], mark: number | null, sentAt: number) {
     const granted = grants.split(',');
     const tats = grantTats.split(',');
-    const expires = performance.now() + LEASE_MS;
+    const expires = sentAt + LEASE_MS;
     for (let t = 0; t < terms.length; t++) {
       const { req, access, scores, bucket, day } = terms[t]!;
       if (access) this.feed!.learn(mark, req.generationOf!, values[access - 1]!, values[scores - 1]!);
@@ -581,6 +601,7 @@ export class RedisRateLimiter implements RateLimiter {
         count: day ? (values[day - 1] ?? 0) : 0,
         grantedTat: Number(tats[t]),
         expires,
+        grantNowMs: terms[t]!.lastNowMs ?? req.nowMs,
       });
     }
   }
