@@ -27,8 +27,8 @@ describe('RedisRateLimiter', () => {
   });
 
   const strip = ({ generation: _g, scoreGeneration: _s, ...d }: RateDecision) => d;
-  /** a script call's runs (term, now, count): ARGV is the number of terms, the lease time, the number of givebacks, 8 values per term, 5 per giveback, then the runs */
-  const runsOf = (argv: (string | number)[]) => argv.slice(3 + 8 * Number(argv[0]) + 5 * Number(argv[2]));
+  /** a script call's runs (term, now, count): ARGV is the number of terms, the lease span, the number of settlements, 8 values per term, 6 per settlement, then the runs */
+  const runsOf = (argv: (string | number)[]) => argv.slice(3 + 8 * Number(argv[0]) + 6 * Number(argv[2]));
 
   test('the same decisions as the in-process limiter: per-minute limit, window, daily quota, Retry-After', async () => {
     const memory = new MemoryRateLimiter();

@@ -124,7 +124,7 @@ export class GenerationFeed {
 
   /** The tenant's generations if this process knows them as current (coherent), else undefined. */
   current(tenantId: string): Generations | undefined {
-    if (!this.subscribed || performance.now() - this.lastBeat > COHERENT_MS) return undefined;
+    if (!this.coherent()) return undefined;
     const g = this.tenants.get(tenantId);
     return g && g.access > 0 && g.scores > 0 ? g : undefined;
   }

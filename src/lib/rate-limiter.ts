@@ -161,9 +161,9 @@ export class MemoryRateLimiter implements RateLimiter {
 //   indexes into KEYS of its gcra bucket, daily counter, access and scores cache generations
 //   (0 = none), then limit per minute, daily quota (or -1), expected access generation (or -1), and
 //   how many requests to prepay for this process (a lease, 0 = none; see RedisRateLimiter);
-// - settlements of leases, applied first (7 values: indexes of bucket and daily counter, limit per
-//   minute, requests not used, now, the bucket's state the grant left, the state the process
-//   replayed from its own requests or -1; see the script for what each does);
+// - settlements of leases, applied first (6 values: indexes of bucket and daily counter, requests
+//   not used, now, the bucket's state the grant left, the state the process replayed from its own
+//   requests or -1; see the script for what each does);
 // - runs: consecutive requests of one term at one instant (ms) are one run of 3 values: term, now,
 //   count. A turn's requests of one key are then one run, however many they are.
 // ARGV = number of terms, lease span (ms), number of settlements, the terms, the settlements, the
@@ -192,9 +192,9 @@ end
 -- settlements all land higher); otherwise it keeps counting the whole lease, which can only be
 -- stricter (unused requests given back there could be ones a later request's "now" already wrote
 -- off: an outside review found that over-admitted)
-for r = 4 + nt * 8, 3 + nt * 8 + nr * 7, 7 do
-  local bi, di, limit, cells, now = tonumber(ARGV[r]), tonumber(ARGV[r + 1]), tonumber(ARGV[r + 2]), tonumber(ARGV[r + 3]), tonumber(ARGV[r + 4])
-  local granted, replayed = tonumber(ARGV[r + 5]), tonumber(ARGV[r + 6])
+for r = 4 + nt * 8, 3 + nt * 8 + nr * 6, 6 do
+  local bi, di, cells, now = tonumber(ARGV[r]), tonumber(ARGV[r + 1]), tonumber(ARGV[r + 2]), tonumber(ARGV[r + 3])
+  local granted, replayed = tonumber(ARGV[r + 4]), tonumber(ARGV[r + 5])
   if replayed >= 0 and tonumber(cur[bi]) == granted then
     cur[bi] = replayed
     keepTat(bi, now)
@@ -228,7 +228,7 @@ for i = 1, #KEYS do
   if type(cur[i]) == 'number' then out[i] = string.format('%.17g', cur[i]) else out[i] = cur[i] end
 end
 local outcomes = {}
-for r = 4 + nt * 8 + nr * 7, #ARGV, 3 do
+for r = 4 + nt * 8 + nr * 6, #ARGV, 3 do
   local term, now, n = terms[tonumber(ARGV[r])], tonumber(ARGV[r + 1]), tonumber(ARGV[r + 2])
   term[10] = now
   if term[9] then
@@ -319,13 +319,13 @@ interface Term {
 /** at most this many requests per script call (its KEYS and ARGV stay small) */
 const MAX_BATCH = 256;
 
-/** how long prepaid requests may be used; then the lease is settled (what is left given back) */
+/** how long prepaid requests may be used; then the lease is settled (the day's count gets what is left) */
 export const LEASE_MS = 100;
 /** how often leases past their time are settled without waiting for a request */
 const SWEEP_MS = 50;
 /**
- * a lease's requests are counted in Redis as if made this long after the grant, by when it is
- * surely settled (its time, a sweep, a round trip): see the script
+ * a lease's requests are counted in Redis as if made this long after the grant: later than any of
+ * them can be used (LEASE_MS), so none is counted before it is made (see the script)
  */
 export const LEASE_SPAN_MS = 250;
 const FIRST_LEASE = 16;
@@ -361,7 +361,6 @@ interface Lease {
 interface Settlement {
   bucketKey: string;
   dayKey: string | null;
-  limit: number;
   /** prepaid requests not used */
   cells: number;
   nowMs: number;
@@ -461,7 +460,6 @@ export class RedisRateLimiter implements RateLimiter {
     this.settlements.push({
       bucketKey: lease.bucketKey,
       dayKey: lease.dayKey,
-      limit: lease.limit,
       cells: lease.cells,
       nowMs: Date.now(),
       grantedTat: lease.grantedTat,
@@ -543,8 +541,10 @@ export class RedisRateLimiter implements RateLimiter {
     // settlement only leaves the bucket stricter until its state drains)
     const settlements = this.settlements.length <= MAX_BATCH ? this.settlements : this.settlements.slice(0, MAX_BATCH);
     this.settlements = this.settlements.length <= MAX_BATCH ? [] : this.settlements.slice(MAX_BATCH);
-    const settleArgs: (number | string)[] = [];
-    for (const st of settlements) settleArgs.push(index(st.bucketKey), st.dayKey ? index(st.dayKey) : 0, st.limit, st.cells, st.nowMs, exact(st.grantedTat), exact(st.replayedTat));
+    // (a double travels as String(n), the shortest text that reads back as the same double: the
+    // script compares the granted state with what it stored)
+    const settleArgs: number[] = [];
+    for (const st of settlements) settleArgs.push(index(st.bucketKey), st.dayKey ? index(st.dayKey) : 0, st.cells, st.nowMs, st.grantedTat, st.replayedTat);
     const mark = this.feed?.mark() ?? null;
     const sentAt = performance.now();
     let res: (string | number | null)[];
@@ -656,9 +656,6 @@ class BoundedMemo<V> {
     return value;
   }
 }
-
-/** a double as a script argument, every digit kept (the script compares it with what it stored) */
-const exact = (n: number) => (Number.isInteger(n) ? String(n) : n.toPrecision(17));
 
 const unavailable = (err: unknown) => `redis rate limiter unavailable: ${(err as Error).message}`;
 
