@@ -17,7 +17,8 @@ RUN bunx tsc --noEmit -p tsconfig.json && touch /app/.typechecked
 
 FROM oven/bun:1.4-slim AS runtime
 WORKDIR /app
-ENV ROLE=all \
+ENV NODE_ENV=production \
+    ROLE=all \
     PORT=3000 \
     DATA_DIR=/data \
     LOG_LEVEL=info
@@ -27,6 +28,8 @@ COPY --from=check /app/.typechecked ./.typechecked
 COPY package.json bun.lock tsconfig.json ./
 COPY src ./src
 COPY db ./db
+COPY docs ./docs
+COPY fixtures ./fixtures
 COPY scripts/healthcheck.ts ./scripts/healthcheck.ts
 RUN mkdir -p /data && chown -R bun:bun /data
 USER bun

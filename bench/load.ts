@@ -12,7 +12,7 @@ import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
-import { wrk as runWrk } from './wrk';
+import { benchCli, startProcess, wrk as runWrk } from './wrk';
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: number) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : def);
@@ -28,27 +28,8 @@ const wrk = (url: string, o: { method?: string; body?: unknown; key?: string; co
  * generator never waits on the server's latency; autocannon (Node) took a core of its own here. */
 const fixedRate = (url: string, rate: number, body: unknown, key: string) => wrk(url, { method: 'POST', body, key, rate, connections: 100 });
 
-async function start(cmd: string[], env: Record<string, string>) {
-  const p = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdout: 'pipe', stderr: 'inherit' });
-  let out = '';
-  void (async () => {
-    for await (const c of p.stdout as unknown as AsyncIterable<Uint8Array>) out += new TextDecoder().decode(c);
-  })();
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${env.PORT}/healthz`)).ok || (await fetch(`http://127.0.0.1:${env.PORT}/bare`)).ok) break;
-    } catch {}
-    await Bun.sleep(100);
-  }
-  return { proc: p, output: () => out };
-}
-
-async function cli(env: Record<string, string>, argv: string[]) {
-  const p = Bun.spawn(['bun', 'run', 'src/cli.ts', ...argv], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'inherit' });
-  const out = await new Response(p.stdout).text();
-  await p.exited;
-  return JSON.parse(out);
-}
+const start = startProcess;
+const cli = benchCli;
 
 const rows: string[] = [];
 const pairs: string[] = [];

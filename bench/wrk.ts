@@ -31,3 +31,29 @@ export async function wrk(url: string, o: { method?: string; body?: unknown; key
   if (!line) throw new Error(`wrk gave no report:\n${out}`);
   return JSON.parse(line);
 }
+
+const ROOT = join(import.meta.dir, '..');
+
+/** Starts a bench process (the service or the bare server) and waits until it answers. */
+export async function startProcess(cmd: string[], env: Record<string, string>) {
+  const p = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdout: 'pipe', stderr: 'inherit' });
+  let out = '';
+  void (async () => {
+    for await (const c of p.stdout as unknown as AsyncIterable<Uint8Array>) out += new TextDecoder().decode(c);
+  })();
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${env.PORT}/healthz`)).ok || (await fetch(`http://127.0.0.1:${env.PORT}/bare`)).ok) break;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  return { proc: p, output: () => out };
+}
+
+/** Runs the operator CLI against a bench database and returns its JSON answer. */
+export async function benchCli(env: Record<string, string>, argv: string[]) {
+  const p = Bun.spawn(['bun', 'run', 'src/cli.ts', ...argv], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'inherit' });
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  return JSON.parse(out);
+}

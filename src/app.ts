@@ -1,6 +1,6 @@
 import { Elysia, type AnyElysia } from 'elysia';
 import type { AppContext } from './context';
-import { httpPlumbing } from './plugins/http-errors';
+import { httpPlumbing, lastResort } from './plugins/http-errors';
 import { systemRoutes } from './features/system';
 import { adminRoutes } from './features/admin';
 import { gdprRoutes } from './features/gdpr';
@@ -12,6 +12,13 @@ import { RescoreService } from './features/score/rescore';
 import { registerJobs } from './workers';
 import { metricsRoutes } from './features/metrics';
 import { scoreFastPath } from './features/score/fast-path';
+import { decisionRoutes, decisionService } from './features/decision';
+import { amlRoutes, amlService } from './features/aml';
+import { nifRoutes, nifService } from './features/nif';
+import { kycRoutes } from './features/kyc';
+import { reconcileRoutes } from './features/reconcile';
+import { invoiceRoutes } from './features/invoice';
+import { saftRoutes } from './features/saft';
 
 type NativeRoute = (request: Request) => Promise<Response>;
 /** Routes Bun serves before Elysia's router: path → method → handler (see scoreFastPath). */
@@ -25,18 +32,32 @@ export function createApp(ctx: AppContext) {
   const rescore = new RescoreService(ctx.database, scores, ctx.events, () => ctx.clock.now(), ctx.config.rescoreLookbackDays, ctx.log);
   ctx.services = { scores, webhooks, rescore };
   registerJobs(ctx, ctx.services);
+  const nifs = nifService(ctx);
+  const aml = amlService(ctx);
   let app: AnyElysia;
   const scoreFast = scoreFastPath(ctx, scores);
   const nativeRoutes: NativeRoutes = {
-    '/v1/score': { POST: (request) => scoreFast(request).then((answer) => answer ?? app.handle(request)) },
+    '/v1/score': {
+      POST: (request) =>
+        scoreFast(request)
+          .then((answer) => answer ?? app.handle(request))
+          .catch((error) => lastResort(ctx, request, error)),
+    },
   };
   app = new Elysia({ name: 'api', encodeSchema: false, serve: { routes: nativeRoutes as never } })
     .use(httpPlumbing(ctx, () => app.routes.map((r) => ({ method: r.method, path: r.path }))))
     .use(systemRoutes(ctx, () => app))
     .use(metricsRoutes(ctx, ctx.metrics))
     .use(scoreRoutes(ctx, scores, rescore))
+    .use(decisionRoutes(ctx, decisionService(ctx, scores)))
+    .use(nifRoutes(ctx, nifs))
+    .use(amlRoutes(ctx, aml))
+    .use(kycRoutes(ctx, { nif: nifs, aml, scores }))
     .use(esgRoutes(ctx))
     .use(erpRoutes(ctx))
+    .use(reconcileRoutes(ctx))
+    .use(invoiceRoutes(ctx))
+    .use(saftRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(gdprRoutes(ctx))
     .use(webhookRoutes(ctx, webhooks));

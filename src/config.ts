@@ -35,10 +35,19 @@ const EnvSchema = T.Object({
   WEBHOOK_TIMEOUT_MS: T.Optional(Int(100, 60000)),
   WEBHOOK_RETRY_DELAYS_MS: T.Optional(T.String({ pattern: '^[0-9]+(,[0-9]+)*$', description: 'comma-separated delays in ms before attempts 2, 3, …' })),
   WEBHOOK_FAILURE_THRESHOLD: T.Optional(Int(1, 1000)),
+  WEBHOOK_DISABLE_AFTER_MS: T.Optional(Int(0, 30 * 86_400_000)),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: T.Optional(T.Union([T.Literal('true'), T.Literal('false')])),
   RESCORE_CRON: T.Optional(T.String({ pattern: '^\\S+( \\S+){4,5}$', description: 'cron pattern, e.g. "0 2 * * *"' })),
   RESCORE_TZ: T.Optional(T.String({ minLength: 1 })),
   RESCORE_LOOKBACK_DAYS: T.Optional(Int(1, 3650)),
+  SQLITE_BUSY_TIMEOUT_MS: T.Optional(Int(0, 600_000)),
+  AML_UN_SOURCE: T.Optional(T.String({ minLength: 1, description: 'path or http(s) URL of the UN consolidated list XML, or "none"' })),
+  SAFT_SYNC_MAX_BYTES: T.Optional(Int(0, 536_870_912)),
+  AML_REFRESH_CRON: T.Optional(T.String({ minLength: 9, description: 'cron pattern of the sanctions list refresh' })),
+  AML_EU_SOURCE: T.Optional(T.String({ minLength: 1, description: 'path or http(s) URL of the EU FSF XML 1.1 file, or "none"' })),
+  BASE_RATE_NAME: T.Optional(T.String({ minLength: 1, maxLength: 64, description: 'name of the base rate spreads are quoted over' })),
+  BASE_RATE_PCT: T.Optional(T.String({ pattern: '^-?[0-9]{1,2}(\\.[0-9]{1,4})?$', description: 'base rate in percent, e.g. 2.05' })),
+  BASE_RATE_AS_OF: T.Optional(T.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'date of the base rate value, YYYY-MM-DD' })),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -66,11 +75,26 @@ export interface Config {
   /** delays before attempts 2..n; attempts = delays + 1 (default 5 min, 30 min: 3 attempts within 1 h) */
   webhookRetryDelaysMs: number[];
   webhookFailureThreshold: number;
+  /**
+   * an endpoint is auto-disabled only when it has failed webhookFailureThreshold times in a row AND
+   * the first failure of that streak is at least this old (failures spread over time, not a burst)
+   */
+  webhookDisableAfterMs: number;
   /** sandbox endpoints may target private and loopback addresses (local development); live never */
   webhookAllowPrivateTargets: boolean;
   rescoreCron: string;
   rescoreTz: string;
   rescoreLookbackDays: number;
+  /** sanctions list sources loaded at start when the list has no version yet (null: none) */
+  amlSources: { un: string | null; eu: string | null };
+  /** SAF-T files declaring a larger Content-Length are parsed in the background (202 and a run to poll) */
+  saftSyncMaxBytes: number;
+  /** when the configured list sources are checked for a new generation (job aml.refresh) */
+  amlRefreshCron: string;
+  /** SQLite: how long a statement waits for another process's lock before it fails (the request then answers 503) */
+  sqliteBusyTimeoutMs: number;
+  /** the base rate the spreads index quotes over (GET /v1/index/spreads) */
+  baseRate: { name: string; valuePct: number; asOf: string };
   /** ERP_* variables (providers, sync knobs): validated by the ERP registry when the app is built */
   erpEnv: Record<string, string>;
   /** live-tier data sources (all three or the live tier is "not available") */
@@ -130,11 +154,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000),
     webhookRetryDelaysMs: (e.WEBHOOK_RETRY_DELAYS_MS ?? '300000,1800000').split(',').map(Number),
     webhookFailureThreshold: int('WEBHOOK_FAILURE_THRESHOLD', 15),
+    webhookDisableAfterMs: int('WEBHOOK_DISABLE_AFTER_MS', 24 * 3600_000),
     // default: allowed for the embedded single-process sandbox, refused for a hosted deployment
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS ? e.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true' : !e.DATABASE_URL,
     rescoreCron: e.RESCORE_CRON ?? '0 2 * * *',
     rescoreTz: timeZone(e.RESCORE_TZ ?? 'Europe/Lisbon'),
     rescoreLookbackDays: int('RESCORE_LOOKBACK_DAYS', 90),
+    sqliteBusyTimeoutMs: int('SQLITE_BUSY_TIMEOUT_MS', 5000),
+    // the UN sample shipped with the service by default, so screening works on a fresh start
+    amlRefreshCron: e.AML_REFRESH_CRON ?? '20 */6 * * *',
+    saftSyncMaxBytes: int('SAFT_SYNC_MAX_BYTES', 20 * 1024 * 1024),
+    amlSources: { un: e.AML_UN_SOURCE === 'none' ? null : (e.AML_UN_SOURCE ?? 'bundled:un'), eu: !e.AML_EU_SOURCE || e.AML_EU_SOURCE === 'none' ? null : e.AML_EU_SOURCE },
+    baseRate: { name: e.BASE_RATE_NAME ?? 'EURIBOR 3M', valuePct: e.BASE_RATE_PCT !== undefined ? Number(e.BASE_RATE_PCT) : 2.05, asOf: e.BASE_RATE_AS_OF ?? '2026-11-02' },
     erpEnv: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0].startsWith('ERP_') && e[1] !== undefined && e[1] !== '')),
     adapters: {
       BUREAU_URL: e.BUREAU_URL,

@@ -75,7 +75,7 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
   const clock = opts.clock ?? { now: () => new Date() };
   const now = () => clock.now();
   const closers: (() => Promise<void> | void)[] = [];
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteBusyTimeoutMs: config.sqliteBusyTimeoutMs });
   closers.push(() => database.close());
 
   let redis: Redis | null = null;

@@ -11,3 +11,11 @@ declare module 'swagger-ui-dist/swagger-ui-bundle.js' {
   const path: string;
   export default path;
 }
+declare module '*.md' {
+  const content: string;
+  export default content;
+}
+declare module '*.wasm' {
+  const path: string;
+  export default path;
+}

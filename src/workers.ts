@@ -7,6 +7,8 @@ import type { ScoreService } from './features/score/service';
 import type { WebhookService } from './features/webhooks/service';
 import { gdprRetentionSweep } from './features/gdpr';
 import { registerErpWorkers } from './features/erp';
+import { refreshLists } from './features/aml';
+import { processSaftRun } from './features/saft';
 
 export interface Services {
   scores: ScoreService;
@@ -27,10 +29,25 @@ export function registerJobs(ctx: AppContext, s: Services) {
   const dispatch = async () => {
     for (const deliveryId of await ctx.events.dispatchPending()) await ctx.jobs.enqueue('webhook.deliver', { deliveryId }, { jobId: `${deliveryId}:0` });
   };
+  // an endpoint's backlog (held deliveries after an outage, a re-enable or a replay), in event order
+  const drain = async ({ endpointId }: { endpointId: string }) => {
+    for (let i = 0; i < 200; i++) {
+      const r = await s.webhooks.drainNext(endpointId);
+      if (!r) return;
+      // a failed attempt pauses the backlog; its retry runs as usual and the sweep resumes the drain after it
+      if (r.retryInMs !== null) return void (await ctx.jobs.enqueue('webhook.deliver', { deliveryId: r.deliveryId }, { jobId: `${r.deliveryId}:${Date.now()}`, delayMs: r.retryInMs }));
+    }
+    await ctx.jobs.enqueue('webhook.drain', { endpointId }, { jobId: `drain:${endpointId}:${Date.now()}` }); // more: give other endpoints a turn
+  };
   ctx.jobs.register('webhook.deliver', deliver, { concurrency: 8 });
+  ctx.jobs.register('webhook.drain', drain, { concurrency: 4 });
   ctx.jobs.register('events.dispatch', dispatch, { concurrency: 1 });
   ctx.jobs.register('rescore.nightly', async () => {
     await s.rescore.nightly(localDate(ctx.clock.now(), ctx.config.rescoreTz));
+  });
+  ctx.jobs.register('saft.parse', ({ runId }: { runId: string }) => processSaftRun(ctx, runId), { concurrency: 1 });
+  ctx.jobs.register('aml.refresh', async () => {
+    await refreshLists(ctx);
   });
   ctx.events.onEmitted = () => void ctx.jobs.enqueue('events.dispatch', {}, { jobId: 'dispatch' }).catch(() => {});
 
@@ -41,6 +58,7 @@ export function registerJobs(ctx: AppContext, s: Services) {
     everyMs: 1000,
     run: async () => {
       for (const deliveryId of await s.webhooks.dueDeliveries()) await ctx.jobs.enqueue('webhook.deliver', { deliveryId }, { jobId: `${deliveryId}:sweep` });
+      for (const endpointId of await s.webhooks.drainableEndpoints()) await ctx.jobs.enqueue('webhook.drain', { endpointId }, { jobId: `drain:${endpointId}` });
     },
   });
   ctx.sweeps.set('idempotency.purge', { everyMs: 10 * 60_000, run: () => ctx.idempotency.purgeExpired() });
@@ -73,11 +91,18 @@ export async function startWorkers(ctx: AppContext) {
     ctx.jobs.schedule('rescore.nightly', ctx.config.rescoreCron, ctx.config.rescoreTz).catch((err) =>
       ctx.log.error('could not register the nightly schedule', { error: (err as Error).message }),
     );
-  } else {
-    const scheduler = new Elysia().use(
-      cron({ name: 'nightly-rescore', pattern: ctx.config.rescoreCron, timezone: ctx.config.rescoreTz, run: () => void ctx.jobs.enqueue('rescore.nightly', {}) }),
+    ctx.jobs.schedule('aml.refresh', ctx.config.amlRefreshCron, 'UTC').catch((err) =>
+      ctx.log.error('could not register the sanctions list refresh', { error: (err as Error).message }),
     );
-    stopCron = () => (scheduler.store as { cron: Record<string, { stop(): void }> }).cron['nightly-rescore']?.stop();
+  } else {
+    const scheduler = new Elysia()
+      .use(cron({ name: 'nightly-rescore', pattern: ctx.config.rescoreCron, timezone: ctx.config.rescoreTz, run: () => void ctx.jobs.enqueue('rescore.nightly', {}) }))
+      .use(cron({ name: 'aml-refresh', pattern: ctx.config.amlRefreshCron, timezone: 'UTC', run: () => void ctx.jobs.enqueue('aml.refresh', {}) }));
+    const crons = () => (scheduler.store as { cron: Record<string, { stop(): void }> }).cron;
+    stopCron = () => {
+      crons()['nightly-rescore']?.stop();
+      crons()['aml-refresh']?.stop();
+    };
   }
   ctx.onClose(() => {
     for (const t of timers) clearInterval(t);

@@ -18,20 +18,28 @@ const auditOf = async (tenantId: string) => {
 };
 
 describe('GET /v1/admin/keys', () => {
-  test('metadata of both environments with computed status; never the plaintext or hash', async () => {
+  test('a live key lists both environments with computed status; never the plaintext or hash', async () => {
     const t = await h.tenant();
     const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live', name: 'prod', scopes: ['score'], rateLimitPerMinute: 100 });
+    const liveAdmin = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live', name: 'prod admin', scopes: ['keys:manage'] });
     const soon = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'soon' });
     await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: soon.api_key_id, grace_days: 1 } });
     h.clock.advance(DAY + 1000);
-    const r = await h.json('GET', '/v1/admin/keys', { key: t.api_key });
+    // a sandbox key sees the sandbox keys only (issue 17 item 9)
+    const sandboxView = await h.json('GET', '/v1/admin/keys', { key: t.api_key });
+    expect(sandboxView.status).toBe(200);
+    expect(sandboxView.body.keys.length).toBe(3);
+    expect(sandboxView.body.keys.every((k: any) => k.env === 'sandbox')).toBe(true);
+    expect(JSON.stringify(sandboxView.body)).not.toContain(live.api_key.slice(0, 12));
+    const r = await h.json('GET', '/v1/admin/keys', { key: liveAdmin.api_key });
+    expect(r.body.keys.length).toBe(5);
     expect(r.status).toBe(200);
     expect(Value.Check(ListKeysResponse, r.body)).toBe(true);
     const byId = Object.fromEntries(r.body.keys.map((k: any) => [k.id, k]));
     expect(byId[live.api_key_id]).toMatchObject({ env: 'live', name: 'prod', scopes: ['score'], rate_limit_per_minute: 100, status: 'active', key_prefix: live.api_key.slice(0, 12) });
     expect(byId[soon.api_key_id].status).toBe('expired');
     const text = JSON.stringify(r.body);
-    for (const k of [t.api_key, live.api_key, soon.api_key]) expect(text).not.toContain(k.slice(12));
+    for (const k of [t.api_key, live.api_key, soon.api_key, liveAdmin.api_key]) expect(text).not.toContain(k.slice(12));
     expect(text).not.toMatch(/[0-9a-f]{64}/);
   });
 });

@@ -120,7 +120,9 @@ describe('in-process read caches across two instances', () => {
   test('a GDPR erase through one instance revokes the keys for the other at once', async () => {
     const t = await a.tenant();
     await warm(t.api_key);
-    const erase = await a.json('POST', '/v1/admin/gdpr/erase', { key: t.api_key, body: { confirmation: 'ERASE-MY-DATA' } });
+    // erasing needs a live key (issue 17 item 9); the sandbox key warmed on b must die with it
+    const live = await a.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live', scopes: ['gdpr:manage'] });
+    const erase = await a.json('POST', '/v1/admin/gdpr/erase', { key: live.api_key, body: { confirmation: 'ERASE-MY-DATA' } });
     expect(erase.status).toBe(200);
     const r = await score(b, t.api_key);
     expect(r.status).toBe(401);

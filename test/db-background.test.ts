@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
-import { OwnCommits, walChangeSignal } from '../src/db/sqlite-change-signal';
+import { mapWalIndex, OwnCommits, walChangeSignal } from '../src/db/sqlite-change-signal';
 import { makeApp, type TestApp } from './helpers';
 
 describe('walChangeSignal (SQLite wal-index header)', () => {
@@ -17,8 +17,9 @@ describe('walChangeSignal (SQLite wal-index header)', () => {
     a.exec('PRAGMA journal_mode = WAL');
     a.exec('create table t (x integer)');
     const b = new Sqlite(file);
-    const signal = walChangeSignal(file)!;
-    expect(signal).not.toBeNull();
+    const map = mapWalIndex(file)!;
+    expect(map).not.toBeNull();
+    const signal = walChangeSignal(map.header);
     const v0 = signal();
     expect(signal()).toBe(v0);
     b.query('select count(*) from t').get(); // reads change nothing
@@ -36,6 +37,7 @@ describe('walChangeSignal (SQLite wal-index header)', () => {
     expect(signal()).not.toBe(v2);
     a.close();
     b.close();
+    map.close();
   });
 
   test('a declared commit (the usage appends) alone does not move it; any other commit with or after it does', () => {
@@ -45,8 +47,9 @@ describe('walChangeSignal (SQLite wal-index header)', () => {
     a.exec('create table t (x integer)');
     const appender = new Sqlite(f);
     const own = new OwnCommits();
-    const writer = OwnCommits.writer(f, own.shared);
-    const signal = walChangeSignal(f, own)!;
+    const map = mapWalIndex(f)!;
+    const writer = OwnCommits.writer(map.header, own.shared);
+    const signal = walChangeSignal(map.header, own);
     const declared = (x: number) => {
       appender.transaction(() => {
         appender.exec(`insert into t values (${x})`);
@@ -80,10 +83,34 @@ describe('walChangeSignal (SQLite wal-index header)', () => {
     expect(signal()).not.toBe(v2);
     a.close();
     appender.close();
+    map.close();
   });
 
   test('no -shm file (not a WAL database): null, so callers fall back', () => {
-    expect(walChangeSignal(join(dir, 'missing.sqlite'))).toBeNull();
+    expect(mapWalIndex(join(dir, 'missing.sqlite'))).toBeNull();
+  });
+
+  // POSIX drops all of a process's locks on a file when it closes any descriptor of it: a mapping
+  // made by open-map-close took SQLite's lock on the -shm away, and the next process to open the
+  // database truncated the file under the mapping (SIGBUS in the service)
+  test.if(process.platform === 'linux')("mapping the header leaves SQLite's locks on the -shm file in place, until close", () => {
+    const f = join(dir, 'locks.sqlite');
+    const a = new Sqlite(f, { create: true });
+    a.exec('PRAGMA journal_mode = WAL');
+    a.exec('create table t (x integer)');
+    const { ino } = require('node:fs').statSync(`${f}-shm`);
+    const locks = () => require('node:fs').readFileSync('/proc/locks', 'utf8').split('\n').filter((l: string) => l.split(/\s+/).some((w: string) => w.endsWith(`:${ino}`))).length;
+    const held = locks();
+    expect(held).toBeGreaterThan(0);
+    const map = mapWalIndex(f)!;
+    expect(locks()).toBe(held);
+    // another process opens, writes and closes: it must not rebuild the -shm, and the mapping sees its commit
+    const before = map.header[2];
+    const other = Bun.spawnSync(['bun', '-e', `const { Database } = require('bun:sqlite'); new Database(${JSON.stringify(f)}).exec('insert into t values (1)')`]);
+    expect(other.exitCode).toBe(0);
+    expect(map.header[2]).toBe((before! + 1) >>> 0);
+    a.close();
+    map.close();
   });
 });
 

@@ -6,7 +6,7 @@ import { and, count, eq } from 'drizzle-orm';
 import { configureErp, erpService, registerErpWorkers } from '../src/features/erp';
 import { RECOVER_SWEEP } from '../src/features/erp/sync';
 import { startWorkers } from '../src/workers';
-import { makeApp, REDIS_TEST_URL, ROOT, TestClock, type TestApp } from './helpers';
+import { connectSandboxErp, makeApp, REDIS_TEST_URL, ROOT, TestClock, type TestApp } from './helpers';
 
 /**
  * Workers: the BullMQ path, claim races, the recovery sweep (lost enqueue, stalled runs, the
@@ -29,9 +29,15 @@ async function waitRun(h: TestApp, key: string, runId: string, timeoutMs = 60_00
   throw new Error(`run ${runId} did not finish`);
 }
 
-const insertRun = (h: TestApp, tenantId: string, fields: Record<string, unknown>) => {
+/** A run as POST /sync leaves it, with the active sandbox connection (the customer's consent) a run needs. */
+const insertRun = async (h: TestApp, tenantId: string, fields: Record<string, unknown>) => {
   const r = h.ctx.database.t.syncRuns;
   const id = crypto.randomUUID();
+  const now = h.ctx.clock.now();
+  const customerReference = (fields.customerReference as string | undefined) ?? 'stalled';
+  await h.ctx.database.withTx((tx) =>
+    tx.insert(h.ctx.database.t.erpConnections).values({ id: crypto.randomUUID(), tenantId, env: 'sandbox', provider: 'demo', customerReference, status: 'active', returnUrl: 'https://app.example.com/done', createdAt: now, updatedAt: now, connectedAt: now }),
+  );
   return h.ctx.database
     .withTx((tx) =>
       tx.insert(r).values({
@@ -71,6 +77,7 @@ describe('BullMQ (REDIS_URL set)', () => {
   test('a demo sync runs to success through the Redis queue', async () => {
     expect(h.ctx.jobs.kind).toBe('bullmq');
     const t = await h.tenant();
+    await connectSandboxErp(h, t.api_key, 'demo', { customerReference: 'bull' });
     const r = await h.json('POST', '/v1/erp-connector/sync', { key: t.api_key, body: { provider: 'demo', customer_reference: 'bull' } });
     expect(r.status).toBe(202);
     const run = await waitRun(h, t.api_key, r.body.run_id);
@@ -209,6 +216,7 @@ console.error('erp worker ready');
     });
     try {
       const t = await h.tenant();
+      await connectSandboxErp(h, t.api_key, 'demo', { customerReference: 'big' });
       const r = await h.json('POST', '/v1/erp-connector/sync', { key: t.api_key, body: { provider: 'demo', customer_reference: 'big' } });
       expect(r.status).toBe(202);
       const runId = r.body.run_id;

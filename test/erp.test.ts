@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { and, count, eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
-import { configureErp, registerErpWorkers } from '../src/features/erp';
+import { configureErp, erpService, registerErpWorkers } from '../src/features/erp';
 import { demoInvoices, DEMO_SIZE_PRESETS } from '../src/features/erp/demo-data';
 import { ErpSyncResponse, Invoice, SyncRun, Transaction } from '../src/features/erp/model';
 import { startWorkers } from '../src/workers';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { connectSandboxErp, expectError, makeApp, readConsentForm, type TestApp } from './helpers';
 
 /**
  * ERP connector, sandbox end to end (no outside party): OAuth with the built-in consent page,
@@ -51,25 +51,27 @@ async function syncAndWait(body: Record<string, unknown>, k = key) {
   return waitRun(r.body.run_id, k);
 }
 
-/** Follows the consent page's Approve (or Deny) link like a browser. */
+/** Opens the consent page and posts its form with the decision, like a browser (cookie included). */
 async function consentAndFollow(authorizeUrl: string, which: 'approve' | 'deny') {
   const u = new URL(authorizeUrl);
   const page = await h.call('GET', u.pathname + u.search);
   expect(page.status).toBe(200);
   expect(page.headers.get('content-type')).toContain('text/html');
-  const html = await page.text();
-  const m = new RegExp(`id="${which}" href="([^"]+)"`).exec(html);
-  expect(m).not.toBeNull();
-  const href = m![1]!.replaceAll('&amp;', '&');
-  return h.call('GET', href);
+  const form = await readConsentForm(page);
+  expect(form.action).toBe('/v1/erp-connector/oauth/consent');
+  return postConsent({ state: form.state!, csrf_token: form.csrfToken!, decision: which }, form.cookie);
 }
 
+const postConsent = (fields: Record<string, string>, cookie?: string, contentType = 'application/x-www-form-urlencoded') =>
+  h.call('POST', '/v1/erp-connector/oauth/consent', {
+    rawBody: new URLSearchParams(fields).toString(),
+    headers: { 'content-type': contentType, ...(cookie ? { cookie } : {}) },
+  });
+
 async function connect(provider: string, customerReference: string, k = key) {
-  const init = await initiate({ provider, customer_reference: customerReference, return_url: RETURN }, k);
-  expect(init.status).toBe(200);
-  const res = await consentAndFollow(init.body.authorize_url, 'approve');
-  expect(res.status).toBe(302);
-  return { init: init.body, location: new URL(res.headers.get('location')!) };
+  const { init, location, response } = await connectSandboxErp(h, k, provider, { customerReference, returnUrl: RETURN });
+  expect(response.status).toBe(303);
+  return { init, location };
 }
 
 async function allPages(path: string, k = key, limit = 7) {
@@ -112,7 +114,8 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
     expect(row!.stateHash).toMatch(/^[0-9a-f]{64}$/);
 
     const res = await consentAndFollow(init.body.authorize_url, 'approve');
-    expect(res.status).toBe(302);
+    expect(res.status).toBe(303);
+    expect(res.headers.get('set-cookie')).toMatch(/^pt_consent_[0-9a-f-]+=; Path=\/v1\/erp-connector\/oauth\/consent; Max-Age=0/);
     const loc = new URL(res.headers.get('location')!);
     expect(loc.origin + loc.pathname).toBe('https://app.example.com/erp/done');
     expect(Object.fromEntries(loc.searchParams)).toEqual({ from: 'test', status: 'connected', provider: 'demo', customer_reference: 'cust-1' });
@@ -126,13 +129,14 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
     expect(JSON.stringify(list.body)).not.toMatch(/token_enc|state|verifier/i);
   });
 
-  test('the state is single use: replaying the callback → 400 page, nothing changes', async () => {
+  test('the state and its token are single use: replaying the form post → 400 page, nothing changes', async () => {
     const t = await h.tenant();
     const init = await initiate({ provider: 'toconline', customer_reference: 'c-replay', return_url: RETURN }, t.api_key);
     const page = await h.call('GET', new URL(init.body.authorize_url).pathname + new URL(init.body.authorize_url).search);
-    const href = /id="approve" href="([^"]+)"/.exec(await page.text())![1]!.replaceAll('&amp;', '&');
-    expect((await h.call('GET', href)).status).toBe(302);
-    const again = await h.call('GET', href);
+    const form = await readConsentForm(page);
+    const fields = { state: form.state!, csrf_token: form.csrfToken!, decision: 'approve' };
+    expect((await postConsent(fields, form.cookie)).status).toBe(303);
+    const again = await postConsent({ ...fields, decision: 'deny' }, form.cookie);
     expect(again.status).toBe(400);
     expect(again.headers.get('content-type')).toContain('text/html');
     expect(await again.text()).toContain('not valid');
@@ -149,6 +153,11 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
     expect((await h.call('GET', new URL(init.body.authorize_url).pathname + new URL(init.body.authorize_url).search)).status).toBe(400);
     const cb = await h.call('GET', `/v1/erp-connector/oauth/callback?state=${encodeURIComponent(init.body.state)}&code=sandbox_x`);
     expect(cb.status).toBe(400);
+    // a form (with a token computed for this connection) is refused as well
+    await h.ctx.tenants.setStatus(t.tenant_id, 'active');
+    const form = await readConsentForm(await h.call('GET', new URL(init.body.authorize_url).pathname + new URL(init.body.authorize_url).search));
+    await h.ctx.tenants.setStatus(t.tenant_id, 'suspended');
+    expect((await postConsent({ state: form.state!, csrf_token: form.csrfToken!, decision: 'approve' }, form.cookie)).status).toBe(400);
     const c = h.ctx.database.t.erpConnections;
     const [row] = await h.ctx.database.db.select().from(c).where(eq(c.tenantId, t.tenant_id));
     expect(row!.status).toBe('pending');
@@ -159,7 +168,7 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
     const t = await h.tenant();
     const init = await initiate({ provider: 'moloni', customer_reference: 'c-deny', return_url: 'http://localhost:5173/back' }, t.api_key);
     const res = await consentAndFollow(init.body.authorize_url, 'deny');
-    expect(res.status).toBe(302);
+    expect(res.status).toBe(303);
     const loc = new URL(res.headers.get('location')!);
     expect(loc.searchParams.get('status')).toBe('denied');
     expect(loc.searchParams.get('provider')).toBe('moloni');
@@ -178,11 +187,11 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
 
     const init = await initiate({ provider: 'demo', customer_reference: 'c-late', return_url: RETURN }, t.api_key);
     const page = await h.call('GET', new URL(init.body.authorize_url).pathname + new URL(init.body.authorize_url).search);
-    const href = /id="approve" href="([^"]+)"/.exec(await page.text())![1]!.replaceAll('&amp;', '&');
+    const form = await readConsentForm(page);
     const c = h.ctx.database.t.erpConnections;
     const before = await h.ctx.database.db.select().from(c).where(eq(c.tenantId, t.tenant_id));
     h.clock.advance(11 * 60_000);
-    const late = await h.call('GET', href);
+    const late = await postConsent({ state: form.state!, csrf_token: form.csrfToken!, decision: 'approve' }, form.cookie);
     expect(late.status).toBe(400);
     expect(late.headers.get('location')).toBeNull();
     const after = await h.ctx.database.db.select().from(c).where(eq(c.tenantId, t.tenant_id));
@@ -203,14 +212,71 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
     expect(left.body.data.map((c: any) => `${c.customer_reference}:${c.status}`)).toEqual(['c-kept:active']);
   });
 
-  test('an error other than access_denied → status=error', async () => {
+  test('GET of the callback changes nothing for a sandbox state (not even error=…): 400 page, the consent still works', async () => {
     const t = await h.tenant();
-    const init = await initiate({ provider: 'sage', customer_reference: 'c-err', return_url: RETURN }, t.api_key);
-    const r = await h.call('GET', `/v1/erp-connector/oauth/callback?state=${encodeURIComponent(init.body.state)}&error=server_error`);
-    expect(r.status).toBe(302);
-    expect(new URL(r.headers.get('location')!).searchParams.get('status')).toBe('error');
-    const conns = await h.json('GET', '/v1/erp-connector/connections', { key: t.api_key });
-    expect(conns.body.data[0].status).toBe('error');
+    const init = await initiate({ provider: 'sage', customer_reference: 'c-get', return_url: RETURN }, t.api_key);
+    const c = h.ctx.database.t.erpConnections;
+    const before = await h.ctx.database.db.select().from(c).where(eq(c.tenantId, t.tenant_id));
+    for (const q of ['code=sandbox_x', 'error=server_error', 'error=access_denied']) {
+      const r = await h.call('GET', `/v1/erp-connector/oauth/callback?state=${encodeURIComponent(init.body.state)}&${q}`);
+      expect(r.status).toBe(400);
+      expect(r.headers.get('content-type')).toContain('text/html');
+      expect(r.headers.get('location')).toBeNull();
+      expect(await r.text()).toContain('consent page');
+    }
+    expect(await h.ctx.database.db.select().from(c).where(eq(c.tenantId, t.tenant_id))).toEqual(before);
+    expect((await consentAndFollow(init.body.authorize_url, 'approve')).status).toBe(303);
+  });
+
+  test('consent page: a POST form with state, csrf_token and the two decisions; GET changes nothing; cookie bound to the page', async () => {
+    const t = await h.tenant();
+    const init = await initiate({ provider: 'demo', customer_reference: 'c-form', return_url: RETURN }, t.api_key);
+    const path = new URL(init.body.authorize_url).pathname + new URL(init.body.authorize_url).search;
+    const page = await h.call('GET', path);
+    const form = await readConsentForm(page);
+    expect(form.html).toContain('<form method="post" action="/v1/erp-connector/oauth/consent"');
+    expect(form.html).toMatch(/<button type="submit"[^>]*name="decision" value="approve"/);
+    expect(form.html).toMatch(/<button type="submit"[^>]*name="decision" value="deny"/);
+    expect(form.html).not.toContain('href="/v1/erp-connector/oauth/callback');
+    expect(form.state).toBe(init.body.state);
+    expect(form.csrfToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const setCookie = page.headers.get('set-cookie')!;
+    expect(setCookie).toMatch(/^pt_consent_[0-9a-f-]{36}=[A-Za-z0-9_-]{32}; Path=\/v1\/erp-connector\/oauth\/consent; Max-Age=600; HttpOnly; SameSite=Strict$/);
+    expect(page.headers.get('content-security-policy')).toContain("form-action 'self' https://app.example.com");
+    // each view has its own nonce and token; viewing twice changes nothing in the database
+    const c = h.ctx.database.t.erpConnections;
+    const before = await h.ctx.database.db.select().from(c).where(eq(c.tenantId, t.tenant_id));
+    const second = await readConsentForm(await h.call('GET', path));
+    expect(second.csrfToken).not.toBe(form.csrfToken);
+    expect(await h.ctx.database.db.select().from(c).where(eq(c.tenantId, t.tenant_id))).toEqual(before);
+
+    // forged posts: no token, wrong token, no cookie, another view's cookie, token of another view, JSON body → 403 page, nothing changes
+    const base = { state: form.state!, decision: 'approve' };
+    const forged: [Record<string, string>, string | undefined, string?][] = [
+      [base, form.cookie],
+      [{ ...base, csrf_token: 'x'.repeat(43) }, form.cookie],
+      [{ ...base, csrf_token: form.csrfToken! }, undefined],
+      [{ ...base, csrf_token: form.csrfToken! }, second.cookie],
+      [{ ...base, csrf_token: second.csrfToken! }, form.cookie],
+      [{ ...base, csrf_token: form.csrfToken! }, form.cookie.replace(/=.*/, '=forged')],
+    ];
+    for (const [fields, cookie, type] of forged) {
+      const r = await postConsent(fields, cookie, type);
+      expect({ fields, cookie, status: r.status }).toEqual({ fields, cookie, status: 403 });
+      expect(r.headers.get('content-type')).toContain('text/html');
+      expect(r.headers.get('location')).toBeNull();
+      expect(await r.text()).toContain('could not be verified');
+    }
+    // a valid token but no decision, an unknown state, or a body that is not a form (text/plain, JSON) → 400 page
+    for (const type of ['text/plain', 'application/json'])
+      expect((await postConsent({ state: form.state!, csrf_token: form.csrfToken!, decision: 'approve' }, form.cookie, type)).status).toBe(400);
+    expect((await postConsent({ state: form.state!, csrf_token: form.csrfToken! }, form.cookie)).status).toBe(400);
+    expect((await postConsent({ state: 'nope', csrf_token: form.csrfToken!, decision: 'approve' }, form.cookie)).status).toBe(400);
+    expect(await h.ctx.database.db.select().from(c).where(eq(c.tenantId, t.tenant_id))).toEqual(before);
+    // the genuine post (the second view's pair) still works
+    const ok = await postConsent({ state: second.state!, csrf_token: second.csrfToken!, decision: 'approve' }, second.cookie);
+    expect(ok.status).toBe(303);
+    expect(new URL(ok.headers.get('location')!).searchParams.get('status')).toBe('connected');
   });
 
   test('a new link supersedes the previous one of the same customer and provider', async () => {
@@ -292,6 +358,7 @@ describe('sync runs in the sandbox (demo data)', () => {
     for (const x of txns) expect(Value.Check(Transaction, x)).toBe(true);
 
     // customer_reference filter and since filter
+    await connect('demo', 'other', t.api_key);
     await syncAndWait({ provider: 'demo', customer_reference: 'other' }, t.api_key);
     expect(await allPages('/v1/erp/demo/invoices?customer_reference=acme', t.api_key, 50)).toHaveLength(50);
     expect(await allPages('/v1/erp/demo/invoices?customer_reference=other', t.api_key, 50)).toHaveLength(50);
@@ -305,6 +372,7 @@ describe('sync runs in the sandbox (demo data)', () => {
 
   test('re-running never duplicates; full re-pulls everything; incremental continues from the cursor; since is inclusive', async () => {
     const t = await h.tenant();
+    await connect('demo', 'dup', t.api_key);
     const first = await syncAndWait({ provider: 'demo', customer_reference: 'dup' }, t.api_key);
     expect(first.invoices_count).toBe(50);
     const nInv = await dbCount('invoices', t.tenant_id);
@@ -331,8 +399,9 @@ describe('sync runs in the sandbox (demo data)', () => {
     expect(await dbCount('invoices', t.tenant_id)).toBe(nInv);
   });
 
-  test('sandbox sync of a real provider: the same kind of data, labelled with the provider; no connection needed', async () => {
+  test('sandbox sync of a real provider: the same kind of data, labelled with the provider (after the sandbox consent)', async () => {
     const t = await h.tenant();
+    await connect('toconline', 'c-toc', t.api_key);
     const run = await syncAndWait({ provider: 'toconline', customer_reference: 'c-toc' }, t.api_key);
     expect(run.status).toBe('succeeded');
     const inv = await h.json('GET', '/v1/erp/toconline/invoices?limit=200', { key: t.api_key });
@@ -343,6 +412,7 @@ describe('sync runs in the sandbox (demo data)', () => {
 
   test('an identical sync still queued or running is joined, not duplicated', async () => {
     const t = await h.tenant();
+    await connect('demo', 'join', t.api_key);
     const a = await sync({ provider: 'demo', customer_reference: 'join' }, t.api_key);
     const b = await sync({ provider: 'demo', customer_reference: 'join' }, t.api_key);
     const c = await sync({ provider: 'demo', customer_reference: 'join', mode: 'full' }, t.api_key);
@@ -356,6 +426,8 @@ describe('sync runs in the sandbox (demo data)', () => {
   test('run list: newest first, filters, cursor pagination; GET of an unknown run → 404', async () => {
     const t = await h.tenant();
     const ids: string[] = [];
+    for (const ref of ['r1', 'r2', 'r3']) await connect('demo', ref, t.api_key);
+    await connect('toconline', 'r1', t.api_key);
     for (const ref of ['r1', 'r2', 'r3']) {
       const r = await syncAndWait({ provider: 'demo', customer_reference: ref }, t.api_key);
       ids.push(r.run_id);
@@ -372,6 +444,7 @@ describe('sync runs in the sandbox (demo data)', () => {
 
   test('estimated_duration_seconds: null without history, then an integer (median of succeeded runs)', async () => {
     const t = await h.tenant();
+    for (const [p, ref] of [['demo', 'est'], ['demo', 'est-2'], ['sage', 'est']]) await connect(p!, ref!, t.api_key);
     const first = await sync({ provider: 'demo', customer_reference: 'est' }, t.api_key);
     expect(first.body.estimated_duration_seconds).toBeNull();
     await waitRun(first.body.run_id, t.api_key);
@@ -408,6 +481,7 @@ describe('sync runs in the sandbox (demo data)', () => {
     await insertEndpoint(['score.updated']);
     await insertEndpoint(['*'], 'disabled');
     await insertEndpoint(['*'], 'active', 'live');
+    await connect('demo', 'wh', t.api_key);
     const no = await sync({ provider: 'demo', customer_reference: 'wh' }, t.api_key);
     expect(no.body.webhook_will_fire).toBe(false);
     await waitRun(no.body.run_id, t.api_key);
@@ -432,6 +506,8 @@ describe('sync runs in the sandbox (demo data)', () => {
 
   test('usage: one erp_sync record per sync request (sandbox: not billable)', async () => {
     const t = await h.tenant();
+    await connect('demo', 'u1', t.api_key);
+    await connect('demo', 'u2', t.api_key);
     await syncAndWait({ provider: 'demo', customer_reference: 'u1' }, t.api_key);
     await syncAndWait({ provider: 'demo', customer_reference: 'u2' }, t.api_key);
     await h.ctx.usage.flush();
@@ -441,6 +517,54 @@ describe('sync runs in the sandbox (demo data)', () => {
     expect(syncs.reduce((n, r) => n + r.quantity, 0)).toBe(2);
     expect(new Set(syncs.flatMap((r) => r.requestIds!.split(' '))).size).toBe(2); // each call's request id
     expect(rows.every((r) => r.billable === false && r.apiKeyId === t.api_key_id)).toBe(true);
+  });
+});
+
+describe('sandbox syncs need the customer’s consent (issue 17 item 10)', () => {
+  test('never initiated, pending, denied, disconnected → 409 erp_not_connected and no run; approved → 202', async () => {
+    const t = await h.tenant();
+    const refused = async (ref: string, provider = 'demo') => {
+      const b = expectError(await sync({ provider, customer_reference: ref }, t.api_key), 409, 'erp_not_connected');
+      expect(b.message).toContain(ref);
+    };
+    await refused('never');
+    await refused('never', 'toconline');
+    await initiate({ provider: 'demo', customer_reference: 'pending', return_url: RETURN }, t.api_key);
+    await refused('pending');
+    await connectSandboxErp(h, t.api_key, 'moloni', { customerReference: 'denied', returnUrl: RETURN, decision: 'deny' });
+    await refused('denied', 'moloni');
+    const { location } = await connect('demo', 'gone', t.api_key);
+    expect(location.searchParams.get('status')).toBe('connected');
+    const conn = (await h.json('GET', '/v1/erp-connector/connections?customer_reference=gone', { key: t.api_key })).body.data[0];
+    expect((await h.json('DELETE', `/v1/erp-connector/connections/${conn.id}`, { key: t.api_key })).status).toBe(200);
+    await refused('gone');
+    // a consent of another provider or customer does not count
+    await connect('demo', 'approved', t.api_key);
+    await refused('approved', 'sage');
+    expect(await dbCount('syncRuns', t.tenant_id)).toBe(0);
+    await h.ctx.usage.flush();
+    const u = h.ctx.database.t.usageRecords;
+    expect((await h.ctx.database.db.select().from(u).where(eq(u.tenantId, t.tenant_id))).filter((r) => r.meter === 'erp_sync')).toHaveLength(0);
+    const run = await syncAndWait({ provider: 'demo', customer_reference: 'approved' }, t.api_key);
+    expect(run).toMatchObject({ status: 'succeeded', invoices_count: 50 });
+  });
+
+  test('a connection disconnected after the request: the queued run fails erp_not_connected, nothing is written', async () => {
+    const t = await h.tenant();
+    await connect('demo', 'late-cut', t.api_key);
+    const conn = (await h.json('GET', '/v1/erp-connector/connections?customer_reference=late-cut', { key: t.api_key })).body.data[0];
+    expect((await h.json('DELETE', `/v1/erp-connector/connections/${conn.id}`, { key: t.api_key })).status).toBe(200);
+    // the run as the request left it (queued, with the connection it was accepted for), handled by the job
+    const runId = Bun.randomUUIDv7();
+    const r = h.ctx.database.t.syncRuns;
+    const now = h.clock.now();
+    await h.ctx.database.withTx((tx) =>
+      tx.insert(r).values({ id: runId, tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'late-cut', connectionId: conn.id, mode: 'incremental', status: 'queued', attempts: 0, invoicesCount: 0, transactionsCount: 0, createdAt: now }),
+    );
+    await erpService(h.ctx).sync.handle({ runId });
+    const run = await waitRun(runId, t.api_key);
+    expect(run).toMatchObject({ status: 'failed', error_code: 'erp_not_connected' });
+    expect(await dbCount('invoices', t.tenant_id)).toBe(0);
   });
 });
 
@@ -536,6 +660,7 @@ describe('auth, environments and isolation', () => {
     const t = await h.tenant();
     const headers = { 'idempotency-key': 'sync-once' };
     const body = { provider: 'demo', customer_reference: 'idem', mode: 'full' };
+    await connect('demo', 'idem', t.api_key);
     const a = await h.json('POST', '/v1/erp-connector/sync', { key: t.api_key, body, headers });
     await waitRun(a.body.run_id, t.api_key);
     const b = await h.json('POST', '/v1/erp-connector/sync', { key: t.api_key, body, headers });
@@ -570,5 +695,12 @@ describe('auth, environments and isolation', () => {
     const consent = r.body.paths['/v1/erp-connector/oauth/consent'].get.responses;
     expect(Object.keys(consent).sort()).toEqual(['200', '400', '429', '500']);
     expect(Object.keys(consent['200'].content)).toEqual(['text/html']);
+    // the consent decision: a form post answered with a redirect or HTML pages (no JSON body errors, no Idempotency-Key)
+    const decision = r.body.paths['/v1/erp-connector/oauth/consent'].post;
+    expect(Object.keys(decision.requestBody.content)).toEqual(['application/x-www-form-urlencoded']);
+    expect(decision.requestBody.content['application/x-www-form-urlencoded'].schema.required).toEqual(['state', 'csrf_token', 'decision']);
+    expect(Object.keys(decision.responses).sort()).toEqual(['303', '400', '403', '429', '500']);
+    expect(Object.keys(decision.responses['403'].content)).toEqual(['text/html']);
+    expect((decision.parameters ?? []).map((p: any) => p.name)).not.toContain('Idempotency-Key');
   });
 });

@@ -106,7 +106,7 @@ describe('error contract (§2.8)', () => {
     expect(r.headers.get('x-request-id')).toMatch(/^req_/);
   });
   test('a catalog API this deployment does not serve → 404 not_found saying so; /roadmap lists the catalog', async () => {
-    for (const [method, path] of [['GET', '/v1/nif/599000015'], ['POST', '/v1/aml/screen'], ['POST', '/v1/decision']] as const) {
+    for (const [method, path] of [['GET', '/v1/audit/op_1'], ['POST', '/v1/csrd/report'], ['POST', '/v1/forecast']] as const) {
       const b = expectError(await h.json(method, path, { key, ...(method === 'POST' ? { body: {} } : {}) }), 404, 'not_found');
       expect(b.message).toContain('is in the API catalog');
     }
@@ -262,12 +262,15 @@ describe('OpenAPI 3.1', () => {
       if (op.security?.length) expect(op.responses['401']?.content['application/json'].schema.$ref, `${m} ${p}`).toBe('#/components/schemas/Error');
       expect(op.responses['500'], `${m} ${p}`).toBeDefined();
       if (op.requestBody) {
-        expect(Object.keys(op.requestBody.content), `${m} ${p}`).toEqual(['application/json']);
-        expect(deref(op.requestBody.content['application/json'].schema).type, `${m} ${p}`).toBe('object');
+        // JSON everywhere but the sandbox consent page's own form (a browser post) and the invoice QR reader (JSON or a file)
+        const types =
+          p === '/v1/erp-connector/oauth/consent' ? ['application/x-www-form-urlencoded'] : p === '/v1/invoice/extract' ? ['application/json', 'image/png', 'image/jpeg', 'application/pdf'] : p === '/v1/saft/parse' ? ['application/xml'] : ['application/json'];
+        expect(Object.keys(op.requestBody.content), `${m} ${p}`).toEqual(types);
+        if (types[0] !== 'application/xml') expect(deref(op.requestBody.content[types[0]!].schema).type, `${m} ${p}`).toBe('object');
       }
     }
-    // every POST that takes a body documents it (those without one: rescore, webhook test, rotate-secret)
-    const bodyless = ['/v1/sandbox/rescore', '/v1/admin/webhooks/{id}/test', '/v1/admin/webhooks/{id}/rotate-secret'];
+    // every POST that takes a body documents it (those without one: rescore, webhook test, rotate-secret, replay, retry)
+    const bodyless = ['/v1/sandbox/rescore', '/v1/admin/webhooks/{id}/test', '/v1/admin/webhooks/{id}/rotate-secret', '/v1/admin/webhooks/{id}/replay', '/v1/admin/webhooks/{id}/deliveries/{delivery_id}/retry'];
     for (const { p, m, op } of ops) if (m === 'post' && !bodyless.includes(p)) expect(op.requestBody, `${m} ${p}`).toBeDefined();
     expect(doc.paths['/v1/admin/keys'].get.security).toEqual([{ bearerAuth: [] }]);
     expect(doc.paths['/v1/score'].post.security).toEqual([{ BearerAuth: [] }]);

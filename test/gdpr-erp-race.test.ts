@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { configureErp, registerErpWorkers } from '../src/features/erp';
 import { startWorkers } from '../src/workers';
-import { makeApp, type TestApp } from './helpers';
+import { connectSandboxErp, makeApp, type TestApp } from './helpers';
 
 let h: TestApp;
 beforeAll(async () => {
@@ -16,6 +16,9 @@ afterAll(() => h.close());
 
 test('erasing a tenant stops its running sync: nothing is written after the erase', async () => {
   const t = await h.tenant();
+  await connectSandboxErp(h, t.api_key, 'demo', { customerReference: 'race-cust' });
+  // erasing the tenant needs a live key (issue 17 item 9)
+  const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live', scopes: ['gdpr:manage'] });
   const sync = await h.json('POST', '/v1/erp-connector/sync', { key: t.api_key, body: { provider: 'demo', customer_reference: 'race-cust' } });
   expect(sync.status).toBe(202);
   const { invoices, syncRuns, events } = h.ctx.database.t;
@@ -25,7 +28,7 @@ test('erasing a tenant stops its running sync: nothing is written after the eras
     if (rows.length) break;
     await Bun.sleep(10);
   }
-  const erase = await h.json('POST', '/v1/admin/gdpr/erase', { key: t.api_key, body: { confirmation: 'ERASE-MY-DATA' } });
+  const erase = await h.json('POST', '/v1/admin/gdpr/erase', { key: live.api_key, body: { confirmation: 'ERASE-MY-DATA' } });
   expect(erase.status).toBe(200);
   await h.ctx.jobs.idle!();
   await Bun.sleep(100);

@@ -29,6 +29,11 @@ const TABLES = (h: TestApp) => {
     events: t.events,
     webhook_deliveries: t.webhookDeliveries,
     idempotency_keys: t.idempotencyKeys,
+    credit_decisions: t.creditDecisions,
+    credit_policies: t.creditPolicies,
+    aml_screenings: t.amlScreenings,
+    kyc_verifications: t.kycVerifications,
+    saft_runs: t.saftRuns,
   };
 };
 
@@ -42,11 +47,27 @@ async function rowsOf(h: TestApp, tenantId: string) {
   return out;
 }
 
+/** The rows of one environment: env column; audit records by their acting key's env; deliveries by their event's env. */
+async function rowsOfEnv(h: TestApp, tenantId: string, env: 'sandbox' | 'live') {
+  const all = await rowsOf(h, tenantId);
+  const keyEnv = new Map(all.api_keys!.map((k) => [k.id, k.env]));
+  const eventEnv = new Map(all.events!.map((e) => [e.id, e.env]));
+  const out: Record<string, any[]> = {};
+  for (const [name, rows] of Object.entries(all)) {
+    if (name === 'tenant') out[name] = rows;
+    else if (name === 'audit_log') out[name] = rows.filter((r) => (r.actorKeyId ? keyEnv.get(r.actorKeyId) === env : (keyEnv.get(r.target) ?? 'live') === env));
+    else if (name === 'webhook_deliveries') out[name] = rows.filter((r) => eventEnv.get(r.eventId) === env);
+    else out[name] = rows.filter((r) => r.env === env);
+  }
+  return out;
+}
+
 interface Populated {
   tenantId: string;
   key: string;
   keyId: string;
   liveKey: string;
+  liveKeyId: string;
   /** strings that must never appear in an export */
   secrets: string[];
   /** personal data that must be gone after erasure */
@@ -69,6 +90,9 @@ async function populate(h: TestApp, tag: string): Promise<Populated> {
   });
   expect(idem.status).toBe(200);
   expect((await h.json('POST', '/v1/esg', { key, body: { ...ESG_EXAMPLES.leader, customer_reference: `esg-${tag}` } })).status).toBe(200);
+  const decision = await h.json('POST', '/v1/decision', { key, body: { nif: SCORE_NIF, context: { operation_type: 'factoring', amount_eur: 1000, expected_term_days: 30 }, customer_reference: `deal-${tag}` } });
+  expect(decision.status).toBe(200);
+  expect((await h.json('PATCH', '/v1/admin/credit-policy', { key, body: { margin_bps: 75 } })).status).toBe(200);
   const rev = await h.json('POST', '/v1/admin/keys/revoke', { key, body: { api_key_id: spare.api_key_id, reason: `Joana ${tag} left` } });
   expect(rev.status).toBe(200);
   await h.ctx.usage.flush();
@@ -100,6 +124,37 @@ async function populate(h: TestApp, tag: string): Promise<Populated> {
       amountCents: 60,
       billable: true,
       requestIds: `req_${tag}`,
+      createdAt: now,
+    });
+    await tx.insert(t.amlScreenings).values({
+      id: `scr_${Bun.randomUUIDv7()}`,
+      tenantId,
+      env: 'sandbox',
+      name: 'Eric Badege',
+      status: 'match',
+      topScore: 1,
+      customerReference: `onb-${tag}`,
+      monitor: false,
+      response: JSON.stringify({ status: 'match', customer_reference: `onb-${tag}` }),
+      createdAt: now,
+    });
+    await tx.insert(t.saftRuns).values({
+      id: `saft_${Bun.randomUUIDv7()}`,
+      tenantId,
+      env: 'sandbox',
+      status: 'succeeded',
+      bytes: 100,
+      result: JSON.stringify({ valid: true }),
+      createdAt: now,
+    });
+    await tx.insert(t.kycVerifications).values({
+      id: `kyc_${Bun.randomUUIDv7()}`,
+      tenantId,
+      env: 'sandbox',
+      nif: SCORE_NIF,
+      outcome: 'pass',
+      customerReference: `kyc-${tag}`,
+      response: JSON.stringify({ outcome: 'pass', customer_reference: `kyc-${tag}` }),
       createdAt: now,
     });
     await tx.insert(t.auditLog).values({
@@ -222,8 +277,9 @@ async function populate(h: TestApp, tag: string): Promise<Populated> {
     key,
     keyId,
     liveKey: live.api_key,
+    liveKeyId: live.api_key_id,
     secrets: [key, hashKey(key), live.api_key, hashKey(live.api_key), spare.api_key, hashKey(spare.api_key), access, refresh, pkce, stateHash, whSecret, whPrev],
-    pii: [`Acme ${tag} Lda`, `loan-${tag}`, `esg-${tag}`, `Joana ${tag}`, `Rui ${tag}`, `rui.${tag}@`, `Maria ${tag}`, `maria.${tag}@`, `cust-${tag}`, `other-${tag}`, `https://hooks.example.pt/${tag}`, `live key of ${tag}`, `spare ${tag}`],
+    pii: [`Acme ${tag} Lda`, `loan-${tag}`, `esg-${tag}`, `deal-${tag}`, `onb-${tag}`, `kyc-${tag}`, `Joana ${tag}`, `Rui ${tag}`, `rui.${tag}@`, `Maria ${tag}`, `maria.${tag}@`, `cust-${tag}`, `other-${tag}`, `https://hooks.example.pt/${tag}`, `live key of ${tag}`, `spare ${tag}`],
   };
 }
 
@@ -241,8 +297,8 @@ async function readText(res: Response) {
   return { text: text + dec.decode(), chunks };
 }
 
-async function exportViaService(h: TestApp, tenantId: string) {
-  const prepared = await gdprService(h.ctx).prepareExport(tenantId);
+async function exportViaService(h: TestApp, tenantId: string, env: 'sandbox' | 'live' | 'all' = 'all') {
+  const prepared = await gdprService(h.ctx).prepareExport(tenantId, env);
   let text = '';
   for await (const c of prepared.chunks()) text += c;
   return JSON.parse(text);
@@ -262,10 +318,14 @@ afterAll(() => h.close());
 
 describe('POST /v1/admin/gdpr/export', () => {
   test('one streamed bundle: every category, manifest counts = array lengths = database rows, only this tenant, no secrets', async () => {
+    // the live export first, so that the sandbox one below has a record of it to leave out
+    const liveRes = await h.call('POST', '/v1/admin/gdpr/export', { key: A.liveKey, body: {} });
+    expect(liveRes.status).toBe(200);
+    const liveDoc = JSON.parse(await liveRes.text());
     const res = await h.call('POST', '/v1/admin/gdpr/export', { key: A.key, body: {} });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="export-${A.tenantId}-2026-11-22.json"`);
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="export-${A.tenantId}-sandbox-2026-11-22.json"`);
     expect(res.headers.get('x-ratelimit-limit')).toBeTruthy();
     expect(res.headers.get('x-request-id')).toMatch(/^req_/);
     const { text } = await readText(res);
@@ -273,38 +333,60 @@ describe('POST /v1/admin/gdpr/export', () => {
 
     expect(Object.keys(doc)).toEqual(['manifest', 'tenant', ...EXPORT_ARRAY_CATEGORIES, 'end_of_export']);
     const m = doc.manifest;
-    expect(m).toMatchObject({ format_version: '1', tenant_id: A.tenantId, environments: ['sandbox', 'live'], generated_at: h.clock.now().toISOString() });
+    expect(m).toMatchObject({ format_version: '1', tenant_id: A.tenantId, environments: ['sandbox'], generated_at: h.clock.now().toISOString() });
     expect(m.categories).toEqual(['tenant', ...EXPORT_ARRAY_CATEGORIES]);
     expect(m.counts.tenant).toBe(1);
-    const db = await rowsOf(h, A.tenantId);
+    expect(liveDoc.manifest.environments).toEqual(['live']);
+    const db = await rowsOfEnv(h, A.tenantId, 'sandbox');
+    const liveDb = await rowsOfEnv(h, A.tenantId, 'live');
+    const everything = await rowsOf(h, A.tenantId);
     for (const c of EXPORT_ARRAY_CATEGORIES) {
       expect({ c, n: doc[c].length }).toEqual({ c, n: m.counts[c] });
       expect({ c, n: db[c]!.length }).toEqual({ c, n: m.counts[c] });
-      expect(m.counts[c]).toBeGreaterThan(0);
+      // the two environments' exports together hold every row of the tenant (the live one was taken before the sandbox export's audit record)
+      expect({ c, n: m.counts[c] + liveDoc.manifest.counts[c] }).toEqual({ c, n: everything[c]!.length });
+      expect({ c, n: liveDb[c]!.length }).toEqual({ c, n: liveDoc.manifest.counts[c] });
+      expect(m.counts[c] + liveDoc.manifest.counts[c]).toBeGreaterThan(0);
       for (const row of doc[c]) expect(row.tenant_id).toBe(A.tenantId);
+      // not one row of the other environment
+      for (const row of doc[c]) if ('env' in row) expect({ c, env: row.env }).toEqual({ c, env: 'sandbox' });
+      for (const row of liveDoc[c]) if ('env' in row) expect({ c, env: row.env }).toEqual({ c, env: 'live' });
+      expect(doc[c].map((r: any) => r.id).filter((id: string) => liveDoc[c].some((l: any) => l.id === id))).toEqual([]);
     }
     expect(doc.end_of_export).toEqual({ complete: true, streamed_counts: m.counts, matches_manifest: true });
-    // a few exact numbers: 3 keys (both environments), 3 invoices, audit includes this export
-    expect(m.counts.api_keys).toBe(3);
-    expect(new Set(doc.api_keys.map((k: any) => k.env))).toEqual(new Set(['sandbox', 'live']));
-    expect(m.counts.invoices).toBe(3);
+    // a few exact numbers: 2 sandbox keys (1 live), 1 sandbox invoice (2 live), audit includes this export
+    expect(m.counts.api_keys).toBe(2);
+    expect(liveDoc.manifest.counts.api_keys).toBe(1);
+    expect(m.counts.invoices).toBe(1);
+    expect(liveDoc.manifest.counts.invoices).toBe(2);
     expect(m.counts.score_results).toBe(2);
     expect(m.counts.esg_assessments).toBe(1);
     expect(doc.audit_log.map((a: any) => a.action)).toContain('gdpr.exported');
+    expect(liveDoc.audit_log.map((a: any) => a.action)).toEqual(['gdpr.exported']);
+    // what the live export holds of the tenant's production data is not in the sandbox one
+    for (const c of ['erp_connections', 'sync_runs', 'bank_transactions', 'webhook_endpoints', 'events', 'webhook_deliveries']) {
+      expect({ c, n: m.counts[c] }).toEqual({ c, n: 0 });
+      expect(liveDoc.manifest.counts[c]).toBeGreaterThan(0);
+    }
+    for (const live of ['cust-AAA', 'https://hooks.example.pt/AAA', 'https://app.example.pt/AAA', 'live key of AAA', 'acct-AAA']) expect(text).not.toContain(live);
+    for (const sandbox of ['loan-AAA', 'esg-AAA', 'Joana AAA', 'called by Rui AAA', 'rui.AAA@']) expect(JSON.stringify(liveDoc)).not.toContain(sandbox);
 
     // snake_case keys, ISO dates
     expect(doc.tenant).toMatchObject({ id: A.tenantId, name: 'Acme AAA Lda', status: 'active', daily_quota: expect.any(Number) });
     expect(doc.tenant.created_at).toMatch(ISO);
     expect(doc.invoices[0].synced_at).toMatch(ISO);
     expect(doc.invoices[0].customer_name).toBe('Maria AAA Silva');
-    for (const c of EXPORT_ARRAY_CATEGORIES) for (const k of Object.keys(doc[c][0])) expect(k).toMatch(/^[a-z0-9_]+$/);
+    for (const d of [doc, liveDoc]) for (const c of EXPORT_ARRAY_CATEGORIES) for (const k of Object.keys(d[c][0] ?? {})) expect(k).toMatch(/^[a-z0-9_]+$/);
 
     // no secrets, hashes, tokens; no column that holds them
+    const liveText = JSON.stringify(liveDoc);
     for (const s of A.secrets) expect(text).not.toContain(s);
-    for (const c of EXPORT_ARRAY_CATEGORIES)
-      for (const row of doc[c])
-        for (const col of ['key_hash', 'access_token_enc', 'refresh_token_enc', 'pkce_verifier_enc', 'state_hash', 'secret_enc', 'previous_secret_enc']) expect(row).not.toHaveProperty(col);
-    expect(doc.webhook_endpoints[0].secret_prefix).toBe('whsec_abc');
+    for (const s of A.secrets) expect(liveText).not.toContain(s);
+    for (const d of [doc, liveDoc])
+      for (const c of EXPORT_ARRAY_CATEGORIES)
+        for (const row of d[c])
+          for (const col of ['key_hash', 'access_token_enc', 'refresh_token_enc', 'pkce_verifier_enc', 'state_hash', 'secret_enc', 'previous_secret_enc']) expect(row).not.toHaveProperty(col);
+    expect(liveDoc.webhook_endpoints[0].secret_prefix).toBe('whsec_abc');
     expect(m.omitted.map((o: any) => o.category)).toEqual(expect.arrayContaining(['api_keys', 'erp_connections', 'webhook_endpoints', 'idempotency_keys']));
 
     // nothing of the other tenant
@@ -364,18 +446,37 @@ describe('POST /v1/admin/gdpr/erase', () => {
     const before = await rowsOf(h, A.tenantId);
     const bad: unknown[] = [undefined, {}, { confirmation: 'erase-my-data' }, { confirmation: 'ERASE-MY-DATA ' }, { confirmation: 1 }, { confirmation: null }, { confirmation: ['ERASE-MY-DATA'] }, [], 'ERASE-MY-DATA'];
     for (const body of bad) {
-      const b = expectError(await erase(h, A.key, body), 422, 'confirmation_required');
+      const b = expectError(await erase(h, A.liveKey, body), 422, 'confirmation_required');
       expect(b.fields).toEqual([{ path: 'confirmation', message: 'must be exactly ERASE-MY-DATA' }]);
     }
-    expectError(await h.json('POST', '/v1/admin/gdpr/erase', { key: A.key, rawBody: '{"confirmation": "nope"}', headers: { 'content-type': 'application/json' } }), 422, 'confirmation_required');
+    expectError(await h.json('POST', '/v1/admin/gdpr/erase', { key: A.liveKey, rawBody: '{"confirmation": "nope"}', headers: { 'content-type': 'application/json' } }), 422, 'confirmation_required');
     expect(await rowsOf(h, A.tenantId)).toEqual(before);
+  });
+
+  test('a sandbox key cannot erase the tenant (both environments): 403 live_key_required whatever the body, nothing changes', async () => {
+    const before = await rowsOf(h, A.tenantId);
+    for (const body of [{ confirmation: 'ERASE-MY-DATA' }, {}, undefined, { confirmation: 'nope' }, []]) {
+      const b = expectError(await erase(h, A.key, body), 403, 'live_key_required');
+      expect(b.message).toContain('sk_live_');
+      expect(b.docsUrl).toMatch(/\/docs\/errors#live_key_required$/);
+    }
+    // also with an Idempotency-Key (nothing stored that a live key's retry could replay)
+    expectError(await erase(h, A.key, { confirmation: 'ERASE-MY-DATA' }, { 'idempotency-key': 'sandbox-erase' }), 403, 'live_key_required');
+    expect(await rowsOf(h, A.tenantId)).toEqual(before);
+    // both keys still work
+    expect((await h.json('POST', '/v1/score', { key: A.key, body: { nif: SCORE_NIF } })).status).toBe(200);
+    expect((await h.call('POST', '/v1/admin/gdpr/export', { key: A.liveKey, body: {} })).status).toBe(200);
+    // the code is catalogued and documented
+    expect(await (await h.call('GET', '/docs/errors')).text()).toContain('live_key_required');
+    const doc = (await h.json('GET', '/openapi.json')).body;
+    expect(doc.paths['/v1/admin/gdpr/erase'].post.responses['403'].description).toContain('live_key_required');
   });
 
   test('erase: keys revoked, PII anonymised, AML rows kept 7 years, the rest deleted, real counts; the other tenant untouched', async () => {
     h.clock.advance(3600_000); // the key revoked during populate keeps its earlier revoked_at
     const before = await rowsOf(h, A.tenantId);
     const otherBefore = await rowsOf(h, B.tenantId);
-    const r = await erase(h, A.key, { confirmation: 'ERASE-MY-DATA' }, { 'idempotency-key': 'erase-once' });
+    const r = await erase(h, A.liveKey, { confirmation: 'ERASE-MY-DATA' }, { 'idempotency-key': 'erase-once' });
     expect(r.status).toBe(200);
     expect(Value.Check(EraseResponse, r.body)).toBe(true);
     const now = h.clock.now();
@@ -395,8 +496,8 @@ describe('POST /v1/admin/gdpr/erase', () => {
     const legal = b.retained_under_legal_basis;
     expect(legal).toMatchObject({ law: 'Lei n.º 83/2017, art. 51.º', years: 7, retain_until: retainUntil.toISOString() });
     expect(legal.categories).toEqual([...RETAINED_CATEGORIES]);
-    expect(legal.deleted_categories.sort()).toEqual(['erp_connections', 'events', 'idempotency_keys', 'webhook_deliveries', 'webhook_endpoints']);
-    for (const c of ['api_keys', 'usage_records', 'score_results', 'esg_assessments', 'sync_runs', 'invoices', 'bank_transactions'])
+    expect(legal.deleted_categories.sort()).toEqual(['credit_policies', 'erp_connections', 'events', 'idempotency_keys', 'saft_runs', 'webhook_deliveries', 'webhook_endpoints']);
+    for (const c of ['api_keys', 'usage_records', 'score_results', 'esg_assessments', 'sync_runs', 'invoices', 'bank_transactions', 'credit_decisions', 'aml_screenings', 'kyc_verifications'])
       expect({ c, n: legal.retained_counts[c] }).toEqual({ c, n: before[c]!.length });
     expect(legal.retained_counts.audit_log).toBe(before.audit_log!.length + 1);
     // idempotency_keys: the stored replay of the populate step, and this request's own claim
@@ -414,14 +515,16 @@ describe('POST /v1/admin/gdpr/erase', () => {
     }
     expect(after.api_keys!.filter((k) => k.revokedAt.getTime() === now.getTime()).length).toBe(2);
     // retained rows carry retain_until, personal data removed
-    for (const c of ['api_keys', 'usage_records', 'audit_log', 'score_results', 'esg_assessments', 'sync_runs', 'invoices', 'bank_transactions'])
+    for (const c of ['api_keys', 'usage_records', 'audit_log', 'score_results', 'esg_assessments', 'sync_runs', 'invoices', 'bank_transactions', 'credit_decisions', 'aml_screenings', 'kyc_verifications'])
       for (const row of after[c]!) expect({ c, retainUntil: row.retainUntil }).toEqual({ c, retainUntil });
     for (const u of after.usage_records!) expect(u.requestIds).toBeNull();
     for (const a of after.audit_log!) if (a.action !== 'gdpr.erased') expect(a.details).toEqual({});
     const erasedAudit = after.audit_log!.find((a) => a.action === 'gdpr.erased')!;
-    expect(erasedAudit).toMatchObject({ actorKeyId: A.keyId, target: A.tenantId });
+    expect(erasedAudit).toMatchObject({ actorKeyId: A.liveKeyId, target: A.tenantId });
     expect(erasedAudit.details).toMatchObject({ retained_counts: legal.retained_counts, deleted_counts: legal.deleted_counts });
-    for (const s of [...after.score_results!, ...after.esg_assessments!]) expect(s.customerReference).toBeNull();
+    for (const s of [...after.score_results!, ...after.esg_assessments!, ...after.credit_decisions!]) expect(s.customerReference).toBeNull();
+    for (const d of [...after.credit_decisions!, ...after.aml_screenings!, ...after.kyc_verifications!]) expect(JSON.parse(d.response)).not.toHaveProperty('customer_reference');
+    for (const d of [...after.aml_screenings!, ...after.kyc_verifications!]) expect(d.customerReference).toBeNull();
     for (const i of after.invoices!) {
       expect(i.customerName).toBeNull();
       expect(i.customerNif).toBe('509000019');
@@ -465,7 +568,7 @@ describe('purgeExpiredRetention', () => {
     try {
       const C = await populate(p, 'CCC');
       const D = await populate(p, 'DDD');
-      const r = await erase(p, C.key, { confirmation: 'ERASE-MY-DATA' });
+      const r = await erase(p, C.liveKey, { confirmation: 'ERASE-MY-DATA' });
       expect(r.status).toBe(200);
       const retained = r.body.retained_under_legal_basis.retained_counts;
       // a usage row written after the erasure (an in-flight request): no retain_until, goes with the tenant
@@ -519,10 +622,10 @@ describe('streaming export', () => {
       const { withTx, t: s } = p.ctx.database;
       const now = p.clock.now();
       const insertStart = performance.now();
-      const row = (tenantId: string, i: number) => ({
+      const row = (tenantId: string, i: number, env = 'sandbox') => ({
         id: `inv-${String(i).padStart(7, '0')}-${tenantId.slice(0, 4)}`,
         tenantId,
-        env: i % 2 ? 'live' : 'sandbox',
+        env,
         provider: 'demo',
         customerReference: `c-${i % 50}`,
         providerDocumentId: `demo-inv-${i}`,
@@ -555,6 +658,8 @@ describe('streaming export', () => {
         });
       }
       await withTx((tx) => tx.insert(s.invoices).values(Array.from({ length: 10 }, (_, j) => row(other.tenant_id, j))));
+      // live rows of the same tenant: not in the sandbox key's export
+      await withTx((tx) => tx.insert(s.invoices).values(Array.from({ length: 10 }, (_, j) => row(t.tenant_id, N + j, 'live'))));
       const insertMs = performance.now() - insertStart;
 
       Bun.gc(true);
@@ -606,7 +711,7 @@ describe('streaming export', () => {
       expect(chunks).toBeGreaterThanOrEqual(N / 1000);
 
       // and the whole text is one valid JSON document with every invoice of this tenant only
-      const doc = await exportViaService(p, t.tenant_id);
+      const doc = await exportViaService(p, t.tenant_id, 'sandbox');
       expect(doc.invoices.length).toBe(N);
       expect(doc.manifest.counts.invoices).toBe(N);
       expect(doc.invoices.every((i: any) => i.tenant_id === t.tenant_id)).toBe(true);

@@ -185,3 +185,58 @@ export async function spawnServer(env: Record<string, string>, opts: { readyLine
     },
   };
 }
+
+/** The consent page's form: its action, hidden fields and the cookie it set (as a Cookie header value). */
+export async function readConsentForm(page: Response) {
+  const html = await page.text();
+  const form = /<form method="post" action="([^"]+)"/.exec(html);
+  const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1]?.replaceAll('&amp;', '&') ?? null;
+  const setCookie = page.headers.get('set-cookie') ?? '';
+  return { html, action: form?.[1] ?? null, state: field('state'), csrfToken: field('csrf_token'), cookie: setCookie.split(';')[0] ?? '' };
+}
+
+/**
+ * Links a sandbox ERP connection like a browser: initiate, open the consent page, post its form
+ * with the decision (approve by default). Returns the initiate body and the POST's response (303
+ * to return_url). ERP syncs need an active connection in the sandbox too.
+ */
+export async function connectSandboxErp(
+  app: Pick<TestApp, 'call' | 'json'>,
+  key: string,
+  provider: string,
+  opts: { customerReference?: string; returnUrl?: string; decision?: 'approve' | 'deny'; companyNif?: string } = {},
+) {
+  const init = await app.json('POST', '/v1/erp-connector/oauth/initiate', {
+    key,
+    body: {
+      provider,
+      customer_reference: opts.customerReference ?? 'cust-1',
+      return_url: opts.returnUrl ?? 'https://app.example.com/erp/done',
+      ...(opts.companyNif ? { company_nif: opts.companyNif } : {}),
+    },
+  });
+  if (init.status !== 200) throw new Error(`initiate failed: ${init.status} ${JSON.stringify(init.body)}`);
+  const u = new URL(init.body.authorize_url);
+  const page = await app.call('GET', u.pathname + u.search);
+  if (page.status !== 200) throw new Error(`consent page: ${page.status}`);
+  const form = await readConsentForm(page);
+  const res = await app.call('POST', form.action!, {
+    rawBody: new URLSearchParams({ state: form.state!, csrf_token: form.csrfToken!, decision: opts.decision ?? 'approve' }).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.cookie },
+  });
+  if (res.status !== 303) throw new Error(`consent decision: ${res.status} ${await res.text()}`);
+  return { init: init.body as { authorize_url: string; state: string; expires_at: string }, response: res, location: new URL(res.headers.get('location')!) };
+}
+
+/** A throwaway redis-server of a test's own (never the shared one), stopped and restarted at will. */
+export const startRedis = (port: number, dir: string) =>
+  Bun.spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdout: 'ignore', stderr: 'ignore' });
+
+/** Waits until something listens on the port (up) or nothing does (down), 5 s at most. */
+export async function waitPort(port: number, up: boolean) {
+  for (let i = 0; i < 100; i++) {
+    const ok = await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } }).then((s) => (s.end(), true), () => false);
+    if (ok === up) return;
+    await Bun.sleep(50);
+  }
+}

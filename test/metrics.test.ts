@@ -11,7 +11,10 @@ describe('GET /metrics', () => {
 
   test('needs the metrics token', async () => {
     expectError(await h.json('GET', '/metrics'), 401, 'missing_api_key');
-    expectError(await h.json('GET', '/metrics', { headers: { authorization: 'Bearer wrong-token-xxxxxxxx' } }), 401, 'missing_api_key');
+    expectError(await h.json('GET', '/metrics', { headers: { authorization: 'Basic bWV0cmljczp4' } }), 401, 'missing_api_key');
+    // wrong credentials are invalid ones, not missing ones
+    const wrong = expectError(await h.json('GET', '/metrics', { headers: { authorization: 'Bearer wrong-token-xxxxxxxx' } }), 401, 'invalid_api_key');
+    expect(wrong.message).toBe('The metrics token is not valid.');
   });
 
   test('Prometheus text with request counts and latency by route and status, queue depth, pool usage, rate-limit rejections', async () => {

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { existsSync } from 'node:fs';
+import postgres from 'postgres';
 import { freePort, freshDatabase, REDIS_TEST_URL, ROOT, runCli, spawnServer, TEST_DB } from './helpers';
 
 let db: Awaited<ReturnType<typeof freshDatabase>>;
@@ -8,8 +10,25 @@ beforeAll(async () => {
 afterAll(() => db.drop());
 
 describe('operator CLI', () => {
+  test('a database that does not exist yet is refused (nothing created) unless --create; the database used is named', async () => {
+    const where = TEST_DB === 'sqlite' ? `SQLite ${db.env.DATA_DIR}/service.sqlite` : `PostgreSQL ${db.env.DATABASE_URL}`;
+    for (const args of [['tenant', 'list'], ['tenant', 'create', '--name', 'Too early']]) {
+      const r = await runCli(args, db.env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`database: ${where}`);
+      expect(r.stderr).toContain('--create');
+      expect(r.stdout).toBe('');
+    }
+    if (TEST_DB === 'sqlite') expect(existsSync(`${db.env.DATA_DIR}/service.sqlite`)).toBe(false);
+    else {
+      const sql = postgres(db.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+      expect((await sql`select to_regclass('tenants')::text as t`)[0]!.t).toBeNull();
+      await sql.end();
+    }
+  });
+
   test('tenant create → one JSON object with tenant_id, api_key_id, api_key', async () => {
-    const r = await runCli(['tenant', 'create', '--name', 'Banco Exemplo', '--plan', 'growth', '--json'], db.env);
+    const r = await runCli(['tenant', 'create', '--name', 'Banco Exemplo', '--plan', 'growth', '--json', '--create'], db.env);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(Object.keys(out).sort()).toEqual(['api_key', 'api_key_id', 'tenant_id']);
@@ -25,8 +44,38 @@ describe('operator CLI', () => {
     expect((await runCli(['tenant', 'resume', '--tenant', t.tenant_id], db.env)).code).toBe(0);
     expect((await runCli(['tenant', 'quota', '--tenant', t.tenant_id, '--daily-quota', '500'], db.env)).code).toBe(0);
   });
+  test('tenant list, key list (by environment) and key revoke (the last active key only with --force), in JSON and text', async () => {
+    const t = JSON.parse((await runCli(['tenant', 'create', '--name', 'Listed', '--plan', 'starter', '--json'], db.env)).stdout);
+    const live = JSON.parse((await runCli(['key', 'create', '--tenant', t.tenant_id, '--env', 'live', '--name', 'prod', '--json'], db.env)).stdout);
+    const tenants = JSON.parse((await runCli(['tenant', 'list', '--json'], db.env)).stdout);
+    expect(tenants.find((x: { tenant_id: string }) => x.tenant_id === t.tenant_id)).toMatchObject({ name: 'Listed', plan: 'starter', status: 'active', active_keys: { sandbox: 1, live: 1 } });
+    const text = await runCli(['tenant', 'list'], db.env);
+    expect(text.stdout).toContain(t.tenant_id);
+    const all = JSON.parse((await runCli(['key', 'list', '--tenant', t.tenant_id, '--json'], db.env)).stdout);
+    expect(all.map((k: { env: string }) => k.env).sort()).toEqual(['live', 'sandbox']);
+    const liveOnly = JSON.parse((await runCli(['key', 'list', '--tenant', t.tenant_id, '--env', 'live', '--json'], db.env)).stdout);
+    expect(liveOnly).toEqual([expect.objectContaining({ api_key_id: live.api_key_id, env: 'live', name: 'prod', status: 'active', key_prefix: live.api_key.slice(0, 12) })]);
+    expect(JSON.stringify(all)).not.toContain(live.api_key); // never the plaintext, nor its hash
+    expect(JSON.stringify(all)).not.toMatch(/[0-9a-f]{64}/);
+    // both keys are active: the sandbox one may go; then the live one is the last
+    const sandboxKey = all.find((k: { env: string }) => k.env === 'sandbox').api_key_id;
+    const r1 = await runCli(['key', 'revoke', '--key', sandboxKey, '--reason', 'rotated out', '--json'], db.env);
+    expect(r1.code).toBe(0);
+    expect(JSON.parse(r1.stdout)).toMatchObject({ revoked: true, api_key_id: sandboxKey });
+    const last = await runCli(['key', 'revoke', '--key', live.api_key_id], db.env);
+    expect(last.code).toBe(1);
+    expect(last.stderr).toContain('--force');
+    const forced = await runCli(['key', 'revoke', '--key', live.api_key_id, '--force'], db.env);
+    expect(forced.code).toBe(0);
+    const after = JSON.parse((await runCli(['key', 'list', '--tenant', t.tenant_id, '--json'], db.env)).stdout);
+    expect(after.map((k: { status: string }) => k.status)).toEqual(['revoked', 'revoked']);
+    expect((await runCli(['key', 'revoke', '--key', live.api_key_id, '--json'], db.env)).code).toBe(0); // idempotent
+    expect((await runCli(['key', 'revoke', '--key', crypto.randomUUID()], db.env)).stderr).toContain('unknown key');
+    expect((await runCli(['key', 'list', '--tenant', crypto.randomUUID()], db.env)).stderr).toContain('unknown tenant');
+  });
+
   test.skipIf(TEST_DB !== 'postgres')('PostgreSQL, Redis unreachable: the change is saved, the CLI says it could not be announced and exits 3', async () => {
-    const t = JSON.parse((await runCli(['tenant', 'create', '--name', 'R', '--json'], db.env)).stdout);
+    const t = JSON.parse((await runCli(['tenant', 'create', '--name', 'R', '--json', '--create'], db.env)).stdout);
     const r = await runCli(['tenant', 'suspend', '--tenant', t.tenant_id], { ...db.env, REDIS_URL: 'redis://127.0.0.1:6390' });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('could not be reached to tell the running processes');
@@ -37,7 +86,7 @@ describe('operator CLI', () => {
     expect(row?.status).toBe('suspended');
     const ok = await runCli(['tenant', 'resume', '--tenant', t.tenant_id], { ...db.env, REDIS_URL: REDIS_TEST_URL });
     expect(ok.code).toBe(0);
-    expect(ok.stderr).toBe('');
+    expect(ok.stderr).not.toContain('warning');
   });
 
   test('bad arguments: a clear message and a non-zero exit', async () => {
@@ -51,6 +100,9 @@ describe('operator CLI', () => {
       [[], /a command is required/],
       [['tenant', 'create', '--nme', 'x'], /Unknown option/i],
       [['key', 'create', '--tenant', crypto.randomUUID(), '--env', 'sandbox'], /unknown tenant/],
+      [['key', 'revoke'], /--key is required/],
+      [['key', 'list'], /--tenant is required/],
+      [['key', 'revoke', '--key', 'x', '--reason', 'r'.repeat(257)], /--reason must be at most 256/],
     ];
     for (const [args, msg] of cases) {
       const r = await runCli(args, db.env);

@@ -264,6 +264,7 @@ const ALL = profiles(600, 42);
 
 const GOLDEN_RESULT: ScoreResult = {
   pd: 0.007543,
+  pd_scale: 0.007543,
   score: 656,
   tier: 'B',
   components: {
@@ -308,7 +309,7 @@ const GOLDEN_RANDOM: [number | null, number, Tier][] = [
 
 describe('scoring constants', () => {
   test('algorithm version', () => {
-    expect(ALGORITHM_VERSION).toBe('score-1.0.0');
+    expect(ALGORITHM_VERSION).toBe('score-1.1.0');
   });
 
   test('PDO scaling constants (S0 = 600 at 50:1, PDO = 40)', () => {
@@ -404,7 +405,7 @@ describe('golden results (pinned to ALGORITHM_VERSION)', () => {
   };
 
   test('version and one full result', () => {
-    expect(ALGORITHM_VERSION).toBe('score-1.0.0');
+    expect(ALGORITHM_VERSION).toBe('score-1.1.0');
     expect(scoreCompany(GOLDEN_PROFILE, 'en')).toEqual(GOLDEN_RESULT);
   });
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Webhook } from 'standardwebhooks';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { SANDBOX_FIXTURES } from '../src/features/score/fixtures';
 import { postWebhook, RefusedAddressError, webhookDns } from '../src/features/webhooks/delivery-http';
-import { expectError, freePort, makeApp, type TestApp } from './helpers';
+import { expectError, freePort, makeApp, REDIS_TEST_URL, type TestApp } from './helpers';
 
 interface Received {
   headers: Record<string, string>;
@@ -46,7 +46,7 @@ let h: TestApp;
 let rx: ReturnType<typeof receiver>;
 beforeAll(async () => {
   // the clock stays real here: deliveries and retries run on timers
-  h = await makeApp({ WEBHOOK_RETRY_DELAYS_MS: '50,100', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_FAILURE_THRESHOLD: '5' });
+  h = await makeApp({ WEBHOOK_RETRY_DELAYS_MS: '50,100', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_FAILURE_THRESHOLD: '5', WEBHOOK_DISABLE_AFTER_MS: '0' });
   h.clock.now = () => new Date();
   rx = receiver();
 });
@@ -303,7 +303,7 @@ describe('signed delivery (Standard Webhooks)', () => {
     await until(async () => (await h.json('GET', `/v1/admin/webhooks/${c.body.id}/deliveries`, { key: t.api_key })).body.data[0]?.status === 'failed');
     let ep = (await h.json('GET', '/v1/admin/webhooks', { key: t.api_key })).body.webhooks[0];
     expect(ep).toMatchObject({ consecutive_failures: 3, status: 'active' });
-    await h.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key });
+    const r2 = await h.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key });
     ep = await until(async () => {
       const e = (await h.json('GET', '/v1/admin/webhooks', { key: t.api_key })).body.webhooks[0];
       return e.status === 'failed' && e;
@@ -313,14 +313,22 @@ describe('signed delivery (Standard Webhooks)', () => {
     const sent = down.received.length;
     await Bun.sleep(300);
     expect(down.received.length).toBe(sent); // nothing more goes to a failed endpoint
-    // the delivery still pending when the endpoint failed is given up, with no next attempt announced
+    // the delivery still pending when the endpoint failed is held (not failed: issue 17), with no next attempt announced
     const given = await until(async () => {
       const d = (await h.json('GET', `/v1/admin/webhooks/${c.body.id}/deliveries`, { key: t.api_key })).body.data as { status: string; next_attempt_at: string | null }[];
-      return d.length === 2 && d.every((x) => x.status === 'failed') && d;
+      return d.length === 2 && d.map((x) => x.status).join() === 'held,failed' && d;
     });
     expect(given.map((x) => x.next_attempt_at)).toEqual([null, null]);
+    down.answerWith(); // the receiver is back
     const re = await h.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { status: 'active' } });
     expect(re.body).toMatchObject({ status: 'active', consecutive_failures: 0 });
+    // re-enabling sends what it missed (the one given up during the failure streak and the held one), in event order
+    const after = await until(() => {
+      const ids = down.received.slice(sent).map((x) => x.headers['webhook-id']);
+      return ids.length >= 2 && ids;
+    });
+    expect(after).toEqual([r1.body.event_id, r2.body.event_id]);
+    await until(async () => (await h.json('GET', `/v1/admin/webhooks/${c.body.id}/deliveries`, { key: t.api_key })).body.data.every((x: { status: string }) => x.status === 'succeeded'));
     down.stop();
   });
 
@@ -402,4 +410,295 @@ describe('events and the re-score', () => {
     expect(rows.filter((r) => r.trigger === 'rescore').length).toBe(1);
     expect((await h.ctx.database.db.select().from(appMeta)).filter((m) => m.key.startsWith('nightly-rescore:')).length).toBe(1);
   });
+});
+
+// ---- issue 17 item 3: no event is lost while an endpoint is down, disabled or failed ------------
+
+/** Events as the features emit them (the outbox), n of them, a few ms apart (distinct created_at). */
+async function emitEvents(app: TestApp, tenantId: string, n: number, env = 'sandbox') {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    ids.push(await app.ctx.database.withTx((tx) => app.ctx.events.emit(tx, { tenantId, env, type: 'score.updated', data: { seq: i } })));
+    await Bun.sleep(3);
+  }
+  app.ctx.events.onEmitted();
+  return ids;
+}
+
+type DeliveryView = { id: string; event_id: string; status: string; attempts: number; next_attempt_at: string | null; last_error: string | null };
+const deliveriesOf = async (app: TestApp, key: string, id: string): Promise<DeliveryView[]> =>
+  (await app.json('GET', `/v1/admin/webhooks/${id}/deliveries?limit=200`, { key })).body.data;
+const auditOf = async (app: TestApp, tenantId: string, action: string) => {
+  const a = app.ctx.database.t.auditLog;
+  return (await app.ctx.database.db.select().from(a).where(eq(a.tenantId, tenantId))).filter((r) => r.action === action);
+};
+/** a receiver on a port the test chooses, started when the test says the outage is over */
+function lateReceiver(port: number) {
+  const ids: string[] = [];
+  const server = Bun.serve({ port, hostname: '127.0.0.1', fetch: async (req) => (ids.push(req.headers.get('webhook-id')!), new Response('ok')) });
+  return { ids, stop: () => server.stop(true) };
+}
+
+describe('held deliveries, re-enable, replay and retry (issue 17)', () => {
+  test('receiver down → endpoint auto-disabled → events during the outage → re-enabled: every event delivered once, in order', async () => {
+    // the issue's numbers scaled down: 15 consecutive failures, a streak of at least 400 ms
+    const app = await makeApp({ WEBHOOK_RETRY_DELAYS_MS: '50,100', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_FAILURE_THRESHOLD: '15', WEBHOOK_DISABLE_AFTER_MS: '400' });
+    app.clock.now = () => new Date();
+    try {
+      const t = await app.tenant();
+      const port = freePort(); // nothing listens: the receiver is down
+      const c = await app.json('POST', '/v1/admin/webhooks', { key: t.api_key, body: { url: `http://127.0.0.1:${port}/h`, enabled_events: ['*'] } });
+      const events: string[] = [];
+      const started = Date.now();
+      let ep: any;
+      while (Date.now() - started < 8000) {
+        events.push(...(await emitEvents(app, t.tenant_id, 1)));
+        await Bun.sleep(25);
+        ep = (await app.json('GET', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key })).body;
+        if (ep.status === 'failed') break;
+      }
+      expect(ep.status).toBe('failed');
+      expect(ep.consecutive_failures).toBeGreaterThanOrEqual(15);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(400); // not disabled by a burst
+      // events while the endpoint is failed: each gets a delivery record, held
+      events.push(...(await emitEvents(app, t.tenant_id, 10)));
+      const during = await until(async () => {
+        const d = await deliveriesOf(app, t.api_key, c.body.id);
+        return d.length === events.length && d.every((x) => x.status === 'held' || x.status === 'failed') && d;
+      }, 8000);
+      expect(new Set(during.map((d) => d.event_id))).toEqual(new Set(events));
+      expect(during.filter((d) => d.status === 'held').length).toBeGreaterThanOrEqual(10);
+      expect(during.some((d) => d.last_error === 'endpoint not active')).toBe(false);
+      expect(during.every((d) => d.next_attempt_at === null)).toBe(true);
+
+      const rx2 = lateReceiver(port); // the receiver is back
+      try {
+        const re = await app.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { status: 'active' } });
+        expect(re.body).toMatchObject({ status: 'active', consecutive_failures: 0 });
+        await until(() => rx2.ids.length >= events.length, 10_000);
+        await Bun.sleep(100);
+        expect(rx2.ids).toEqual(events); // all of them, once each, in event order
+        const after = await until(async () => {
+          const d = await deliveriesOf(app, t.api_key, c.body.id);
+          return d.every((x) => x.status === 'succeeded') && d;
+        });
+        expect(after.length).toBe(events.length);
+        const audit = await auditOf(app, t.tenant_id, 'webhook.updated');
+        expect(audit.at(-1)!.details).toMatchObject({ status: 'active', previous_status: 'failed', deliveries_released: events.length });
+      } finally {
+        rx2.stop();
+      }
+    } finally {
+      await app.close();
+    }
+  }, 30_000);
+
+  test('auto-disable needs the failures spread over WEBHOOK_DISABLE_AFTER_MS, not a burst', async () => {
+    const app = await makeApp({ WEBHOOK_RETRY_DELAYS_MS: '50', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_FAILURE_THRESHOLD: '3', WEBHOOK_DISABLE_AFTER_MS: '60000' });
+    app.clock.now = () => new Date();
+    const down = receiver();
+    try {
+      down.answerWith(...Array(50).fill(500));
+      const t = await app.tenant();
+      const c = await app.json('POST', '/v1/admin/webhooks', { key: t.api_key, body: { url: down.url, enabled_events: ['*'] } });
+      for (let i = 0; i < 3; i++) await app.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key });
+      const burst = await until(async () => {
+        const e = (await app.json('GET', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key })).body;
+        return e.consecutive_failures >= 6 && e;
+      });
+      expect(burst.status).toBe('active'); // 6 failures within a second: over the threshold, but not spread
+      // the streak began 61 s ago: the next failure disables it
+      const w = app.ctx.database.t.webhookEndpoints;
+      await app.ctx.database.withTx((tx) => tx.update(w).set({ failingSince: new Date(Date.now() - 61_000) }).where(eq(w.id, c.body.id)));
+      await app.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key });
+      const failed = await until(async () => {
+        const e = (await app.json('GET', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key })).body;
+        return e.status === 'failed' && e;
+      });
+      expect(failed.consecutive_failures).toBeGreaterThanOrEqual(7);
+    } finally {
+      down.stop();
+      await app.close();
+    }
+  });
+
+  test('a disabled endpoint keeps a held delivery of every event; re-enabling sends them in order', async () => {
+    const t = await h.tenant();
+    const c = await create(t.api_key, { url: rx.url, enabled_events: ['score.updated'] });
+    await h.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { status: 'disabled' } });
+    const events = await emitEvents(h, t.tenant_id, 5);
+    const held = await until(async () => {
+      const d = await deliveriesOf(h, t.api_key, c.body.id);
+      return d.length === 5 && d;
+    });
+    expect(held.map((d) => d.status)).toEqual(Array(5).fill('held'));
+    expect(held.map((d) => d.attempts)).toEqual(Array(5).fill(0));
+    await Bun.sleep(150);
+    expect(rx.received.filter((x) => events.includes(x.headers['webhook-id']!))).toEqual([]);
+    await h.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { status: 'active' } });
+    const got = await until(() => {
+      const ids = rx.received.map((x) => x.headers['webhook-id']!).filter((id) => events.includes(id));
+      return ids.length === 5 && ids;
+    });
+    expect(got).toEqual(events);
+  });
+
+  test('replay since: the events at or after it, again, in order; 202 with the count; audited', async () => {
+    const t = await h.tenant();
+    const c = await create(t.api_key, { url: rx.url, enabled_events: ['*'] });
+    const events = await emitEvents(h, t.tenant_id, 4);
+    await until(async () => {
+      const d = await deliveriesOf(h, t.api_key, c.body.id);
+      return d.length === 4 && d.every((x) => x.status === 'succeeded');
+    });
+    // an event the old code never gave a delivery (lost while the endpoint was disabled) is replayed too
+    const d = h.ctx.database.t.webhookDeliveries;
+    await h.ctx.database.withTx((tx) => tx.delete(d).where(and(eq(d.eventId, events[3]!), eq(d.endpointId, c.body.id))));
+    const list = (await h.json('GET', '/v1/events?limit=10', { key: t.api_key })).body.data as { id: string; created_at: string }[];
+    const since = list.find((e) => e.id === events[1])!.created_at;
+    const mark = rx.received.length;
+    const r = await h.json('POST', `/v1/admin/webhooks/${c.body.id}/replay?since=${encodeURIComponent(since)}`, { key: t.api_key });
+    expect(r.status).toBe(202);
+    expect(r.body).toEqual({ endpoint_id: c.body.id, since, replayed: 3, endpoint_status: 'active' });
+    const again = await until(() => {
+      const ids = rx.received.slice(mark).map((x) => x.headers['webhook-id']!).filter((id) => events.includes(id));
+      return ids.length >= 3 && ids;
+    });
+    expect(again).toEqual(events.slice(1));
+    const audit = await auditOf(h, t.tenant_id, 'webhook.replayed');
+    expect(audit.length).toBe(1);
+    expect(audit[0]).toMatchObject({ target: c.body.id, actorKeyId: t.api_key_id, details: { since, deliveries: 3 } });
+    // an offset date-time works too; nothing since now
+    await Bun.sleep(30);
+    const none = await h.json('POST', `/v1/admin/webhooks/${c.body.id}/replay?since=${encodeURIComponent(new Date(Date.now() - 10).toISOString().replace('Z', '+00:00'))}`, { key: t.api_key });
+    expect(none.status).toBe(202);
+    expect(none.body.replayed).toBe(0);
+  });
+
+  test('replay to a disabled endpoint holds the deliveries until it is re-enabled', async () => {
+    const t = await h.tenant();
+    const c = await create(t.api_key, { url: rx.url, enabled_events: ['*'] });
+    const started = new Date(Date.now() - 1000).toISOString();
+    const events = await emitEvents(h, t.tenant_id, 2);
+    await until(async () => {
+      const d = await deliveriesOf(h, t.api_key, c.body.id);
+      return d.length === 2 && d.every((x) => x.status === 'succeeded');
+    });
+    await h.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { status: 'disabled' } });
+    const mark = rx.received.length;
+    const r = await h.json('POST', `/v1/admin/webhooks/${c.body.id}/replay?since=${started}`, { key: t.api_key });
+    expect(r.status).toBe(202);
+    expect(r.body).toMatchObject({ replayed: 2, endpoint_status: 'disabled' });
+    expect((await deliveriesOf(h, t.api_key, c.body.id)).map((x) => x.status)).toEqual(['held', 'held']);
+    await Bun.sleep(150);
+    expect(rx.received.length).toBe(mark);
+    await h.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { status: 'active' } });
+    const got = await until(() => {
+      const ids = rx.received.slice(mark).map((x) => x.headers['webhook-id']!).filter((id) => events.includes(id));
+      return ids.length === 2 && ids;
+    });
+    expect(got).toEqual(events);
+  });
+
+  test('replay errors: 422 for a bad since (§2.8 with fields), 404 for an unknown, other tenant\'s or other environment\'s endpoint', async () => {
+    const t = await h.tenant();
+    const other = await h.tenant();
+    const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live' });
+    const c = await create(t.api_key, { url: rx.url, enabled_events: ['*'] });
+    const replay = (key: string, id: string, qs: string) => h.json('POST', `/v1/admin/webhooks/${id}/replay${qs}`, { key });
+    const ok = encodeURIComponent(new Date(Date.now() - 60_000).toISOString());
+    const old = new Date(Date.now() - 31 * 86_400_000).toISOString();
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    for (const qs of ['', '?since=', '?since=yesterday', '?since=2026-11-22', '?since=1732269600', '?since=2026-13-01T00:00:00Z', `?since=${old}`, `?since=${future}`, '?since=2026-11-22T10:00:00Z&since=x']) {
+      const e = expectError(await replay(t.api_key, c.body.id, qs), 422, 'validation_failed');
+      expect(e.fields.map((f: { path: string }) => f.path), qs).toEqual(['query.since']);
+    }
+    expectError(await replay(t.api_key, crypto.randomUUID(), `?since=${ok}`), 404, 'resource_not_found');
+    expectError(await replay(other.api_key, c.body.id, `?since=${ok}`), 404, 'resource_not_found');
+    expectError(await replay(live.api_key, c.body.id, `?since=${ok}`), 404, 'resource_not_found');
+    expectError(await replay(t.api_key, 'not-a-uuid', `?since=${ok}`), 422, 'validation_failed');
+    const scoped = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', scopes: ['score'] });
+    expectError(await replay(scoped.api_key, c.body.id, `?since=${ok}`), 403, 'insufficient_scope');
+    expectError(await h.json('POST', `/v1/admin/webhooks/${c.body.id}/replay?since=${ok}`), 401, 'missing_api_key');
+    expect(await auditOf(h, t.tenant_id, 'webhook.replayed')).toEqual([]);
+  });
+
+  test('retry of one delivery: re-sent now (202), also a succeeded one; 404 unknown or not this endpoint\'s; 409 in flight or endpoint inactive', async () => {
+    const t = await h.tenant();
+    const other = await h.tenant();
+    const c = await create(t.api_key, { url: rx.url, enabled_events: ['*'] });
+    const c2 = await create(t.api_key, { url: rx.url + '?second', enabled_events: ['*'] });
+    const r = await h.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key });
+    const [done] = await until(async () => {
+      const d = await deliveriesOf(h, t.api_key, c.body.id);
+      return d[0]?.status === 'succeeded' && d;
+    });
+    const mark = rx.received.length;
+    const path = (ep: string, del: string) => `/v1/admin/webhooks/${ep}/deliveries/${del}/retry`;
+    const res = await h.json('POST', path(c.body.id, done!.id), { key: t.api_key });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ delivery_id: done!.id, event_id: r.body.event_id, status: 'pending' });
+    await until(() => rx.received.slice(mark).some((x) => x.headers['webhook-id'] === r.body.event_id));
+    await until(async () => (await deliveriesOf(h, t.api_key, c.body.id))[0]?.status === 'succeeded');
+    const audit = await auditOf(h, t.tenant_id, 'webhook.delivery_retried');
+    expect(audit[0]).toMatchObject({ target: c.body.id, actorKeyId: t.api_key_id, details: { delivery_id: done!.id, event_id: r.body.event_id, previous_status: 'succeeded' } });
+
+    expectError(await h.json('POST', path(c.body.id, crypto.randomUUID()), { key: t.api_key }), 404, 'resource_not_found');
+    expectError(await h.json('POST', path(c2.body.id, done!.id), { key: t.api_key }), 404, 'resource_not_found'); // another endpoint's delivery
+    expectError(await h.json('POST', path(c.body.id, done!.id), { key: other.api_key }), 404, 'resource_not_found');
+    expectError(await h.json('POST', path(c.body.id, 'nope'), { key: t.api_key }), 422, 'validation_failed');
+
+    // in flight: the receiver is still answering
+    const slow = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async () => (await Bun.sleep(600), new Response('ok')) });
+    try {
+      const s = await create(t.api_key, { url: `http://127.0.0.1:${slow.port}/slow`, enabled_events: ['webhook.test'] });
+      await h.json('POST', `/v1/admin/webhooks/${s.body.id}/test`, { key: t.api_key });
+      const [flying] = await until(async () => {
+        const rows = await h.ctx.database.db.select().from(h.ctx.database.t.webhookDeliveries).where(eq(h.ctx.database.t.webhookDeliveries.endpointId, s.body.id));
+        return rows[0]?.lockedUntil && rows;
+      });
+      expectError(await h.json('POST', path(s.body.id, flying!.id), { key: t.api_key }), 409, 'webhook_delivery_in_flight');
+      await until(async () => (await deliveriesOf(h, t.api_key, s.body.id))[0]?.status === 'succeeded');
+      expect((await h.json('POST', path(s.body.id, flying!.id), { key: t.api_key })).status).toBe(202);
+    } finally {
+      slow.stop(true);
+    }
+    await h.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { status: 'disabled' } });
+    expectError(await h.json('POST', path(c.body.id, done!.id), { key: t.api_key }), 409, 'webhook_endpoint_inactive');
+  });
+
+  test('the documents list replay and retry with their errors', async () => {
+    const doc = (await h.json('GET', '/openapi.json')).body;
+    const replay = doc.paths['/v1/admin/webhooks/{id}/replay'].post;
+    expect(Object.keys(replay.responses)).toEqual(expect.arrayContaining(['202', '404', '422']));
+    expect(replay.parameters.find((p: { name: string }) => p.name === 'since')).toMatchObject({ in: 'query', required: true });
+    const retry = doc.paths['/v1/admin/webhooks/{id}/deliveries/{delivery_id}/retry'].post;
+    expect(Object.keys(retry.responses)).toEqual(expect.arrayContaining(['202', '404', '409']));
+  });
+});
+
+describe('BullMQ (REDIS_URL set): an API process and a worker process', () => {
+  test('held deliveries are sent by the worker after the API re-enables the endpoint', async () => {
+    const api = await makeApp({ REDIS_URL: REDIS_TEST_URL, WEBHOOK_DISABLE_AFTER_MS: '0' }, { workers: false });
+    api.clock.now = () => new Date();
+    const worker = await makeApp({ REDIS_URL: REDIS_TEST_URL, REDIS_PREFIX: api.config.redisPrefix, ...api.dbEnv });
+    worker.clock.now = () => new Date();
+    try {
+      const t = await api.tenant();
+      const c = await api.json('POST', '/v1/admin/webhooks', { key: t.api_key, body: { url: rx.url, enabled_events: ['*'] } });
+      await api.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { status: 'disabled' } });
+      const events = await emitEvents(api, t.tenant_id, 4);
+      await until(async () => (await deliveriesOf(api, t.api_key, c.body.id)).length === 4, 8000);
+      const mark = rx.received.length;
+      await api.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { status: 'active' } });
+      const got = await until(() => {
+        const ids = rx.received.slice(mark).map((x) => x.headers['webhook-id']!).filter((id) => events.includes(id));
+        return ids.length === 4 && ids;
+      }, 8000);
+      expect(got).toEqual(events);
+    } finally {
+      await worker.close();
+      await api.close();
+    }
+  }, 20_000);
 });

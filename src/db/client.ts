@@ -12,7 +12,7 @@ import { getTableColumns, getTableName, sql, type Column, type Table } from 'dri
 import { pgKit, sqliteKit } from './kit';
 import { defineSchema, type Schema } from './schema';
 import { migrationsFolder } from './migrations';
-import { OwnCommits, walChangeSignal } from './sqlite-change-signal';
+import { mapWalIndex, OwnCommits, walChangeSignal, type WalIndexMap } from './sqlite-change-signal';
 import type { BackgroundMessage, BackgroundReply } from './sqlite-background';
 
 export type Db = PostgresJsDatabase<Record<string, never>>;
@@ -79,8 +79,8 @@ const pgSchema = defineSchema(pgKit);
 const sqliteSchema = defineSchema(sqliteKit);
 const MIGRATION_LOCK_ID = 72_431_001;
 
-export async function openDatabase(opts: { databaseUrl: string | null; dataDir: string; poolSize?: number }): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openSqlite(opts.dataDir);
+export async function openDatabase(opts: { databaseUrl: string | null; dataDir: string; poolSize?: number; sqliteBusyTimeoutMs?: number }): Promise<Database> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openSqlite(opts.dataDir, opts.sqliteBusyTimeoutMs ?? 5000);
 }
 
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
@@ -120,7 +120,11 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
                 yield copyLines(g.used, g.rows.slice(i, i + 500));
               }
             }
-            await pipeline(lines, await tx.unsafe(`copy ${name} (${columnList(g.used)}) from stdin`).writable());
+            const copy = tx.unsafe(`copy ${name} (${columnList(g.used)}) from stdin`);
+            // the COPY's own query promise also rejects when the connection dies mid-stream: the
+            // pipeline reports that error, and this promise must not go unhandled (it ended the process)
+            copy.catch(() => {});
+            await pipeline(lines, await copy.writable());
           }
         });
       } catch (err) {
@@ -187,12 +191,12 @@ async function pgInsertBatches(tx: Db, table: Table, rows: Record<string, unknow
  */
 type Append = (table: Table, rows: Record<string, unknown>[]) => Promise<void>;
 
-function sqliteBackground(file: string, ownCommits: OwnCommits, fallback: Append, log: (msg: string) => void) {
+function sqliteBackground(file: string, walIndex: WalIndexMap | null, ownCommits: OwnCommits, fallback: Append, log: (msg: string) => void) {
   // In a `bun build --compile` binary the worker is an extra entry point, found by its path from
   // the bundle's root (src/); from source, next to this file.
   const compiled = import.meta.url.includes('/$bunfs/');
   const worker = new Worker(compiled ? './db/sqlite-background.ts' : new URL('./sqlite-background.ts', import.meta.url).href);
-  worker.postMessage({ type: 'open', file, checkpointEveryMs: 500, ownCommits: ownCommits.shared } satisfies BackgroundMessage);
+  worker.postMessage({ type: 'open', file, checkpointEveryMs: 500, ownCommits: ownCommits.shared, walIndexAddress: walIndex?.address ?? null } satisfies BackgroundMessage);
   worker.unref();
   const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   let nextId = 1;
@@ -320,7 +324,8 @@ function fieldsOf(table: Table) {
   return fields;
 }
 
-function openSqlite(dataDir: string): Database {
+/** busyTimeoutMs: how long a statement waits for another process's lock before failing (then 503) */
+function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
   let file = ':memory:';
   if (dataDir !== ':memory:') {
     mkdirSync(dataDir, { recursive: true });
@@ -329,7 +334,7 @@ function openSqlite(dataDir: string): Database {
   const raw = new SqliteDatabase(file, { create: true });
   raw.exec('PRAGMA journal_mode = WAL');
   raw.exec('PRAGMA synchronous = NORMAL');
-  raw.exec('PRAGMA busy_timeout = 5000');
+  raw.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   raw.exec('PRAGMA secure_delete = ON'); // erased data is overwritten, not left in free pages
   // Migrations that rebuild a parent table fail with foreign keys on: migrate, check, then enable.
   raw.exec('PRAGMA foreign_keys = OFF');
@@ -343,10 +348,13 @@ function openSqlite(dataDir: string): Database {
   const appendHere: Append = (table, rows) => insertSkippingExisting(database, table, rows);
   let background: ReturnType<typeof sqliteBackground> | null = null;
   const ownCommits = new OwnCommits();
+  // mapped once for this process (the change signal and the background worker's commits): its
+  // descriptor is closed only after every connection (see WalIndexMap)
+  const walIndex = file === ':memory:' ? null : mapWalIndex(file);
   if (file !== ':memory:') {
     raw.exec('PRAGMA wal_autocheckpoint = 0');
     raw.exec('PRAGMA journal_size_limit = 67108864'); // the WAL is truncated back to 64 MiB when it restarts
-    background = sqliteBackground(file, ownCommits, appendHere, (msg) =>
+    background = sqliteBackground(file, walIndex, ownCommits, appendHere, (msg) =>
       console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg })),
     );
   }
@@ -362,7 +370,7 @@ function openSqlite(dataDir: string): Database {
   const dataVersion = raw.prepare('PRAGMA data_version');
   let lastDataVersion = -1;
   const changeEpoch =
-    (file === ':memory:' ? null : walChangeSignal(file, ownCommits)) ??
+    (walIndex ? walChangeSignal(walIndex.header, ownCommits) : null) ??
     (() => {
       const v = (dataVersion.values()[0] as number[])[0]!;
       if (v !== lastDataVersion) {
@@ -436,6 +444,7 @@ function openSqlite(dataDir: string): Database {
       await tail;
       await background?.stop();
       raw.close();
+      walIndex?.close();
     },
   };
   return database;

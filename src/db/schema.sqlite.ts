@@ -3,5 +3,5 @@ import { sqliteKit } from './kit';
 import { defineSchema } from './schema';
 export const {
   tenants, apiKeys, auditLog, usageRecords, idempotencyKeys, scoreResults, esgAssessments, erpConnections,
-  syncRuns, invoices, bankTransactions, webhookEndpoints, events, webhookDeliveries, appMeta,
+  syncRuns, invoices, bankTransactions, webhookEndpoints, events, webhookDeliveries, creditDecisions, creditPolicies, amlListVersions, amlEntries, amlScreenings, kycVerifications, saftRuns, saftChunks, appMeta,
 } = defineSchema(sqliteKit);

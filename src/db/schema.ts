@@ -119,8 +119,13 @@ export function defineSchema(k: Kit) {
       trigger: k.text('trigger').notNull(),
       computedAt: k.ts('computed_at').notNull(),
       retainUntil: k.ts('retain_until'),
+      /** what credit decisions size and explain a limit with (revenue, equity, PD scale, ERP inputs) */
+      facts: k.json<Record<string, unknown>>('facts'),
+      /** NACE Rev. 2 section of the company (sector risk counts scored companies by it) */
+      sector: k.text('sector'),
     },
     (t) => [
+      k.index('score_sector_idx').on(t.tenantId, t.env, t.sector),
       k.index('score_lookup_idx').on(t.tenantId, t.env, t.nif, t.computedAt),
       // the sandbox generation = number of re-scores of a NIF, counted on every fresh score
       k.index('score_trigger_idx').on(t.tenantId, t.env, t.nif, t.trigger),
@@ -143,7 +148,11 @@ export function defineSchema(k: Kit) {
       computedAt: k.ts('computed_at').notNull(),
       retainUntil: k.ts('retain_until'),
     },
-    (t) => [k.index('esg_tenant_idx').on(t.tenantId, t.env, t.computedAt)],
+    (t) => [
+      k.index('esg_tenant_idx').on(t.tenantId, t.env, t.computedAt),
+      // the latest assessment of a NIF (credit decisions)
+      k.index('esg_nif_idx').on(t.tenantId, t.env, t.nif, t.computedAt),
+    ],
   );
 
   const erpConnections = k.table(
@@ -168,8 +177,11 @@ export function defineSchema(k: Kit) {
       updatedAt: k.ts('updated_at').notNull(),
       connectedAt: k.ts('connected_at'),
       retainUntil: k.ts('retain_until'),
+      /** the connected company's own NIF, when the tenant gave it (its books then feed its decisions) */
+      companyNif: k.text('company_nif'),
     },
     (t) => [
+      k.index('erp_conn_company_idx').on(t.tenantId, t.env, t.companyNif),
       k.uniqueIndex('erp_conn_state_idx').on(t.stateHash),
       k.index('erp_conn_tenant_idx').on(t.tenantId, t.env, t.provider, t.customerReference),
     ],
@@ -234,6 +246,8 @@ export function defineSchema(k: Kit) {
     (t) => [
       k.uniqueIndex('invoices_doc_idx').on(t.tenantId, t.env, t.provider, t.customerReference, t.providerDocumentId),
       k.index('invoices_list_idx').on(t.tenantId, t.env, t.provider, t.id),
+      // a buyer's payment behaviour across the tenant's synced books (credit decisions)
+      k.index('invoices_customer_idx').on(t.tenantId, t.env, t.customerNif),
     ],
   );
 
@@ -260,6 +274,7 @@ export function defineSchema(k: Kit) {
     (t) => [
       k.uniqueIndex('txn_doc_idx').on(t.tenantId, t.env, t.provider, t.customerReference, t.providerTransactionId),
       k.index('txn_list_idx').on(t.tenantId, t.env, t.provider, t.id),
+      k.index('txn_matched_idx').on(t.tenantId, t.env, t.provider, t.customerReference, t.matchedInvoiceNumber),
     ],
   );
 
@@ -281,6 +296,8 @@ export function defineSchema(k: Kit) {
       createdAt: k.ts('created_at').notNull(),
       lastSuccessAt: k.ts('last_success_at'),
       lastFailureAt: k.ts('last_failure_at'),
+      /** first failure of the current streak of consecutive failures (null after a success or a re-enable) */
+      failingSince: k.ts('failing_since'),
     },
     (t) => [k.index('webhooks_tenant_idx').on(t.tenantId, t.env)],
   );
@@ -308,7 +325,9 @@ export function defineSchema(k: Kit) {
       tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
       eventId: k.text('event_id').notNull(),
       endpointId: k.text('endpoint_id').notNull(),
-      status: k.text('status').notNull(), // pending | succeeded | failed
+      // held: not attempted yet (endpoint disabled/failed, or behind an endpoint's backlog); pending:
+      // due or in its retry schedule; succeeded; failed: attempts exhausted
+      status: k.text('status').notNull(), // held | pending | succeeded | failed
       attempts: k.int('attempts').notNull(),
       nextAttemptAt: k.ts('next_attempt_at'),
       lockedUntil: k.ts('locked_until'),
@@ -320,10 +339,153 @@ export function defineSchema(k: Kit) {
     (t) => [
       k.uniqueIndex('deliveries_event_endpoint_idx').on(t.eventId, t.endpointId),
       k.index('deliveries_due_idx').on(t.status, t.nextAttemptAt),
+      // an endpoint's backlog in event order (held deliveries, replay, the deliveries list)
+      k.index('deliveries_endpoint_idx').on(t.endpointId, t.status, t.eventId),
     ],
   );
 
   /** Small key/value table: one-off facts (demo tenant printed) and cross-process job locks. */
+  const creditDecisions = k.table(
+    'credit_decisions',
+    {
+      /** dec_ + UUIDv7: ordered by creation, so it is also the listing cursor */
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      nif: k.text('nif').notNull(),
+      customerReference: k.text('customer_reference'),
+      operationType: k.text('operation_type').notNull(),
+      amountEur: k.real('amount_eur').notNull(),
+      termDays: k.int('term_days').notNull(),
+      approved: k.bool('approved').notNull(),
+      tier: k.text('tier').notNull(),
+      limitEur: k.real('limit_eur').notNull(),
+      spreadBps: k.int('spread_bps').notNull(),
+      /**
+       * the response body as returned, as JSON text: decisions are appended in batches by the
+       * database's hot-path writer (appendRows), which takes scalar columns only
+       */
+      response: k.text('response').notNull(),
+      algorithmVersion: k.text('algorithm_version').notNull(),
+      synthetic: k.bool('synthetic').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.index('decisions_tenant_idx').on(t.tenantId, t.env, t.id), k.index('decisions_nif_idx').on(t.tenantId, t.env, t.nif, t.id)],
+  );
+
+  const creditPolicies = k.table('credit_policies', {
+    /** tenant id + ':' + environment: one policy per tenant and environment */
+    id: k.text('id').primaryKey(),
+    tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+    env: k.text('env').notNull(),
+    policy: k.json<Record<string, unknown>>('policy').notNull(),
+    updatedAt: k.ts('updated_at').notNull(),
+  });
+
+  // --- AML: sanctions lists (shared by every tenant) and screenings (tenant-scoped) --------------
+  const amlListVersions = k.table(
+    'aml_list_versions',
+    {
+      id: k.text('id').primaryKey(),
+      list: k.text('list').notNull(), // un | eu
+      generatedAt: k.ts('generated_at').notNull(),
+      loadedAt: k.ts('loaded_at').notNull(),
+      entries: k.int('entries').notNull(),
+      names: k.int('names').notNull(),
+      source: k.text('source').notNull(),
+      /** one active version per list; a load that fails leaves the previous one active */
+      active: k.bool('active').notNull(),
+    },
+    (t) => [k.index('aml_versions_list_idx').on(t.list, t.active)],
+  );
+
+  const amlEntries = k.table(
+    'aml_entries',
+    {
+      id: k.text('id').primaryKey(),
+      versionId: k.text('version_id').notNull(),
+      list: k.text('list').notNull(),
+      entryId: k.text('entry_id').notNull(),
+      entryType: k.text('entry_type').notNull(),
+      /** the parsed entry: names, births, countries, programme, listed_on */
+      data: k.json<Record<string, unknown>>('data').notNull(),
+    },
+    (t) => [k.index('aml_entries_version_idx').on(t.versionId)],
+  );
+
+  const amlScreenings = k.table(
+    'aml_screenings',
+    {
+      /** scr_ + UUIDv7 (the listing cursor) */
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      name: k.text('name').notNull(),
+      status: k.text('status').notNull(),
+      topScore: k.real('top_score'),
+      customerReference: k.text('customer_reference'),
+      monitor: k.bool('monitor').notNull(),
+      /** the response as returned, JSON text */
+      response: k.text('response').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.index('aml_screenings_tenant_idx').on(t.tenantId, t.env, t.id), k.index('aml_screenings_status_idx').on(t.tenantId, t.env, t.status, t.id)],
+  );
+
+  const kycVerifications = k.table(
+    'kyc_verifications',
+    {
+      /** kyc_ + UUIDv7 */
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      nif: k.text('nif').notNull(),
+      outcome: k.text('outcome').notNull(),
+      customerReference: k.text('customer_reference'),
+      /** the response as returned, JSON text */
+      response: k.text('response').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.index('kyc_tenant_idx').on(t.tenantId, t.env, t.id)],
+  );
+
+  // --- SAF-T files parsed in the background (above SAFT_SYNC_MAX_BYTES) ---------------------------
+  const saftRuns = k.table(
+    'saft_runs',
+    {
+      /** saft_ + UUIDv7 */
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      status: k.text('status').notNull(), // queued | running | succeeded | failed
+      bytes: k.bigint('bytes').notNull(),
+      contentEncoding: k.text('content_encoding'),
+      publicKeyPem: k.text('public_key_pem'),
+      importAs: k.text('import_as'),
+      /** the answer when done, JSON text */
+      result: k.text('result'),
+      errorMessage: k.text('error_message'),
+      createdAt: k.ts('created_at').notNull(),
+      finishedAt: k.ts('finished_at'),
+    },
+    (t) => [k.index('saft_runs_tenant_idx').on(t.tenantId, t.env, t.id)],
+  );
+
+  /** the uploaded file of a queued run, 1 MiB per row (base64), deleted once parsed */
+  const saftChunks = k.table(
+    'saft_chunks',
+    {
+      id: k.text('id').primaryKey(),
+      runId: k.text('run_id').notNull(),
+      seq: k.int('seq').notNull(),
+      data: k.text('data').notNull(),
+    },
+    (t) => [k.uniqueIndex('saft_chunks_run_idx').on(t.runId, t.seq)],
+  );
+
   const appMeta = k.table('app_meta', {
     key: k.text('key').primaryKey(),
     value: k.text('value').notNull(),
@@ -345,6 +507,14 @@ export function defineSchema(k: Kit) {
     webhookEndpoints,
     events,
     webhookDeliveries,
+    creditDecisions,
+    creditPolicies,
+    amlListVersions,
+    amlEntries,
+    amlScreenings,
+    kycVerifications,
+    saftRuns,
+    saftChunks,
     appMeta,
   };
 }

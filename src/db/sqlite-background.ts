@@ -5,10 +5,10 @@
 // - appends of buffered rows (usage records: one per second of calls alike), each batch in one
 //   transaction. Their B-tree inserts cost ~6 µs a row, which the request thread no longer pays.
 import { Database, type Statement } from 'bun:sqlite';
-import { OwnCommits } from './sqlite-change-signal';
+import { OwnCommits, walIndexAt } from './sqlite-change-signal';
 
 export type BackgroundMessage =
-  | { type: 'open'; file: string; checkpointEveryMs: number; /** OwnCommits' memory: where this worker's appends are declared */ ownCommits: SharedArrayBuffer }
+  | { type: 'open'; file: string; checkpointEveryMs: number; /** OwnCommits' memory: where this worker's appends are declared */ ownCommits: SharedArrayBuffer; /** the main thread's mapping of the wal-index header (it owns the descriptor) */ walIndexAddress: number | null }
   /** one transaction: every group's rows, or none of them */
   | { type: 'append'; id: number; groups: { sql: string; /** values per row */ width: number; /** JSON of the rows' values, one flat array */ values: string }[] }
   | { type: 'stop' };
@@ -30,7 +30,7 @@ self.onmessage = (e: MessageEvent<BackgroundMessage>) => {
     db.exec('PRAGMA busy_timeout = 5000');
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');
-    own = OwnCommits.writer(m.file, m.ownCommits);
+    own = OwnCommits.writer(m.walIndexAddress === null ? null : walIndexAt(m.walIndexAddress), m.ownCommits);
     timer = setInterval(() => {
       try {
         db!.exec('PRAGMA wal_checkpoint(PASSIVE)');

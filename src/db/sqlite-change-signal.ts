@@ -1,3 +1,6 @@
+import { closeSync, fstatSync, openSync } from 'node:fs';
+import { dlopen, FFIType, toArrayBuffer, type Pointer } from 'bun:ffi';
+
 /**
  * A cheap, exact "has anything been committed?" signal for a SQLite database in WAL mode, from any
  * connection of any process: the wal-index header at the start of the `-shm` file
@@ -10,15 +13,80 @@
  * A torn read while a writer is mid-commit can only look "changed" (a spurious cache drop) or
  * "unchanged" when the commit is not yet visible to anyone — never "unchanged" after a commit.
  *
- * Safe to map because this process keeps its connection open: the `-shm` file is only truncated by
- * the first connection to open the database, and unlinked (never truncated) by the last to close.
- *
  * Commits that change nothing the caches hold (the background worker's usage appends) can be
  * declared in an `OwnCommits` record: a header change that is exactly one of those is not counted.
  */
-export function walChangeSignal(dbFile: string, exempt?: OwnCommits): (() => number) | null {
-  const live = mapHeader(dbFile);
-  if (!live) return null;
+
+/**
+ * The `-shm` file's first page, mapped read-only and shared. SQLite holds POSIX (fcntl) locks on
+ * that file, and POSIX drops every lock a process holds on a file as soon as the process closes
+ * *any* descriptor of it: mapping it with Bun.mmap (open, map, close) silently released SQLite's
+ * "dead man switch" lock, so the next process to open the database (the CLI, the sqlite3 shell)
+ * believed it was alone, truncated and rebuilt the `-shm` under the service, and the service died
+ * of SIGBUS. So the descriptor opened here stays open until `close()`, which the owner calls only
+ * once every SQLite connection of this process to that file is closed. The mapping itself is never
+ * unmapped (a page per database opened): a late read after close sees a stale header, not freed memory.
+ * null where it cannot be mapped (no -shm file, no libc): callers fall back to PRAGMA data_version.
+ */
+export interface WalIndexMap {
+  /** the two copies of the wal-index header, 12 words each */
+  header: Uint32Array;
+  /** the mapping's address, for a worker thread of this process (walIndexAt) */
+  address: number;
+  close(): void;
+}
+
+const PAGE = 4096;
+let libc: { mmap(addr: null, len: number, prot: number, flags: number, fd: number, off: number): Pointer | null } | null | undefined;
+function mmapOf() {
+  if (libc === undefined) {
+    try {
+      libc = dlopen(process.platform === 'darwin' ? 'libc.dylib' : 'libc.so.6', {
+        mmap: { args: [FFIType.ptr, FFIType.u64, FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i64], returns: FFIType.ptr },
+      }).symbols as never;
+    } catch {
+      libc = null;
+    }
+  }
+  return libc;
+}
+
+export function mapWalIndex(dbFile: string): WalIndexMap | null {
+  const c = mmapOf();
+  if (!c) return null;
+  let fd: number;
+  try {
+    fd = openSync(`${dbFile}-shm`, 'r');
+  } catch {
+    return null;
+  }
+  if (fstatSync(fd).size < 2 * HEADER_WORDS * 4) {
+    closeSync(fd);
+    return null;
+  }
+  const PROT_READ = 1;
+  const MAP_SHARED = 1;
+  const address = c.mmap(null, PAGE, PROT_READ, MAP_SHARED, fd, 0) as number | null;
+  // MAP_FAILED is (void *)-1, which comes back as a bigint
+  if (typeof address !== 'number' || address <= 0) {
+    closeSync(fd);
+    return null;
+  }
+  let open = true;
+  return {
+    header: walIndexAt(address),
+    address,
+    close() {
+      if (open) closeSync(fd);
+      open = false;
+    },
+  };
+}
+
+/** The header of a mapping made by mapWalIndex in this process (worker threads share its memory). */
+export const walIndexAt = (address: number) => new Uint32Array(toArrayBuffer(address as Pointer, 0, 2 * HEADER_WORDS * 4));
+
+export function walChangeSignal(live: Uint32Array, exempt?: OwnCommits): () => number {
   const seen = new Uint32Array(HEADER_WORDS);
   seen.set(live.subarray(0, HEADER_WORDS));
   let version = 0;
@@ -40,16 +108,6 @@ export function walChangeSignal(dbFile: string, exempt?: OwnCommits): (() => num
 const HEADER_WORDS = 12; // the first copy of the wal-index header: 48 bytes
 const CHANGE_COUNTER = 2; // iChange, at byte 8: +1 on every commit, never moved by anything else
 
-function mapHeader(dbFile: string): Uint32Array | null {
-  try {
-    const map = Bun.mmap(`${dbFile}-shm`);
-    if (map.byteLength < 2 * HEADER_WORDS * 4) return null;
-    return new Uint32Array(map.buffer, map.byteOffset, 2 * HEADER_WORDS);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The latest commits of one connection whose changes no cache depends on, in memory shared between
  * the thread that commits (the writer) and the one that reads the signal: a chain of headers
@@ -67,8 +125,7 @@ export class OwnCommits {
    * only if the change counter moved by exactly one (nothing else was committed in between), and
    * starts a new one when something else was committed since the chain's last header.
    */
-  static writer(dbFile: string, shared: SharedArrayBuffer) {
-    const header = mapHeader(dbFile);
+  static writer(header: Uint32Array | null, shared: SharedArrayBuffer) {
     const words = new Int32Array(shared);
     const before = new Uint32Array(HEADER_WORDS);
     let chain: Uint32Array[] = [];

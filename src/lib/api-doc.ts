@@ -19,8 +19,17 @@ export function apiDoc(opts: {
   responses?: Record<string, { description: string; html?: true; location?: true }>;
   /** answers in English or Portuguese by Accept-Language (Content-Language and Vary on success) */
   localised?: true;
+  /** a browser form target: its body as application/x-www-form-urlencoded (no JSON body errors, no Idempotency-Key) */
+  formBody?: Record<string, unknown>;
+  /** named request body examples (OpenAPI `examples` of the JSON body) */
+  examples?: Record<string, { summary: string; value: unknown }>;
+  /** a route taking JSON or a file (plugins/http-errors BINARY_BODIES): the JSON schema and the file types */
+  binaryBody?: { json?: unknown; types: string[]; maxBytes: number };
 }) {
   return {
+    ...(opts.formBody ? { 'x-form-body': opts.formBody } : {}),
+    ...(opts.examples ? { 'x-examples': opts.examples } : {}),
+    ...(opts.binaryBody ? { 'x-binary-body': opts.binaryBody } : {}),
     ...(opts.responses ? { 'x-responses': opts.responses } : {}),
     ...(opts.localised ? { 'x-localised': true } : {}),
     summary: opts.summary,

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
 // Bun's one-shot hasher: the same SHA-256, without node:crypto's Hash object per call (hot path: key lookup)
 export const sha256Hex = (s: string) => Bun.SHA256.hash(s, 'hex') as string;
@@ -25,6 +25,14 @@ export class SecretBox {
     const c = createCipheriv('aes-256-gcm', this.key, iv);
     const ct = Buffer.concat([c.update(plaintext, 'utf8'), c.final()]);
     return ['v1', iv.toString('base64url'), c.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+  }
+  /**
+   * HMAC-SHA256 (base64url) of `data` under a key derived from this box's key for `purpose`, so
+   * every process of a deployment computes the same value and no two purposes share a key.
+   */
+  mac(purpose: string, data: string): string {
+    const sub = createHmac('sha256', this.key).update(`mac:${purpose}`).digest();
+    return createHmac('sha256', sub).update(data).digest('base64url');
   }
   open(sealed: string): string {
     const [v, iv, tag, ct] = sealed.split('.');

@@ -105,6 +105,61 @@ export class MemoryRateLimiter implements RateLimiter {
   private tats = new Map<string, number>();
   private days = new Map<string, { day: number; count: number }>();
   private lastSweep = 0;
+  /**
+   * As the fallback of a shared limiter: what it admitted while the shared state was unreachable,
+   * to be merged into that state before it decides again (RedisRateLimiter.merge): bucket → state,
+   * and tenant → the day and the requests counted on it.
+   */
+  private dirtyTats = new Map<string, number>();
+  private dirtyDays = new Map<string, { day: number; count: number }>();
+
+  /**
+   * The shared state of a bucket (and a tenant's day) as the shared limiter last saw it: a decision
+   * here, during an outage, starts from it instead of a full budget. Never loosens what is here.
+   */
+  observe(bucket: string, tat: number | undefined, daily?: { tenantId: string; day: number; count: number }) {
+    if (tat !== undefined && !(tat <= (this.tats.get(bucket) ?? -Infinity))) this.tats.set(bucket, tat);
+    if (daily) {
+      const cur = this.days.get(daily.tenantId);
+      if (!cur || cur.day !== daily.day || cur.count < daily.count) this.days.set(daily.tenantId, { day: daily.day, count: daily.count });
+    }
+  }
+
+  /** consumeSync, remembering what it admitted for the merge (the fallback's path) */
+  consumeFallback(req: RateRequest): RateDecision {
+    const d = this.consumeSync(req);
+    if (d.allowed) {
+      this.dirtyTats.set(req.bucket, this.tats.get(req.bucket)!);
+      if (req.daily) {
+        const day = dayStart(req.nowMs);
+        const cur = this.dirtyDays.get(req.daily.tenantId);
+        if (cur && cur.day === day) cur.count++;
+        else this.dirtyDays.set(req.daily.tenantId, { day, count: 1 });
+      }
+    }
+    return d;
+  }
+
+  /** what was admitted since the last call (emptied); `restore` puts back what could not be merged */
+  takeAdmitted() {
+    const taken = { tats: this.dirtyTats, days: this.dirtyDays };
+    this.dirtyTats = new Map();
+    this.dirtyDays = new Map();
+    return taken;
+  }
+
+  restoreAdmitted(taken: ReturnType<MemoryRateLimiter['takeAdmitted']>) {
+    for (const [b, tat] of taken.tats) if (!((this.dirtyTats.get(b) ?? -Infinity) >= tat)) this.dirtyTats.set(b, tat);
+    for (const [t, d] of taken.days) {
+      const cur = this.dirtyDays.get(t);
+      if (cur && cur.day === d.day) cur.count += d.count;
+      else if (!cur || cur.day < d.day) this.dirtyDays.set(t, { ...d });
+    }
+  }
+
+  get hasAdmitted() {
+    return this.dirtyTats.size > 0 || this.dirtyDays.size > 0;
+  }
 
   async consume(req: RateRequest): Promise<RateDecision> {
     return this.consumeSync(req);
@@ -174,6 +229,28 @@ export class MemoryRateLimiter implements RateLimiter {
 // from those values and outcomes to get each request's numbers (replayBatch, the same arithmetic in
 // the same order), instead of Redis sending 5 integers per request. Each key is read once (MGET)
 // and written once (SET).
+// The merge after an outage: KEYS = the buckets, then the day counters; ARGV = number of buckets,
+// now (ms), each bucket's state decided in process, each day's requests counted in process. A
+// bucket keeps the later state; a day counter adds the count (a new one expires as the script's do).
+const MERGE_LUA = `
+local nb, now = tonumber(ARGV[1]), tonumber(ARGV[2])
+for i = 1, nb do
+  local tat = tonumber(ARGV[2 + i])
+  local cur = tonumber(redis.call('GET', KEYS[i]))
+  if cur == nil or tat > cur then
+    local ttl = math.ceil(tat - now) + 1000
+    if ttl < 1000 then ttl = 1000 end
+    redis.call('SET', KEYS[i], string.format('%.17g', tat), 'PX', ttl)
+  end
+end
+for i = nb + 1, #KEYS do
+  local added = tonumber(ARGV[2 + i])
+  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('INCRBY', KEYS[i], added)
+  else redis.call('SET', KEYS[i], string.format('%d', added), 'PX', 90000000) end
+end
+return 1
+`;
+
 const LUA = `
 if redis.replicate_commands then redis.replicate_commands() end
 ${LUA_NOW_US}
@@ -550,6 +627,8 @@ export class RedisRateLimiter implements RateLimiter {
     let res: (string | number | null)[];
     try {
       if (!keys.length) return;
+      // back from an outage: what this process admitted meanwhile goes into the shared state first
+      if (this.fallback.hasAdmitted) await this.merge(batch[0]?.req.nowMs ?? Date.now());
       const call = this.scripts.run(LUA, keys, [terms.length, LEASE_SPAN_MS, settlements.length, ...termArgs, ...settleArgs, ...runs]);
       this.inflight.add(call);
       try {
@@ -566,14 +645,46 @@ export class RedisRateLimiter implements RateLimiter {
         error: (err as Error).message,
       });
       this.decisions.fallback += batch.length;
-      for (const { req, resolve } of batch) resolve(this.fallback.consumeSync(req));
+      for (const { req, resolve } of batch) resolve(this.fallback.consumeFallback(req));
       return;
     } finally {
       for (const term of terms) if (term.lease) this.leasing.delete(term.req.bucket);
     }
     this.decisions.redis += batch.length;
     const values = replayBatch(batch, terms, termOf, res, keys.length);
+    // the fallback keeps the shared state as last seen, so an outage starts from it, not from a full budget
+    for (const term of terms) {
+      const daily = term.req.daily && term.day ? { tenantId: term.req.daily.tenantId, day: dayStart(term.lastNowMs ?? term.req.nowMs), count: values[term.day - 1] ?? 0 } : undefined;
+      this.fallback.observe(term.req.bucket, values[term.bucket - 1], daily);
+    }
     if (this.feed) this.learn(terms, values, String(res[keys.length + 1]), String(res[keys.length + 2]), keys, mark, sentAt);
+  }
+
+  /**
+   * After an outage: each bucket this process decided alone takes the later of the two states
+   * (Redis may have come back empty, or other processes may have moved it), and each tenant's day
+   * gets the requests counted here. Throws if Redis is still unreachable (the batch then falls back,
+   * and what was admitted is kept for the next attempt).
+   */
+  private async merge(nowMs: number) {
+    const taken = this.fallback.takeAdmitted();
+    const keys: string[] = [];
+    const args: (string | number)[] = [taken.tats.size, nowMs];
+    for (const [bucket, tat] of taken.tats) {
+      keys.push(`${this.prefix}${bucket}`);
+      args.push(String(tat));
+    }
+    for (const [tenantId, d] of taken.days) {
+      keys.push(this.dayName(tenantId, d.day));
+      args.push(d.count);
+    }
+    try {
+      if (keys.length) await this.scripts.run(MERGE_LUA, keys, args);
+      this.log.info('rate limiter: merged the limits decided in process during a Redis outage', { buckets: taken.tats.size, days: taken.days.size });
+    } catch (err) {
+      this.fallback.restoreAdmitted(taken);
+      throw err;
+    }
   }
 
   /** what the script's answer tells this process: its tenants' generations and its new leases */

@@ -52,6 +52,11 @@ export class ReadCache<V> {
   async get(key: string, load: () => Promise<V | null>, epoch?: Epoch): Promise<V | null> {
     const hit = this.peek(key, epoch);
     if (hit !== undefined) return hit;
+    return this.load(key, load, epoch);
+  }
+
+  /** Loads and caches whatever is cached now (for an entry the caller found current but too old for its own rule). */
+  async load(key: string, load: () => Promise<V | null>, epoch?: Epoch): Promise<V | null> {
     const before = this.epoch(epoch);
     const value = await load();
     // never cache a miss; with the database's own signal, only if nothing was committed meanwhile

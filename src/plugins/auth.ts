@@ -209,6 +209,20 @@ export function refusal({ tenant, key }: FoundKey, scope: Scope): ApiError | nul
  * `derive`, before body validation, so an unauthenticated caller cannot probe schemas. POST routes
  * then get Idempotency-Key handling after validation (before the handler) and storage after it.
  */
+/** Responses built by jsonAnswer, with their JSON text (so an idempotent replay can store it). */
+const SERIALISED = new WeakMap<Response, string>();
+
+/**
+ * A 200 JSON answer serialised once by the handler, for routes that also store that text: skips
+ * the framework's response check and second serialisation (the schema still documents it; the
+ * route's own tests check the shape). Idempotency-Key replays store the same text.
+ */
+export function jsonAnswer(text: string, headers: Record<string, unknown> | undefined): Response {
+  const res = new Response(text, { status: 200, headers: { ...(headers as Record<string, string>), 'content-type': JSON_UTF8 } });
+  SERIALISED.set(res, text);
+  return res;
+}
+
 export function authed(ctx: AppContext, scope: Scope) {
   return new Elysia()
     .derive({ as: 'scoped' }, async ({ headers, request, set, server }) => {
@@ -249,7 +263,15 @@ export function authed(ctx: AppContext, scope: Scope) {
     })
     .onAfterHandle({ as: 'scoped' }, async ({ request, response, set }) => {
       const claim = requestState(request).idempotencyClaim;
-      if (!claim || response instanceof Response) return;
+      if (!claim) return;
+      if (response instanceof Response) {
+        // an answer the handler serialised itself (jsonAnswer): stored as it is
+        const text = SERIALISED.get(response);
+        if (text === undefined) return;
+        await ctx.idempotency.complete(claim, response.status, text);
+        requestState(request).idempotencyClaim = undefined;
+        return;
+      }
       const text = JSON.stringify(response);
       const status = typeof set.status === 'number' ? set.status : 200;
       await ctx.idempotency.complete(claim, status, text);

@@ -1,3 +1,4 @@
+import { assertNoCoercionTraps, jsonTooDeep, tooDeepError } from '../lib/json-guard';
 import { Elysia } from 'elysia';
 import { ApiError, errorBody, isJsonObject, JSON_UTF8, notAnObject, validationError, type FieldError } from '../lib/errors';
 import type { AppContext } from '../context';
@@ -6,13 +7,9 @@ import { redactSecrets } from '../lib/log';
 import { unservedCatalogEntry } from '../features/system/catalog';
 import { chargeKey, hasKeyShapedBearer, limitAnonymous, peekAnonymous } from './auth';
 
-/** The body as text, or null as soon as it exceeds `limit` bytes (chunked bodies are not read to the end). */
-export async function readCapped(request: Request, limit: number): Promise<string | null> {
-  // a declared length was already checked against the limit: read it in one go (the common case,
-  // and before touching request.body, which makes Bun build a stream)
-  if (request.headers.has('content-length')) return request.text();
-  if (!request.body) return '';
-  const reader = request.body.getReader();
+/** A body stream read whole, or null as soon as it exceeds `limit` bytes (the rest is not read). */
+async function readStreamCapped(body: ReadableStream<Uint8Array>, limit: number): Promise<Buffer | null> {
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -25,7 +22,46 @@ export async function readCapped(request: Request, limit: number): Promise<strin
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** The body as text, or null as soon as it exceeds `limit` bytes (chunked bodies are not read to the end). */
+export async function readCapped(request: Request, limit: number): Promise<string | null> {
+  // a declared length was already checked against the limit: read it in one go (the common case,
+  // and before touching request.body, which makes Bun build a stream)
+  if (request.headers.has('content-length')) return request.text();
+  if (!request.body) return '';
+  const bytes = await readStreamCapped(request.body, limit);
+  return bytes === null ? null : bytes.toString('utf8');
+}
+
+/** The body as bytes, or null as soon as it exceeds `limit` bytes. */
+export async function readCappedBytes(request: Request, limit: number): Promise<Uint8Array | null> {
+  if (Number(request.headers.get('content-length') ?? '0') > limit) return null;
+  if (!request.body) return new Uint8Array();
+  const bytes = await readStreamCapped(request.body, limit);
+  return bytes === null ? null : new Uint8Array(bytes);
+}
+
+/**
+ * Routes that also take a binary body (an image or a PDF) with a limit of their own; the route
+ * gets `{ binary, contentType }` as its body. Every other route takes JSON only.
+ */
+export const BINARY_BODIES: Record<string, { types: RegExp; limit: number; stream?: true }> = {
+  '/v1/invoice/extract': { types: /^(image\/png|image\/jpeg|application\/pdf)\b/i, limit: 10 * 1024 * 1024 },
+  // streamed to the route unread (a SAF-T file can be hundreds of MB); the route enforces the limit
+  '/v1/saft/parse': { types: /^(application|text)\/xml\b/i, limit: 512 * 1024 * 1024, stream: true },
+};
+export interface BinaryBody {
+  binary: Uint8Array;
+  contentType: string;
+}
+export interface StreamBody {
+  stream: ReadableStream<Uint8Array>;
+  contentType: string;
+  contentEncoding: string | null;
+  /** the declared Content-Length, if any */
+  length: number | null;
 }
 
 /** application/json and its +json variants */
@@ -61,14 +97,64 @@ export function errorResponder(ctx: AppContext) {
   };
 }
 
-/** An unexpected exception: logged with the request id (never sent), answered as internal_error. */
+// connection-level failures of PostgreSQL (postgres-js codes and SQLSTATEs of classes 08, 53, 57P),
+// SQLite (busy, locked, cannot open, I/O, read-only, full) and Redis (ioredis)
+const DEPENDENCY_DOWN_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'ERR_CONNECTION_CLOSED',
+  '08000', '08001', '08003', '08004', '08006', '08P01', '53000', '53100', '53200', '53300', '57P01', '57P02', '57P03', '3D000',
+  'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CANTOPEN', 'SQLITE_IOERR', 'SQLITE_READONLY', 'SQLITE_FULL', 'SQLITE_PROTOCOL',
+]);
+const DEPENDENCY_DOWN_MESSAGE = /Connection is closed|MaxRetriesPerRequest|Stream isn't writeable|connect ECONNREFUSED|write CONNECTION_|Reached the max retries|database is locked|unable to open database|disk I\/O error/i;
+
+/** Is this a database or Redis being unreachable (503, retry later) rather than a bug (500)? Follows `cause`. */
+export function dependencyDown(error: unknown): boolean {
+  for (let e = error, depth = 0; e && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = String((e as { code?: unknown }).code ?? '');
+    if (DEPENDENCY_DOWN_CODES.has(code) || code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY')) return true;
+    const name = (e as { name?: unknown }).name;
+    if (name === 'MaxRetriesPerRequestError') return true;
+    if (e instanceof Error && DEPENDENCY_DOWN_MESSAGE.test(e.message)) return true;
+  }
+  return false;
+}
+
+/** seconds a caller should wait after a 503 for a dependency that is down */
+export const DEPENDENCY_RETRY_AFTER_S = 5;
+
+export const serviceUnavailable = () =>
+  new ApiError('service_unavailable', 'A dependency of the service (database or cache) is unreachable; nothing was done. Retry after Retry-After.', {
+    headers: { 'retry-after': String(DEPENDENCY_RETRY_AFTER_S) },
+  });
+
+/**
+ * An unexpected exception: logged with the request id (never sent). A database or Redis outage is
+ * 503 service_unavailable with Retry-After; anything else 500 internal_error.
+ */
 export function unexpectedError(ctx: AppContext, request: Request, error: unknown) {
-  ctx.log.error('unhandled error', {
+  const down = dependencyDown(error);
+  ctx.log.error(down ? 'dependency unavailable' : 'unhandled error', {
     requestId: requestState(request).id,
     error: error instanceof Error ? error.message : String(error),
-    stack: error instanceof Error ? error.stack?.split('\n').slice(0, 6).join(' | ') : undefined,
+    ...(down ? { code: String((error as { code?: unknown })?.code ?? '') } : { stack: error instanceof Error ? error.stack?.split('\n').slice(0, 6).join(' | ') : undefined }),
   });
+  if (down) return serviceUnavailable();
   return new ApiError('internal_error', 'Something went wrong on our side. Quote the requestId to support.');
+}
+
+/**
+ * The server's last resort (Bun.serve's `error`, and native routes that throw): the §2.8 body,
+ * never the runtime's HTML page with source and parameters, whatever NODE_ENV says.
+ */
+export function lastResort(ctx: AppContext, request: Request | null, error: unknown): Response {
+  const err = request ? unexpectedError(ctx, request, error) : dependencyDown(error) ? serviceUnavailable() : new ApiError('internal_error', 'Something went wrong on our side.');
+  if (!request) ctx.log.error('unhandled server error', { error: error instanceof Error ? error.message : String(error) });
+  const id = request ? requestState(request).id : `req_${crypto.randomUUID().replaceAll('-', '')}`;
+  const docsBase = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  return new Response(JSON.stringify(errorBody(err, id, docsBase)), {
+    status: err.status,
+    headers: { 'content-type': JSON_UTF8, 'x-request-id': id, ...(err.extra.headers ?? {}) },
+  });
 }
 
 /** Metrics and the access log line of one answered request (`path` is logged when no route matched). */
@@ -110,11 +196,30 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
     .onRequest(async ({ request, set, server }) => {
       const state = requestState(request);
       set.headers['x-request-id'] = state.id;
+      // NUL cannot be stored in PostgreSQL text (a 500 there, silently kept by SQLite): refused
+      // everywhere alike, in the URL here and in JSON bodies at parsing
+      if (request.url.includes('%00')) throw validationError([{ path: '(url)', message: 'must not contain NUL characters' }]);
       if (isServicePath(pathOf(request.url))) await peekAnonymous(ctx, request, server as never, set);
     })
     .onParse({ as: 'global' }, async ({ request, contentType, path }) => {
       // no usable key: leave the body unread, so the caller gets 401 rather than a body error
       if (path.startsWith('/v1/') && !hasKeyShapedBearer(request.headers.get('authorization'))) return {};
+      const binary = BINARY_BODIES[path];
+      if (binary?.stream && binary.types.test(contentType ?? '')) {
+        if (Number(request.headers.get('content-length') ?? '0') > binary.limit) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);
+        const declared = request.headers.get('content-length');
+        return {
+          stream: request.body ?? new ReadableStream(),
+          contentType: contentType!.split(';')[0]!.trim().toLowerCase(),
+          contentEncoding: request.headers.get('content-encoding'),
+          length: declared === null ? null : Number(declared),
+        } satisfies StreamBody;
+      }
+      if (binary && binary.types.test(contentType ?? '')) {
+        const bytes = await readCappedBytes(request, binary.limit);
+        if (bytes === null) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);
+        return { binary: bytes, contentType: contentType!.split(';')[0]!.trim().toLowerCase() } satisfies BinaryBody;
+      }
       const limit = ctx.config.bodyLimitBytes;
       const tooLarge = () => new ApiError('payload_too_large', `The request body exceeds ${limit} bytes.`);
       if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
@@ -124,12 +229,15 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       if (text.trim() === '') return {};
       if (!JSON_CONTENT_TYPE.test(contentType ?? ''))
         throw new ApiError('unsupported_media_type', `Content-Type must be application/json (got ${contentType || 'none'}).`);
+      if (jsonTooDeep(text)) throw tooDeepError();
+      if (text.includes('\\u0000') || text.includes('\0')) throw validationError([{ path: '(body)', message: 'must not contain NUL characters' }]);
       let value: unknown;
       try {
         value = JSON.parse(text);
       } catch {
         throw new ApiError('invalid_json', 'The request body is not valid JSON.');
       }
+      assertNoCoercionTraps(text, value);
       // every body of this API is a JSON object; the guard refuses others once the route's own
       // checks had their say (GDPR erase answers confirmation_required to anything else)
       if (!isJsonObject(value)) requestState(request).nonObjectBody = true;
@@ -141,6 +249,9 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       if (error instanceof ApiError) err = error;
       else if (code === 'PARSE' && cause instanceof ApiError) err = cause;
       else if (code === 'VALIDATION') err = fromValidation(error as never, request);
+      // the validator's own error formatting failing on a hostile value (json-guard refuses the
+      // known ones first): still the caller's input, not our failure
+      else if (error instanceof TypeError && /\bValidationError\b|mapValueError/.test(error.stack ?? '')) err = validationError([{ path: '(body)', message: 'is not valid' }]);
       else if (code === 'NOT_FOUND') {
         const allow = allowedMethods(path);
         if (allow.length) {

@@ -17,7 +17,9 @@ export function adminRoutes(ctx: AppContext) {
       '/v1/admin/keys',
       async ({ auth }) => {
         const now = ctx.clock.now();
-        const rows = await ctx.tenants.listKeys(auth.tenantId);
+        // a sandbox key (CI, laptops) sees sandbox keys only; a live key, the production
+        // credential that may also erase the tenant, sees both environments' metadata
+        const rows = (await ctx.tenants.listKeys(auth.tenantId)).filter((k) => auth.env === 'live' || k.env === auth.env);
         return {
           keys: rows.map((k) => ({
             id: k.id,
@@ -36,7 +38,13 @@ export function adminRoutes(ctx: AppContext) {
       },
       {
         response: { 200: ListKeysResponse },
-        detail: apiDoc({ summary: 'List API keys (metadata only, both environments)', tag: 'admin', security: 'bearerAuth', operationId: 'listKeys' }),
+        detail: apiDoc({
+          summary: 'List API keys (metadata only)',
+          description: "A sandbox (sk_test_) key lists the tenant's sandbox keys only; a live key lists both environments' keys. Never a plaintext key or hash.",
+          tag: 'admin',
+          security: 'bearerAuth',
+          operationId: 'listKeys',
+        }),
       },
     )
     .post(

@@ -8,11 +8,15 @@ export const MAX_ACTIVE_KEYS = 20;
 
 export interface Actor {
   tenantId: string;
-  keyId: string;
-  requestId: string;
+  /** the acting API key; null for the operator (the CLI), recorded as such in the audit log */
+  keyId: string | null;
+  requestId: string | null;
   /** the calling key's environment: it may only change keys of that environment */
   env: string;
 }
+
+/** The operator acting through the CLI on a tenant's keys or data of one environment. */
+export const operatorActor = (tenantId: string, env: string): Actor => ({ tenantId, keyId: null, requestId: null, env });
 
 /** The acting key of an authenticated request, as audit records and admin rules need it. */
 export const actorOf = (a: Actor): Actor => ({ tenantId: a.tenantId, keyId: a.keyId, requestId: a.requestId, env: a.env });
@@ -34,7 +38,7 @@ export class AdminService {
       action,
       target,
       requestId: actor.requestId,
-      details,
+      details: actor.keyId === null ? { ...details, actor: 'operator' } : details,
       createdAt: this.now(),
     });
   }
@@ -99,14 +103,15 @@ export class AdminService {
     });
   }
 
-  async revoke(actor: Actor, keyId: string, reason: string | null) {
+  /** `allowLast`: the operator may revoke a tenant's last active key (a leaked key must be stoppable). */
+  async revoke(actor: Actor, keyId: string, reason: string | null, opts: { allowLast?: boolean } = {}) {
     const { withTx, t } = this.database;
     return withTx(async (tx) => {
       await this.lockTenant(tx, actor.tenantId);
       const key = await this.ownKey(tx, actor, keyId);
       if (key.revokedAt) return { revoked: true, revoked_at: key.revokedAt.toISOString(), api_key_id: key.id };
       const now = this.now();
-      if (keyStatus(key, now) === 'active') {
+      if (keyStatus(key, now) === 'active' && !opts.allowLast) {
         const others = (await this.activeKeys(tx, actor.tenantId, now)).filter((k) => k.id !== key.id);
         if (!others.length) throw new ApiError('last_active_key', 'Refused: this is the tenant\'s last active API key. Create or rotate a key first.');
       }

@@ -318,7 +318,8 @@ const PLACES = [
 ] as const;
 const MUNICIPALITIES = ['Leiria', 'Aveiro', 'Viseu', 'Évora', 'Braga', 'Guarda', 'Tomar', 'Loulé', 'Barcelos', 'Oeiras'] as const;
 
-type Behaviour = 'good' | 'slow' | 'bad';
+/** prompt: pays in full by the due date (only the fixture buyer 599000015) */
+type Behaviour = 'prompt' | 'good' | 'slow' | 'bad';
 
 interface Customer {
   nif: string;
@@ -360,8 +361,22 @@ function companyName(rng: Prng): string {
   }
 }
 
+/**
+ * The demo books' four biggest customers (indexes 0–3, which the invoice draw favours) are the
+ * scoring fixtures, each paying as its profile suggests: credit decisions on these NIFs then show
+ * the tenant's own payment experience (docs/erp-demo-data.md).
+ */
+export const FIXTURE_BUYERS: readonly { nif: string; name: string; behaviour: Behaviour }[] = [
+  { nif: '599000015', name: 'Sandbox Alfa, Lda.', behaviour: 'prompt' },
+  { nif: '599000040', name: 'Sandbox Delta, Lda.', behaviour: 'bad' },
+  { nif: '599000023', name: 'Sandbox Beta, S.A.', behaviour: 'good' },
+  { nif: '599000031', name: 'Sandbox Gama, Lda.', behaviour: 'slow' },
+];
+
 function customerAt(seedHash: number, idx: number): Customer {
   const rng = new Prng(mix3(seedHash, SALT_CUSTOMER, idx));
+  const fixture = idx >= 0 && idx < FIXTURE_BUYERS.length ? FIXTURE_BUYERS[idx]! : undefined;
+  if (fixture) return { nif: fixture.nif, name: fixture.name, bankName: bankify(fixture.name), iban: makePtIban(rng), terms: 30, behaviour: fixture.behaviour };
   const kind = rng.weighted(['company', 'public', 'sole'] as const, [86, 4, 10]);
   let nif: string;
   let name: string;
@@ -731,13 +746,15 @@ function paymentPlan(seedHash: number, customers: Customers, r: RawInvoice): Pla
       case 'ND': {
         const c: Pick<Customer, 'terms' | 'behaviour'> =
           r.customerIdx >= 0 ? customers.get(r.customerIdx) : { terms: 0, behaviour: 'good' };
-        const unpaid = c.behaviour === 'good' ? 0.1 : c.behaviour === 'slow' ? 0.2 : 0.45;
+        const unpaid = c.behaviour === 'prompt' ? 0 : c.behaviour === 'good' ? 0.1 : c.behaviour === 'slow' ? 0.2 : 0.45;
         if (rng.chance(unpaid)) break;
         const base: readonly number[] =
-          c.terms === 0 ? [3, 3, 15] : c.terms === 30 ? [15, 30, 30, 30, 45] : c.terms === 60 ? [45, 60, 60, 90] : [60, 90, 90, 120];
-        const shift = c.behaviour === 'good' ? 0 : c.behaviour === 'slow' ? 1 : 2;
+          c.behaviour === 'prompt'
+            ? c.terms === 0 ? [0, 3] : c.terms === 30 ? [15, 30] : c.terms === 60 ? [30, 60] : [60, 90]
+            : c.terms === 0 ? [3, 3, 15] : c.terms === 30 ? [15, 30, 30, 30, 45] : c.terms === 60 ? [45, 60, 60, 90] : [60, 90, 90, 120];
+        const shift = c.behaviour === 'prompt' || c.behaviour === 'good' ? 0 : c.behaviour === 'slow' ? 1 : 2;
         const k = Math.min(DELAYS.length - 1, delayIndex(rng.pick(base)) + shift);
-        const outcome = rng.draw(T_OUTCOME);
+        const outcome = c.behaviour === 'prompt' ? 'pay' : rng.draw(T_OUTCOME);
         if (outcome === 'split' && gross >= 10000) {
           const k1 = Math.min(k, DELAYS.length - 3);
           const first = Math.round(gross * (0.3 + rng.next() * 0.4));

@@ -12,6 +12,7 @@ import {
   ErpSyncResponse,
   InvoiceList,
   ProviderParams,
+  DataProviderParams,
   SyncedDataQuery,
   SyncRun,
   SyncRunList,
@@ -20,6 +21,15 @@ import {
 } from './model';
 import { erpService } from './service';
 import { RECOVER_EVERY_MS, RECOVER_SWEEP, SYNC_JOB } from './sync';
+import { readCapped } from '../../plugins/http-errors';
+
+/** the consent form's fields (application/x-www-form-urlencoded, at most 4 KiB; anything else reads as no fields) */
+async function readConsentForm(request: Request): Promise<Record<string, string>> {
+  if (request.bodyUsed || !/^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')) return {};
+  if (Number(request.headers.get('content-length') ?? '0') > 4096) return {};
+  const text = await readCapped(request, 4096).catch(() => null);
+  return text ? Object.fromEntries(new URLSearchParams(text)) : {};
+}
 import type { ErpCaller } from './util';
 
 export const PURGE_SWEEP = 'erp.oauth.purge';
@@ -57,16 +67,49 @@ export function erpRoutes(ctx: AppContext) {
       {
         query: t.Object({ state: t.Optional(t.String()) }),
         detail: apiDoc({
-          summary: 'Sandbox consent page (HTML) with Approve / Deny links to the callback',
+          summary: 'Sandbox consent page (HTML): a POST form with Approve / Deny',
           description:
-            'Only for sandbox connections: it stands in for the provider so the flow runs end to end. Approve redirects to the callback with code=sandbox_…, Deny with error=access_denied. An unknown or expired state gives a 400 HTML page.',
+            'Only for sandbox connections: it stands in for the provider so the flow runs end to end. Changes nothing: it sets a cookie (pt_consent_<connection id>, HttpOnly, SameSite=Strict) and shows a form posting state, csrf_token and decision to POST /v1/erp-connector/oauth/consent. An unknown, expired or live state gives a 400 HTML page.',
           tag: 'erp',
           security: null,
           operationId: 'erpSandboxConsent',
           errors: ['rate_limited'],
           responses: {
-            '200': { description: 'The consent page, with Approve and Deny links to the callback.', html: true },
+            '200': { description: 'The consent page: a form (method=post) with Approve and Deny buttons.', html: true },
             '400': { description: 'Unknown or expired state: an HTML page saying so.', html: true },
+          },
+        }),
+      },
+    )
+    .post(
+      '/v1/erp-connector/oauth/consent',
+      async ({ request, server, set }) => {
+        const over = await limitAnonymous(ctx, request, server as ServerLike, set);
+        if (over) throw over;
+        return svc().oauth.decide(await readConsentForm(request), request.headers.get('cookie'));
+      },
+      {
+        detail: apiDoc({
+          summary: 'Sandbox consent decision (the consent page’s form): 303 back to return_url',
+          description:
+            'The browser posts the consent page’s form. The csrf_token must match the consent page’s cookie of this browser, else 403 HTML page and nothing changes. Approve → connection active, Deny → denied; the state is used up and the browser is sent to return_url with status=connected|denied, provider and customer_reference (303). Errors are HTML pages (this is a browser page), except 429.',
+          tag: 'erp',
+          security: null,
+          operationId: 'erpSandboxConsentDecision',
+          errors: ['rate_limited'],
+          formBody: {
+            type: 'object',
+            required: ['state', 'csrf_token', 'decision'],
+            properties: {
+              state: { type: 'string', description: 'The state of the consent link' },
+              csrf_token: { type: 'string', description: 'The hidden token of the consent page' },
+              decision: { type: 'string', enum: ['approve', 'deny'] },
+            },
+          },
+          responses: {
+            '303': { description: 'To return_url with status=connected|denied, provider and customer_reference.', location: true },
+            '400': { description: 'Unknown, expired, used or live state, or no decision: an HTML page; nothing changes.', html: true },
+            '403': { description: 'Missing or wrong csrf_token, or no consent cookie (a forged or cross-site post): an HTML page; nothing changes.', html: true },
           },
         }),
       },
@@ -81,16 +124,16 @@ export function erpRoutes(ctx: AppContext) {
       {
         query: t.Object({ state: t.Optional(t.String()), code: t.Optional(t.String()), error: t.Optional(t.String()), error_description: t.Optional(t.String()) }),
         detail: apiDoc({
-          summary: 'OAuth redirect target: exchanges the code and sends the customer back to return_url',
+          summary: 'OAuth redirect target of live providers: exchanges the code and sends the customer back to return_url',
           description:
-            'No API key: the single-use state authenticates the request. Success: 302 to return_url with status=connected|denied|error, provider and customer_reference. Unknown, expired (10 minutes) or reused state: 400 HTML page and nothing is stored.',
+            'No API key: the single-use state authenticates the request. Success: 302 to return_url with status=connected|denied|error, provider and customer_reference. Unknown, expired (10 minutes) or reused state: 400 HTML page and nothing is stored. A sandbox state is refused here (400 page, nothing changes): sandbox links are decided by the consent page’s POST form.',
           tag: 'erp',
           security: null,
           operationId: 'erpOAuthCallback',
           errors: ['rate_limited'],
           responses: {
             '302': { description: 'To return_url with status=connected|denied|error, provider and customer_reference.', location: true },
-            '400': { description: 'Unknown, expired or reused state: an HTML page saying so; nothing is stored.', html: true },
+            '400': { description: 'Unknown, expired or reused state, or a sandbox state: an HTML page saying so; nothing is stored.', html: true },
           },
         }),
       },
@@ -104,7 +147,7 @@ export function erpRoutes(ctx: AppContext) {
       detail: doc(
         'Start linking a customer’s ERP: returns the provider’s authorisation URL',
         'erpOAuthInitiate',
-        ['provider_not_available', 'oauth_credentials_not_configured'],
+        ['provider_not_available', 'oauth_credentials_not_configured', 'invalid_nif'],
         'Creates a pending connection with a single-use state (10 minutes) and, for TOConline, a PKCE verifier. Sandbox keys get this service’s consent page instead of the provider’s, for any provider and for demo.',
       ),
     })
@@ -147,13 +190,13 @@ export function erpRoutes(ctx: AppContext) {
       detail: doc('One sync run: status, counts, error', 'erpGetSyncRun', ['resource_not_found']),
     })
     .get('/v1/erp/:provider/invoices', ({ auth, params, query }) => svc().listInvoices(caller(auth), params.provider, query), {
-      params: ProviderParams,
+      params: DataProviderParams,
       query: SyncedDataQuery,
       response: { 200: InvoiceList },
       detail: doc('Synced invoices (amounts in cents), filterable by customer_reference and source updated_at', 'erpListInvoices'),
     })
     .get('/v1/erp/:provider/transactions', ({ auth, params, query }) => svc().listTransactions(caller(auth), params.provider, query), {
-      params: ProviderParams,
+      params: DataProviderParams,
       query: SyncedDataQuery,
       response: { 200: TransactionList },
       detail: doc('Synced bank transactions (amounts in cents), filterable by customer_reference and source updated_at', 'erpListTransactions'),

@@ -23,6 +23,9 @@ export const ErpOAuthInitiateRequest = t.Object({
     maxLength: 2048,
     description: 'http(s) address the customer is sent back to, with status=connected|denied|error, provider and customer_reference appended',
   }),
+  company_nif: t.Optional(
+    t.String({ pattern: '^[0-9]{9}$', description: "The connected company's own NIF: its books then feed credit decisions on it (revenue trend, customer concentration, DSO)" }),
+  ),
 });
 
 export const ErpOAuthInitiateResponse = t.Object({
@@ -90,6 +93,7 @@ export const Connection = t.Object({
   status: ConnectionStatus,
   created_at: DateTime,
   connected_at: NullableDateTime,
+  company_nif: t.Union([t.String(), t.Null()], { description: "The connected company's NIF, when given at initiate" }),
   token_expires_at: t.Optional(NullableDateTime),
 });
 export const ConnectionList = Page(Connection);
@@ -105,6 +109,10 @@ export const SyncedDataQuery = t.Object({
   since: t.Optional(t.String({ format: 'date-time', description: 'only rows whose source updated_at is at or after this instant' })),
 });
 export const ProviderParams = t.Object({ provider: Provider });
+/** the providers whose data the ERP store can hold: the connectors, and `saft` (imported files, POST /v1/saft/parse?import=true) */
+export const DataProviderParams = t.Object({
+  provider: t.Union([...ALL_PROVIDERS, 'saft' as const].map((p) => t.Literal(p)), { description: 'a connector, or saft for imported SAF-T files' }),
+});
 
 export const Invoice = t.Object({
   id: Uuid,

@@ -2,8 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, gt, inArray, lt, ne } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import type { Database } from '../../db/client';
-import { sha256Hex } from '../../lib/crypto';
+import { safeEqual, sha256Hex } from '../../lib/crypto';
 import { ApiError, validationError } from '../../lib/errors';
+import { isValidNif } from '../../lib/nif';
 import { consentPage, errorPage } from './consent';
 import type { AnyProvider, ErpProvider } from './model';
 import { OAuthRejected, UpstreamError } from './providers/http';
@@ -20,6 +21,19 @@ export const ABANDONED_AFTER_MS = 24 * 3600_000;
 export const REFRESH_MARGIN_MS = 60_000;
 export const CALLBACK_PATH = '/v1/erp-connector/oauth/callback';
 export const CONSENT_PATH = '/v1/erp-connector/oauth/consent';
+/** the consent page's cookie (one per pending connection: `pt_consent_<connection id>`) holding the nonce its CSRF token is bound to */
+export const CONSENT_COOKIE_PREFIX = 'pt_consent_';
+const CSRF_PURPOSE = 'erp-consent-csrf';
+
+/** The value of one cookie of a Cookie header, or null. */
+export function cookieValue(header: string | null | undefined, name: string): string | null {
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
+  }
+  return null;
+}
 
 const b64url = (bytes: number) => randomBytes(bytes).toString('base64url');
 
@@ -53,7 +67,9 @@ export class OAuthService {
     return `${this.baseUrl()}${CALLBACK_PATH}`;
   }
 
-  async initiate(caller: ErpCaller, body: { provider: AnyProvider; customer_reference: string; return_url: string }) {
+  async initiate(caller: ErpCaller, body: { provider: AnyProvider; customer_reference: string; return_url: string; company_nif?: string }) {
+    if (body.company_nif !== undefined && !isValidNif(body.company_nif))
+      throw new ApiError('invalid_nif', 'company_nif fails the mod-11 check digit.', { fields: [{ path: 'company_nif', message: 'not a valid NIF' }] });
     // the format check lets "https://" through; the callback must be able to redirect there
     let host = '';
     try {
@@ -82,6 +98,7 @@ export class OAuthService {
         stateExpiresAt: expiresAt,
         pkceVerifierEnc: verifier ? this.ctx.secretBox.seal(verifier) : null,
         returnUrl: body.return_url,
+        companyNif: body.company_nif ?? null,
         createdAt: now,
         updatedAt: now,
       }),
@@ -125,56 +142,112 @@ export class OAuthService {
     return row;
   }
 
+  /** The CSRF token of a consent form: bound to the connection, its single-use state and the browser's cookie nonce. */
+  private csrfToken(row: ConnectionRow, nonce: string) {
+    return this.ctx.secretBox.mac(CSRF_PURPOSE, `${row.id}\n${row.stateHash}\n${nonce}`);
+  }
+
+  /**
+   * GET of the sandbox consent page: changes nothing. It sets a cookie with a random nonce
+   * (HttpOnly, SameSite=Strict, path of the page) and puts into the form the HMAC of (connection,
+   * state hash, nonce) under a key derived from ENCRYPTION_KEY: nothing is stored, every process
+   * of the deployment can check it, and a POST from another site carries no cookie.
+   */
   async consent(state: string | undefined): Promise<Response> {
     const row = await this.pendingByState(state);
     if (!row || row.env !== 'sandbox') return invalidState();
-    const q = (extra: string) => `${CALLBACK_PATH}?state=${encodeURIComponent(state!)}&${extra}`;
+    const nonce = b64url(24);
+    const maxAge = Math.max(1, Math.ceil((row.stateExpiresAt!.getTime() - this.now.getTime()) / 1000));
+    const secure = this.baseUrl().startsWith('https:') ? '; Secure' : '';
     return consentPage({
       provider: row.provider,
       customerReference: row.customerReference,
-      approveHref: q(`code=sandbox_${b64url(24)}`),
-      denyHref: q('error=access_denied'),
+      action: CONSENT_PATH,
+      state: state!,
+      csrfToken: this.csrfToken(row, nonce),
+      cookie: `${CONSENT_COOKIE_PREFIX}${row.id}=${nonce}; Path=${CONSENT_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure}`,
+      returnOrigin: new URL(row.returnUrl).origin,
       expiresAt: row.stateExpiresAt!,
     });
   }
 
-  async callback(query: { state?: string; code?: string; error?: string }): Promise<Response> {
-    const row = await this.pendingByState(query.state);
-    if (!row) return invalidState();
-    const { withTx, t } = this.ctx.database;
-    const c = t.erpConnections;
+  /**
+   * POST of the consent form (sandbox): the decision. Checked before anything changes: a valid
+   * pending sandbox state (else 400 page), the CSRF token against the cookie's nonce (else 403
+   * page), decision approve|deny (else 400 page). Then the state is claimed (single use, so the
+   * token dies with it) and the customer is sent back to return_url with 303.
+   */
+  async decide(form: { state?: unknown; csrf_token?: unknown; decision?: unknown }, cookieHeader: string | null): Promise<Response> {
+    const state = typeof form.state === 'string' ? form.state : undefined;
+    const row = await this.pendingByState(state);
+    if (!row || row.env !== 'sandbox') return invalidState();
+    const cookieName = `${CONSENT_COOKIE_PREFIX}${row.id}`;
+    const nonce = cookieValue(cookieHeader, cookieName);
+    const token = typeof form.csrf_token === 'string' ? form.csrf_token : '';
+    if (!nonce || !token || token.length > 128 || !safeEqual(token, this.csrfToken(row, nonce))) return forgedRequest();
+    if (form.decision !== 'approve' && form.decision !== 'deny')
+      return errorPage(400, 'No decision', 'Choose Approve or Deny on the consent page. Nothing was connected.');
+    if (!(await this.claim(row))) return invalidState();
+    const clear = { 'set-cookie': `${cookieName}=; Path=${CONSENT_PATH}; Max-Age=0; HttpOnly; SameSite=Strict` };
+    if (form.decision === 'deny') {
+      await this.finish(row, 'denied');
+      return redirectBack(row, 'denied', 303, clear);
+    }
+    await this.activate(row, null);
+    return redirectBack(row, 'connected', 303, clear);
+  }
+
+  /** Claims the state (single use): clearing state_hash makes any replay an unknown state. */
+  private async claim(row: ConnectionRow): Promise<boolean> {
+    const c = this.ctx.database.t.erpConnections;
     const now = this.now;
-    // Claim the state first (single use): clearing state_hash makes any replay an unknown state.
-    const claimed = await withTx((tx) =>
+    const claimed = await this.ctx.database.withTx((tx) =>
       tx
         .update(c)
         .set({ stateHash: null, updatedAt: now })
         .where(and(eq(c.id, row.id), eq(c.stateHash, row.stateHash!), eq(c.status, 'pending'), gt(c.stateExpiresAt, now)))
         .returning({ id: c.id }),
     );
-    if (!claimed.length) return invalidState();
+    return claimed.length > 0;
+  }
+
+  private async finish(row: ConnectionRow, status: 'denied' | 'error') {
+    const c = this.ctx.database.t.erpConnections;
+    await this.ctx.database.withTx((tx) => tx.update(c).set({ status, pkceVerifierEnc: null, updatedAt: this.now }).where(eq(c.id, row.id)));
+  }
+
+  /**
+   * GET, the OAuth redirect target of live providers. A sandbox state is refused here (400 page,
+   * state not claimed, nothing changed): sandbox links are decided by the consent form's POST only.
+   */
+  async callback(query: { state?: string; code?: string; error?: string }): Promise<Response> {
+    const row = await this.pendingByState(query.state);
+    if (!row) return invalidState();
+    if (row.env === 'sandbox')
+      return errorPage(
+        400,
+        'Use the consent page',
+        'Sandbox connections are approved or denied with the buttons of the consent page, not through this address. Nothing was changed; the consent link still works until it expires.',
+      );
+    if (!(await this.claim(row))) return invalidState();
 
     const finish = async (status: 'denied' | 'error') => {
-      await withTx((tx) => tx.update(c).set({ status, pkceVerifierEnc: null, updatedAt: this.now }).where(eq(c.id, row.id)));
-      return redirectBack(row, status === 'denied' ? 'denied' : 'error');
+      await this.finish(row, status);
+      return redirectBack(row, status);
     };
     if (query.error) return finish(query.error === 'access_denied' ? 'denied' : 'error');
     const code = query.code;
     if (!code || code.length > 4096) return finish('error');
 
-    let tokens: TokenSet | null = null;
-    if (row.env === 'sandbox') {
-      if (!code.startsWith('sandbox_')) return finish('error');
-    } else {
-      const info = this.settings.providers[row.provider as ErpProvider];
-      if (!info?.client) return finish('error');
-      try {
-        const verifier = row.pkceVerifierEnc ? this.ctx.secretBox.open(row.pkceVerifierEnc) : null;
-        tokens = await info.client.exchangeCode({ code, redirectUri: this.redirectUri(), codeVerifier: verifier });
-      } catch (err) {
-        this.ctx.log.warn('erp oauth code exchange failed', { provider: row.provider, connectionId: row.id, error: (err as Error).message });
-        return finish('error');
-      }
+    const info = this.settings.providers[row.provider as ErpProvider];
+    if (!info?.client) return finish('error');
+    let tokens: TokenSet;
+    try {
+      const verifier = row.pkceVerifierEnc ? this.ctx.secretBox.open(row.pkceVerifierEnc) : null;
+      tokens = await info.client.exchangeCode({ code, redirectUri: this.redirectUri(), codeVerifier: verifier });
+    } catch (err) {
+      this.ctx.log.warn('erp oauth code exchange failed', { provider: row.provider, connectionId: row.id, error: (err as Error).message });
+      return finish('error');
     }
     await this.activate(row, tokens);
     return redirectBack(row, 'connected');
@@ -219,12 +292,16 @@ export class OAuthService {
 const invalidState = () =>
   errorPage(400, 'This link is not valid', 'The authorisation request is unknown, has expired (links last 10 minutes) or was already used. Nothing was connected.');
 
-function redirectBack(row: ConnectionRow, status: 'connected' | 'denied' | 'error'): Response {
+const forgedRequest = () =>
+  errorPage(403, 'This request could not be verified', 'The consent form was not sent from the consent page of this browser (missing or wrong security token). Nothing was connected; open the consent link again.');
+
+/** 302 after the callback (GET), 303 after the consent form (POST: the browser follows with a GET). */
+function redirectBack(row: ConnectionRow, status: 'connected' | 'denied' | 'error', code: 302 | 303 = 302, extra: Record<string, string> = {}): Response {
   const u = new URL(row.returnUrl);
   u.searchParams.set('status', status);
   u.searchParams.set('provider', row.provider);
   u.searchParams.set('customer_reference', row.customerReference);
-  return new Response(null, { status: 302, headers: { location: u.toString(), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } });
+  return new Response(null, { status: code, headers: { location: u.toString(), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', ...extra } });
 }
 
 /**

@@ -36,6 +36,7 @@ export const connectionBody = (c: ConnectionRow): ConnectionBody => ({
   status: c.status as ConnectionBody['status'],
   created_at: c.createdAt.toISOString(),
   connected_at: iso(c.connectedAt),
+  company_nif: c.companyNif ?? null,
   token_expires_at: iso(c.tokenExpiresAt),
 });
 
@@ -176,7 +177,7 @@ export class ErpService {
     table: typeof this.t.invoices | typeof this.t.bankTransactions,
     body: (row: Row) => Body,
     caller: ErpCaller,
-    provider: AnyProvider,
+    provider: string,
     q: { limit?: number; cursor?: string; customer_reference?: string; since?: string },
   ) {
     const t = table as typeof this.t.invoices; // the columns used below exist on both tables
@@ -191,11 +192,11 @@ export class ErpService {
     return pageOf(rows, limit, body, (last) => encodePageCursor([last.id]));
   }
 
-  listInvoices(caller: ErpCaller, provider: AnyProvider, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {
+  listInvoices(caller: ErpCaller, provider: string, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {
     return this.syncedRows(this.t.invoices, invoiceBody, caller, provider, q);
   }
 
-  listTransactions(caller: ErpCaller, provider: AnyProvider, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {
+  listTransactions(caller: ErpCaller, provider: string, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {
     return this.syncedRows(this.t.bankTransactions, txnBody, caller, provider, q);
   }
 }

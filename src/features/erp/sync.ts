@@ -88,22 +88,18 @@ export class SyncService {
     const r = this.t.syncRuns;
     const mode = body.mode ?? 'incremental';
     const since = mode === 'incremental' && body.since ? new Date(body.since) : null;
-    let connectionId: string | null = null;
-    if (caller.env === 'live') {
-      assertLiveProvider(this.settings, body.provider);
-      const conn = await this.connectionFor(caller, body.provider, body.customer_reference);
-      if (!conn || conn.status !== 'active')
-        throw new ApiError(
-          'erp_not_connected',
-          conn?.status === 'relink_required'
-            ? `The ${body.provider} connection of "${body.customer_reference}" needs to be linked again (the provider refused our tokens). Run the OAuth flow again.`
-            : `No active ${body.provider} connection for "${body.customer_reference}". Run POST /v1/erp-connector/oauth/initiate first.`,
-        );
-      connectionId = conn.id;
-    } else {
-      const conn = await this.connectionFor(caller, body.provider, body.customer_reference);
-      connectionId = conn?.status === 'active' ? conn.id : null;
-    }
+    // both environments need the customer's consent: an active connection (the sandbox's comes from
+    // its consent page), so integrators can test their handling of a denied or missing link
+    if (caller.env === 'live') assertLiveProvider(this.settings, body.provider);
+    const conn = await this.connectionFor(caller, body.provider, body.customer_reference);
+    if (!conn || conn.status !== 'active')
+      throw new ApiError(
+        'erp_not_connected',
+        conn?.status === 'relink_required'
+          ? `The ${body.provider} connection of "${body.customer_reference}" needs to be linked again (the provider refused our tokens). Run the OAuth flow again.`
+          : `No active ${body.provider} connection for "${body.customer_reference}" in the ${caller.env}. Run POST /v1/erp-connector/oauth/initiate and approve the consent first.`,
+      );
+    const connectionId = conn.id;
 
     const now = this.now();
     const staleBefore = now.getTime() - this.settings.stallMs;
@@ -335,15 +331,8 @@ export class SyncService {
 
   private async sources(run: RunRow, used: { connectionId: string | null }): Promise<AnySource[]> {
     const batch = this.settings.batchSize;
-    if (run.env === 'sandbox') {
-      const opts = { seed: `${run.tenantId}:${run.customerReference}`, invoices: this.settings.demoInvoices, startDate: this.settings.demoStartDate, provider: run.provider };
-      return [
-        { kind: 'invoices', ordered: true, pages: chunks(demoInvoices(opts), batch), idOf: (x: SyncedInvoice) => x.provider_document_id },
-        { kind: 'transactions', ordered: true, pages: chunks(demoTransactions(opts), batch), idOf: (x: SyncedTransaction) => x.provider_transaction_id },
-      ];
-    }
-    const info = this.settings.providers[run.provider as ErpProvider];
-    if (!info?.client) throw new ApiError('oauth_credentials_not_configured', `Live OAuth for ${run.provider} is not configured on this deployment.`);
+    const info = run.env === 'live' ? this.settings.providers[run.provider as ErpProvider] : null;
+    if (run.env === 'live' && !info?.client) throw new ApiError('oauth_credentials_not_configured', `Live OAuth for ${run.provider} is not configured on this deployment.`);
     const c = this.t.erpConnections;
     let [conn] = run.connectionId ? await this.ctx.database.db.select().from(c).where(eq(c.id, run.connectionId)).limit(1) : [];
     if (conn?.status !== 'active') {
@@ -351,13 +340,22 @@ export class SyncService {
       const current = await this.connectionFor({ tenantId: run.tenantId, env: run.env as 'live', keyId: null, requestId: null }, run.provider, run.customerReference);
       if (current?.status === 'active') conn = current;
     }
-    if (!conn || conn.status === 'disconnected' || conn.status === 'pending') throw new UpstreamError('erp_not_connected', 'the connection was disconnected before the run started');
+    if (!conn || conn.status === 'disconnected' || conn.status === 'pending' || conn.status === 'denied' || conn.status === 'error')
+      throw new UpstreamError('erp_not_connected', 'the connection was disconnected before the run started');
     used.connectionId = conn.id;
     if (conn.status !== 'active') throw new UpstreamError('relink_required', 'the connection needs to be linked again');
-    const session = this.tokens.session(conn, info.client);
-    const out: AnySource[] = [{ kind: 'invoices', ordered: false, pages: info.client.invoices(session), idOf: (x: SyncedInvoice) => x.provider_document_id }];
-    if (info.client.transactions)
-      out.push({ kind: 'transactions', ordered: false, pages: info.client.transactions(session), idOf: (x: SyncedTransaction) => x.provider_transaction_id });
+    if (run.env === 'sandbox') {
+      const opts = { seed: `${run.tenantId}:${run.customerReference}`, invoices: this.settings.demoInvoices, startDate: this.settings.demoStartDate, provider: run.provider };
+      return [
+        { kind: 'invoices', ordered: true, pages: chunks(demoInvoices(opts), batch), idOf: (x: SyncedInvoice) => x.provider_document_id },
+        { kind: 'transactions', ordered: true, pages: chunks(demoTransactions(opts), batch), idOf: (x: SyncedTransaction) => x.provider_transaction_id },
+      ];
+    }
+    const session = this.tokens.session(conn, info!.client!);
+    const client = info!.client!;
+    const out: AnySource[] = [{ kind: 'invoices', ordered: false, pages: client.invoices(session), idOf: (x: SyncedInvoice) => x.provider_document_id }];
+    if (client.transactions)
+      out.push({ kind: 'transactions', ordered: false, pages: client.transactions(session), idOf: (x: SyncedTransaction) => x.provider_transaction_id });
     return out;
   }
 
@@ -505,6 +503,8 @@ export class SyncService {
         .where(this.owner(run))
         .returning({ id: r.id });
       if (!ok.length) return false;
+      // new books: decisions must not reuse a score computed before them (cached reads of the last sync)
+      if (res.status === 'succeeded') this.ctx.database.touchTenant(run.tenantId, 'scores');
       await this.emitFinished(tx, run, res.status, res.counts, res.errorCode);
       return true;
     });

@@ -23,8 +23,9 @@ export class EsgService {
       ...(body.customer_reference !== undefined ? { customer_reference: body.customer_reference } : {}),
     };
     const { withTx, t } = this.database;
-    await withTx((tx) =>
-      this.database.insertMany(tx, t.esgAssessments, [{
+    await withTx((tx) => {
+      this.database.touchTenant(caller.tenantId, 'scores'); // decisions read the latest assessment through a cache
+      return this.database.insertMany(tx, t.esgAssessments, [{
         id: crypto.randomUUID(),
         tenantId: caller.tenantId,
         env: caller.env,
@@ -36,8 +37,8 @@ export class EsgService {
         algorithmVersion: ESG_ALGORITHM_VERSION,
         synthetic: response.synthetic,
         computedAt,
-      }]),
-    );
+      }]);
+    });
     this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, meter: 'esg', requestId: caller.requestId });
     return response;
   }

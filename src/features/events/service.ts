@@ -4,8 +4,11 @@ import { pageOf } from '../../lib/schemas';
 
 /**
  * Events: an outbox. `emit` writes the event in the caller's transaction, together with the change
- * that causes it; the dispatcher later turns each undispatched event into one delivery per matching
- * active webhook endpoint (unique per event and endpoint, so concurrent dispatchers are harmless).
+ * that causes it; the dispatcher later turns each undispatched event into one delivery per
+ * subscribed webhook endpoint, whatever the endpoint's state (unique per event and endpoint, so
+ * concurrent dispatchers are harmless). A delivery to an endpoint that is disabled or failed, or
+ * that still has a backlog to catch up, is created `held`: the endpoint's drain sends it, in event
+ * order, once the endpoint is active (WebhookService.drainNext).
  */
 export const EVENT_TYPES = [
   'score.updated',
@@ -16,6 +19,7 @@ export const EVENT_TYPES = [
   'erp.sync.completed',
   'erp.sync.failed',
   'webhook.test',
+  'aml.alert',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -42,6 +46,8 @@ export const endpointWants = (enabled: string[], type: string) => enabled.includ
 export class EventService {
   /** called after a commit that emitted events, to dispatch them without waiting for the poll */
   onEmitted: () => void = () => {};
+  /** called when a delivery was queued behind an active endpoint's backlog (kicks its drain) */
+  onBacklog: (endpointId: string) => void = () => {};
 
   constructor(
     private readonly database: Database,
@@ -56,13 +62,14 @@ export class EventService {
   }
 
   /**
-   * Creates deliveries for undispatched events. Returns the ids of the deliveries created, for the
-   * caller to enqueue.
+   * Creates deliveries for undispatched events. Returns the ids of the deliveries created due now
+   * (not held), for the caller to enqueue.
    */
   async dispatchPending(limit = 200): Promise<string[]> {
     const { db, withTx, t } = this.database;
     const pending = await db.select().from(t.events).where(isNull(t.events.dispatchedAt)).orderBy(asc(t.events.id)).limit(limit);
     const created: string[] = [];
+    const backlogged = new Set<string>();
     for (const ev of pending) {
       await withTx(async (tx) => {
         const claimed = await tx
@@ -71,23 +78,30 @@ export class EventService {
           .where(and(eq(t.events.id, ev.id), isNull(t.events.dispatchedAt)))
           .returning({ id: t.events.id });
         if (!claimed.length) return;
+        // every subscribed endpoint, active or not: a disabled endpoint's events wait for it (held)
         const endpoints = await tx
           .select()
           .from(t.webhookEndpoints)
-          .where(and(eq(t.webhookEndpoints.tenantId, ev.tenantId), eq(t.webhookEndpoints.env, ev.env), eq(t.webhookEndpoints.status, 'active')));
+          .where(and(eq(t.webhookEndpoints.tenantId, ev.tenantId), eq(t.webhookEndpoints.env, ev.env)));
         for (const ep of endpoints) {
           if (!endpointWants(ep.enabledEvents, ev.type)) continue;
+          const d = t.webhookDeliveries;
+          // behind a backlog the new event queues too, so the endpoint receives it after the older ones
+          const backlog = ep.status === 'active' && (await tx.select({ id: d.id }).from(d).where(and(eq(d.endpointId, ep.id), eq(d.status, 'held'))).limit(1)).length > 0;
+          const held = ep.status !== 'active' || backlog;
           const id = crypto.randomUUID();
           const now = this.now();
           const rows = await tx
-            .insert(t.webhookDeliveries)
-            .values({ id, tenantId: ev.tenantId, eventId: ev.id, endpointId: ep.id, status: 'pending', attempts: 0, nextAttemptAt: now, createdAt: now, updatedAt: now })
+            .insert(d)
+            .values({ id, tenantId: ev.tenantId, eventId: ev.id, endpointId: ep.id, status: held ? 'held' : 'pending', attempts: 0, nextAttemptAt: held ? null : now, createdAt: now, updatedAt: now })
             .onConflictDoNothing()
-            .returning({ id: t.webhookDeliveries.id });
-          if (rows.length) created.push(id);
+            .returning({ id: d.id });
+          if (rows.length && !held) created.push(id);
+          if (rows.length && backlog) backlogged.add(ep.id);
         }
       });
     }
+    for (const id of backlogged) this.onBacklog(id); // after the commit, so the drain sees the rows
     return created;
   }
 

@@ -4,16 +4,14 @@ import { authed } from '../../plugins/auth';
 import { requestState } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
 import { ApiError, JSON_UTF8 } from '../../lib/errors';
-import { actorOf, AdminService } from '../admin/service';
+import { actorOf } from '../admin/service';
 import { ERASE_CONFIRMATION, EraseRequest, EraseResponse, ExportBundle, ExportRequest } from './model';
-import { exportStream, GdprService, purgeExpiredRetention } from './service';
+import { assertMayErase, createGdprService, exportStream, purgeExpiredRetention } from './service';
 
 export { purgeExpiredRetention };
 
 export function gdprService(ctx: AppContext) {
-  const now = () => ctx.clock.now();
-  const admin = new AdminService(ctx.database, ctx.tenants, now);
-  return new GdprService(ctx.database, now, (tx, actor, action, target, details) => admin.audit(tx, actor, action, target, details));
+  return createGdprService(ctx.database, ctx.tenants, () => ctx.clock.now());
 }
 
 /**
@@ -51,7 +49,7 @@ export function gdprRoutes(ctx: AppContext) {
         }
         // buffered usage records belong in the export too
         await ctx.usage.flush();
-        const prepared = await service.prepareExport(auth.tenantId, actorOf(auth));
+        const prepared = await service.prepareExport(auth.tenantId, auth.env, actorOf(auth));
         return new Response(exportStream(prepared), {
           status: 200,
           headers: {
@@ -66,9 +64,9 @@ export function gdprRoutes(ctx: AppContext) {
         body: ExportRequest,
         response: { 200: ExportBundle },
         detail: apiDoc({
-          summary: 'Export every record of the tenant (both environments) as one streamed JSON bundle',
+          summary: "Export every record of the tenant in the calling key's environment as one streamed JSON bundle",
           description:
-            'GDPR access/portability. The body is a JSON document streamed page by page: manifest (format_version, generated_at, counts per category, omitted fields), tenant, one array per category, end_of_export. API key hashes, OAuth tokens/state/PKCE verifiers and webhook signing secrets are never included. Writes the audit record gdpr.exported. See docs/gdpr.md.',
+            "GDPR access/portability, per environment: a sandbox (sk_test_) key exports the sandbox's records, a live key the live ones (manifest.environments says which); the tenant record is in both. The body is a JSON document streamed page by page: manifest (format_version, generated_at, environments, counts per category, omitted fields), tenant, one array per category, end_of_export. API key hashes, OAuth tokens/state/PKCE verifiers and webhook signing secrets are never included. Writes the audit record gdpr.exported. See docs/gdpr.md.",
           tag: 'admin',
           security: 'bearerAuth',
           operationId: 'gdprExport',
@@ -78,27 +76,32 @@ export function gdprRoutes(ctx: AppContext) {
     .post(
       '/v1/admin/gdpr/erase',
       async ({ auth, body }) => {
+        assertMayErase(actorOf(auth));
         if (body?.confirmation !== ERASE_CONFIRMATION) throw confirmationRequired();
         await ctx.usage.flush();
         return service.erase(actorOf(auth));
       },
       {
-        // runs after the auth guard and before Elysia's body validation: every wrong, missing or
-        // mistyped confirmation (and a missing body) is 422 confirmation_required
-        transform({ body }: { body: unknown }) {
+        // runs after the auth guard and before Elysia's body validation: a sandbox key is 403
+        // live_key_required whatever it sends; then every wrong, missing or mistyped confirmation
+        // (and a missing body) is 422 confirmation_required
+        transform(hook: { body: unknown }) {
+          const { body } = hook;
+          const auth = (hook as { auth?: { keyId: string; env: string } }).auth;
+          if (auth) assertMayErase(auth);
           const c = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).confirmation : undefined;
           if (c !== ERASE_CONFIRMATION) throw confirmationRequired();
         },
         body: EraseRequest,
         response: { 200: EraseResponse },
         detail: apiDoc({
-          summary: 'Erase the tenant: revoke all keys, anonymise personal data, keep AML records for 7 years, terminate',
+          summary: 'Erase the tenant (both environments; live key only): revoke all keys, anonymise personal data, keep AML records for 7 years, terminate',
           description:
-            'Irreversible. In one transaction: every API key is revoked, personal data is anonymised, rows the anti-money-laundering law requires (Lei n.º 83/2017, art. 51.º) are kept with retain_until = now + 7 years, everything else is deleted, and the tenant becomes terminated (its keys then get 401). See docs/gdpr.md for the full list.',
+            'Irreversible, and it covers both environments, so it needs a live (sk_live_) key: a sandbox key gets 403 live_key_required and nothing changes (the operator can also erase with the CLI: tenant erase --tenant ID --confirm). In one transaction: every API key is revoked, personal data is anonymised, rows the anti-money-laundering law requires (Lei n.º 83/2017, art. 51.º) are kept with retain_until = now + 7 years, everything else is deleted, and the tenant becomes terminated (its keys then get 401). See docs/gdpr.md for the full list.',
           tag: 'admin',
           security: 'bearerAuth',
           operationId: 'gdprErase',
-          errors: ['confirmation_required'],
+          errors: ['live_key_required', 'confirmation_required'],
         }),
       },
     );

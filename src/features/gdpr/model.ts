@@ -18,6 +18,11 @@ export const EXPORT_ARRAY_CATEGORIES = [
   'webhook_endpoints',
   'events',
   'webhook_deliveries',
+  'credit_decisions',
+  'credit_policies',
+  'aml_screenings',
+  'kyc_verifications',
+  'saft_runs',
 ] as const;
 export type ExportArrayCategory = (typeof EXPORT_ARRAY_CATEGORIES)[number];
 
@@ -38,7 +43,7 @@ export const ExportManifest = t.Object(
     format_version: t.Literal('1'),
     generated_at: DateTime,
     tenant_id: Uuid,
-    environments: t.Array(t.Union([t.Literal('sandbox'), t.Literal('live')]), { description: 'Both environments are always exported.' }),
+    environments: t.Array(t.Union([t.Literal('sandbox'), t.Literal('live')]), { description: "The environment exported: the calling key's (sandbox or live). Rows of the other environment are not in the bundle." }),
     categories: t.Array(t.String(), { description: 'The keys of the bundle after manifest, in the order they are streamed.' }),
     counts: t.Record(t.String(), t.Integer({ minimum: 0 }), {
       description: 'Rows per category (tenant: 1). Counted before streaming; each array holds exactly this many rows (at most this many under concurrent deletes, see end_of_export).',
@@ -72,6 +77,11 @@ export const ExportBundle = t.Object(
     webhook_endpoints: Rows('Webhook endpoints without signing secrets (secret_prefix only).'),
     events: Rows('Events emitted for the tenant.'),
     webhook_deliveries: Rows('Delivery attempts of events to webhook endpoints.'),
+    credit_decisions: Rows('Every credit decision (POST /v1/decision) with its response.'),
+    credit_policies: Rows('The credit policy set per environment (PATCH /v1/admin/credit-policy).'),
+    aml_screenings: Rows('Every AML screening (POST /v1/aml/screen) with its response; an AML record kept 7 years.'),
+    kyc_verifications: Rows('Every KYC verification (POST /v1/kyc/verify) with its response; an AML record kept 7 years.'),
+    saft_runs: Rows('SAF-T files parsed in the background (POST /v1/saft/parse above SAFT_SYNC_MAX_BYTES) and their results.'),
     end_of_export: t.Object(
       {
         complete: t.Literal(true),

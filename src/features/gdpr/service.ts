@@ -1,19 +1,21 @@
-import { and, asc, count, eq, getTableColumns, gt, inArray, isNull, lt, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, getTableColumns, gt, inArray, isNull, lt, notInArray, or, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Database, Db } from '../../db/client';
 import type { Schema } from '../../db/schema';
 import { randomHex, sha256Hex } from '../../lib/crypto';
 import { ApiError } from '../../lib/errors';
-import type { Actor } from '../admin/service';
+import { AdminService, operatorActor, type Actor } from '../admin/service';
+import type { TenantService } from '../tenants/service';
 import { EXPORT_ARRAY_CATEGORIES, type EraseResult, type ExportArrayCategory, type ExportManifestBody } from './model';
 
 /**
  * GDPR data-subject requests of a tenant (docs/gdpr.md):
  *
- * - export: one JSON document with every row tied to the tenant, streamed page by page (keyset
- *   pagination on the primary key) so memory does not grow with the data; the manifest with the
- *   row counts leads the document.
- * - erase: in one transaction, revoke every key, anonymise personal data, keep the rows the
+ * - export: one JSON document with every row tied to the tenant in one environment (the calling
+ *   key's: a sandbox key never sees live data, nor a live key sandbox data), streamed page by page
+ *   (keyset pagination on the primary key) so memory does not grow with the data; the manifest
+ *   with the row counts leads the document.
+ * - erase (both environments, so a live key or the operator only): in one transaction, revoke every key, anonymise personal data, keep the rows the
  *   anti-money-laundering law requires (Lei 83/2017 art. 51: 7 years) with retain_until set, delete
  *   the rest, terminate the tenant.
  * - purgeExpiredRetention: the periodic job deleting rows whose retain_until has passed.
@@ -66,6 +68,11 @@ export const CATEGORIES: readonly CategorySpec[] = [
   },
   { name: 'events', table: (s) => s.events },
   { name: 'webhook_deliveries', table: (s) => s.webhookDeliveries },
+  { name: 'credit_decisions', table: (s) => s.creditDecisions },
+  { name: 'credit_policies', table: (s) => s.creditPolicies },
+  { name: 'aml_screenings', table: (s) => s.amlScreenings },
+  { name: 'kyc_verifications', table: (s) => s.kycVerifications },
+  { name: 'saft_runs', table: (s) => s.saftRuns, omit: ['public_key_pem'], omitReason: 'the producer\'s public key given for a run: not data about the tenant' },
 ];
 // keep model.ts and this list in step
 if (CATEGORIES.map((c) => c.name).join() !== EXPORT_ARRAY_CATEGORIES.join()) throw new Error('gdpr: CATEGORIES and EXPORT_ARRAY_CATEGORIES differ');
@@ -89,9 +96,12 @@ export const RETAINED_CATEGORIES = [
   'sync_runs',
   'invoices',
   'bank_transactions',
+  'credit_decisions',
+  'aml_screenings',
+  'kyc_verifications',
 ] as const;
 /** Deleted on erase: no law requires them. */
-export const DELETED_CATEGORIES = ['erp_connections', 'webhook_deliveries', 'webhook_endpoints', 'events', 'idempotency_keys'] as const;
+export const DELETED_CATEGORIES = ['erp_connections', 'webhook_deliveries', 'webhook_endpoints', 'events', 'idempotency_keys', 'credit_policies', 'saft_runs'] as const;
 
 /** What erase does to the retained rows (also returned in retained_under_legal_basis.anonymised). */
 export const ANONYMISED = [
@@ -101,6 +111,9 @@ export const ANONYMISED = [
   'audit_log.details → {}',
   'score_results.customer_reference → null (also removed from the stored result)',
   'esg_assessments.customer_reference → null (also removed from the stored result)',
+  'credit_decisions.customer_reference → null (also removed from the stored response)',
+  'aml_screenings.customer_reference → null (also removed from the stored response); the screened name is kept (the AML record itself)',
+  'kyc_verifications.customer_reference → null (also removed from the stored response); the checks are kept (the AML record itself)',
   'sync_runs.customer_reference → keyed hash (salt discarded); error_message, cursor → null',
   'invoices.customer_reference → keyed hash; customer_name → null; personal keys inside data (names, e-mail, phone, address, IBAN) → removed; customer_nif kept (tax record of a business counterparty)',
   'bank_transactions.customer_reference → keyed hash; counterparty_name, counterparty_iban, description → null',
@@ -188,6 +201,33 @@ async function countWhere(db: Db, table: PgTable, where: SQL | undefined): Promi
 // Export
 // ---------------------------------------------------------------------------------------------
 
+/** Which environment's rows an export holds; 'all' only for the operator and tests (no route gives it). */
+export type ExportEnv = 'sandbox' | 'live' | 'all';
+
+/**
+ * The rows of `table` (category `name`) that belong to environment `env` (undefined: no condition).
+ * Most tables carry env. audit_log does not: a record belongs to its acting key's environment; an
+ * operator's record (no acting key) to the environment of the key it targets, else to live.
+ * webhook_deliveries belong to their event's environment.
+ */
+function envCondition(database: Database, name: ExportArrayCategory, table: PgTable, tenantId: string, env: ExportEnv): SQL | undefined {
+  if (env === 'all') return undefined;
+  const { t, db } = database;
+  if (name === 'audit_log') {
+    const a = t.auditLog;
+    const k = t.apiKeys;
+    const keysOf = (e: string | null) => db.select({ id: k.id }).from(k).where(e ? and(eq(k.tenantId, tenantId), eq(k.env, e)) : eq(k.tenantId, tenantId));
+    const operatorOnKey = and(isNull(a.actorKeyId), inArray(a.target, keysOf(env)));
+    const byKey = inArray(a.actorKeyId, keysOf(env));
+    return env === 'live' ? or(byKey, operatorOnKey, and(isNull(a.actorKeyId), or(isNull(a.target), notInArray(a.target, keysOf(null))))) : or(byKey, operatorOnKey);
+  }
+  if (name === 'webhook_deliveries') {
+    const e = t.events;
+    return inArray(t.webhookDeliveries.eventId, db.select({ id: e.id }).from(e).where(and(eq(e.tenantId, tenantId), eq(e.env, env))));
+  }
+  return eq(col(table, 'env'), env);
+}
+
 export interface PreparedExport {
   manifest: ExportManifestBody;
   filename: string;
@@ -205,14 +245,18 @@ export class GdprService {
 
   /**
    * Counts every category (the manifest) and returns a generator that streams the document.
-   * With an actor, the gdpr.exported audit record is written first, so it is part of the export.
+   * With an actor, the gdpr.exported audit record is written first, so it is part of the export;
+   * an actor's export is always of its own environment.
    */
-  async prepareExport(tenantId: string, actor?: Actor): Promise<PreparedExport> {
+  async prepareExport(tenantId: string, env: ExportEnv, actor?: Actor): Promise<PreparedExport> {
     const { db, t } = this.database;
     if (actor) {
       if (actor.tenantId !== tenantId) throw new ApiError('cross_tenant_forbidden');
-      await this.database.withTx((tx) => this.audit(tx, actor, 'gdpr.exported', tenantId, { format_version: EXPORT_FORMAT_VERSION }));
+      if (actor.keyId !== null && actor.env !== env) throw new ApiError('cross_environment_forbidden', `A ${actor.env} key can only export ${actor.env} data.`);
+      await this.database.withTx((tx) => this.audit(tx, actor, 'gdpr.exported', tenantId, { format_version: EXPORT_FORMAT_VERSION, environment: env }));
     }
+    const database = this.database;
+    const where = (c: CategorySpec, table: PgTable, extra?: SQL) => and(eq(col(table, 'tenantId'), tenantId), envCondition(database, c.name, table, tenantId, env), extra);
     const tenantSel = selection(t.tenants);
     const [tenant] = await db.select(tenantSel).from(t.tenants).where(eq(t.tenants.id, tenantId));
     if (!tenant) throw new ApiError('resource_not_found', `No tenant ${tenantId}.`);
@@ -220,14 +264,14 @@ export class GdprService {
     const counts: Record<string, number> = { tenant: 1 };
     for (const c of CATEGORIES) {
       const table = c.table(t);
-      counts[c.name] = await countWhere(db, table, eq(col(table, 'tenantId'), tenantId));
+      counts[c.name] = await countWhere(db, table, where(c, table));
     }
     const generatedAt = this.now();
     const manifest: ExportManifestBody = {
       format_version: EXPORT_FORMAT_VERSION,
       generated_at: generatedAt.toISOString(),
       tenant_id: tenantId,
-      environments: ['sandbox', 'live'],
+      environments: env === 'all' ? ['sandbox', 'live'] : [env],
       categories: ['tenant', ...CATEGORIES.map((c) => c.name)],
       counts,
       omitted: EXPORT_OMITTED,
@@ -236,7 +280,7 @@ export class GdprService {
     const pageSize = this.pageSize;
     return {
       manifest,
-      filename: `export-${tenantId}-${generatedAt.toISOString().slice(0, 10)}.json`,
+      filename: `export-${tenantId}${env === 'all' ? '' : `-${env}`}-${generatedAt.toISOString().slice(0, 10)}.json`,
       async *chunks() {
         yield `{\n"manifest": ${JSON.stringify(manifest)},\n"tenant": ${JSON.stringify(tenant)}`;
         const streamed: Record<string, number> = { tenant: 1 };
@@ -244,7 +288,6 @@ export class GdprService {
           const table = c.table(t);
           const sel = selection(table, c.omit);
           const idCol = col(table, 'id');
-          const tenantCol = col(table, 'tenantId');
           const cap = counts[c.name]!;
           let n = 0;
           let last: string | null = null;
@@ -255,7 +298,7 @@ export class GdprService {
             const rows: Record<string, unknown>[] = await db
               .select(sel)
               .from(table)
-              .where(last === null ? eq(tenantCol, tenantId) : and(eq(tenantCol, tenantId), gt(idCol, last)))
+              .where(where(c, table, last === null ? undefined : gt(idCol, last)))
               .orderBy(asc(idCol))
               .limit(want);
             let text = '';
@@ -277,7 +320,12 @@ export class GdprService {
   // Erase
   // -------------------------------------------------------------------------------------------
 
+  /**
+   * Erases the tenant in both environments, so only a live key (or the operator: no key) may: a
+   * sandbox key (CI, laptops) gets 403 live_key_required and nothing changes.
+   */
   async erase(actor: Actor): Promise<EraseResult> {
+    assertMayErase(actor);
     const { withTx, t } = this.database;
     const tenantId = actor.tenantId;
     return withTx(async (tx) => {
@@ -321,6 +369,15 @@ export class GdprService {
       const e = t.esgAssessments;
       const esg = await tx.update(e).set({ customerReference: null, retainUntil }).where(eq(e.tenantId, tenantId)).returning({ id: e.id });
       await this.redactJsonColumn(tx, e, 'result', tenantId);
+      const cd = t.creditDecisions;
+      const decisions = await tx.update(cd).set({ customerReference: null, retainUntil }).where(eq(cd.tenantId, tenantId)).returning({ id: cd.id });
+      await this.redactJsonColumn(tx, cd, 'response', tenantId, { text: true });
+      const am = t.amlScreenings;
+      const screenings = await tx.update(am).set({ customerReference: null, retainUntil }).where(eq(am.tenantId, tenantId)).returning({ id: am.id });
+      await this.redactJsonColumn(tx, am, 'response', tenantId, { text: true });
+      const kv = t.kycVerifications;
+      const verifications = await tx.update(kv).set({ customerReference: null, retainUntil }).where(eq(kv.tenantId, tenantId)).returning({ id: kv.id });
+      await this.redactJsonColumn(tx, kv, 'response', tenantId, { text: true });
 
       // --- ERP records: customer_reference pseudonymised per distinct value -----------------
       const pseudonymise = async (table: typeof t.syncRuns | typeof t.invoices | typeof t.bankTransactions) => {
@@ -364,6 +421,10 @@ export class GdprService {
       await del('webhook_endpoints', t.webhookEndpoints);
       await del('events', t.events);
       await del('idempotency_keys', t.idempotencyKeys);
+      await del('credit_policies', t.creditPolicies);
+      // uploads of runs not parsed yet go with their runs
+      await tx.delete(t.saftChunks).where(inArray(t.saftChunks.runId, tx.select({ id: t.saftRuns.id }).from(t.saftRuns).where(eq(t.saftRuns.tenantId, tenantId))));
+      await del('saft_runs', t.saftRuns);
 
       // --- the tenant ---------------------------------------------------------------------
       await tx
@@ -381,6 +442,9 @@ export class GdprService {
         sync_runs: syncRuns.length,
         invoices: invoices.length,
         bank_transactions: transactions.length,
+        credit_decisions: decisions.length,
+        aml_screenings: screenings.length,
+        kyc_verifications: verifications.length,
       };
       await this.audit(tx, actor, 'gdpr.erased', tenantId, { retain_until: retainUntil.toISOString(), retained_counts: retained, deleted_counts: deleted });
       await tx.update(a).set({ retainUntil }).where(and(eq(a.tenantId, tenantId), isNull(a.retainUntil)));
@@ -408,7 +472,8 @@ export class GdprService {
   }
 
   /** Removes PERSONAL_JSON_KEYS from one JSON column of the tenant's rows: pages by id, rewrites changed rows only. */
-  private async redactJsonColumn(tx: Db, table: PgTable, prop: string, tenantId: string) {
+  /** `text`: the column holds JSON as text (credit_decisions.response) */
+  private async redactJsonColumn(tx: Db, table: PgTable, prop: string, tenantId: string, opts: { text?: boolean } = {}) {
     const idCol = col(table, 'id');
     const tenantCol = col(table, 'tenantId');
     const jsonCol = col(table, prop);
@@ -421,13 +486,34 @@ export class GdprService {
         .orderBy(asc(idCol))
         .limit(this.pageSize)) as { id: string; value: unknown }[];
       for (const row of page) {
-        const r = redactJson(row.value);
-        if (r.changed) await tx.update(table).set({ [prop]: r.value }).where(eq(idCol, row.id));
+        const r = redactJson(opts.text ? JSON.parse(row.value as string) : row.value);
+        if (r.changed) await tx.update(table).set({ [prop]: opts.text ? JSON.stringify(r.value) : r.value }).where(eq(idCol, row.id));
       }
       if (page.length < this.pageSize) break;
       last = page[page.length - 1]!.id;
     }
   }
+}
+
+/** 403 live_key_required unless the actor is a live key or the operator. */
+export function assertMayErase(actor: Pick<Actor, 'keyId' | 'env'>) {
+  if (actor.keyId !== null && actor.env !== 'live')
+    throw new ApiError('live_key_required', 'Erasing the tenant removes its live (production) data too, so it needs a live (sk_live_) key with the gdpr:manage scope, or the operator CLI (tenant erase). Nothing was changed.');
+}
+
+/** The GDPR service over a database, with audit records written by AdminService (the routes and the operator CLI). */
+export function createGdprService(database: Database, tenants: TenantService, now: () => Date): GdprService {
+  const admin = new AdminService(database, tenants, now);
+  return new GdprService(database, now, (tx, actor, action, target, details) => admin.audit(tx, actor, action, target, details));
+}
+
+/**
+ * The operator's erasure of a tenant (CLI `tenant erase`): the same transaction as the route, with
+ * the audit record's actor "operator". Throws resource_not_found for an unknown tenant and
+ * invalid_api_key ("already erased") for a terminated one.
+ */
+export function eraseTenantAsOperator(database: Database, tenants: TenantService, tenantId: string, now: () => Date = () => new Date()): Promise<EraseResult> {
+  return createGdprService(database, tenants, now).erase(operatorActor(tenantId, 'live'));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -446,12 +532,17 @@ const RETENTION_TABLES: { name: string; table: (s: Schema) => PgTable }[] = [
   { name: 'invoices', table: (s) => s.invoices },
   { name: 'bank_transactions', table: (s) => s.bankTransactions },
   { name: 'events', table: (s) => s.events },
+  { name: 'credit_decisions', table: (s) => s.creditDecisions },
+  { name: 'aml_screenings', table: (s) => s.amlScreenings },
+  { name: 'kyc_verifications', table: (s) => s.kycVerifications },
 ];
 /** tenant tables without retain_until: only removed together with their expired tenant */
 const OTHER_TENANT_TABLES: { name: string; table: (s: Schema) => PgTable }[] = [
   { name: 'webhook_deliveries', table: (s) => s.webhookDeliveries },
   { name: 'webhook_endpoints', table: (s) => s.webhookEndpoints },
   { name: 'idempotency_keys', table: (s) => s.idempotencyKeys },
+  { name: 'credit_policies', table: (s) => s.creditPolicies },
+  { name: 'saft_runs', table: (s) => s.saftRuns },
 ];
 
 /**

@@ -157,7 +157,8 @@ export function metricsRoutes(ctx: AppContext, metrics: PromMetrics) {
       const token = ctx.config.metricsToken;
       if (!token) throw new ApiError('not_found', 'No route GET /metrics (set METRICS_TOKEN, or use METRICS_PORT).');
       const given = bearerToken(headers.authorization);
-      if (given === null || !safeEqual(given, token)) throw new ApiError('missing_api_key', 'Metrics need "Authorization: Bearer <METRICS_TOKEN>".');
+      if (given === null) throw new ApiError('missing_api_key', 'Metrics need "Authorization: Bearer <METRICS_TOKEN>".');
+      if (!safeEqual(given, token)) throw new ApiError('invalid_api_key', 'The metrics token is not valid.');
       return new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } });
     },
     { detail: { hide: true } },

@@ -1,5 +1,5 @@
 /**
- * Credit-scoring engine (algorithm `score-1.0.0`). See docs/scoring.md for the model, the
+ * Credit-scoring engine (algorithm `score-1.1.0`). See docs/scoring.md for the model, the
  * coefficient table, the master scale and the reason catalogue.
  *
  * PURE: no I/O, no clock, no randomness, no framework imports. The same profile and language
@@ -18,7 +18,7 @@
 // caps, score scaling, master scale, component mapping, reason rules, codes or labels,
 // data_sources names. Patch = labels/wording only; minor = calibration; major = new features
 // or a changed result shape. Changing only the sandbox fixtures' data does not bump it.
-export const ALGORITHM_VERSION = 'score-1.0.0';
+export const ALGORITHM_VERSION = 'score-1.1.0';
 
 export type Lang = 'en' | 'pt';
 export type Tier = 'A' | 'B' | 'C' | 'D' | 'E';
@@ -101,7 +101,7 @@ export interface CompanyProfile {
   /** 9-digit NIF/NIPC. Informational for the engine (validated by the caller). */
   nif: string;
   name: string;
-  /** NACE Rev.2 section letter (A–U). Recorded, not used by score-1.0.0. */
+  /** NACE Rev.2 section letter (A–U). Recorded, not used by score-1.1.0. */
   sector: string;
   /** Company age in years at the scoring date (the engine has no clock). */
   age_years: number;
@@ -115,6 +115,8 @@ export interface CompanyProfile {
 export interface ScoreResult {
   /** 12-month PD in [0.0003, 0.9999]; null when neither financials nor credit register exist. */
   pd: number | null;
+  /** the PD the score and tier are read from: pd, or the indicative floor when pd is null */
+  pd_scale: number;
   /** Integer 0..1000. */
   score: number;
   tier: Tier;
@@ -192,6 +194,10 @@ export const DATA_SOURCE_NAMES = [
 
 /** Log-odds of default of the reference company: logit(2 %). */
 export const PD_REFERENCE = 0.02;
+/** the reference company's payment inputs (contribution 0): what an absent input stands for */
+export const REFERENCE_DSO_DAYS = 60;
+export const REFERENCE_DAYS_BEYOND_TERMS = 10;
+export const REFERENCE_TOP_CUSTOMER_SHARE = 0.25;
 export const Z_REFERENCE = Math.log(PD_REFERENCE / (1 - PD_REFERENCE));
 
 /** Added to z when a block is absent (its features then sit at their reference values). */
@@ -234,9 +240,9 @@ export const FEATURES = {
   equity_below_half_capital: { beta: 0.3, ref: 0.15, lo: 0, hi: 1, group: 'financial_strength' },
   operating_loss: { beta: 0.3, ref: 0.2, lo: 0, hi: 1, group: 'profitability' },
   // payment_behaviour -------------------------------------------------------------------------
-  dso_days: { beta: 0.004, ref: 60, lo: 0, hi: 365, group: 'payment_behaviour' },
-  days_beyond_terms: { beta: 0.015, ref: 10, lo: 0, hi: 180, group: 'payment_behaviour' },
-  top_customer_share: { beta: 1.2, ref: 0.25, lo: 0, hi: 1, group: 'payment_behaviour' },
+  dso_days: { beta: 0.004, ref: REFERENCE_DSO_DAYS, lo: 0, hi: 365, group: 'payment_behaviour' },
+  days_beyond_terms: { beta: 0.015, ref: REFERENCE_DAYS_BEYOND_TERMS, lo: 0, hi: 180, group: 'payment_behaviour' },
+  top_customer_share: { beta: 1.2, ref: REFERENCE_TOP_CUSTOMER_SHARE, lo: 0, hi: 1, group: 'payment_behaviour' },
   // credit_register ---------------------------------------------------------------------------
   overdue_share: { beta: 2.5, ref: 0.02, lo: 0, hi: 1, group: 'credit_history' },
   any_overdue: { beta: 0.8, ref: 0.1, lo: 0, hi: 1, group: 'credit_history' },
@@ -586,6 +592,7 @@ export function scoreCompany(profile: CompanyProfile, lang: Lang): ScoreResult {
 
   return {
     pd: hasPd ? pdModel : null,
+    pd_scale: pdForScale,
     score: scoreForPd(pdForScale),
     tier: tierForPd(pdForScale),
     components,

@@ -1,3 +1,4 @@
+import { jsonTooDeep } from '../../lib/json-guard';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { t } from 'elysia';
 import type { AppContext } from '../../context';
@@ -52,7 +53,7 @@ export function scoreFastPath(ctx: AppContext, service: ScoreService) {
 
     const state = requestState(request);
     const text = (state.bodyText = length !== null ? await request.text() : await readCapped(request, limit));
-    if (text === null) return null;
+    if (text === null || jsonTooDeep(text) || text.includes('\\u0000')) return null; // the Elysia route answers (refuses) it
     let input: unknown;
     try {
       input = JSON.parse(text);

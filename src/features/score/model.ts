@@ -28,7 +28,7 @@ export const ScoreResponse = t.Object({
       'financial_strength, profitability, liquidity, leverage, payment_behaviour, credit_history, tax_compliance, company_maturity, legal_events (each 0–1, 1 = best; 0.5 = the reference company or input absent)',
   }),
   reasons: t.Array(Reason),
-  algorithm_version: t.String({ examples: ['score-1.0.0'] }),
+  algorithm_version: t.String({ examples: ['score-1.1.0'] }),
   data_sources: t.Array(t.String()),
   computed_at: DateTime,
   cache: t.Union([t.Literal('fresh'), t.Literal('cached')]),

@@ -49,7 +49,7 @@ export class RescoreService {
       }
       const current = evaluated.result;
       await this.database.withTx(async (tx) => {
-        await this.scores.store(tx, caller, nif, current, 'rescore', previous?.customerReference ?? null);
+        await this.scores.store(tx, caller, nif, evaluated, 'rescore', previous?.customerReference ?? null);
         if (!previous) return;
         const prev = previous.result as StoredResult;
         const ref = previous.customerReference ? { customer_reference: previous.customerReference } : {};

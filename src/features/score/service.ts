@@ -1,4 +1,4 @@
-import { and, count, desc, eq, sql } from 'drizzle-orm';
+import { and, count, desc, eq, max, sql } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
@@ -10,6 +10,8 @@ import { ALGORITHM_VERSION, REASON_CATALOGUE, scoreCompany, type CompanyProfile,
 import { sandboxLookup, SANDBOX_FIXTURES } from './fixtures';
 import type { ScoreResponseBody } from './model';
 import type { MaybePromise } from '../../lib/maybe-promise';
+import { loadErpObservations, type ErpObservations } from '../erp/observations-store';
+import { REFERENCE_DAYS_BEYOND_TERMS, REFERENCE_DSO_DAYS, REFERENCE_TOP_CUSTOMER_SHARE } from './engine';
 
 export const SCORE_CACHE_MS = 24 * 3600_000;
 
@@ -44,11 +46,7 @@ export class ScoreService {
   }
 
   private async scoreUncached(caller: ScoreCaller, req: ScoreRequestBody, lang: Lang): Promise<ScoreResponseBody> {
-    if (!isValidNif(req.nif)) throw invalidNif();
-    if (caller.env === 'live' && !this.liveAdapters)
-      throw new ApiError('live_tier_not_available', 'Live scoring is not available yet for this deployment. Test against the sandbox (sk_test_ keys) meanwhile.', {
-        body: { roadmap_url: this.roadmapUrl },
-      });
+    this.checkScorable(caller, req.nif);
     const echo = req.customer_reference !== undefined ? { customer_reference: req.customer_reference } : {};
     if ((req.refresh ?? 'cached_ok') === 'cached_ok') {
       const cached = await this.latest(caller, req.nif, new Date(this.now().getTime() - SCORE_CACHE_MS));
@@ -87,10 +85,58 @@ export class ScoreService {
     return (byLang[lang] ??= Object.freeze({ ...r, reasons: relabel(r.reasons, lang), cache: 'cached' as const }));
   }
 
+  /** The checks every scoring answer starts with: a valid NIF, and a live tier when the key is live. */
+  checkScorable(caller: Pick<ScoreCaller, 'env'>, nif: string) {
+    if (!isValidNif(nif)) throw invalidNif();
+    if (caller.env === 'live' && !this.liveAdapters)
+      throw new ApiError('live_tier_not_available', 'Live scoring is not available yet for this deployment. Test against the sandbox (sk_test_ keys) meanwhile.', {
+        body: { roadmap_url: this.roadmapUrl },
+      });
+  }
+
+  /**
+   * The score and its facts for a credit decision or limit (not billed as a score: the caller
+   * bills its own meter). A cached score serves when it is within the cache window, has facts
+   * (computed by this version), and no ERP sync of this tenant finished after it.
+   */
+  async scoreWithFacts(caller: ScoreCaller, nif: string, refresh: 'cached_ok' | 'force_refresh' = 'cached_ok', customerReference: string | null = null): Promise<{ result: StoredResult; facts: ScoreFacts }> {
+    this.checkScorable(caller, nif);
+    if (refresh === 'cached_ok') {
+      const row = await this.latest(caller, nif, new Date(this.now().getTime() - SCORE_CACHE_MS));
+      if (row?.facts) {
+        const lastSync = await this.lastSyncFinishedAt(caller);
+        if (!lastSync || lastSync.getTime() < row.computedAt.getTime()) return { result: row.result as StoredResult, facts: row.facts as unknown as ScoreFacts };
+      }
+    }
+    const evaluated = await this.compute(caller, nif, 'request', customerReference);
+    return { result: evaluated.result, facts: evaluated.facts };
+  }
+
+  private lastSyncQuery?: { execute(p: Record<string, string>): Promise<{ at: Date | null }[]> };
+  private lastSyncCache?: ReadCache<{ at: Date | null }>;
+  /** when an ERP sync of this tenant last succeeded (cached: a finished sync marks the tenant's scores) */
+  private async lastSyncFinishedAt(caller: Pick<ScoreCaller, 'tenantId' | 'env' | 'scoreGeneration'>): Promise<Date | null> {
+    this.lastSyncCache ??= new ReadCache(this.database);
+    const hit = await this.lastSyncCache.get(`${caller.tenantId}|${caller.env}`, async () => ({ at: await this.readLastSync(caller) }), caller.scoreGeneration);
+    return hit!.at;
+  }
+
+  private async readLastSync(caller: Pick<ScoreCaller, 'tenantId' | 'env'>): Promise<Date | null> {
+    const r = this.database.t.syncRuns;
+    this.lastSyncQuery ??= this.database.db
+      .select({ at: max(r.finishedAt) })
+      .from(r)
+      .where(and(eq(r.tenantId, sql.placeholder('tenantId')), eq(r.env, sql.placeholder('env')), eq(r.status, 'succeeded')))
+      .prepare('score_last_sync');
+    const [row] = await this.lastSyncQuery.execute({ tenantId: caller.tenantId, env: caller.env });
+    const at = row?.at ?? null;
+    return at === null ? null : at instanceof Date ? at : new Date(at as unknown as string | number);
+  }
+
   /** Computes and stores a result (history is kept for the nightly re-score and the GDPR export). */
   async compute(caller: ScoreCaller, nif: string, trigger: 'request' | 'rescore', customerReference: string | null) {
     const evaluated = await this.evaluate(caller, nif, trigger);
-    await this.database.withTx((tx) => this.store(tx, caller, nif, evaluated.result, trigger, customerReference));
+    await this.database.withTx((tx) => this.store(tx, caller, nif, evaluated, trigger, customerReference));
     this.billBureauLookup(caller, evaluated.bureauCostCents);
     return evaluated;
   }
@@ -99,7 +145,7 @@ export class ScoreService {
    * Profile → engine, no writes. Sandbox: fixture profiles at generation = number of earlier
    * re-scores of this NIF (+1 for a re-score), so the deteriorating fixture worsens each night.
    */
-  async evaluate(caller: ScoreCaller, nif: string, trigger: 'request' | 'rescore'): Promise<{ result: StoredResult; bureauCostCents: number | null }> {
+  async evaluate(caller: ScoreCaller, nif: string, trigger: 'request' | 'rescore'): Promise<Evaluated> {
     let profile: CompanyProfile;
     let bureauCostCents: number | null = null;
     if (caller.env === 'sandbox') {
@@ -123,7 +169,9 @@ export class ScoreService {
       profile = composed.profile;
       bureauCostCents = composed.bureauCostCents;
     }
-    const engine = scoreCompany(profile, 'en');
+    const erp = await loadErpObservations(this.database, caller.tenantId, caller.env, nif, this.now());
+    const engine = scoreCompany(withErpObservations(profile, erp), 'en');
+    if (erp && usedErp(erp)) engine.data_sources.push(`erp:${erp.provider}`);
     const result: StoredResult = {
       score: engine.score,
       tier: engine.tier,
@@ -135,10 +183,11 @@ export class ScoreService {
       computed_at: this.now().toISOString(),
       synthetic: caller.env === 'sandbox',
     };
-    return { result, bureauCostCents };
+    return { result, bureauCostCents, facts: factsOf(profile, engine.pd_scale, erp) };
   }
 
-  async store(tx: Db, caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, result: StoredResult, trigger: 'request' | 'rescore', customerReference: string | null) {
+  async store(tx: Db, caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, evaluated: Pick<Evaluated, 'result' | 'facts'>, trigger: 'request' | 'rescore', customerReference: string | null) {
+    const { result, facts } = evaluated;
     this.database.touchTenant(caller.tenantId, 'scores'); // its latest score changes (read caches)
     await this.database.insertMany(tx, this.database.t.scoreResults, [{
       id: crypto.randomUUID(),
@@ -154,6 +203,8 @@ export class ScoreService {
       synthetic: result.synthetic,
       trigger,
       computedAt: new Date(result.computed_at),
+      facts: facts as unknown as Record<string, unknown>,
+      sector: facts.sector,
     }]);
   }
 
@@ -208,6 +259,69 @@ export class ScoreService {
   fixtures() {
     return SANDBOX_FIXTURES.map(({ nif, outcome, description }) => ({ nif, outcome, description }));
   }
+}
+
+/** What a credit decision needs beyond the score's answer, stored with it (score_results.facts). */
+export interface ScoreFacts {
+  name: string;
+  /** NACE Rev. 2 section */
+  sector: string;
+  revenue_eur: number | null;
+  equity_eur: number | null;
+  /** the PD the tier is read from (the PD, or the indicative one when the score has none) */
+  pd_scale: number;
+  /** a default in the last 12 months, write-offs or litigation, insolvency or restructuring */
+  adverse: boolean;
+  /** legal events and credit-register flags behind `adverse` (absent in scores stored before KYC used them) */
+  events?: { insolvency: boolean; restructuring: boolean; recent_default: boolean; written_off_or_litigation: boolean };
+  erp: ErpObservations | null;
+}
+
+export interface Evaluated {
+  result: StoredResult;
+  bureauCostCents: number | null;
+  facts: ScoreFacts;
+}
+
+const usedErp = (erp: ErpObservations) => Boolean(erp.buyer?.sufficient || erp.seller?.sufficient);
+
+/**
+ * The profile with the tenant's own books applied: how the company pays the tenant (days beyond
+ * terms) when it is a customer in them, its DSO and customer concentration when it is the connected
+ * company. Only observations with enough history count (see observations.ts); an input the profile
+ * lacks otherwise sits at the engine's reference value, so it adds nothing.
+ */
+export function withErpObservations(profile: CompanyProfile, erp: ErpObservations | null): CompanyProfile {
+  if (!erp || !usedErp(erp)) return profile;
+  const pay = { ...(profile.payment_behaviour ?? { dso_days: REFERENCE_DSO_DAYS, days_beyond_terms_avg: REFERENCE_DAYS_BEYOND_TERMS, share_of_receivables_from_top_customer: REFERENCE_TOP_CUSTOMER_SHARE }) };
+  if (erp.buyer?.sufficient && erp.buyer.days_beyond_terms !== null) pay.days_beyond_terms_avg = erp.buyer.days_beyond_terms;
+  if (erp.seller?.sufficient) {
+    if (erp.seller.dso_days !== null) pay.dso_days = erp.seller.dso_days;
+    if (erp.seller.top_customer_share !== null) pay.share_of_receivables_from_top_customer = erp.seller.top_customer_share;
+  }
+  return { ...profile, payment_behaviour: pay };
+}
+
+function factsOf(profile: CompanyProfile, pdScale: number, erp: ErpObservations | null): ScoreFacts {
+  const crc = profile.credit_register;
+  const adverse =
+    crc?.default_in_last_12m === true || (crc?.written_off_eur ?? 0) > 0 || (crc?.litigation_eur ?? 0) > 0 ||
+    profile.events?.insolvency_proceedings === true || profile.events?.restructuring_proceedings === true;
+  return {
+    name: profile.name,
+    sector: profile.sector,
+    revenue_eur: profile.financials ? profile.financials.revenue : null,
+    equity_eur: profile.financials ? profile.financials.equity : null,
+    pd_scale: pdScale,
+    adverse,
+    events: {
+      insolvency: profile.events?.insolvency_proceedings === true,
+      restructuring: profile.events?.restructuring_proceedings === true,
+      recent_default: crc?.default_in_last_12m === true,
+      written_off_or_litigation: (crc?.written_off_eur ?? 0) > 0 || (crc?.litigation_eur ?? 0) > 0,
+    },
+    erp: erp && usedErp(erp) ? erp : null,
+  };
 }
 
 const latestKey = (caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string) => `${caller.tenantId}|${caller.env}|${nif}`;

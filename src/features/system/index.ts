@@ -7,6 +7,11 @@ import type { AppContext } from '../../context';
 import { ApiError, ERROR_CATALOGUE } from '../../lib/errors';
 import { buildOpenApi } from './openapi';
 import { API_CATALOG } from './catalog';
+// the policy pages the API's answers link to (methodology_url, sources), embedded in the binary
+import creditPolicyDoc from '../../../docs/credit-policy.md' with { type: 'text' };
+import sectorRiskDoc from '../../../docs/sector-risk.md' with { type: 'text' };
+
+const MARKDOWN_PAGES: Record<string, string> = { 'credit-policy': creditPolicyDoc, 'sector-risk': sectorRiskDoc };
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 const html = (title: string, body: string) =>
@@ -88,6 +93,15 @@ export function systemRoutes(ctx: AppContext, getApp: () => AnyElysia) {
             .map((e) => `<tr id="${e.code}"><td><code>${e.code}</code></td><td>${e.status}</td><td>${esc(e.meaning)}</td></tr>`)
             .join('')}</table>`,
         );
+      },
+      { detail: { hide: true } },
+    )
+    .get(
+      '/docs/:page',
+      ({ params }) => {
+        const text = MARKDOWN_PAGES[params.page];
+        if (text === undefined) throw new ApiError('not_found', `No documentation page ${params.page.slice(0, 64)}; see /docs.`);
+        return new Response(text, { headers: { 'content-type': 'text/markdown; charset=utf-8' } });
       },
       { detail: { hide: true } },
     )

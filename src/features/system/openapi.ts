@@ -122,13 +122,27 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       delete op['x-responses'];
       const localised = op['x-localised'] === true;
       delete op['x-localised'];
+      const form = op['x-form-body'] as Record<string, unknown> | undefined;
+      delete op['x-form-body'];
+      const alternatives = op['x-binary-body'] as { json?: unknown; types: string[]; maxBytes: number } | undefined;
+      delete op['x-binary-body'];
       const secured = Array.isArray(op.security) && op.security.length > 0;
       if (secured) errors.push(...AUTH_ERRORS);
       const body = bodies.get(`${method} ${path}`);
-      if (body) op.requestBody = { required: body.required, content: { 'application/json': { schema: body.schema, ...(op['x-examples'] ? { examples: op['x-examples'] } : {}) } } };
+      if (form) op.requestBody = { required: true, content: { 'application/x-www-form-urlencoded': { schema: form } } };
+      else if (alternatives)
+        op.requestBody = {
+          required: true,
+          description: `${alternatives.json ? 'JSON, or the file' : 'The file'} itself as the body (up to ${alternatives.maxBytes} bytes)`,
+          content: {
+            ...(alternatives.json ? { 'application/json': { schema: alternatives.json, ...(op['x-examples'] ? { examples: op['x-examples'] } : {}) } } : {}),
+            ...Object.fromEntries(alternatives.types.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+          },
+        };
+      else if (body) op.requestBody = { required: body.required, content: { 'application/json': { schema: body.schema, ...(op['x-examples'] ? { examples: op['x-examples'] } : {}) } } };
       else delete op.requestBody;
       delete op['x-examples'];
-      if (method === 'post') {
+      if (method === 'post' && !form) {
         errors.push(...BODY_ERRORS, ...IDEMPOTENCY_ERRORS);
         op.parameters = [
           ...((op.parameters as unknown[]) ?? []),

@@ -12,6 +12,16 @@ export const PRICES_CENTS: Record<string, number | null> = {
   score: 50,
   esg: 30,
   erp_sync: 20,
+  decision: 75,
+  credit_limit: 40,
+  spreads_index: 5,
+  sector_risk: 5,
+  nif_lookup: 5,
+  aml_screen: 10,
+  kyc_verify: 50,
+  reconcile: 20,
+  invoice_extract: 5,
+  saft_parse: 50,
   bureau_passthrough: null,
 };
 export const BUREAU_MARKUP = 1.15;

@@ -7,7 +7,7 @@ import { validationError } from '../../lib/errors';
 import { Page, PageQuery } from '../../lib/schemas';
 import { actorOf, AdminService, type Actor } from '../admin/service';
 import { EVENT_TYPES } from '../events/service';
-import { CreateWebhook, Delivery, EventEnvelope, IdParams, UpdateWebhook, WebhookEndpoint, WebhookEndpointWithSecret } from './model';
+import { CreateWebhook, Delivery, DeliveryParams, EventEnvelope, IdParams, ReplayQuery, ReplayResult, RetryResult, UpdateWebhook, WebhookEndpoint, WebhookEndpointWithSecret } from './model';
 import { endpointView, WebhookService } from './service';
 
 /** cursors of event lists are event ids; anything else is a client bug worth a 422, not a silent first page */
@@ -16,14 +16,18 @@ const EventCursor = t.Optional(t.String({ pattern: '^evt_[0-9a-f]{32}$', descrip
 export function webhookService(ctx: AppContext) {
   const service = new WebhookService(ctx.database, ctx.secretBox, ctx.events, ctx.config, () => ctx.clock.now(), ctx.log);
   service.onAttempt = (outcome) => ctx.metrics.webhookAttempt(outcome);
+  // an endpoint with held deliveries to catch up: its drain sends them one at a time, in event order
+  const drain = (endpointId: string) => void ctx.jobs.enqueue('webhook.drain', { endpointId }, { jobId: `drain:${endpointId}` }).catch(() => {});
+  service.onBacklog = drain;
+  ctx.events.onBacklog = drain;
   return service;
 }
 
 export function webhookRoutes(ctx: AppContext, service: WebhookService) {
   const admin = new AdminService(ctx.database, ctx.tenants, () => ctx.clock.now());
-  const auditor = (auth: Actor) => (tx: Db, action: string, target: string) => admin.audit(tx, actorOf(auth), action, target);
-  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = []) =>
-    apiDoc({ summary, tag: 'events', security: 'bearerAuth', operationId, errors });
+  const auditor = (auth: Actor) => (tx: Db, action: string, target: string, details?: Record<string, unknown>) => admin.audit(tx, actorOf(auth), action, target, details);
+  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], extra: { description?: string } = {}) =>
+    apiDoc({ summary, tag: 'events', security: 'bearerAuth', operationId, errors, ...extra });
   const kick = (deliveryId: string) => ctx.jobs.enqueue('webhook.deliver', { deliveryId }, { jobId: `${deliveryId}:0` });
 
   return new Elysia({ name: 'webhooks' })
@@ -62,7 +66,7 @@ export function webhookRoutes(ctx: AppContext, service: WebhookService) {
         params: IdParams,
         body: UpdateWebhook,
         response: { 200: WebhookEndpoint },
-        detail: doc('Update a webhook endpoint (url, description, enabled_events, status; at least one)', 'updateWebhook', ['resource_not_found', 'invalid_json', 'unsupported_media_type', 'payload_too_large']),
+        detail: doc('Update a webhook endpoint (url, description, enabled_events, status; at least one). Re-enabling sends what the endpoint missed, in event order', 'updateWebhook', ['resource_not_found', 'invalid_json', 'unsupported_media_type', 'payload_too_large']),
       },
     )
     .delete('/v1/admin/webhooks/:id', ({ auth, params }) => service.remove(auth, params.id, auditor(auth)), {
@@ -91,6 +95,37 @@ export function webhookRoutes(ctx: AppContext, service: WebhookService) {
         params: IdParams,
         response: { 200: WebhookEndpointWithSecret },
         detail: doc('Rotate the signing secret; the old one keeps signing beside it for 24 h', 'rotateWebhookSecret', ['resource_not_found']),
+      },
+    )
+    .post(
+      '/v1/admin/webhooks/:id/replay',
+      async ({ auth, params, query, set }) => {
+        const res = await service.replay(auth, params.id, query.since, auditor(auth));
+        set.status = 202;
+        return res;
+      },
+      {
+        params: IdParams,
+        query: ReplayQuery,
+        response: { 202: ReplayResult },
+        detail: doc('Deliver again every event since a time (at most 30 days back), in event order', 'replayWebhook', ['resource_not_found', 'validation_failed'], {
+          description:
+            "Queues a new delivery run, to this endpoint only, of every event created at or after `since` that the endpoint subscribes to (including events that never got a delivery). They are sent one at a time in event order; a delivery whose attempt is in flight is left as it is. An endpoint that is disabled or failed receives them once it is re-enabled. Answers 202 with the number of deliveries queued.",
+        }),
+      },
+    )
+    .post(
+      '/v1/admin/webhooks/:id/deliveries/:delivery_id/retry',
+      async ({ auth, params, set }) => {
+        const res = await service.retryDelivery(auth, params.id, params.delivery_id, auditor(auth));
+        await ctx.jobs.enqueue('webhook.deliver', { deliveryId: res.delivery_id }, { jobId: `${res.delivery_id}:retry:${Date.now()}` });
+        set.status = 202;
+        return res;
+      },
+      {
+        params: DeliveryParams,
+        response: { 202: RetryResult },
+        detail: doc('Send one delivery again now (also a succeeded one), with a fresh retry schedule', 'retryWebhookDelivery', ['resource_not_found', 'webhook_endpoint_inactive', 'webhook_delivery_in_flight']),
       },
     )
     .get('/v1/admin/webhooks/:id/deliveries', ({ auth, params, query }) => service.deliveries(auth, params.id, { limit: query.limit ?? 50, cursor: query.cursor }), {

@@ -44,13 +44,37 @@ export const UpdateWebhook = t.Object({
   status: t.Optional(t.Union([t.Literal('active'), t.Literal('disabled')], { description: 'active re-enables a failed endpoint (counter reset)' })),
 });
 export const IdParams = t.Object({ id: Uuid });
+export const DeliveryParams = t.Object({ id: Uuid, delivery_id: Uuid });
+
+export const ReplayQuery = t.Object({
+  since: t.String({
+    pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$',
+    description: 'RFC 3339 date-time (e.g. 2026-11-22T10:00:00Z), within the last 30 days: events created at or after it are delivered again',
+    examples: ['2026-11-22T10:00:00Z'],
+  }),
+});
+export const ReplayResult = t.Object(
+  {
+    endpoint_id: Uuid,
+    since: DateTime,
+    replayed: t.Integer({ description: 'Deliveries queued by this call (each sent once more, in event order)' }),
+    endpoint_status: t.Union([t.Literal('active'), t.Literal('disabled'), t.Literal('failed')], { description: 'Deliveries to an endpoint that is not active wait until it is re-enabled' }),
+  },
+  { $id: '#/components/schemas/WebhookReplayResult' },
+);
+export const RetryResult = t.Object(
+  { delivery_id: Uuid, event_id: t.String(), status: t.Literal('pending') },
+  { $id: '#/components/schemas/WebhookDeliveryRetry' },
+);
 
 export const Delivery = t.Object({
   id: Uuid,
   event_id: t.String(),
   event_type: t.String(),
-  status: t.Union([t.Literal('pending'), t.Literal('succeeded'), t.Literal('failed')]),
-  attempts: t.Integer(),
+  status: t.Union([t.Literal('held'), t.Literal('pending'), t.Literal('succeeded'), t.Literal('failed')], {
+    description: 'held: not attempted yet (the endpoint is disabled or failed, or the delivery waits behind older ones); pending: due or waiting for a retry; failed: attempts exhausted',
+  }),
+  attempts: t.Integer({ description: 'Attempts of the current run (a retry, replay or re-enable starts a new run)' }),
   last_status_code: t.Union([t.Integer(), t.Null()]),
   last_error: t.Union([t.String(), t.Null()]),
   next_attempt_at: NullableDateTime,

@@ -1,19 +1,24 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import { and, desc, eq, isNull, lt, lte, or } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
 import type { SecretBox } from '../../lib/crypto';
 import { ApiError, validationError } from '../../lib/errors';
 import type { Logger } from '../../lib/log';
 import { iso, pageOf } from '../../lib/schemas';
 import type { Config } from '../../config';
-import { envelopeOf, EVENT_TYPES, type EventService } from '../events/service';
+import { endpointWants, envelopeOf, EVENT_TYPES, type EventService } from '../events/service';
 import { postWebhook, RefusedAddressError, webhookDns } from './delivery-http';
 
 type EndpointRow = Database['t']['webhookEndpoints']['$inferSelect'];
+type DeliveryRow = Database['t']['webhookDeliveries']['$inferSelect'];
 
 export const SECRET_PREFIX_LENGTH = 12;
 const PREVIOUS_SECRET_TTL_MS = 24 * 3600_000;
+/** how far back POST /v1/admin/webhooks/{id}/replay may reach (Stripe lists events of the last 30 days) */
+export const REPLAY_WINDOW_DAYS = 30;
+
+type Audit = (tx: Db, action: string, target: string, details?: Record<string, unknown>) => Promise<void>;
 
 export const newSigningSecret = () => 'whsec_' + randomBytes(32).toString('base64');
 
@@ -132,6 +137,8 @@ export interface WebhookScope {
 export class WebhookService {
   /** metrics hook */
   onAttempt: (outcome: 'succeeded' | 'failed' | 'retry') => void = () => {};
+  /** an active endpoint has held deliveries to send (kicks its drain job) */
+  onBacklog: (endpointId: string) => void = () => {};
 
   constructor(
     private readonly database: Database,
@@ -167,7 +174,7 @@ export class WebhookService {
     return this.database.db.select().from(w).where(and(eq(w.tenantId, scope.tenantId), eq(w.env, scope.env))).orderBy(w.createdAt);
   }
 
-  async create(scope: WebhookScope, input: { url: string; description?: string | null; enabled_events: string[] }, audit: (tx: Db, action: string, target: string) => Promise<void>) {
+  async create(scope: WebhookScope, input: { url: string; description?: string | null; enabled_events: string[] }, audit: Audit) {
     await this.checkInput(scope, input);
     const secret = newSigningSecret();
     const id = crypto.randomUUID();
@@ -188,16 +195,16 @@ export class WebhookService {
       await tx.insert(this.database.t.webhookEndpoints).values(row);
       await audit(tx, 'webhook.created', id);
     });
-    return { ...endpointView({ ...row, previousSecretEnc: null, previousSecretExpiresAt: null, lastSuccessAt: null, lastFailureAt: null }), signing_secret: secret };
+    return { ...endpointView({ ...row, previousSecretEnc: null, previousSecretExpiresAt: null, lastSuccessAt: null, lastFailureAt: null, failingSince: null }), signing_secret: secret };
   }
 
   async update(
     scope: WebhookScope,
     id: string,
     patch: { url?: string; description?: string | null; enabled_events?: string[]; status?: 'active' | 'disabled' },
-    audit: (tx: Db, action: string, target: string) => Promise<void>,
+    audit: Audit,
   ) {
-    await this.get(scope, id);
+    const before = await this.get(scope, id);
     await this.checkInput(scope, patch);
     const w = this.database.t.webhookEndpoints;
     const set: Partial<EndpointRow> = {};
@@ -206,16 +213,143 @@ export class WebhookService {
     if (patch.enabled_events !== undefined) set.enabledEvents = patch.enabled_events;
     if (patch.status !== undefined) {
       set.status = patch.status;
-      if (patch.status === 'active') set.consecutiveFailures = 0; // re-enabling a failed endpoint starts afresh
+      if (patch.status === 'active') {
+        // re-enabling a failed endpoint starts afresh
+        set.consecutiveFailures = 0;
+        set.failingSince = null;
+      }
     }
-    await this.database.withTx(async (tx) => {
+    const reEnabled = patch.status === 'active' && before.status !== 'active';
+    const released = await this.database.withTx(async (tx) => {
       if (Object.keys(set).length) await tx.update(w).set(set).where(and(eq(w.id, id), eq(w.tenantId, scope.tenantId)));
-      await audit(tx, 'webhook.updated', id);
+      // disabling holds what is waiting; re-enabling puts what still waits for a retry behind the backlog too
+      if (patch.status === 'disabled' || reEnabled) await this.holdPending(tx, id);
+      // what the endpoint missed: its held deliveries, and the ones given up during the failure streak
+      const n = reEnabled ? await this.releaseMissed(tx, before) : 0;
+      await audit(tx, 'webhook.updated', id, reEnabled ? { status: 'active', previous_status: before.status, deliveries_released: n } : {});
+      return n;
     });
+    if (reEnabled && released) this.onBacklog(id);
     return endpointView(await this.get(scope, id));
   }
 
-  async remove(scope: WebhookScope, id: string, audit: (tx: Db, action: string, target: string) => Promise<void>) {
+  /** pending deliveries that are not in flight wait (held) while the endpoint is not active */
+  private async holdPending(tx: Db, endpointId: string) {
+    const d = this.database.t.webhookDeliveries;
+    const now = this.now();
+    await tx
+      .update(d)
+      .set({ status: 'held', nextAttemptAt: null, updatedAt: now })
+      .where(and(eq(d.endpointId, endpointId), eq(d.status, 'pending'), or(isNull(d.lockedUntil), lt(d.lockedUntil, now))));
+  }
+
+  /**
+   * On re-enabling: the deliveries given up since the endpoint's failure streak began are queued
+   * again (held, attempts from zero) beside those already held. Returns how many are held now.
+   */
+  private async releaseMissed(tx: Db, ep: EndpointRow): Promise<number> {
+    const d = this.database.t.webhookDeliveries;
+    if (ep.failingSince)
+      await tx
+        .update(d)
+        .set({ status: 'held', attempts: 0, nextAttemptAt: null, updatedAt: this.now() })
+        .where(and(eq(d.endpointId, ep.id), eq(d.tenantId, ep.tenantId), eq(d.status, 'failed'), gte(d.updatedAt, ep.failingSince)));
+    const held = await tx.select({ id: d.id }).from(d).where(and(eq(d.endpointId, ep.id), eq(d.status, 'held')));
+    return held.length;
+  }
+
+  /**
+   * POST /v1/admin/webhooks/{id}/replay?since=: every event at or after `since` (within the replay
+   * window) that the endpoint had a delivery for is queued again, and subscribed events of that
+   * period without a delivery (lost before deliveries were kept for every state) get one. They are
+   * sent through the endpoint's drain, in event order, once it is active. Deliveries in flight are
+   * left alone. Returns how many deliveries this call queued.
+   */
+  async replay(scope: WebhookScope, id: string, sinceText: string, audit: Audit) {
+    const ep = await this.get(scope, id);
+    const now = this.now();
+    const since = new Date(sinceText);
+    const oldest = new Date(now.getTime() - REPLAY_WINDOW_DAYS * 86_400_000);
+    if (Number.isNaN(since.getTime())) throw validationError([{ path: 'query.since', message: 'must be an ISO 8601 date-time, e.g. 2026-11-22T10:00:00Z' }]);
+    if (since < oldest) throw validationError([{ path: 'query.since', message: `must be within the last ${REPLAY_WINDOW_DAYS} days (not before ${oldest.toISOString()})` }]);
+    if (since > now) throw validationError([{ path: 'query.since', message: 'must not be in the future' }]);
+    const { t } = this.database;
+    const d = t.webhookDeliveries;
+    const ev = t.events;
+    const count = await this.database.withTx(async (tx) => {
+      const inWindow = tx
+        .select({ id: ev.id })
+        .from(ev)
+        .where(and(eq(ev.tenantId, scope.tenantId), eq(ev.env, scope.env), gte(ev.createdAt, since)));
+      const requeued = await tx
+        .update(d)
+        .set({ status: 'held', attempts: 0, nextAttemptAt: null, lockedUntil: null, updatedAt: now })
+        .where(
+          and(
+            eq(d.endpointId, id),
+            eq(d.tenantId, scope.tenantId),
+            ne(d.status, 'held'),
+            or(ne(d.status, 'pending'), isNull(d.lockedUntil), lt(d.lockedUntil, now)),
+            inArray(d.eventId, inWindow),
+          ),
+        )
+        .returning({ id: d.id });
+      // subscribed events of the window that never got a delivery to this endpoint
+      const have = new Set((await tx.select({ e: d.eventId }).from(d).where(and(eq(d.endpointId, id), inArray(d.eventId, inWindow)))).map((r) => r.e));
+      const from = since > ep.createdAt ? since : ep.createdAt;
+      const candidates = await tx
+        .select({ id: ev.id, type: ev.type })
+        .from(ev)
+        .where(and(eq(ev.tenantId, scope.tenantId), eq(ev.env, scope.env), gte(ev.createdAt, from), ne(ev.type, 'webhook.test')))
+        .orderBy(asc(ev.id));
+      let added = 0;
+      for (const c of candidates) {
+        if (have.has(c.id) || !endpointWants(ep.enabledEvents, c.type)) continue;
+        const rows = await tx
+          .insert(d)
+          .values({ id: crypto.randomUUID(), tenantId: scope.tenantId, eventId: c.id, endpointId: id, status: 'held', attempts: 0, nextAttemptAt: null, createdAt: now, updatedAt: now })
+          .onConflictDoNothing()
+          .returning({ id: d.id });
+        added += rows.length;
+      }
+      const n = requeued.length + added;
+      await audit(tx, 'webhook.replayed', id, { since: since.toISOString(), deliveries: n });
+      return n;
+    });
+    if (count && ep.status === 'active') this.onBacklog(id);
+    return { endpoint_id: id, since: since.toISOString(), replayed: count, endpoint_status: ep.status as 'active' | 'disabled' | 'failed' };
+  }
+
+  /**
+   * POST /v1/admin/webhooks/{id}/deliveries/{delivery_id}/retry: the delivery is attempted again now,
+   * with a fresh retry schedule, whatever its state (a succeeded one is re-sent, as Stripe's and
+   * Svix's resend do). Refused while an attempt of it is in flight, or while the endpoint is not active.
+   */
+  async retryDelivery(scope: WebhookScope, endpointId: string, deliveryId: string, audit: Audit) {
+    const ep = await this.get(scope, endpointId);
+    const d = this.database.t.webhookDeliveries;
+    const mine = and(eq(d.id, deliveryId), eq(d.endpointId, endpointId), eq(d.tenantId, scope.tenantId));
+    const [row] = await this.database.db.select().from(d).where(mine);
+    if (!row) throw new ApiError('resource_not_found', `No delivery ${deliveryId} for webhook endpoint ${endpointId}.`);
+    if (ep.status !== 'active')
+      throw new ApiError('webhook_endpoint_inactive', `The endpoint is ${ep.status}; re-enable it with PATCH {"status":"active"} first (its held deliveries are then sent in order).`);
+    const now = this.now();
+    const inFlight = () => new ApiError('webhook_delivery_in_flight', 'An attempt of this delivery is in flight; retry after it ends (see GET …/deliveries).');
+    if (row.status === 'pending' && row.lockedUntil && row.lockedUntil >= now) throw inFlight();
+    const updated = await this.database.withTx(async (tx) => {
+      const rows = await tx
+        .update(d)
+        .set({ status: 'pending', attempts: 0, nextAttemptAt: now, lockedUntil: null, updatedAt: now })
+        .where(and(mine, or(ne(d.status, 'pending'), isNull(d.lockedUntil), lt(d.lockedUntil, now))))
+        .returning({ id: d.id });
+      if (rows.length) await audit(tx, 'webhook.delivery_retried', endpointId, { delivery_id: deliveryId, event_id: row.eventId, previous_status: row.status });
+      return rows.length;
+    });
+    if (!updated) throw inFlight();
+    return { delivery_id: deliveryId, event_id: row.eventId, status: 'pending' as const };
+  }
+
+  async remove(scope: WebhookScope, id: string, audit: Audit) {
     await this.get(scope, id);
     const { t } = this.database;
     await this.database.withTx(async (tx) => {
@@ -226,7 +360,7 @@ export class WebhookService {
     return { id, deleted: true };
   }
 
-  async rotateSecret(scope: WebhookScope, id: string, audit: (tx: Db, action: string, target: string) => Promise<void>) {
+  async rotateSecret(scope: WebhookScope, id: string, audit: Audit) {
     const ep = await this.get(scope, id);
     const secret = newSigningSecret();
     const previousExpires = new Date(this.now().getTime() + PREVIOUS_SECRET_TTL_MS);
@@ -278,7 +412,7 @@ export class WebhookService {
         id: r.id,
         event_id: r.eventId,
         event_type: type,
-        status: r.status as 'pending' | 'succeeded' | 'failed',
+        status: r.status as 'held' | 'pending' | 'succeeded' | 'failed',
         attempts: r.attempts,
         last_status_code: r.lastStatusCode,
         last_error: r.lastError,
@@ -325,10 +459,73 @@ export class WebhookService {
     );
     const delivery = claimed[0];
     if (!delivery) return null;
+    return this.send(delivery);
+  }
+
+  /**
+   * The next delivery of an active endpoint's backlog, in event order: the oldest held one, claimed
+   * and attempted, only while no other delivery of the endpoint is pending (one at a time, so the
+   * receiver gets them in order; a failed attempt pauses the backlog until that delivery succeeds or
+   * is given up by its retry schedule). Returns null when there is nothing to send now.
+   */
+  async drainNext(endpointId: string): Promise<{ deliveryId: string; retryInMs: number | null } | null> {
+    const { t } = this.database;
+    const d = t.webhookDeliveries;
+    const e = t.webhookEndpoints;
+    const now = this.now();
+    const claimed = await this.database.withTx(async (tx) => {
+      // a no-op update takes the endpoint's row lock (PostgreSQL): drains of one endpoint run one at a time
+      const active = await tx.update(e).set({ consecutiveFailures: sql`${e.consecutiveFailures}` }).where(and(eq(e.id, endpointId), eq(e.status, 'active'))).returning({ id: e.id });
+      if (!active.length) return null;
+      const busy = await tx.select({ id: d.id }).from(d).where(and(eq(d.endpointId, endpointId), eq(d.status, 'pending'))).limit(1);
+      if (busy.length) return null;
+      const [next] = await tx.select({ id: d.id }).from(d).where(and(eq(d.endpointId, endpointId), eq(d.status, 'held'))).orderBy(asc(d.eventId)).limit(1);
+      if (!next) return null;
+      const rows = await tx
+        .update(d)
+        .set({ status: 'pending', nextAttemptAt: now, lockedUntil: new Date(now.getTime() + this.lockMs()), updatedAt: now })
+        .where(and(eq(d.id, next.id), eq(d.status, 'held')))
+        .returning();
+      return rows[0] ?? null;
+    });
+    if (!claimed) return null;
+    const res = await this.send(claimed);
+    return { deliveryId: claimed.id, retryInMs: res?.retryInMs ?? null };
+  }
+
+  /** Active endpoints with held deliveries and none pending: their drain can run (recovery sweep). */
+  async drainableEndpoints(limit = 500): Promise<string[]> {
+    const { t } = this.database;
+    const d = t.webhookDeliveries;
+    const e = t.webhookEndpoints;
+    const rows = await this.database.db
+      .selectDistinct({ id: d.endpointId })
+      .from(d)
+      .innerJoin(e, eq(e.id, d.endpointId))
+      .where(and(eq(d.status, 'held'), eq(e.status, 'active')))
+      .limit(limit);
+    if (!rows.length) return [];
+    const ids = rows.map((r) => r.id);
+    const busy = new Set(
+      (await this.database.db.selectDistinct({ id: d.endpointId }).from(d).where(and(eq(d.status, 'pending'), inArray(d.endpointId, ids)))).map((r) => r.id),
+    );
+    return ids.filter((id) => !busy.has(id));
+  }
+
+  /** Sends one claimed (pending, locked) delivery and records the outcome. */
+  private async send(delivery: DeliveryRow): Promise<{ retryInMs: number } | null> {
+    const { t } = this.database;
+    const d = t.webhookDeliveries;
+    const deliveryId = delivery.id;
     const [event] = await this.database.db.select().from(t.events).where(eq(t.events.id, delivery.eventId));
     const [endpoint] = await this.database.db.select().from(t.webhookEndpoints).where(eq(t.webhookEndpoints.id, delivery.endpointId));
-    if (!event || !endpoint || endpoint.status !== 'active') {
-      await this.database.withTx((tx) => tx.update(d).set({ status: 'failed', lastError: 'endpoint not active', lockedUntil: null, nextAttemptAt: null, updatedAt: this.now() }).where(eq(d.id, deliveryId)));
+    if (!event || !endpoint) {
+      await this.database.withTx((tx) => tx.update(d).set({ status: 'failed', lastError: 'event or endpoint deleted', lockedUntil: null, nextAttemptAt: null, updatedAt: this.now() }).where(eq(d.id, deliveryId)));
+      return null;
+    }
+    if (endpoint.status !== 'active') {
+      // not lost: it waits for the endpoint to be re-enabled (then sent in event order)
+      await this.database.withTx((tx) => tx.update(d).set({ status: 'held', lockedUntil: null, nextAttemptAt: null, updatedAt: this.now() }).where(eq(d.id, deliveryId)));
       return null;
     }
     const body = JSON.stringify(envelopeOf(event));
@@ -369,13 +566,14 @@ export class WebhookService {
     if (!error) {
       await this.database.withTx(async (tx) => {
         await tx.update(d).set({ status: 'succeeded', attempts, lastStatusCode: status, lastError: null, lockedUntil: null, nextAttemptAt: null, updatedAt: done }).where(eq(d.id, deliveryId));
-        await tx.update(e).set({ consecutiveFailures: 0, lastSuccessAt: done }).where(eq(e.id, endpoint.id));
+        await tx.update(e).set({ consecutiveFailures: 0, failingSince: null, lastSuccessAt: done }).where(eq(e.id, endpoint.id));
       });
       this.onAttempt('succeeded');
       return null;
     }
     const delays = this.config.webhookRetryDelaysMs;
     const retryInMs = attempts <= delays.length ? delays[attempts - 1]! : null;
+    let disabled = false;
     await this.database.withTx(async (tx) => {
       await tx
         .update(d)
@@ -389,15 +587,25 @@ export class WebhookService {
           updatedAt: done,
         })
         .where(eq(d.id, deliveryId));
-      const [fresh] = await tx.select({ n: e.consecutiveFailures }).from(e).where(eq(e.id, endpoint.id));
-      const failures = (fresh?.n ?? 0) + 1;
+      // counted in one statement (it takes the row lock): concurrent failures are never lost (PostgreSQL)
+      const [fresh] = await tx
+        .update(e)
+        .set({ consecutiveFailures: sql`${e.consecutiveFailures} + 1`, lastFailureAt: done })
+        .where(eq(e.id, endpoint.id))
+        .returning({ n: e.consecutiveFailures, since: e.failingSince, status: e.status });
+      if (!fresh) return;
+      const failingSince = fresh.n === 1 || !fresh.since ? done : fresh.since;
+      // disabled only by failures spread over time: the threshold AND a streak at least WEBHOOK_DISABLE_AFTER_MS old
+      disabled = fresh.status === 'active' && fresh.n >= this.config.webhookFailureThreshold && done.getTime() - failingSince.getTime() >= this.config.webhookDisableAfterMs;
       await tx
         .update(e)
-        .set({ consecutiveFailures: failures, lastFailureAt: done, ...(failures >= this.config.webhookFailureThreshold ? { status: 'failed' } : {}) })
+        .set({ failingSince, ...(disabled ? { status: 'failed' } : {}) })
         .where(eq(e.id, endpoint.id));
+      if (disabled) await this.holdPending(tx, endpoint.id);
     });
+    if (disabled) this.log.warn('webhook endpoint disabled after consecutive failures', { endpointId: endpoint.id, failures: this.config.webhookFailureThreshold });
     this.onAttempt(retryInMs === null ? 'failed' : 'retry');
     this.log.info('webhook delivery failed', { deliveryId, endpointId: endpoint.id, attempts, error, retryInMs });
-    return retryInMs === null ? null : { retryInMs };
+    return retryInMs === null || disabled ? null : { retryInMs };
   }
 }

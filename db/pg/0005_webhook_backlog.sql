@@ -1,0 +1,2 @@
+ALTER TABLE "webhook_endpoints" ADD COLUMN "failing_since" timestamp with time zone;--> statement-breakpoint
+CREATE INDEX "deliveries_endpoint_idx" ON "webhook_deliveries" USING btree ("endpoint_id","status","event_id");

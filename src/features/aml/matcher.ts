@@ -1,0 +1,277 @@
+/**
+ * Name screening, pure (REFERENCE §10, after moov-io/watchman and OpenSanctions' yente):
+ * normalised tokens compared regardless of order with Jaro–Winkler and a best one-to-one pairing,
+ * unmatched tokens on either side counting against the score, aliases screened like names, then
+ * birth date, country and entity type raising or lowering a candidate. A vocabulary index (first
+ * and last two letters of each distinct token) picks the candidates, so a screen never scores
+ * every name.
+ */
+import type { BirthInfo, ListEntry } from './lists';
+
+// honorifics, connectives and company forms that say nothing about who is meant
+const NOISE = new Set([
+  'mr', 'mrs', 'ms', 'dr', 'sr', 'sra', 'dona', 'don', 'sheikh', 'shaykh', 'haji', 'hajji', 'mullah', 'maulvi', 'general',
+  'lda', 'limitada', 'sa', 'unipessoal', 'ltd', 'limited', 'llc', 'inc', 'corp', 'corporation', 'co', 'company', 'plc', 'gmbh', 'ag', 'bv', 'srl', 'sl', 'sarl', 'spa',
+  'the', 'and', 'of', 'e', 'de', 'da', 'do', 'das', 'dos', 'del', 'la', 'le',
+]);
+
+/** NFKD, diacritics removed, lower case, punctuation to spaces, noise words dropped. */
+export function tokens(name: string): string[] {
+  const base = name
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/['’`ʼ]/g, '')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+  const all = base ? base.split(' ') : [];
+  const kept = all.filter((t) => !NOISE.has(t));
+  return kept.length ? kept : all;
+}
+
+/** Jaro–Winkler similarity (prefix scale 0.1, up to 4 characters). */
+export function jaroWinkler(a: string, b: string): number {
+  if (a === b) return 1;
+  const la = a.length;
+  const lb = b.length;
+  if (!la || !lb) return 0;
+  const window = Math.max(0, Math.floor(Math.max(la, lb) / 2) - 1);
+  const ma = new Array<boolean>(la).fill(false);
+  const mb = new Array<boolean>(lb).fill(false);
+  let matches = 0;
+  for (let i = 0; i < la; i++) {
+    const lo = Math.max(0, i - window);
+    const hi = Math.min(lb - 1, i + window);
+    for (let j = lo; j <= hi; j++) {
+      if (!mb[j] && a[i] === b[j]) {
+        ma[i] = mb[j] = true;
+        matches++;
+        break;
+      }
+    }
+  }
+  if (!matches) return 0;
+  let t = 0;
+  for (let i = 0, j = 0; i < la; i++) {
+    if (!ma[i]) continue;
+    while (!mb[j]) j++;
+    if (a[i] !== b[j]) t++;
+    j++;
+  }
+  const jaro = (matches / la + matches / lb + (matches - t / 2) / matches) / 3;
+  let prefix = 0;
+  while (prefix < 4 && prefix < la && prefix < lb && a[prefix] === b[prefix]) prefix++;
+  return jaro + prefix * 0.1 * (1 - jaro);
+}
+
+export interface TokenPair {
+  query: string;
+  matched: string;
+  similarity: number;
+}
+
+export const QUERY_WEIGHT = 0.75;
+
+/**
+ * Similarity of two token lists, order-free: the best one-to-one pairing (greedy on similarity),
+ * each side's tokens weighted by length; a token left unpaired on either side scores 0; the
+ * caller's side weighs QUERY_WEIGHT.
+ */
+export function nameSimilarity(q: string[], c: string[]): { score: number; pairs: TokenPair[]; unmatched: string[] } {
+  if (!q.length || !c.length) return { score: 0, pairs: [], unmatched: [...q] };
+  const sims = q.map((t) => {
+    const m = new Map<string, number>();
+    for (const v of c) {
+      const s = jaroWinkler(t, v);
+      if (s >= PAIR_THRESHOLD && !((m.get(v) ?? 0) >= s)) m.set(v, s);
+    }
+    return m;
+  });
+  return pairUp(q, c, sims);
+}
+
+export interface IndexedName {
+  entry: number;
+  name: string;
+  kind: 'primary' | 'alias' | 'original_script';
+  tokens: string[];
+  joined: string;
+}
+
+/**
+ * The index: every list name by token, and every distinct token (the vocabulary, far smaller than
+ * the names) by blocking key. A screen compares each query token with the vocabulary tokens that
+ * share a key (first or last two letters), keeps the similar ones, and scores only the names
+ * holding one of them — each name's tokens then looked up, not compared again.
+ */
+export interface ScreeningIndex {
+  entries: ListEntry[];
+  names: IndexedName[];
+  /** token → the names holding it */
+  byToken: Map<string, number[]>;
+  /** blocking key → distinct tokens */
+  vocabulary: Map<string, string[]>;
+}
+
+// a typo or a transposition rarely touches both ends of a token: the first two and the last two
+// letters each make a key (tokens of three letters or fewer are their own key)
+const keysOf = (token: string) => (token.length <= 3 ? [`=${token}`] : [`<${token.slice(0, 2)}`, `>${token.slice(-2)}`]);
+/** token pairs less similar than this do not pair (and do not make a name a candidate) */
+export const PAIR_THRESHOLD = 0.8;
+
+export function buildIndex(entries: ListEntry[]): ScreeningIndex {
+  const names: IndexedName[] = [];
+  const byToken = new Map<string, number[]>();
+  const vocabulary = new Map<string, string[]>();
+  entries.forEach((e, entry) => {
+    for (const n of e.names) {
+      const t = tokens(n.name);
+      if (!t.length) continue;
+      const id = names.push({ entry, name: n.name, kind: n.kind, tokens: t, joined: t.join(' ') }) - 1;
+      for (const token of new Set(t)) {
+        let holders = byToken.get(token);
+        if (!holders) {
+          byToken.set(token, (holders = []));
+          for (const k of keysOf(token)) {
+            const list = vocabulary.get(k);
+            if (list) list.push(token);
+            else vocabulary.set(k, [token]);
+          }
+        }
+        holders.push(id);
+      }
+    }
+  });
+  return { entries, names, byToken, vocabulary };
+}
+
+/** nameSimilarity with the token similarities looked up (sims[i]: vocabulary token → similarity to query token i) */
+function pairUp(q: string[], c: string[], sims: Map<string, number>[]): { score: number; pairs: TokenPair[]; unmatched: string[] } {
+  const cand: { i: number; j: number; s: number }[] = [];
+  for (let i = 0; i < q.length; i++) for (let j = 0; j < c.length; j++) {
+    const s = sims[i]!.get(c[j]!);
+    if (s !== undefined) cand.push({ i, j, s });
+  }
+  cand.sort((x, y) => y.s - x.s);
+  const usedQ = new Set<number>();
+  const usedC = new Set<number>();
+  const pairs: TokenPair[] = [];
+  let sq = 0;
+  let sc = 0;
+  for (const { i, j, s } of cand) {
+    if (usedQ.has(i) || usedC.has(j)) continue;
+    usedQ.add(i);
+    usedC.add(j);
+    pairs.push({ query: q[i]!, matched: c[j]!, similarity: Math.round(s * 1000) / 1000 });
+    sq += s * q[i]!.length;
+    sc += s * c[j]!.length;
+  }
+  const lq = q.reduce((n, t) => n + t.length, 0);
+  const lc = c.reduce((n, t) => n + t.length, 0);
+  return { score: QUERY_WEIGHT * (sq / lq) + (1 - QUERY_WEIGHT) * (sc / lc), pairs, unmatched: q.filter((_, i) => !usedQ.has(i)) };
+}
+
+export interface ScreenQuery {
+  name: string;
+  type: 'person' | 'organisation' | 'any';
+  birth_date?: string; // YYYY-MM-DD or YYYY
+  country?: string; // ISO2
+  min_score: number;
+  lists?: string[];
+}
+
+export type Agreement = 'agrees' | 'disagrees' | 'unknown';
+
+export interface Match {
+  entry: ListEntry;
+  matched_name: string;
+  score: number;
+  match_type: 'exact' | 'alias' | 'fuzzy';
+  explanation: {
+    summary: string;
+    tokens: TokenPair[];
+    unmatched_tokens: string[];
+    name_score: number;
+    attributes: { birth_date: Agreement; country: Agreement; type: Agreement };
+  };
+}
+
+const BIRTH_AGREES = 0.03;
+const BIRTH_DISAGREES = -0.15;
+const COUNTRY_AGREES = 0.02;
+const COUNTRY_DISAGREES = -0.05;
+const TYPE_DISAGREES = -0.25;
+/** a name whose score is at least this is a "match" (below it, down to min_score, "potential_match") */
+export const MATCH_SCORE = 0.97;
+export const DEFAULT_MIN_SCORE = 0.85;
+
+function birthAgreement(births: BirthInfo[], asked: string | undefined): Agreement {
+  if (!asked || !births.length) return 'unknown';
+  const year = Number(asked.slice(0, 4));
+  const date = asked.length === 10 ? asked : null;
+  for (const b of births) {
+    if (date && b.date === date) return 'agrees';
+    if (b.year !== null && Math.abs(b.year - year) <= (date && b.date ? 0 : 1)) return 'agrees';
+    if (b.from_year !== null && b.to_year !== null && year >= b.from_year && year <= b.to_year) return 'agrees';
+  }
+  return 'disagrees';
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Screens one name against the index: matches at or above min_score, best first (one per entry). */
+export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
+  const qt = tokens(q.name);
+  if (!qt.length) return [];
+  const joined = qt.join(' ');
+  // each query token against the vocabulary tokens sharing a key: the similar ones, and their names
+  const sims = qt.map((token) => {
+    const m = new Map<string, number>();
+    for (const k of keysOf(token)) for (const v of index.vocabulary.get(k) ?? []) {
+      if (m.has(v)) continue;
+      const sim = jaroWinkler(token, v);
+      if (sim >= PAIR_THRESHOLD) m.set(v, sim);
+    }
+    return m;
+  });
+  const candidates = new Set<number>();
+  for (const m of sims) for (const v of m.keys()) for (const id of index.byToken.get(v)!) candidates.add(id);
+  const best = new Map<number, Match>();
+  for (const id of candidates) {
+    const n = index.names[id]!;
+    const entry = index.entries[n.entry]!;
+    if (q.lists && !q.lists.includes(entry.list)) continue;
+    const exact = n.joined === joined;
+    const sim = exact ? { score: 1, pairs: qt.map((t) => ({ query: t, matched: t, similarity: 1 })), unmatched: [] } : pairUp(qt, n.tokens, sims);
+    if (sim.score < q.min_score - 0.1) continue; // attributes can add at most 0.05
+    const birth = entry.entry_type === 'person' ? birthAgreement(entry.births, q.birth_date) : 'unknown';
+    const country: Agreement = !q.country || !entry.countries.length ? 'unknown' : entry.countries.includes(q.country) ? 'agrees' : 'disagrees';
+    const type: Agreement = q.type === 'any' ? 'unknown' : q.type === entry.entry_type ? 'agrees' : 'disagrees';
+    let score = sim.score;
+    if (birth === 'agrees') score += BIRTH_AGREES;
+    if (birth === 'disagrees') score += BIRTH_DISAGREES;
+    if (country === 'agrees') score += COUNTRY_AGREES;
+    if (country === 'disagrees') score += COUNTRY_DISAGREES;
+    if (type === 'disagrees') score += TYPE_DISAGREES;
+    score = round3(Math.max(0, Math.min(1, score)));
+    if (score < q.min_score) continue;
+    const previous = best.get(n.entry);
+    if (previous && previous.score >= score) continue;
+    const matchType = exact ? (n.kind === 'primary' ? 'exact' : 'alias') : n.kind === 'primary' ? 'fuzzy' : sim.score >= 0.99 ? 'alias' : 'fuzzy';
+    const agreed = Object.entries({ birth_date: birth, country, type }).filter(([, v]) => v !== 'unknown').map(([k, v]) => `${k} ${v}`);
+    best.set(n.entry, {
+      entry,
+      matched_name: n.name,
+      score,
+      match_type: matchType,
+      explanation: {
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? 'alias' : 'original-script name'} "${n.name}"${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        tokens: sim.pairs,
+        unmatched_tokens: sim.unmatched,
+        name_score: round3(sim.score),
+        attributes: { birth_date: birth, country, type },
+      },
+    });
+  }
+  return [...best.values()].sort((a, b) => b.score - a.score || a.entry.entry_id.localeCompare(b.entry.entry_id));
+}

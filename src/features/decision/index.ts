@@ -1,0 +1,94 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../../context';
+import { authed, jsonAnswer } from '../../plugins/auth';
+import { apiDoc } from '../../lib/api-doc';
+import { validationError } from '../../lib/errors';
+import { actorOf, AdminService } from '../admin/service';
+import type { ScoreService } from '../score/service';
+import {
+  CreditLimitParams, CreditLimitQuery, CreditLimitResponse, DecisionIdParams, DecisionList, DecisionListQuery, DecisionRequest,
+  DecisionResponse, PolicyPatch, PolicyResponse, SectorRiskParams, SectorRiskResponse, SpreadsQuery, SpreadsResponse,
+} from './model';
+import { DecisionService } from './service';
+
+const SCORE_ERRORS = ['invalid_nif', 'company_not_found', 'live_tier_not_available', 'upstream_unavailable'] as const;
+
+export function decisionService(ctx: AppContext, scores: ScoreService) {
+  const base = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  return new DecisionService(ctx.database, scores, ctx.usage, () => ctx.clock.now(), ctx.config.baseRate, base);
+}
+
+/** Credit decisions, limits, the spreads index and sector risk (scope `score`); the tenant's credit policy (scope `policy:manage`). */
+export function decisionRoutes(ctx: AppContext, service: DecisionService) {
+  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string, examples?: Parameters<typeof apiDoc>[0]['examples']) =>
+    apiDoc({ summary, tag: 'decisions', security: 'BearerAuth', operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}) });
+  const admin = new AdminService(ctx.database, ctx.tenants, () => ctx.clock.now());
+
+  const credit = new Elysia({ name: 'decisions' })
+    .use(authed(ctx, 'score'))
+    .post('/v1/decision', async ({ auth, body, set }) => jsonAnswer((await service.decide(auth, body, performance.now())).text, set.headers), {
+      body: DecisionRequest,
+      response: { 200: DecisionResponse },
+      detail: doc(
+        'Credit decision: approve, how much, at what spread and modality',
+        'decide',
+        [...SCORE_ERRORS, 'unsupported_country'],
+        'One answer a lender can act on: notched tier, limit, spread and modality from the tenant\'s credit policy (GET /v1/admin/credit-policy), the drivers as signals, and the tenant\'s own ERP books about the company when it has synced them. Stored (GET /v1/decisions). Formulas and a worked example: /docs/credit-policy.',
+        {
+          approved_factoring: { summary: 'Sandbox tier B fixture, factoring €150 000 over 90 days: approved, limit €231 000, 135 bps', value: { nif: '599000023', context: { operation_type: 'factoring', amount_eur: 150000, expected_term_days: 90 }, customer_reference: 'deal-2026-118' } },
+          declined_distressed: { summary: 'Sandbox tier E fixture: declined, limit 0', value: { nif: '599000058', context: { operation_type: 'trade_credit', amount_eur: 5000, expected_term_days: 60 } } },
+          other_country: { summary: 'A Spanish company: 422 unsupported_country', value: { nif: '599000023', country: 'ES', context: { operation_type: 'credit_line', amount_eur: 20000, expected_term_days: 360 } } },
+        },
+      ),
+    })
+    .get('/v1/decisions', ({ auth, query }) => service.list(auth, query), {
+      query: DecisionListQuery,
+      response: { 200: DecisionList },
+      detail: doc('Past decisions, newest first (optionally of one NIF)', 'listDecisions'),
+    })
+    .get('/v1/decisions/:id', ({ auth, params }) => service.get(auth, params.id), {
+      params: DecisionIdParams,
+      response: { 200: DecisionResponse },
+      detail: doc('One stored decision', 'getDecision', ['resource_not_found']),
+    })
+    .get('/v1/credit-limit/:buyer_nif', ({ auth, params, query }) => service.creditLimit(auth, params.buyer_nif, query.term_days ?? 60, query.refresh ?? 'cached_ok'), {
+      params: CreditLimitParams,
+      query: CreditLimitQuery,
+      response: { 200: CreditLimitResponse },
+      detail: doc('Trade-credit limit for a buyer', 'creditLimit', [...SCORE_ERRORS], 'What a supplier may safely sell this buyer on credit over term_days (default 60): the decision\'s limit policy, with the tenant\'s own payment experience of the buyer when its ERP books hold it.'),
+    })
+    .get('/v1/index/spreads', ({ auth, query }) => service.spreads(auth, query), {
+      query: SpreadsQuery,
+      response: { 200: SpreadsResponse },
+      detail: doc('The spreads index decisions price from', 'spreadsIndex', [], 'Every notched tier × term bucket (30, 60, 90, 180, 360 days) × modality, under this tenant\'s credit policy. Never lower for a worse tier or a longer term.'),
+    })
+    .get('/v1/sector-risk/:naics', ({ auth, params }) => service.sectorRisk(auth, params.naics), {
+      params: SectorRiskParams,
+      response: { 200: SectorRiskResponse },
+      detail: doc('Risk of a sector by NAICS code', 'sectorRisk', ['sector_not_found'], 'NAICS (2–6 digits) → NACE Rev. 2, one-year default and overdue rates, risk level, and how many companies this tenant scored in that sector. Table and sources: /docs/sector-risk.'),
+    });
+
+  const policy = new Elysia({ name: 'credit-policy' })
+    .use(authed(ctx, 'policy:manage'))
+    .get('/v1/admin/credit-policy', async ({ auth }) => service.policyView(await service.policy(auth)), {
+      response: { 200: PolicyResponse },
+      detail: doc('This tenant\'s credit policy in the key\'s environment', 'getCreditPolicy'),
+    })
+    .patch(
+      '/v1/admin/credit-policy',
+      ({ auth, body }) => {
+        if (Object.keys(body).length === 0 || (body.lgd && Object.keys(body.lgd).length === 0 && Object.keys(body).length === 1))
+          throw validationError([{ path: '(body)', message: 'must set at least one of: min_tier, max_amount_eur, lgd, margin_bps' }]);
+        return service.updatePolicy({ ...actorOf(auth), env: auth.env }, body, admin);
+      },
+      {
+        body: PolicyPatch,
+        response: { 200: PolicyResponse },
+        detail: doc('Change the credit policy (appetite, maximum per company, LGD by modality, margin)', 'updateCreditPolicy', [], 'Applies to this key\'s environment only; audited as credit_policy.updated.', {
+          stricter: { summary: 'Approve down to C- only, higher LGD without recourse, 80 bps margin', value: { min_tier: 'C-', lgd: { non_recourse: 0.5 }, margin_bps: 80 } },
+        }),
+      },
+    );
+
+  return new Elysia({ name: 'decision-feature' }).use(credit).use(policy);
+}

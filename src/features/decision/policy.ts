@@ -1,0 +1,201 @@
+/**
+ * The credit policy: notched tier, limit, modality and spread from a PD and a company's size.
+ * Pure (data in, result out: no clock, no I/O); docs/credit-policy.md states every formula and
+ * works an example, and test/decision-policy.test.ts checks the monotonicity it promises.
+ */
+import { normalCdf, normalInverse } from '../../lib/normal';
+import { PD_FLOOR } from '../score/engine';
+
+export const NOTCHES = ['A+', 'A', 'A-', 'B+', 'B', 'B-', 'C+', 'C', 'C-', 'D+', 'D', 'D-', 'E+', 'E', 'E-'] as const;
+export type Notch = (typeof NOTCHES)[number];
+
+/** Upper PD bound (inclusive) of each notch; the five tiers' bounds (0.4 %, 1.5 %, 5 %, 20 %) are the score's master scale. */
+export const NOTCH_MAX_PD: Readonly<Record<Notch, number>> = {
+  'A+': 0.001, A: 0.002, 'A-': 0.004,
+  'B+': 0.007, B: 0.01, 'B-': 0.015,
+  'C+': 0.025, C: 0.035, 'C-': 0.05,
+  'D+': 0.075, D: 0.12, 'D-': 0.2,
+  'E+': 0.35, E: 0.6, 'E-': 1,
+};
+
+export const notchIndex = (n: Notch) => NOTCHES.indexOf(n);
+export const isNotch = (s: string): s is Notch => (NOTCHES as readonly string[]).includes(s);
+
+export function notchForPd(pd: number): Notch {
+  if (!(pd >= 0)) return 'E-'; // NaN or negative: the worst, never the best
+  for (const n of NOTCHES) if (pd <= NOTCH_MAX_PD[n]) return n;
+  return 'E-';
+}
+
+/** The PD a notch stands for when it is priced (the index): the geometric middle of its band. */
+export function notchPd(n: Notch): number {
+  const i = notchIndex(n);
+  const lo = i === 0 ? PD_FLOOR : NOTCH_MAX_PD[NOTCHES[i - 1]!];
+  const hi = Math.min(NOTCH_MAX_PD[n], 0.9999);
+  return Math.sqrt(lo * hi);
+}
+
+export const OPERATION_TYPES = ['factoring', 'confirming', 'invoice_discounting', 'credit_line', 'trade_credit'] as const;
+export type OperationType = (typeof OPERATION_TYPES)[number];
+export const MODALITIES = ['non_recourse', 'recourse', 'with_insurance', 'secured', 'unsecured'] as const;
+export type Modality = (typeof MODALITIES)[number];
+
+/**
+ * The modality offered per operation: the better tiers (A, B) get the lighter structure, the
+ * weaker ones (C and below) the protected one (recourse to the seller, credit insurance, a guarantee).
+ */
+export const MODALITY_TABLE: Readonly<Record<OperationType, { strong: Modality; weak: Modality }>> = {
+  factoring: { strong: 'non_recourse', weak: 'recourse' },
+  confirming: { strong: 'non_recourse', weak: 'with_insurance' },
+  invoice_discounting: { strong: 'recourse', weak: 'recourse' },
+  credit_line: { strong: 'unsecured', weak: 'secured' },
+  trade_credit: { strong: 'unsecured', weak: 'with_insurance' },
+};
+export const modalityFor = (op: OperationType, n: Notch): Modality => (notchIndex(n) <= notchIndex('B-') ? MODALITY_TABLE[op].strong : MODALITY_TABLE[op].weak);
+
+export interface CreditPolicy {
+  /** the worst notch still approved */
+  min_tier: Notch;
+  /** the most this tenant lends to one company, in euros */
+  max_amount_eur: number;
+  /** loss given default by modality (0–1) */
+  lgd: Record<Modality, number>;
+  /** added to every spread, in basis points (funding, operations, profit) */
+  margin_bps: number;
+}
+
+export const DEFAULT_POLICY: Readonly<CreditPolicy> = Object.freeze({
+  min_tier: 'D-' as Notch,
+  max_amount_eur: 1_000_000,
+  lgd: Object.freeze({ non_recourse: 0.45, recourse: 0.3, with_insurance: 0.1, secured: 0.25, unsecured: 0.45 }) as Record<Modality, number>,
+  margin_bps: 50,
+});
+
+/** Share of the size base lent at each notch (E notches are only reached by a tenant that accepts them). */
+export const LIMIT_MULTIPLIERS: Readonly<Record<Notch, number>> = {
+  'A+': 1, A: 0.95, 'A-': 0.9, 'B+': 0.8, B: 0.7, 'B-': 0.6, 'C+': 0.5, C: 0.4, 'C-': 0.3,
+  'D+': 0.2, D: 0.15, 'D-': 0.1, 'E+': 0.05, E: 0.03, 'E-': 0.01,
+};
+/** the size base: the larger of 10 % of revenue and 30 % of equity (a company with accounts) */
+export const REVENUE_SHARE = 0.1;
+export const EQUITY_SHARE = 0.3;
+/** size base of a company without published accounts */
+export const THIN_FILE_BASE_EUR = 10_000;
+/** an approved tier is never offered less than this */
+export const MIN_LIMIT_EUR = 1_000;
+/** the term the size base is calibrated for; longer terms get less: × √(60 / term) */
+export const REFERENCE_TERM_DAYS = 60;
+/** adverse public events (default, insolvency, litigation) halve the limit */
+export const ADVERSE_FACTOR = 0.5;
+/** cost of capital charged on the capital an exposure consumes */
+export const HURDLE_RATE = 0.1;
+export const TERM_BUCKETS = [30, 60, 90, 180, 360] as const;
+
+export interface CompanyFacts {
+  /** probability of default over 12 months (the score's, or its indicative PD when it has none) */
+  pd: number;
+  revenue_eur: number | null;
+  equity_eur: number | null;
+  adverse: boolean;
+}
+
+export interface LimitResult {
+  notch: Notch;
+  declined: boolean;
+  limit_eur: number;
+  basis: string[];
+}
+
+const termFactor = (termDays: number) => Math.min(1, Math.sqrt(REFERENCE_TERM_DAYS / Math.max(1, termDays)));
+
+/** The most this tenant should lend the company over `termDays`: 0 exactly when its notch is declined. */
+export function creditLimit(facts: CompanyFacts, termDays: number, policy: CreditPolicy = DEFAULT_POLICY): LimitResult {
+  const notch = notchForPd(facts.pd);
+  const basis: string[] = [`notch ${notch} (PD ${(facts.pd * 100).toFixed(2)} %)`];
+  if (notchIndex(notch) > notchIndex(policy.min_tier)) {
+    basis.push(`declined: below the minimum tier ${policy.min_tier}`);
+    return { notch, declined: true, limit_eur: 0, basis };
+  }
+  const revenue = facts.revenue_eur !== null && facts.revenue_eur > 0 ? facts.revenue_eur : 0;
+  const equity = facts.equity_eur !== null && facts.equity_eur > 0 ? facts.equity_eur : 0;
+  let base: number;
+  if (facts.revenue_eur === null && facts.equity_eur === null) {
+    base = THIN_FILE_BASE_EUR;
+    basis.push(`no published accounts: base €${THIN_FILE_BASE_EUR}`);
+  } else {
+    base = Math.max(revenue * REVENUE_SHARE, equity * EQUITY_SHARE);
+    basis.push(revenue * REVENUE_SHARE >= equity * EQUITY_SHARE ? `base 10 % of revenue €${Math.round(revenue)}` : `base 30 % of equity €${Math.round(equity)}`);
+  }
+  let limit = base * LIMIT_MULTIPLIERS[notch];
+  basis.push(`× ${LIMIT_MULTIPLIERS[notch]} for notch ${notch}`);
+  const tf = termFactor(termDays);
+  if (tf < 1) {
+    limit *= tf;
+    basis.push(`× ${tf.toFixed(3)} for a ${termDays}-day term`);
+  }
+  if (facts.adverse) {
+    limit *= ADVERSE_FACTOR;
+    basis.push('× 0.5 for adverse events');
+  }
+  if (limit > policy.max_amount_eur) basis.push(`capped at the policy maximum €${policy.max_amount_eur}`);
+  limit = Math.min(limit, policy.max_amount_eur);
+  limit = Math.max(MIN_LIMIT_EUR, Math.floor(limit / 1000) * 1000);
+  return { notch, declined: false, limit_eur: Math.min(limit, Math.max(MIN_LIMIT_EUR, policy.max_amount_eur)), basis };
+}
+
+/**
+ * IRB capital per euro of exposure (CRR art. 153(1)), with the effective maturity M = term in years
+ * taken as it is (not floored at 1 year as the CRR does) so that a shorter term prices lower.
+ */
+export function irbCapital(pd: number, lgd: number, maturityYears: number): number {
+  const p = Math.min(Math.max(pd, 0.0003), 0.9999);
+  const w = (1 - Math.exp(-50 * p)) / (1 - Math.exp(-50));
+  const r = 0.12 * w + 0.24 * (1 - w);
+  const b = (0.11852 - 0.05478 * Math.log(p)) ** 2;
+  const conditional = normalCdf(Math.sqrt(1 / (1 - r)) * normalInverse(p) + Math.sqrt(r / (1 - r)) * normalInverse(0.999));
+  const k = (lgd * conditional - p * lgd) * ((1 + (maturityYears - 2.5) * b) / (1 - 1.5 * b));
+  return Math.max(0, k);
+}
+
+/** Annual spread in bps: expected loss (PD × LGD) + the hurdle rate on IRB capital + the margin. */
+export function spreadFor(pd: number, termDays: number, lgd: number, marginBps: number): number {
+  const expectedLoss = pd * lgd;
+  const capitalCharge = HURDLE_RATE * irbCapital(pd, lgd, termDays / 365);
+  return Math.ceil((expectedLoss + capitalCharge) * 10_000 + marginBps - 1e-9);
+}
+
+/** The index's spread for a notch, term and modality (priced at the notch's PD). */
+export const indexSpread = (n: Notch, termDays: number, modality: Modality, policy: CreditPolicy = DEFAULT_POLICY) =>
+  spreadFor(notchPd(n), termDays, policy.lgd[modality], policy.margin_bps);
+
+export interface DecisionInput extends CompanyFacts {
+  operation_type: OperationType;
+  amount_eur: number;
+  term_days: number;
+}
+
+export interface PolicyDecision extends LimitResult {
+  approved: boolean;
+  modality: Modality;
+  spread_bps: number;
+  lgd: number;
+}
+
+/**
+ * The decision: approved when the notch is within appetite and the amount within the limit.
+ * The spread is the index's for the notch (priced at the notch's PD, as GET /v1/index/spreads) at
+ * the exact term and the notch's modality, and never below what a better notch would pay (a weaker
+ * notch may move to a protected modality with a lower LGD).
+ */
+export function decide(input: DecisionInput, policy: CreditPolicy = DEFAULT_POLICY): PolicyDecision {
+  const limit = creditLimit(input, input.term_days, policy);
+  const modality = modalityFor(input.operation_type, limit.notch);
+  let spread = 0;
+  for (let i = 0; i <= notchIndex(limit.notch); i++) {
+    const n = NOTCHES[i]!;
+    spread = Math.max(spread, indexSpread(n, input.term_days, modalityFor(input.operation_type, n), policy));
+  }
+  const approved = !limit.declined && input.amount_eur <= limit.limit_eur;
+  if (!limit.declined && !approved) limit.basis.push(`declined: amount €${input.amount_eur} above the limit`);
+  return { ...limit, approved, modality, spread_bps: spread, lgd: policy.lgd[modality] };
+}

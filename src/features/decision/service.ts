@@ -1,0 +1,363 @@
+import { and, desc, eq, lt, sql } from 'drizzle-orm';
+import type { Database } from '../../db/client';
+import { ApiError } from '../../lib/errors';
+import { GroupCommit } from '../../lib/group-commit';
+import { ReadCache } from '../../lib/read-cache';
+import { pageOf } from '../../lib/schemas';
+import type { Actor } from '../admin/service';
+import type { AdminService } from '../admin/service';
+import type { UsageMeter } from '../usage/service';
+import type { Env } from '../tenants/service';
+import { LATE_GRACE_DAYS } from '../erp/observations';
+import { REASON_CATALOGUE } from '../score/engine';
+import { SCORE_CACHE_MS, type ScoreCaller, type ScoreFacts, type ScoreService, type StoredResult } from '../score/service';
+import { lookupNaics, riskLevel, SECTOR_RATE_SOURCE, CONCORDANCE_SOURCE } from '../sector-risk/table';
+import type { DecisionResponseBody } from './model';
+import {
+  creditLimit, decide, DEFAULT_POLICY, indexSpread, MODALITIES, NOTCHES, TERM_BUCKETS,
+  type CreditPolicy, type Modality, type OperationType,
+} from './policy';
+
+export const DECISION_POLICY_VERSION = 'decision-1.0.0';
+/** a credit limit stays valid as long as the score behind it is served from cache */
+const LIMIT_VALID_MS = 24 * 3600_000;
+
+type Signal = DecisionResponseBody['signals'][number];
+
+/** Where each score reason's input comes from (ERP-fed payment reasons are re-attributed below). */
+const REASON_SOURCE: Record<string, string> = {
+  STRONG_EQUITY: 'financial_statements', WEAK_EQUITY: 'financial_statements', NEGATIVE_EQUITY: 'financial_statements', EQUITY_BELOW_HALF_CAPITAL: 'financial_statements',
+  ACCUMULATED_LOSSES: 'financial_statements', LOW_RETAINED_EARNINGS: 'financial_statements', STRONG_RETAINED_EARNINGS: 'financial_statements',
+  LOSS_MAKING: 'financial_statements', WEAK_PROFITABILITY: 'financial_statements', STRONG_PROFITABILITY: 'financial_statements',
+  LOW_ASSET_TURNOVER: 'financial_statements', HIGH_ASSET_TURNOVER: 'financial_statements', WEAK_LIQUIDITY: 'financial_statements',
+  STRONG_LIQUIDITY: 'financial_statements', HIGH_LEVERAGE: 'financial_statements', LOW_LEVERAGE: 'financial_statements',
+  SLOW_PAYER: 'payment_behaviour', PROMPT_PAYER: 'payment_behaviour', SLOW_COLLECTION: 'payment_behaviour', FAST_COLLECTION: 'payment_behaviour',
+  HIGH_CONCENTRATION: 'payment_behaviour', DIVERSIFIED_CUSTOMERS: 'payment_behaviour',
+  RECENT_DEFAULT: 'credit_register', WRITTEN_OFF_OR_LITIGATION: 'credit_register', OVERDUE_CREDIT: 'credit_register', CLEAN_CREDIT_HISTORY: 'credit_register', MANY_LENDERS: 'credit_register',
+  TAX_IRREGULAR: 'tax_authority', TAX_COMPLIANT: 'tax_authority', NOT_VAT_REGISTERED: 'tax_authority',
+  YOUNG_COMPANY: 'company_registry', ESTABLISHED_COMPANY: 'company_registry', LIMITED_DATA: 'company_registry',
+  INSOLVENCY_PROCEEDINGS: 'legal_events', RESTRUCTURING_PROCEEDINGS: 'legal_events',
+};
+const BUYER_REASONS = new Set(['SLOW_PAYER', 'PROMPT_PAYER']);
+const SELLER_REASONS = new Set(['SLOW_COLLECTION', 'FAST_COLLECTION', 'HIGH_CONCENTRATION', 'DIVERSIFIED_CUSTOMERS']);
+
+const mean100 = (components: Record<string, number>, names: string[]) =>
+  Math.round((names.reduce((s, n) => s + (components[n] ?? 0.5), 0) / names.length) * 100);
+
+/** The drivers of a decision, strongest first: the score's reasons, then what the tenant's books and ESG assessment add. */
+export function signalsOf(result: StoredResult, facts: ScoreFacts, esg: { overall: number } | null): Signal[] {
+  const erp = facts.erp;
+  const out: Signal[] = result.reasons.map((r) => {
+    let source = REASON_SOURCE[r.code] ?? 'company_registry';
+    if (erp && BUYER_REASONS.has(r.code) && erp.buyer?.sufficient) source = `erp:${erp.provider}`;
+    if (erp && SELLER_REASONS.has(r.code) && erp.seller?.sufficient) source = `erp:${erp.provider}`;
+    return { factor: r.code.toLowerCase(), weight: r.impact === 'positive' ? '+' : '-', label: REASON_CATALOGUE[r.code]?.en ?? r.label, source, strength: r.weight };
+  });
+  if (erp) {
+    const source = `erp:${erp.provider}`;
+    const b = erp.buyer;
+    if (b?.sufficient && b.days_late_avg !== null) {
+      const late = b.days_late_avg > LATE_GRACE_DAYS;
+      out.push({
+        factor: late ? 'erp_pays_late' : 'erp_pays_on_time',
+        weight: late ? '-' : '+',
+        label: `Pays your invoices ${b.days_late_avg} days after the due date on average (90th percentile ${b.days_late_p90}; ${Math.round((b.share_paid_late ?? 0) * 100)} % paid late; ${b.months_observed} months observed)`,
+        source,
+        strength: 0,
+      });
+    }
+    if (b?.sufficient && b.overdue_eur > 0)
+      out.push({ factor: 'erp_overdue_balance', weight: '-', label: `€${b.overdue_eur.toFixed(2)} overdue on your invoices`, source, strength: 0 });
+    const s = erp.seller;
+    if (s?.sufficient && s.revenue_trend !== null && Math.abs(s.revenue_trend) >= 0.1)
+      out.push({
+        factor: s.revenue_trend < 0 ? 'erp_revenue_decline' : 'erp_revenue_growth',
+        weight: s.revenue_trend < 0 ? '-' : '+',
+        label: `Invoicing ${s.revenue_trend < 0 ? 'down' : 'up'} ${Math.abs(Math.round(s.revenue_trend * 100))} % on the prior 12 months`,
+        source,
+        strength: 0,
+      });
+    if (s?.sufficient && s.top_customer_share !== null && s.top_customer_share > 0.5)
+      out.push({ factor: 'erp_customer_concentration', weight: '-', label: `Largest customer takes ${Math.round(s.top_customer_share * 100)} % of invoicing`, source, strength: 0 });
+  }
+  if (esg) {
+    if (esg.overall >= 60) out.push({ factor: 'esg_strong', weight: '+', label: `ESG assessment ${esg.overall}/100`, source: 'esg', strength: 0 });
+    else if (esg.overall < 40) out.push({ factor: 'esg_weak', weight: '-', label: `ESG assessment ${esg.overall}/100`, source: 'esg', strength: 0 });
+  }
+  return out; // reasons arrive sorted by weight; the observation details follow them (strength 0: not in the score's weights)
+}
+
+export interface DecisionBody {
+  nif: string;
+  country?: string;
+  context: { operation_type: OperationType; amount_eur: number; expected_term_days: number };
+  customer_reference?: string;
+  refresh?: 'cached_ok' | 'force_refresh';
+}
+
+type PolicyRow = Database['t']['creditPolicies']['$inferSelect'];
+type EsgRow = { result: Record<string, unknown>; computedAt: Date };
+
+type DecisionRow = Database['t']['creditDecisions']['$inferInsert'];
+
+export class DecisionService {
+  /** decisions are stored before they are answered, many per transaction under load */
+  private readonly decisionWrites = new GroupCommit<DecisionRow>((rows) => this.database.appendRows(this.database.t.creditDecisions, rows), 250);
+
+  constructor(
+    private readonly database: Database,
+    private readonly scores: ScoreService,
+    private readonly usage: UsageMeter,
+    private readonly now: () => Date,
+    private readonly baseRate: { name: string; valuePct: number; asOf: string },
+    private readonly docsBase: string,
+  ) {}
+
+  /**
+   * The decision, stored before it is returned; `text` is its JSON, stored and answered as it is.
+   * The same request again (NIF, context, customer_reference) while nothing behind it changed
+   * (the score still within its cache window, the policy, the ESG assessment, the ERP books) is the
+   * same decision: answered from memory with `cache: "cached"` and the same decision_id, billed
+   * again, not stored again. `refresh: "force_refresh"` always decides anew.
+   */
+  async decide(caller: ScoreCaller, body: DecisionBody, startedAt: number): Promise<{ body: DecisionResponseBody; text: string }> {
+    const country = body.country ?? 'PT';
+    if (country !== 'PT')
+      throw new ApiError('unsupported_country', `Only companies registered in Portugal can be decided on (country "${country.slice(0, 8)}").`, {
+        fields: [{ path: 'country', message: 'must be PT' }],
+      });
+    if (body.refresh === 'force_refresh') return this.decideFresh(caller, body, startedAt);
+    const ctx = body.context;
+    const key = `${caller.tenantId}|${caller.env}|${body.nif}|${ctx.operation_type}|${ctx.amount_eur}|${ctx.expected_term_days}|${body.customer_reference ?? ''}`;
+    this.answers ??= new ReadCache(this.database);
+    const hit = this.answers.peek(key, caller.scoreGeneration);
+    if (hit && hit.scoreComputedAtMs > this.now().getTime() - SCORE_CACHE_MS) {
+      this.bill(caller, 'decision');
+      return hit.cached;
+    }
+    let fresh: { body: DecisionResponseBody; text: string; scoreComputedAtMs: number } | undefined;
+    await this.answers.load(
+      key,
+      async () => {
+        fresh = await this.decideFresh(caller, body, startedAt);
+        const cachedBody = { ...fresh.body, cache: 'cached' as const };
+        return { scoreComputedAtMs: fresh.scoreComputedAtMs, cached: { body: cachedBody, text: JSON.stringify(cachedBody) } };
+      },
+      caller.scoreGeneration,
+    );
+    return fresh!;
+  }
+
+  /** answers of recent decisions, while their inputs are current (see decide) */
+  private answers?: ReadCache<{ scoreComputedAtMs: number; cached: { body: DecisionResponseBody; text: string } }>;
+
+  private async decideFresh(caller: ScoreCaller, body: DecisionBody, startedAt: number): Promise<{ body: DecisionResponseBody; text: string; scoreComputedAtMs: number }> {
+    const { result, facts } = await this.scores.scoreWithFacts(caller, body.nif, body.refresh ?? 'cached_ok', body.customer_reference ?? null);
+    const [esgRow, policy] = await Promise.all([this.latestEsg(caller, body.nif), this.policy(caller)]);
+    const esg = esgRow ? (esgRow.result as { overall: number; environmental: number; social: number; governance: number }) : null;
+    const ctx = body.context;
+    const outcome = decide({ pd: facts.pd_scale, revenue_eur: facts.revenue_eur, equity_eur: facts.equity_eur, adverse: facts.adverse, operation_type: ctx.operation_type, amount_eur: ctx.amount_eur, term_days: ctx.expected_term_days }, policy.policy);
+    const computedAt = this.now();
+    const inputs = [Date.parse(result.computed_at), ...(esgRow ? [esgRow.computedAt.getTime()] : []), ...(facts.erp ? [Date.parse(facts.erp.synced_at)] : [])];
+    const id = `dec_${Bun.randomUUIDv7()}`;
+    const response: DecisionResponseBody = {
+      decision_id: id,
+      nif: body.nif,
+      score: Math.round(result.score / 10),
+      tier: outcome.notch,
+      pd_estimate: facts.pd_scale,
+      breakdown: {
+        financial: mean100(result.components, ['financial_strength', 'profitability', 'liquidity', 'leverage']),
+        behavioral: mean100(result.components, ['payment_behaviour', 'credit_history', 'tax_compliance', 'legal_events']),
+        esg: esg ? esg.overall : null,
+      },
+      recommendation: { approved: outcome.approved, limit_eur: outcome.limit_eur, suggested_spread_bps: outcome.spread_bps, modality: outcome.modality, basis: outcome.basis },
+      signals: signalsOf(result, facts, esg),
+      data_freshness: new Date(Math.min(...inputs)).toISOString(),
+      esg: esg ? { e: esg.environmental, s: esg.social, g: esg.governance } : null,
+      latency_ms: 0,
+      erp_source: facts.erp?.provider ?? null,
+      context: { operation_type: ctx.operation_type, amount_eur: ctx.amount_eur, expected_term_days: ctx.expected_term_days },
+      algorithm_version: `${DECISION_POLICY_VERSION}+${result.algorithm_version}`,
+      synthetic: caller.env === 'sandbox',
+      computed_at: computedAt.toISOString(),
+      cache: 'fresh',
+      ...(body.customer_reference !== undefined ? { customer_reference: body.customer_reference } : {}),
+    };
+    response.latency_ms = Math.round((performance.now() - startedAt) * 10) / 10;
+    const text = JSON.stringify(response);
+    await this.decisionWrites.add({
+        id,
+        tenantId: caller.tenantId,
+        env: caller.env,
+        nif: body.nif,
+        customerReference: body.customer_reference ?? null,
+        operationType: ctx.operation_type,
+        amountEur: ctx.amount_eur,
+        termDays: ctx.expected_term_days,
+        approved: outcome.approved,
+        tier: outcome.notch,
+        limitEur: outcome.limit_eur,
+        spreadBps: outcome.spread_bps,
+        response: text,
+        algorithmVersion: response.algorithm_version,
+        synthetic: response.synthetic,
+        createdAt: computedAt,
+      });
+    this.bill(caller, 'decision');
+    return { body: response, text, scoreComputedAtMs: Date.parse(result.computed_at) };
+  }
+
+  async list(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, q: { nif?: string; limit?: number; cursor?: string }) {
+    const d = this.database.t.creditDecisions;
+    const limit = q.limit ?? 50;
+    const conds = [eq(d.tenantId, caller.tenantId), eq(d.env, caller.env)];
+    if (q.nif) conds.push(eq(d.nif, q.nif));
+    if (q.cursor) conds.push(lt(d.id, q.cursor));
+    const rows = await this.database.db.select({ id: d.id, response: d.response }).from(d).where(and(...conds)).orderBy(desc(d.id)).limit(limit + 1);
+    return pageOf(rows, limit, (r) => JSON.parse(r.response) as DecisionResponseBody, (r) => r.id);
+  }
+
+  async get(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, id: string) {
+    const d = this.database.t.creditDecisions;
+    const [row] = await this.database.db.select({ response: d.response }).from(d).where(and(eq(d.tenantId, caller.tenantId), eq(d.env, caller.env), eq(d.id, id))).limit(1);
+    if (!row) throw new ApiError('resource_not_found', `No decision ${id} for this tenant in this environment.`);
+    return JSON.parse(row.response) as DecisionResponseBody;
+  }
+
+  async creditLimit(caller: ScoreCaller, buyerNif: string, termDays: number, refresh: 'cached_ok' | 'force_refresh') {
+    const { result, facts } = await this.scores.scoreWithFacts(caller, buyerNif, refresh);
+    const policy = (await this.policy(caller)).policy;
+    const limit = creditLimit({ pd: facts.pd_scale, revenue_eur: facts.revenue_eur, equity_eur: facts.equity_eur, adverse: facts.adverse }, termDays, policy);
+    if (facts.erp?.buyer?.sufficient) {
+      const b = facts.erp.buyer;
+      limit.basis.push(`your ${facts.erp.provider} books: paid ${b.days_late_avg} days late on average, €${b.overdue_eur.toFixed(2)} overdue (in the score's payment behaviour)`);
+    }
+    this.bill(caller, 'credit_limit');
+    return {
+      buyer_nif: buyerNif,
+      name: facts.name,
+      limit_eur: limit.limit_eur,
+      currency: 'EUR' as const,
+      tier: limit.notch,
+      pd_estimate: facts.pd_scale,
+      term_days: termDays,
+      basis: limit.basis,
+      erp_source: facts.erp?.provider ?? null,
+      valid_until: new Date(Date.parse(result.computed_at) + LIMIT_VALID_MS).toISOString(),
+      computed_at: this.now().toISOString(),
+      synthetic: caller.env === 'sandbox',
+    };
+  }
+
+  async spreads(caller: ScoreCaller, q: { tier?: string; term_days?: string; modality?: Modality }) {
+    const tierFilter = q.tier?.replace(' ', '+');
+    const policy = (await this.policy(caller)).policy;
+    const spreads = [];
+    for (const tier of NOTCHES) {
+      if (tierFilter && tierFilter !== tier) continue;
+      for (const term of TERM_BUCKETS) {
+        if (q.term_days && Number(q.term_days) !== term) continue;
+        for (const modality of MODALITIES) {
+          if (q.modality && q.modality !== modality) continue;
+          const spread = indexSpread(tier, term, modality, policy);
+          spreads.push({ tier, term_days: term, modality, spread_bps: spread, all_in_rate_pct: Math.round((this.baseRate.valuePct + spread / 100) * 100) / 100 });
+        }
+      }
+    }
+    this.bill(caller, 'spreads_index');
+    return {
+      as_of: this.now().toISOString(),
+      base_rate: { name: this.baseRate.name, value_pct: this.baseRate.valuePct, as_of: this.baseRate.asOf },
+      spreads,
+      methodology:
+        'Annual spread = expected loss (PD × LGD) + 10 % cost of capital on the IRB capital (CRR art. 153(1), maturity = term) + this tenant\'s margin, rounded up to a basis point; each tier priced at the geometric middle of its PD band, LGD by modality from the tenant\'s credit policy. Never lower for a worse tier or a longer term.',
+      methodology_url: `${this.docsBase}/docs/credit-policy`,
+    };
+  }
+
+  async sectorRisk(caller: ScoreCaller, naics: string) {
+    const found = lookupNaics(naics);
+    if (!found) throw new ApiError('sector_not_found', `NAICS ${naics} is not in the sector table (docs/sector-risk.md lists the codes).`);
+    const { row } = found;
+    const s = this.database.t.scoreResults;
+    const scored = await this.database.db
+      .selectDistinct({ nif: s.nif })
+      .from(s)
+      .where(and(eq(s.tenantId, caller.tenantId), eq(s.env, caller.env), eq(s.sector, row.nace.section)));
+    this.bill(caller, 'sector_risk');
+    const levels = ['sector', 'subsector', 'industry_group', 'industry', 'national_industry'] as const;
+    return {
+      naics,
+      matched_naics: row.naics,
+      title: row.title,
+      level: levels[row.naics.length - 2]!,
+      nace: row.nace,
+      risk_level: riskLevel(row.default_rate_pct),
+      default_rate_pct: row.default_rate_pct,
+      overdue_rate_pct: row.overdue_rate_pct,
+      companies_scored: scored.length,
+      sources: [CONCORDANCE_SOURCE, SECTOR_RATE_SOURCE],
+    };
+  }
+
+  // --- the tenant's credit policy ------------------------------------------------------------
+
+  // hot reads of every decision: prepared once, and cached until the tenant's scores are marked
+  // (a policy change, an ESG assessment, a finished sync; SQLite: any commit but the appends)
+  private policyCache?: ReadCache<{ row: PolicyRow | null }>;
+  private esgCache?: ReadCache<{ row: EsgRow | null }>;
+  private policyQuery?: { execute(p: Record<string, string>): Promise<PolicyRow[]> };
+  private esgQuery?: { execute(p: Record<string, string>): Promise<EsgRow[]> };
+
+  async policy(caller: Pick<ScoreCaller, 'tenantId' | 'env' | 'scoreGeneration'>): Promise<{ policy: CreditPolicy; row: PolicyRow | null }> {
+    const p = this.database.t.creditPolicies;
+    this.policyQuery ??= this.database.db.select().from(p).where(eq(p.id, sql.placeholder('id'))).limit(1).prepare('credit_policy');
+    const id = `${caller.tenantId}:${caller.env}`;
+    this.policyCache ??= new ReadCache(this.database);
+    const { row } = (await this.policyCache.get(id, async () => ({ row: (await this.policyQuery!.execute({ id }))[0] ?? null }), caller.scoreGeneration))!;
+    if (!row) return { policy: DEFAULT_POLICY, row: null };
+    const stored = row.policy as unknown as Partial<CreditPolicy>;
+    return { policy: { ...DEFAULT_POLICY, ...stored, lgd: { ...DEFAULT_POLICY.lgd, ...stored.lgd } }, row };
+  }
+
+  policyView(p: { policy: CreditPolicy; row: PolicyRow | null }) {
+    return { ...p.policy, lgd: { ...p.policy.lgd }, is_default: p.row === null, updated_at: p.row ? p.row.updatedAt.toISOString() : null };
+  }
+
+  async updatePolicy(caller: Actor & { tenantId: string; env: Env }, patch: Partial<Omit<CreditPolicy, 'lgd'>> & { lgd?: Partial<Record<Modality, number>> }, admin: AdminService) {
+    const current = await this.policy(caller);
+    const next: CreditPolicy = { ...current.policy, ...patch, lgd: { ...current.policy.lgd, ...patch.lgd } } as CreditPolicy;
+    const now = this.now();
+    const p = this.database.t.creditPolicies;
+    await this.database.withTx(async (tx) => {
+      this.database.touchTenant(caller.tenantId, 'scores'); // decisions read the policy through a cache
+      await tx
+        .insert(p)
+        .values({ id: `${caller.tenantId}:${caller.env}`, tenantId: caller.tenantId, env: caller.env, policy: next as unknown as Record<string, unknown>, updatedAt: now })
+        .onConflictDoUpdate({ target: p.id, set: { policy: next as unknown as Record<string, unknown>, updatedAt: now } });
+      await admin.audit(tx, caller, 'credit_policy.updated', `${caller.env}`, { changes: patch, env: caller.env });
+    });
+    return this.policyView(await this.policy(caller));
+  }
+
+  private async latestEsg(caller: Pick<ScoreCaller, 'tenantId' | 'env' | 'scoreGeneration'>, nif: string): Promise<EsgRow | null> {
+    const e = this.database.t.esgAssessments;
+    this.esgQuery ??= this.database.db
+      .select({ result: e.result, computedAt: e.computedAt })
+      .from(e)
+      .where(and(eq(e.tenantId, sql.placeholder('tenantId')), eq(e.env, sql.placeholder('env')), eq(e.nif, sql.placeholder('nif'))))
+      .orderBy(desc(e.computedAt))
+      .limit(1)
+      .prepare('esg_latest');
+    const params = { tenantId: caller.tenantId, env: caller.env, nif };
+    this.esgCache ??= new ReadCache(this.database);
+    const hit = await this.esgCache.get(`${caller.tenantId}|${caller.env}|${nif}`, async () => ({ row: (await this.esgQuery!.execute(params))[0] ?? null }), caller.scoreGeneration);
+    return hit!.row;
+  }
+
+  private bill(caller: ScoreCaller, meter: string) {
+    this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId, meter });
+  }
+}
+

@@ -1,0 +1,106 @@
+import { and, desc, eq, gte, inArray } from 'drizzle-orm';
+import type { Database } from '../../db/client';
+import type { Env } from '../tenants/service';
+import { buyerBehaviour, sellerBooks, type BuyerBehaviour, type ObservedDocument, type SellerBooks, type SellerDocument } from './observations';
+
+/** the most recent documents read per company (older ones add little to behaviour) */
+const MAX_DOCUMENTS = 2000;
+const IN_CHUNK = 500;
+
+export interface ErpObservations {
+  /** the provider whose books were used (the one holding most of the documents) */
+  provider: string;
+  /** when the newest of those documents was synced */
+  synced_at: string;
+  buyer: BuyerBehaviour | null;
+  seller: SellerBooks | null;
+}
+
+type DocRow = { provider: string; customerReference: string; number: string; issueDate: string; dueDate: string | null; grossTotalCents: number; netTotalCents: number; documentType: string; customerNif: string | null; syncedAt: Date };
+
+/** Payments matched to the documents, by provider|customer_reference|number. */
+async function matchedPayments(database: Database, tenantId: string, env: Env, rows: DocRow[]) {
+  const b = database.t.bankTransactions;
+  const byDoc = new Map<string, { date: string; amount_cents: number }[]>();
+  const numbers = [...new Set(rows.map((r) => r.number))];
+  for (let i = 0; i < numbers.length; i += IN_CHUNK) {
+    const found = await database.db
+      .select({ provider: b.provider, ref: b.customerReference, number: b.matchedInvoiceNumber, date: b.bookingDate, amount: b.amountCents })
+      .from(b)
+      .where(and(eq(b.tenantId, tenantId), eq(b.env, env), inArray(b.matchedInvoiceNumber, numbers.slice(i, i + IN_CHUNK))));
+    for (const p of found) {
+      if (p.amount <= 0 || !p.number) continue;
+      const key = `${p.provider}|${p.ref}|${p.number}`;
+      const list = byDoc.get(key) ?? [];
+      list.push({ date: p.date, amount_cents: Number(p.amount) });
+      byDoc.set(key, list);
+    }
+  }
+  return (r: DocRow) => byDoc.get(`${r.provider}|${r.customerReference}|${r.number}`) ?? [];
+}
+
+const toDoc = (r: DocRow, payments: { date: string; amount_cents: number }[]): ObservedDocument => ({
+  issue_date: r.issueDate,
+  due_date: r.dueDate,
+  gross_cents: Number(r.grossTotalCents),
+  payments,
+});
+
+function mostCommonProvider(rows: DocRow[]) {
+  const counts = new Map<string, number>();
+  for (const r of rows) counts.set(r.provider, (counts.get(r.provider) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]![0];
+}
+
+/**
+ * The tenant's synced books about `nif` in this environment: how it pays when it is a customer in
+ * them, and its own books when it is a connected company (connections initiated with company_nif).
+ * Null when they hold nothing about it.
+ */
+export async function loadErpObservations(database: Database, tenantId: string, env: Env, nif: string, asOf: Date): Promise<ErpObservations | null> {
+  const inv = database.t.invoices;
+  const cols = {
+    provider: inv.provider, customerReference: inv.customerReference, number: inv.number, issueDate: inv.issueDate, dueDate: inv.dueDate,
+    grossTotalCents: inv.grossTotalCents, netTotalCents: inv.netTotalCents, documentType: inv.documentType, customerNif: inv.customerNif, syncedAt: inv.syncedAt,
+  };
+  const today = asOf.toISOString().slice(0, 10);
+
+  const asBuyer = (await database.db
+    .select(cols)
+    .from(inv)
+    .where(and(eq(inv.tenantId, tenantId), eq(inv.env, env), eq(inv.customerNif, nif), eq(inv.status, 'N'), inArray(inv.documentType, ['FT', 'ND'])))
+    .orderBy(desc(inv.issueDate))
+    .limit(MAX_DOCUMENTS)) as DocRow[];
+
+  const c = database.t.erpConnections;
+  const own = await database.db
+    .select({ provider: c.provider, ref: c.customerReference })
+    .from(c)
+    .where(and(eq(c.tenantId, tenantId), eq(c.env, env), eq(c.companyNif, nif), eq(c.status, 'active')));
+  let asSeller: DocRow[] = [];
+  if (own.length) {
+    const since = new Date(asOf.getTime() - 730 * 86_400_000).toISOString().slice(0, 10);
+    for (const o of own)
+      asSeller.push(
+        ...((await database.db
+          .select(cols)
+          .from(inv)
+          .where(and(eq(inv.tenantId, tenantId), eq(inv.env, env), eq(inv.provider, o.provider), eq(inv.customerReference, o.ref), eq(inv.status, 'N'), gte(inv.issueDate, since)))
+          .orderBy(desc(inv.issueDate))
+          .limit(MAX_DOCUMENTS * 5)) as DocRow[]),
+      );
+  }
+  if (!asBuyer.length && !asSeller.length) return null;
+
+  const paymentsOf = await matchedPayments(database, tenantId, env, [...asBuyer, ...asSeller]);
+  const buyer = asBuyer.length ? buyerBehaviour(asBuyer.map((r) => toDoc(r, paymentsOf(r))), today) : null;
+  const seller = asSeller.length
+    ? sellerBooks(
+        asSeller.map((r): SellerDocument => ({ ...toDoc(r, paymentsOf(r)), customer_nif: r.customerNif, net_cents: Number(r.netTotalCents), credit: r.documentType === 'NC' })),
+        today,
+      )
+    : null;
+  const used = [...asBuyer, ...asSeller];
+  const syncedAt = new Date(Math.max(...used.map((r) => r.syncedAt.getTime())));
+  return { provider: mostCommonProvider(used), synced_at: syncedAt.toISOString(), buyer, seller };
+}

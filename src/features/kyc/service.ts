@@ -1,0 +1,120 @@
+import { and, eq } from 'drizzle-orm';
+import type { Database } from '../../db/client';
+import { ApiError, validationError } from '../../lib/errors';
+import { tokens } from '../aml/matcher';
+import { isValidNif } from '../../lib/nif';
+import type { UsageMeter } from '../usage/service';
+import type { ScoreCaller, ScoreService } from '../score/service';
+import type { AmlService } from '../aml/service';
+import type { NifService } from '../nif/service';
+import { entityTypeOf } from '../nif/entity-types';
+import type { KycResponseBody } from './model';
+
+type Check = KycResponseBody['checks'][number];
+
+/** the holder types a company can have (a natural person or an unassigned prefix cannot be onboarded as one) */
+const COMPANY_TYPES = new Set(['legal_person', 'public_administration', 'non_resident_legal_person', 'investment_fund', 'sole_trader', 'condominium_or_irregular', 'civil_partnership']);
+
+export interface KycBody {
+  nif: string;
+  representatives: { name: string; birth_date?: string; nif?: string; nationality?: string; role: string }[];
+  customer_reference?: string;
+}
+
+/**
+ * POST /v1/kyc/verify: the checks of an onboarding, each with its result, and an outcome by a
+ * documented rule (docs/kyc.md): fail if any check fails, else review if any needs review or could
+ * not be made, else pass.
+ */
+export class KycService {
+  constructor(
+    private readonly database: Database,
+    private readonly usage: UsageMeter,
+    private readonly nif: NifService,
+    private readonly aml: AmlService,
+    private readonly scores: ScoreService,
+    private readonly now: () => Date,
+  ) {}
+
+  async verify(caller: ScoreCaller, body: KycBody): Promise<{ body: KycResponseBody; text: string }> {
+    // every name checked before anything is stored (a screening is a record of its own)
+    const unusable = body.representatives.flatMap((r, i) => (tokens(r.name).length ? [] : [{ path: `representatives.${i}.name`, message: 'must contain letters or digits' }]));
+    if (unusable.length) throw validationError(unusable);
+    const checks: Check[] = [];
+    const add = (check: string, subject: string | null, result: Check['result'], detail: string) => checks.push({ check, subject, result, detail });
+    const company = await this.nif.lookup(caller, body.nif, { bill: false });
+
+    add('nif_valid', body.nif, company.valid ? 'pass' : 'fail', company.valid ? 'check digit and prefix valid' : company.check_digit_ok ? 'the number is not recognised' : 'the check digit is wrong');
+    const isCompany = COMPANY_TYPES.has(company.entity_type.code);
+    add('entity_is_company', body.nif, isCompany ? 'pass' : 'fail', `holder type: ${company.entity_type.label_en}`);
+    if (!company.company) add('company_found_active', body.nif, company.valid && isCompany ? 'review' : 'fail', 'no registry record for this NIF');
+    else add('company_found_active', body.nif, company.company.status === 'active' ? 'pass' : 'fail', `${company.company.name}: ${company.company.status} (source ${company.company.source})`);
+
+    // insolvency and other legal events, from the scoring data: looked up before anything is
+    // stored, so a data source failing here leaves no screening behind
+    const mk = (check: string, subject: string | null, result: Check['result'], detail: string): Check => ({ check, subject, result, detail });
+    let legalCheck: Check;
+    if (!company.valid || !isCompany) legalCheck = mk('legal_events', body.nif, 'not_available', 'not a valid company NIF');
+    else {
+      try {
+        const { facts } = await this.scores.scoreWithFacts(caller, body.nif);
+        const ev = facts.events;
+        if (!ev) legalCheck = mk('legal_events', body.nif, facts.adverse ? 'review' : 'pass', facts.adverse ? 'adverse events on record' : 'none on record');
+        else if (ev.insolvency) legalCheck = mk('legal_events', body.nif, 'fail', 'insolvency proceedings');
+        else if (ev.restructuring || ev.recent_default || ev.written_off_or_litigation)
+          legalCheck = mk('legal_events', body.nif, 'review', [ev.restructuring && 'restructuring proceedings (PER/RERE)', ev.recent_default && 'a default in the last 12 months', ev.written_off_or_litigation && 'credit written off or in litigation'].filter(Boolean).join('; '));
+        else legalCheck = mk('legal_events', body.nif, 'pass', 'no insolvency, restructuring, default or litigation on record');
+      } catch (err) {
+        if (!(err instanceof ApiError) || !['company_not_found', 'invalid_nif'].includes(err.code)) throw err;
+        legalCheck = mk('legal_events', body.nif, 'not_available', err.code === 'company_not_found' ? 'no scoring data for this company' : 'not recognised by the tax authority');
+      }
+    }
+
+    const screenings: KycResponseBody['screenings'] = [];
+    const screenOne = async (subject: string, q: Parameters<AmlService['screen']>[1], path: string) => {
+      const s = await this.aml.screen(caller, { ...q, customer_reference: body.customer_reference }, { bill: false, fieldPath: path });
+      screenings.push({ subject, screening_id: s.body.screening_id, status: s.body.status });
+      const top = s.body.matches[0];
+      add('sanctions_screening', subject, s.body.status === 'match' ? 'fail' : s.body.status === 'potential_match' ? 'review' : 'pass', top ? `${s.body.status}: ${top.list} ${top.entry_id} "${top.matched_name}" (score ${top.score})` : 'no match on ' + s.body.lists.map((l) => l.name).join(', '));
+    };
+    if (company.company) await screenOne(company.company.name, { name: company.company.name, type: 'organisation', country: 'PT' }, 'nif');
+    else add('sanctions_screening', body.nif, 'not_available', 'no company name to screen');
+
+    for (const [i, r] of body.representatives.entries()) {
+      if (r.nif !== undefined) {
+        const ok = isValidNif(r.nif);
+        const type = entityTypeOf(r.nif);
+        add('representative_nif_valid', r.name, ok && type.natural_person ? 'pass' : ok ? 'review' : 'fail', ok ? `holder type: ${type.label_en}` : 'the check digit is wrong');
+      }
+      await screenOne(r.name, { name: r.name, type: 'person', birth_date: r.birth_date, nationality: r.nationality }, `representatives.${i}.name`);
+    }
+
+    checks.push(legalCheck);
+    const outcome = checks.some((c) => c.result === 'fail') ? 'fail' : checks.some((c) => c.result === 'review' || c.result === 'not_available') ? 'review' : 'pass';
+    const completedAt = this.now();
+    const id = `kyc_${Bun.randomUUIDv7()}`;
+    const response: KycResponseBody = {
+      verification_id: id,
+      outcome,
+      checks,
+      company,
+      screenings,
+      completed_at: completedAt.toISOString(),
+      synthetic: caller.env === 'sandbox',
+      ...(body.customer_reference !== undefined ? { customer_reference: body.customer_reference } : {}),
+    };
+    const text = JSON.stringify(response);
+    await this.database.withTx((tx) =>
+      this.database.insertMany(tx, this.database.t.kycVerifications, [{ id, tenantId: caller.tenantId, env: caller.env, nif: body.nif, outcome, customerReference: body.customer_reference ?? null, response: text, createdAt: completedAt }]),
+    );
+    this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId, meter: 'kyc_verify' });
+    return { body: response, text };
+  }
+
+  async get(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, id: string) {
+    const k = this.database.t.kycVerifications;
+    const [row] = await this.database.db.select({ response: k.response }).from(k).where(and(eq(k.tenantId, caller.tenantId), eq(k.env, caller.env), eq(k.id, id))).limit(1);
+    if (!row) throw new ApiError('resource_not_found', `No verification ${id} for this tenant in this environment.`);
+    return JSON.parse(row.response) as KycResponseBody;
+  }
+}

@@ -1,0 +1,97 @@
+import { and, desc, eq, isNotNull } from 'drizzle-orm';
+import type { Database } from '../../db/client';
+import { ApiError } from '../../lib/errors';
+import { isValidNif } from '../../lib/nif';
+import type { UsageMeter } from '../usage/service';
+import type { ScoreCaller } from '../score/service';
+import { UpstreamError, type LiveAdapters } from '../score/adapters';
+import { entityTypeOf, legalFormOf } from './entity-types';
+import type { NifResponseBody } from './model';
+import { REGISTRY_AS_OF, SANDBOX_REGISTRY, UNRECOGNISED_FIXTURE } from './registry';
+
+type Company = NonNullable<NifResponseBody['company']>;
+
+/** GET /v1/nif/{nif}: the validator, the holder type and, for a company, its registry record. */
+export class NifService {
+  constructor(
+    private readonly database: Database,
+    private readonly usage: UsageMeter,
+    private readonly liveAdapters: LiveAdapters | null,
+    private readonly roadmapUrl: string,
+  ) {}
+
+  async lookup(caller: ScoreCaller, nif: string, opts: { bill?: boolean } = {}): Promise<NifResponseBody> {
+    const checkDigitOk = isValidNif(nif);
+    const type = entityTypeOf(nif);
+    const unrecognised = caller.env === 'sandbox' && nif === UNRECOGNISED_FIXTURE;
+    const valid = checkDigitOk && type.code !== 'unassigned' && !unrecognised;
+    // a natural person's number is only validated: no record is looked up or returned
+    const company = valid && !type.natural_person ? await this.company(caller, nif) : null;
+    if (opts.bill !== false) this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId, meter: 'nif_lookup' });
+    return {
+      nif,
+      valid,
+      check_digit_ok: checkDigitOk,
+      entity_type: { code: type.code, label_en: type.label_en, label_pt: type.label_pt },
+      vat_number: `PT${nif}`,
+      company,
+      synthetic: caller.env === 'sandbox',
+    };
+  }
+
+  private async company(caller: ScoreCaller, nif: string): Promise<Company | null> {
+    if (caller.env === 'sandbox') {
+      const fixture = SANDBOX_REGISTRY[nif];
+      if (fixture) return { ...fixture, legal_form: legalFormOf(fixture.name), source: 'sandbox_registry', as_of: REGISTRY_AS_OF };
+      return this.fromBooks(caller, nif);
+    }
+    if (!this.liveAdapters)
+      throw new ApiError('live_tier_not_available', 'Live company records are not available yet for this deployment (the registry adapters are not configured). Test against the sandbox meanwhile.', {
+        body: { roadmap_url: this.roadmapUrl },
+      });
+    try {
+      const [bureau, tax] = await Promise.all([this.liveAdapters.bureau(nif), this.liveAdapters.taxAuthority(nif)]);
+      if (bureau) this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId, meter: 'bureau_passthrough', costCents: bureau.cost_cents });
+      if (!bureau) return this.fromBooks(caller, nif);
+      const insolvent = bureau.events?.insolvency_proceedings === true;
+      return {
+        name: bureau.name,
+        legal_form: legalFormOf(bureau.name),
+        address: null,
+        cae: null,
+        nace: bureau.sector ? { section: bureau.sector, division: null } : null,
+        status: insolvent ? 'insolvent' : tax === null ? 'ceased' : 'active',
+        incorporation_date: null,
+        source: 'credit_bureau',
+        as_of: new Date().toISOString().slice(0, 10),
+      };
+    } catch (err) {
+      if (err instanceof UpstreamError)
+        throw new ApiError('upstream_unavailable', `A data source is unavailable (${err.source}); nothing was billed. Retry later.`, { headers: { 'retry-after': '30' } });
+      throw err;
+    }
+  }
+
+  /** a company the tenant's synced ERP books name as a customer (sandbox: the demo books) */
+  private async fromBooks(caller: ScoreCaller, nif: string): Promise<Company | null> {
+    const inv = this.database.t.invoices;
+    const [row] = await this.database.db
+      .select({ name: inv.customerName, provider: inv.provider, syncedAt: inv.syncedAt })
+      .from(inv)
+      .where(and(eq(inv.tenantId, caller.tenantId), eq(inv.env, caller.env), eq(inv.customerNif, nif), isNotNull(inv.customerName)))
+      .orderBy(desc(inv.syncedAt))
+      .limit(1);
+    if (!row?.name) return null;
+    return {
+      name: row.name,
+      legal_form: legalFormOf(row.name),
+      address: null,
+      cae: null,
+      nace: null,
+      status: 'active',
+      incorporation_date: null,
+      source: `erp:${row.provider}`,
+      as_of: row.syncedAt.toISOString(),
+    };
+  }
+}

@@ -1,0 +1,100 @@
+import { Elysia } from 'elysia';
+import { and, eq, gte, inArray, lte } from 'drizzle-orm';
+import type { AppContext } from '../../context';
+import { authed } from '../../plugins/auth';
+import { apiDoc } from '../../lib/api-doc';
+import { validationError } from '../../lib/errors';
+import { reconcile, type BankTransaction, type OpenInvoice } from './engine';
+import { ReconcileRequest, ReconcileResponse } from './model';
+
+const cents = (euros: number) => Math.round(euros * 100);
+type Body = typeof ReconcileRequest.static;
+
+/** POST /v1/reconcile (scope `erp`): bank transactions against open invoices, from the body or from the tenant's synced data. */
+export function reconcileRoutes(ctx: AppContext) {
+  const load = async (auth: { tenantId: string; env: string }, src: NonNullable<Body['source']>) => {
+    const { db, t } = ctx.database;
+    const inv = t.invoices;
+    const bt = t.bankTransactions;
+    const invConds = [eq(inv.tenantId, auth.tenantId), eq(inv.env, auth.env), eq(inv.provider, src.provider), eq(inv.customerReference, src.customer_reference), eq(inv.status, 'N'), inArray(inv.documentType, ['FT', 'FR', 'FS', 'ND'])];
+    const txConds = [eq(bt.tenantId, auth.tenantId), eq(bt.env, auth.env), eq(bt.provider, src.provider), eq(bt.customerReference, src.customer_reference)];
+    if (src.to) invConds.push(lte(inv.issueDate, src.to));
+    if (src.from) txConds.push(gte(bt.bookingDate, src.from));
+    if (src.to) txConds.push(lte(bt.bookingDate, src.to));
+    const [invoices, transactions] = await Promise.all([
+      db.select().from(inv).where(and(...invConds)).limit(50_000),
+      db.select().from(bt).where(and(...txConds)).limit(50_000),
+    ]);
+    return {
+      invoices: invoices.map((i): OpenInvoice => ({ id: i.id, number: i.number, atcud: i.atcud, customer_nif: i.customerNif, customer_name: i.customerName, issue_date: i.issueDate, due_date: i.dueDate, amount_open_cents: Number(i.grossTotalCents) })),
+      transactions: transactions.map((x): BankTransaction => ({ id: x.id, date: x.bookingDate, amount_cents: Number(x.amountCents), description: x.description ?? '', counterparty: x.counterpartyName })),
+    };
+  };
+
+  return new Elysia({ name: 'reconcile' })
+    .use(authed(ctx, 'erp'))
+    .post(
+      '/v1/reconcile',
+      async ({ auth, body }) => {
+        const inline = body.transactions !== undefined || body.invoices !== undefined;
+        if (inline === (body.source !== undefined))
+          throw validationError([{ path: inline ? 'source' : '(body)', message: 'give either transactions and invoices, or source (not both)' }]);
+        if (inline && (body.transactions === undefined || body.invoices === undefined))
+          throw validationError([{ path: body.transactions === undefined ? 'transactions' : 'invoices', message: 'required with the other' }]);
+        const data = inline
+          ? {
+              transactions: body.transactions!.map((x) => ({ id: x.id, date: x.date, amount_cents: cents(x.amount), description: x.description, counterparty: x.counterparty ?? null })),
+              invoices: body.invoices!.map((i) => ({ ...i, amount_open_cents: cents(i.amount_open) })),
+            }
+          : await load(auth, body.source!);
+        const r = reconcile(data.transactions, data.invoices, {
+          ...(body.fee_tolerance !== undefined ? { fee_tolerance_cents: cents(body.fee_tolerance) } : {}),
+          ...(body.max_days_overdue !== undefined ? { max_days_overdue: body.max_days_overdue } : {}),
+        });
+        ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'reconcile' });
+        return {
+          matches: r.matches.map(({ amount_cents, ...m }) => ({ ...m, amount: amount_cents / 100 })),
+          unmatched_transactions: r.unmatched_transactions,
+          unmatched_invoices: r.unmatched_invoices,
+          summary: {
+            transactions: r.summary.transactions,
+            invoices: r.summary.invoices,
+            matched_transactions: r.summary.matched_transactions,
+            matched_invoices: r.summary.matched_invoices,
+            amount_matched: r.summary.amount_matched_cents / 100,
+            match_rate: r.summary.match_rate,
+          },
+          source: inline ? 'body' : `${body.source!.provider}/${body.source!.customer_reference}`,
+        };
+      },
+      {
+        body: ReconcileRequest,
+        response: { 200: ReconcileResponse },
+        detail: apiDoc({
+          summary: 'Reconcile bank transactions with open invoices',
+          description:
+            'Rules, most certain first: the invoice number or ATCUD in the description (reference; partial payments and several invoices per payment), the sequence only confirmed by payer and amount (sequence), the payer\'s only open invoice of that amount (amount_date), several invoices summing to the payment (combination). Ambiguous cases stay unmatched. Deterministic. docs/reconcile.md.',
+          tag: 'erp',
+          security: 'BearerAuth',
+          operationId: 'reconcile',
+          examples: {
+            inline: {
+              summary: 'Two payments, three invoices',
+              value: {
+                transactions: [
+                  { id: 't1', date: '2026-03-02', amount: 123.0, description: 'TRF FT 2026/17 METALURGICA DO VOUGA', counterparty: 'METALURGICA DO VOUGA' },
+                  { id: 't2', date: '2026-03-05', amount: 369.0, description: 'TRF SEPA SANDBOX BETA SA', counterparty: 'SANDBOX BETA SA' },
+                ],
+                invoices: [
+                  { id: 'i1', number: 'FT 2026/17', customer_name: 'Metalúrgica do Vouga, Lda.', issue_date: '2026-02-01', due_date: '2026-03-03', amount_open: 123.0 },
+                  { id: 'i2', number: 'FT 2026/20', customer_name: 'Sandbox Beta, S.A.', issue_date: '2026-02-05', due_date: '2026-03-07', amount_open: 246.0 },
+                  { id: 'i3', number: 'FT 2026/21', customer_name: 'Sandbox Beta, S.A.', issue_date: '2026-02-06', due_date: '2026-03-08', amount_open: 123.0 },
+                ],
+              },
+            },
+            stored: { summary: 'The tenant\'s synced demo books', value: { source: { provider: 'demo', customer_reference: 'cliente-1' } } },
+          },
+        }),
+      },
+    );
+}

@@ -1,0 +1,337 @@
+import { Elysia, t } from 'elysia';
+import type { AppContext } from '../../context';
+import { authed } from '../../plugins/auth';
+import { apiDoc } from '../../lib/api-doc';
+import { ApiError } from '../../lib/errors';
+import { BINARY_BODIES, type StreamBody } from '../../plugins/http-errors';
+import { parseSaft, type SaftDocument, type SaftResult } from './parser';
+import type { Database, Db } from '../../db/client';
+import { and, eq } from 'drizzle-orm';
+
+/** `X-Public-Key`: the producer's RSA public key, PEM on one line or just its base64 body. */
+function publicKeyFrom(header: string | undefined): string | null {
+  if (!header) return null;
+  const body = header.replace(/-----(BEGIN|END) (RSA )?PUBLIC KEY-----/g, '').replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]+=*$/.test(body) || body.length > 4096) throw new ApiError('validation_failed', 'X-Public-Key must be a PEM public key (or its base64 body).', { fields: [{ path: 'header.X-Public-Key', message: 'not a PEM public key' }] });
+  return `-----BEGIN PUBLIC KEY-----\n${body.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
+}
+
+const Check = t.Object({ code: t.String(), severity: t.Union([t.Literal('error'), t.Literal('warning')]), message: t.String(), path: t.Union([t.String(), t.Null()]), line: t.Union([t.Integer(), t.Null()]) });
+export const SaftParseResponse = t.Object({
+  parse_id: t.String(),
+  header: t.Object({
+    company_nif: t.Union([t.String(), t.Null()]),
+    company_name: t.Union([t.String(), t.Null()]),
+    fiscal_year: t.Union([t.String(), t.Null()]),
+    start_date: t.Union([t.String(), t.Null()]),
+    end_date: t.Union([t.String(), t.Null()]),
+    software_certificate: t.Union([t.String(), t.Null()]),
+    product: t.Union([t.String(), t.Null()]),
+    audit_file_version: t.Union([t.String(), t.Null()]),
+    fields: t.Record(t.String(), t.Union([t.String(), t.Null()]), { description: 'Every Header element as read' }),
+  }),
+  counts: t.Record(t.String(), t.Integer(), { description: 'customers, suppliers, products, tax_table_entries, invoices (and invoices_<type>), payments, movements_of_goods, working_documents' }),
+  totals: t.Record(t.String(), t.Object({ declared: t.Record(t.String(), t.Union([t.Number(), t.Null()])), computed: t.Record(t.String(), t.Number()) })),
+  checks: t.Array(Check),
+  hash_chain: t.Union([t.Literal('verified'), t.Literal('not_verified'), t.Literal('failed')], { description: 'verified with the X-Public-Key given; not_verified without one (only presence and format checked)' }),
+  valid: t.Boolean({ description: 'no check of severity error' }),
+  bytes: t.Integer(),
+  import: t.Union(
+    [
+      t.Object({
+        imported: t.Boolean(),
+        provider: t.Literal('saft'),
+        customer_reference: t.String(),
+        invoices: t.Integer(),
+        payments: t.Integer(),
+        reason: t.Union([t.String(), t.Null()]),
+      }),
+      t.Null(),
+    ],
+    { description: 'With ?import=true: what was stored (GET /v1/erp/saft/invoices and /transactions read it); a file with errors is not imported' },
+  ),
+});
+
+class RefuseImport extends Error {
+  constructor(readonly result: SaftResult) {
+    super('the file has errors');
+  }
+}
+
+const cents = (x: number) => Math.round(x * 100);
+
+/** SAF-T date-times are Lisbon local time without a zone: as an instant (RFC 3339, UTC). */
+export function lisbonToIso(local: string): string {
+  const asUtc = new Date(`${local.slice(0, 19)}Z`);
+  if (Number.isNaN(asUtc.getTime())) return new Date().toISOString();
+  const wall = (tz: string) => new Date(asUtc.toLocaleString('en-US', { timeZone: tz })).getTime();
+  return new Date(asUtc.getTime() - (wall('Europe/Lisbon') - wall('UTC'))).toISOString();
+}
+
+/** One batch of the file's documents into the tenant's ERP store (provider saft): upserts, so a re-import does not duplicate. */
+async function storeDocuments(database: Database, tx: Db, auth: { tenantId: string; env: string }, ref: string, docs: SaftDocument[], counts: { invoices: number; payments: number }) {
+  const now = new Date();
+  const invoices = docs.filter((d) => d.kind === 'invoice');
+  const payments = docs.filter((d) => d.kind === 'payment');
+  const { t } = database;
+  for (const d of invoices) {
+    const row = {
+      id: Bun.randomUUIDv7(),
+      tenantId: auth.tenantId,
+      env: auth.env,
+      provider: 'saft',
+      customerReference: ref,
+      providerDocumentId: d.number,
+      documentType: d.type,
+      number: d.number,
+      atcud: d.atcud,
+      issueDate: d.date,
+      dueDate: null,
+      customerNif: d.customer_nif,
+      customerName: d.customer_name,
+      currency: 'EUR',
+      netTotalCents: cents(d.net_total),
+      taxTotalCents: cents(d.tax_payable),
+      grossTotalCents: cents(d.gross_total),
+      status: d.status,
+      data: { source: 'saft', customer_id: d.customer_id, system_entry_date: d.system_entry_date },
+      sourceUpdatedAt: lisbonToIso(d.system_entry_date),
+      syncedAt: now,
+    };
+    const { id: _id, tenantId: _t, env: _e, provider: _p, customerReference: _c, providerDocumentId: _d, ...update } = row;
+    await tx.insert(t.invoices).values(row).onConflictDoUpdate({ target: [t.invoices.tenantId, t.invoices.env, t.invoices.provider, t.invoices.customerReference, t.invoices.providerDocumentId], set: update });
+    counts.invoices++;
+  }
+  for (const d of payments) {
+    const row = {
+      id: Bun.randomUUIDv7(),
+      tenantId: auth.tenantId,
+      env: auth.env,
+      provider: 'saft',
+      customerReference: ref,
+      providerTransactionId: d.number,
+      bookingDate: d.date,
+      amountCents: d.status === 'A' ? 0 : cents(d.gross_total),
+      currency: 'EUR',
+      description: `RECIBO ${d.number}${d.settles.length ? ` ${d.settles.join(' ')}` : ''}`,
+      counterpartyName: d.customer_name,
+      counterpartyIban: null,
+      matchedInvoiceNumber: d.settles[0] ?? null,
+      sourceUpdatedAt: lisbonToIso(d.system_entry_date),
+      syncedAt: now,
+    };
+    const { id: _id, tenantId: _t, env: _e, provider: _p, customerReference: _c, providerTransactionId: _d, ...update } = row;
+    await tx.insert(t.bankTransactions).values(row).onConflictDoUpdate({ target: [t.bankTransactions.tenantId, t.bankTransactions.env, t.bankTransactions.provider, t.bankTransactions.customerReference, t.bankTransactions.providerTransactionId], set: update });
+    counts.payments++;
+  }
+}
+
+type Caller = { tenantId: string; env: string; keyId: string | null; requestId: string | null };
+type SaftAnswer = typeof SaftParseResponse.static;
+
+/** Parses one file (and imports it when asked): the 200 answer, or the result of a background run. */
+export async function runParse(
+  ctx: AppContext,
+  auth: Caller,
+  stream: ReadableStream<Uint8Array>,
+  o: { contentEncoding: string | null; publicKeyPem: string | null; importAs: string | null; parseId: string },
+): Promise<SaftAnswer> {
+  const limit = BINARY_BODIES['/v1/saft/parse']!.limit;
+  let source = stream;
+  if (o.contentEncoding) {
+    if (o.contentEncoding.toLowerCase() !== 'gzip') throw new ApiError('unsupported_media_type', `Content-Encoding ${o.contentEncoding} is not supported (gzip is).`);
+    source = source.pipeThrough(new DecompressionStream('gzip') as unknown as TransformStream<Uint8Array, Uint8Array>);
+  }
+  let read = 0;
+  const capped = (async function* () {
+    for await (const chunk of source as unknown as AsyncIterable<Uint8Array>) {
+      read += chunk.byteLength;
+      if (read > limit) throw new ApiError('payload_too_large', `The SAF-T file exceeds ${limit} bytes.`);
+      yield chunk;
+    }
+  })();
+  let r: SaftResult;
+  let imported: SaftAnswer['import'] = null;
+  try {
+    if (o.importAs !== null) {
+      // one transaction: a file with errors (found at any point) stores nothing
+      const counts = { invoices: 0, payments: 0 };
+      const ref = o.importAs;
+      try {
+        r = await ctx.database.withTx(async (tx) => {
+          const result = await parseSaft(capped, { publicKeyPem: o.publicKeyPem, onDocuments: (docs) => storeDocuments(ctx.database, tx, auth, ref, docs, counts) });
+          if (!result.valid) throw new RefuseImport(result);
+          return result;
+        });
+        imported = { imported: true, provider: 'saft', customer_reference: ref, ...counts, reason: null };
+      } catch (err) {
+        if (!(err instanceof RefuseImport)) throw err;
+        r = err.result;
+        imported = { imported: false, provider: 'saft', customer_reference: ref, invoices: 0, payments: 0, reason: 'the file has errors (see checks): nothing was stored' };
+      }
+    } else r = await parseSaft(capped, { publicKeyPem: o.publicKeyPem });
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw new ApiError('validation_failed', 'The body could not be read (a damaged gzip stream?).', { fields: [{ path: '(body)', message: (err as Error).message.split('\n')[0]!.slice(0, 200) }] });
+  }
+  const h = r.header;
+  return {
+    parse_id: o.parseId,
+    header: {
+      company_nif: h.TaxRegistrationNumber ?? null,
+      company_name: h.CompanyName ?? null,
+      fiscal_year: h.FiscalYear ?? null,
+      start_date: h.StartDate ?? null,
+      end_date: h.EndDate ?? null,
+      software_certificate: h.SoftwareCertificateNumber ?? null,
+      product: h.ProductID ? `${h.ProductID}${h.ProductVersion ? ` ${h.ProductVersion}` : ''}` : null,
+      audit_file_version: h.AuditFileVersion ?? null,
+      fields: h,
+    },
+    counts: r.counts,
+    totals: r.totals,
+    checks: r.checks,
+    hash_chain: r.hash_chain,
+    valid: r.valid,
+    bytes: r.bytes,
+    import: imported,
+  };
+}
+
+const CHUNK_BYTES = 1024 * 1024;
+
+/** Stores an upload for a background run, 1 MiB per row; the run is queued once the file is whole. */
+async function storeUpload(ctx: AppContext, auth: Caller, b: StreamBody, o: { publicKeyPem: string | null; importAs: string | null }) {
+  const limit = BINARY_BODIES['/v1/saft/parse']!.limit;
+  const { t, withTx } = ctx.database;
+  const id = `saft_${Bun.randomUUIDv7()}`;
+  await withTx((tx) => tx.insert(t.saftRuns).values({ id, tenantId: auth.tenantId, env: auth.env, status: 'receiving', bytes: 0, contentEncoding: b.contentEncoding, publicKeyPem: o.publicKeyPem, importAs: o.importAs, createdAt: ctx.clock.now() }));
+  let seq = 0;
+  let bytes = 0;
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  const flush = async () => {
+    if (!pendingBytes) return;
+    const data = Buffer.concat(pending).toString('base64');
+    pending = [];
+    pendingBytes = 0;
+    const n = seq++;
+    await withTx((tx) => tx.insert(t.saftChunks).values({ id: `${id}:${n}`, runId: id, seq: n, data }));
+  };
+  try {
+    for await (const chunk of b.stream as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.byteLength;
+      if (bytes > limit) throw new ApiError('payload_too_large', `The SAF-T file exceeds ${limit} bytes.`);
+      pending.push(chunk);
+      pendingBytes += chunk.byteLength;
+      if (pendingBytes >= CHUNK_BYTES) await flush();
+    }
+    await flush();
+    await withTx((tx) => tx.update(t.saftRuns).set({ status: 'queued', bytes }).where(eq(t.saftRuns.id, id)));
+  } catch (err) {
+    await withTx(async (tx) => {
+      await tx.delete(t.saftChunks).where(eq(t.saftChunks.runId, id));
+      await tx.delete(t.saftRuns).where(eq(t.saftRuns.id, id));
+    });
+    throw err;
+  }
+  await ctx.jobs.enqueue('saft.parse', { runId: id }, { jobId: id });
+  return { id, bytes };
+}
+
+/** The job: a queued run's file streamed back from its chunks, parsed, answered, the chunks removed. */
+export async function processSaftRun(ctx: AppContext, runId: string) {
+  const { t, withTx, db } = ctx.database;
+  const claimed = await withTx((tx) => tx.update(t.saftRuns).set({ status: 'running' }).where(and(eq(t.saftRuns.id, runId), eq(t.saftRuns.status, 'queued'))).returning());
+  const run = claimed[0];
+  if (!run) return;
+  let seq = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const [row] = await db.select({ data: t.saftChunks.data }).from(t.saftChunks).where(and(eq(t.saftChunks.runId, runId), eq(t.saftChunks.seq, seq)));
+      seq++;
+      if (!row) controller.close();
+      else controller.enqueue(new Uint8Array(Buffer.from(row.data, 'base64')));
+    },
+  });
+  let status = 'succeeded';
+  let result: string | null = null;
+  let errorMessage: string | null = null;
+  try {
+    const caller = { tenantId: run.tenantId, env: run.env, keyId: null, requestId: null };
+    result = JSON.stringify(await runParse(ctx, caller, stream, { contentEncoding: run.contentEncoding, publicKeyPem: run.publicKeyPem, importAs: run.importAs, parseId: run.id }));
+  } catch (err) {
+    status = 'failed';
+    errorMessage = err instanceof ApiError ? err.message : 'The file could not be parsed; quote the parse_id to support.';
+    if (!(err instanceof ApiError)) ctx.log.error('saft run failed', { runId, error: (err as Error).message });
+  }
+  await withTx(async (tx) => {
+    await tx.update(t.saftRuns).set({ status, result, errorMessage, finishedAt: ctx.clock.now() }).where(eq(t.saftRuns.id, runId));
+    await tx.delete(t.saftChunks).where(eq(t.saftChunks.runId, runId));
+  });
+}
+
+export const SaftRun = t.Object({
+  parse_id: t.String(),
+  status: t.Union([t.Literal('queued'), t.Literal('running'), t.Literal('succeeded'), t.Literal('failed')]),
+  bytes: t.Integer(),
+  error: t.Union([t.String(), t.Null()]),
+  result: t.Union([SaftParseResponse, t.Null()], { description: 'The parse result once succeeded' }),
+});
+
+/** POST /v1/saft/parse (scope `erp`): a SAF-T (PT) file streamed, parsed and checked. */
+export function saftRoutes(ctx: AppContext) {
+  const limit = BINARY_BODIES['/v1/saft/parse']!.limit;
+  return new Elysia({ name: 'saft' })
+    .use(authed(ctx, 'erp'))
+    .post(
+      '/v1/saft/parse',
+      async ({ auth, body, headers, query, set }) => {
+        if (!body || typeof body !== 'object' || !('stream' in body))
+          throw new ApiError('unsupported_media_type', 'Send the SAF-T file itself as the body, with Content-Type: application/xml (gzip with Content-Encoding: gzip).');
+        const b = body as StreamBody;
+        const key = publicKeyFrom(headers['x-public-key']);
+        if (b.contentEncoding && b.contentEncoding.toLowerCase() !== 'gzip') throw new ApiError('unsupported_media_type', `Content-Encoding ${b.contentEncoding} is not supported (gzip is).`);
+        const importAs = query.import ? (query.customer_reference ?? 'saft') : null;
+        ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'saft_parse' });
+        if (b.length !== null && b.length > ctx.config.saftSyncMaxBytes) {
+          // a large file: stored, parsed by the job queue, polled
+          const run = await storeUpload(ctx, auth, b, { publicKeyPem: key, importAs });
+          set.status = 202;
+          set.headers.location = `/v1/saft/parse/${run.id}`;
+          return { parse_id: run.id, status: 'queued' as const, bytes: run.bytes, error: null, result: null };
+        }
+        return runParse(ctx, auth, b.stream, { contentEncoding: b.contentEncoding, publicKeyPem: key, importAs, parseId: `saft_${Bun.randomUUIDv7()}` });
+      },
+      {
+        query: t.Object({
+          import: t.Optional(t.Boolean({ description: 'store the invoices and payments of a file without errors in the ERP store (provider saft)' })),
+          customer_reference: t.Optional(t.String({ minLength: 1, maxLength: 128, description: 'the customer_reference to store them under (default saft)' })),
+        }),
+        response: { 200: SaftParseResponse, 202: SaftRun },
+        detail: apiDoc({
+          summary: 'Parse and check a SAF-T (PT) 1.04_01 file (202 and a run to poll above SAFT_SYNC_MAX_BYTES)',
+          description:
+            'The file itself as the body (application/xml; gzip with Content-Encoding: gzip), streamed in the encoding its XML declaration names. Header, counts, declared against computed totals, and checks: namespace and version, header fields, totals, numbering per series, references to MasterFiles, NIF check digits, ATCUD, and the hash chain (RSA-SHA1) when X-Public-Key gives the producer\\u2019s public key. docs/saft.md.',
+          tag: 'erp',
+          security: 'BearerAuth',
+          operationId: 'saftParse',
+          binaryBody: { types: ['application/xml'], maxBytes: limit },
+        }),
+      },
+    )
+    .get(
+      '/v1/saft/parse/:id',
+      async ({ auth, params }) => {
+        const r = ctx.database.t.saftRuns;
+        const [run] = await ctx.database.db.select().from(r).where(and(eq(r.tenantId, auth.tenantId), eq(r.env, auth.env), eq(r.id, params.id))).limit(1);
+        if (!run || run.status === 'receiving') throw new ApiError('resource_not_found', `No SAF-T run ${params.id} for this tenant in this environment.`);
+        return { parse_id: run.id, status: run.status as 'queued' | 'running' | 'succeeded' | 'failed', bytes: Number(run.bytes), error: run.errorMessage, result: run.result ? JSON.parse(run.result) : null };
+      },
+      {
+        params: t.Object({ id: t.String({ pattern: '^saft_[0-9a-f-]{36}$' }) }),
+        response: { 200: SaftRun },
+        detail: apiDoc({ summary: 'A background SAF-T run: its status, and the result once done', tag: 'erp', security: 'BearerAuth', operationId: 'saftParseRun', errors: ['resource_not_found'] }),
+      },
+    );
+}

@@ -1,0 +1,333 @@
+/**
+ * SAF-T (PT) 1.04_01 in one streaming pass (saxes): header, counts, declared against computed
+ * totals, and the checks of REFERENCE §2 — including the hash chain when the producer's public key
+ * is given. Memory holds the header, the master-file keys and one open document, never the file.
+ */
+import { createPublicKey, createVerify, type KeyObject } from 'node:crypto';
+import { SaxesParser, type SaxesTagNS } from 'saxes';
+import { isValidNif } from '../../lib/nif';
+
+export const SAFT_NAMESPACE = 'urn:OECD:StandardAuditFile-Tax:PT_1.04_01';
+const REQUIRED_HEADER = ['AuditFileVersion', 'CompanyID', 'TaxRegistrationNumber', 'TaxAccountingBasis', 'CompanyName', 'FiscalYear', 'StartDate', 'EndDate', 'CurrencyCode', 'DateCreated', 'TaxEntity', 'ProductCompanyTaxID', 'SoftwareCertificateNumber', 'ProductID', 'ProductVersion'];
+
+export interface SaftCheck {
+  code: string;
+  severity: 'error' | 'warning';
+  message: string;
+  path: string | null;
+  line: number | null;
+}
+
+/** the document sections: element of a document, its number, date, status and line amounts */
+const SECTIONS = {
+  SalesInvoices: { doc: 'Invoice', number: 'InvoiceNo', date: 'InvoiceDate', status: 'InvoiceStatus', type: 'InvoiceType', party: 'CustomerID', hashed: true },
+  MovementOfGoods: { doc: 'StockMovement', number: 'DocumentNumber', date: 'MovementDate', status: 'MovementStatus', type: 'MovementType', party: 'CustomerID', hashed: true },
+  WorkingDocuments: { doc: 'WorkDocument', number: 'DocumentNumber', date: 'WorkDate', status: 'WorkStatus', type: 'WorkType', party: 'CustomerID', hashed: true },
+  Payments: { doc: 'Payment', number: 'PaymentRefNo', date: 'TransactionDate', status: 'PaymentStatus', type: 'PaymentType', party: 'CustomerID', hashed: false },
+} as const;
+type SectionName = keyof typeof SECTIONS;
+
+interface Doc {
+  section: SectionName;
+  line: number;
+  fields: Record<string, string>;
+  debit: number;
+  credit: number;
+  lines: number;
+  quantity: number;
+  products: string[];
+  settles: string[];
+}
+
+/** a sales invoice or a payment as read, with its customer from MasterFiles (for an import) */
+export interface SaftDocument {
+  kind: 'invoice' | 'payment';
+  number: string;
+  type: string;
+  status: string;
+  date: string;
+  system_entry_date: string;
+  atcud: string | null;
+  customer_id: string | null;
+  customer_nif: string | null;
+  customer_name: string | null;
+  net_total: number;
+  tax_payable: number;
+  gross_total: number;
+  /** payments: the invoices they settle (Line/SourceDocumentID/OriginatingON) */
+  settles: string[];
+}
+
+export interface SaftResult {
+  header: Record<string, string | null>;
+  counts: Record<string, number>;
+  totals: Record<string, { declared: Record<string, number | null>; computed: Record<string, number> }>;
+  checks: SaftCheck[];
+  hash_chain: 'verified' | 'not_verified' | 'failed';
+  valid: boolean;
+  bytes: number;
+}
+
+const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
+
+export async function parseSaft(
+  chunks: AsyncIterable<Uint8Array>,
+  opts: { publicKeyPem?: string | null; maxChecks?: number; onDocuments?: (docs: SaftDocument[]) => Promise<void> } = {},
+): Promise<SaftResult> {
+  const ready: SaftDocument[] = [];
+  const customerInfo = new Map<string, { nif: string | null; name: string | null }>();
+  const maxChecks = opts.maxChecks ?? 500;
+  const checks: SaftCheck[] = [];
+  let parser: SaxesParser;
+  const add = (severity: SaftCheck['severity'], code: string, message: string, path: string | null = null, line: number | null = null) => {
+    if (checks.length < maxChecks) checks.push({ code, severity, message, path, line: line ?? parser?.line ?? null });
+  };
+  let key: KeyObject | null = null;
+  if (opts.publicKeyPem) {
+    try {
+      key = createPublicKey(opts.publicKeyPem);
+    } catch {
+      add('error', 'public_key_invalid', 'the public key given is not a PEM RSA public key', null, null);
+    }
+  }
+
+  parser = new SaxesParser({ xmlns: true, position: true });
+  const stack: string[] = [];
+  let text = '';
+  let rootOk = false;
+  const header: Record<string, string | null> = {};
+  const customers = new Set<string>();
+  const suppliers = new Set<string>();
+  const products = new Set<string>();
+  const counts: Record<string, number> = { customers: 0, suppliers: 0, products: 0, tax_table_entries: 0, invoices: 0, payments: 0, movements_of_goods: 0, working_documents: 0 };
+  const byType: Record<string, number> = {};
+  const declared: Record<string, Record<string, number | null>> = {};
+  const computed: Record<string, Record<string, number>> = {};
+  let doc: Doc | null = null;
+  let masterRecord: Record<string, string> | null = null;
+  const series = new Map<string, { last: number; hash: string; seen: Set<number> }>();
+  let hashFailures = 0;
+  let hashesChecked = 0;
+  const pendingRefs: { kind: 'customer' | 'product'; id: string; path: string; line: number }[] = [];
+
+  parser.on('opentag', (t) => {
+    const tag = t as SaxesTagNS;
+    const name = tag.local;
+    stack.push(name);
+    text = '';
+    if (stack.length === 1) {
+      if (name !== 'AuditFile' || tag.uri !== SAFT_NAMESPACE) add('error', 'not_saft', `the root element is ${tag.name} in namespace "${tag.uri}", expected AuditFile in ${SAFT_NAMESPACE}`);
+      else rootOk = true;
+    }
+    const parent = stack[stack.length - 2];
+    if (parent === 'MasterFiles' && ['Customer', 'Supplier', 'Product', 'TaxTableEntry'].includes(name)) masterRecord = {};
+    const section = stack[2] as SectionName | undefined;
+    if (stack[1] === 'SourceDocuments' && section && SECTIONS[section] && name === SECTIONS[section].doc && stack.length === 4)
+      doc = { section, line: parser.line, fields: {}, debit: 0, credit: 0, lines: 0, quantity: 0, products: [], settles: [] };
+  });
+  parser.on('text', (t) => (text += t));
+  parser.on('cdata', (t) => (text += t));
+  parser.on('closetag', (t) => {
+    const name = (t as SaxesTagNS).local;
+    const value = text.trim();
+    const depth = stack.length;
+    const parent = stack[depth - 2];
+    if (stack[1] === 'Header' && depth === 3) header[name] = value;
+    else if (masterRecord && depth >= 4 && stack[1] === 'MasterFiles') {
+      if (!(name in masterRecord)) masterRecord[name] = value;
+    }
+    if (parent === 'MasterFiles' && masterRecord) {
+      if (name === 'Customer') {
+        counts.customers!++;
+        customers.add(masterRecord.CustomerID ?? '');
+        if (opts.onDocuments) customerInfo.set(masterRecord.CustomerID ?? '', { nif: masterRecord.CustomerTaxID ?? null, name: masterRecord.CompanyName ?? null });
+        const nif = masterRecord.CustomerTaxID ?? '';
+        const country = masterRecord.Country ?? 'PT';
+        // a warning: AT's own demo file carries one (129999998), and files hold legacy customers
+        if (/^\d{9}$/.test(nif) && country === 'PT' && !isValidNif(nif)) add('warning', 'customer_nif_invalid', `customer ${masterRecord.CustomerID}: NIF ${nif} fails the check digit`, `Customer ${masterRecord.CustomerID}`);
+      } else if (name === 'Supplier') (counts.suppliers!++, suppliers.add(masterRecord.SupplierID ?? ''));
+      else if (name === 'Product') (counts.products!++, products.add(masterRecord.ProductCode ?? ''));
+      else if (name === 'TaxTableEntry') counts.tax_table_entries!++;
+      masterRecord = null;
+    }
+    // section headers (declared totals)
+    const section = stack[2] as SectionName | undefined;
+    if (stack[1] === 'SourceDocuments' && section && SECTIONS[section] && depth === 4 && !doc) {
+      declared[section] ??= {};
+      if (/^(NumberOfEntries|NumberOfMovementLines|TotalDebit|TotalCredit|TotalQuantityIssued)$/.test(name)) declared[section]![name] = Number(value);
+    }
+    if (doc) {
+      if (depth === 5 || (depth === 6 && parent === 'DocumentStatus') || (depth === 6 && parent === 'DocumentTotals')) doc.fields[name] ??= value;
+      if (name === 'ProductCode' && parent === 'Line') doc.products.push(value);
+      if (parent === 'Line' && name === 'DebitAmount') doc.debit += Number(value);
+      if (parent === 'Line' && name === 'CreditAmount') doc.credit += Number(value);
+      if (parent === 'Line' && name === 'Quantity') doc.quantity += Number(value);
+      if (name === 'Line' && depth === 5) doc.lines++;
+      if (name === 'OriginatingON' && stack[depth - 2] === 'SourceDocumentID' && doc.section === 'Payments') doc.settles.push(value);
+      if (depth === 4 && name === SECTIONS[doc.section].doc) finishDoc(doc), (doc = null);
+    }
+    if (depth === 1 && name === 'AuditFile') endOfFile();
+    stack.pop();
+    text = '';
+  });
+
+  function finishDoc(d: Doc) {
+    const spec = SECTIONS[d.section];
+    const number = d.fields[spec.number] ?? '';
+    const status = d.fields[spec.status] ?? '';
+    const type = d.fields[spec.type] ?? '';
+    const where = `${spec.doc} ${number}`;
+    const counter = d.section === 'SalesInvoices' ? 'invoices' : d.section === 'Payments' ? 'payments' : d.section === 'MovementOfGoods' ? 'movements_of_goods' : 'working_documents';
+    counts[counter]!++;
+    if (d.section === 'SalesInvoices') byType[type] = (byType[type] ?? 0) + 1;
+    // movements of goods declare lines and quantities; the other sections documents and amounts
+    computed[d.section] ??= d.section === 'MovementOfGoods' ? { NumberOfMovementLines: 0, TotalQuantityIssued: 0 } : { NumberOfEntries: 0, TotalDebit: 0, TotalCredit: 0 };
+    const c = computed[d.section]!;
+    // cancelled documents (and, for invoices, those billed by another) count but carry no amounts
+    const counted = status !== 'A' && !(d.section === 'SalesInvoices' && status === 'F');
+    if (d.section === 'MovementOfGoods') {
+      c.NumberOfMovementLines! += d.lines; // every line counts; only the quantities of documents not cancelled
+      if (counted) c.TotalQuantityIssued! += d.quantity;
+    } else {
+      c.NumberOfEntries!++;
+      if (counted) {
+        c.TotalDebit! += d.debit;
+        c.TotalCredit! += d.credit;
+      }
+    }
+    // numbering: TYPE SERIES/SEQ, unique and consecutive within its series
+    const m = /^(\S+) (.+)\/(\d+)$/.exec(number);
+    if (!m) add('error', 'document_number_format', `${number} is not "TYPE SERIES/NUMBER"`, where, d.line);
+    else {
+      const seriesKey = `${d.section}|${m[1]} ${m[2]}`;
+      const seq = Number(m[3]);
+      const s = series.get(seriesKey) ?? { last: 0, hash: '', seen: new Set<number>() };
+      if (s.seen.has(seq)) add('error', 'document_number_duplicate', `${number} appears twice`, where, d.line);
+      else if (s.last && seq !== s.last + 1) add('error', 'document_number_gap', `${number} follows ${m[1]} ${m[2]}/${s.last}: not consecutive`, where, d.line);
+      s.seen.add(seq);
+      s.last = seq;
+      // ATCUD: CODE-SEQ, or 0 before 2023
+      const atcud = d.fields.ATCUD;
+      if (atcud !== undefined && atcud !== '0') {
+        const a = /^([A-Z0-9]{8,})-(\d+)$/.exec(atcud);
+        if (!a) add('error', 'atcud_format', `ATCUD ${atcud} is not CODE-NUMBER`, where, d.line);
+        else if (Number(a[2]) !== seq) add('error', 'atcud_sequence', `ATCUD ${atcud} does not end in the document's number ${seq}`, where, d.line);
+      }
+      if (spec.hashed) {
+        const hash = d.fields.Hash ?? '';
+        if (!hash) add('error', 'hash_missing', `${number} has no Hash`, where, d.line);
+        else if (!/^[A-Za-z0-9+/]+=*$/.test(hash) || hash.length < 100) add('error', 'hash_format', `${number}: the Hash is not a base64 RSA signature`, where, d.line);
+        else if (key) {
+          hashesChecked++;
+          const message = `${d.fields[spec.date]};${d.fields.SystemEntryDate};${number};${d.fields.GrossTotal};${s.hash}`;
+          const ok = createVerify('RSA-SHA1').update(message).verify(key, hash, 'base64');
+          if (!ok) (hashFailures++, add('error', 'hash_chain', `${number}: the Hash is not the signature of "${message.slice(0, 120)}" with the key given (altered document or broken chain)`, where, d.line));
+        }
+        s.hash = hash;
+      }
+      series.set(seriesKey, s);
+    }
+    if (opts.onDocuments && (d.section === 'SalesInvoices' || d.section === 'Payments')) {
+      const cid = d.fields.CustomerID ?? null;
+      const info = cid ? customerInfo.get(cid) : undefined;
+      ready.push({
+        kind: d.section === 'SalesInvoices' ? 'invoice' : 'payment',
+        number,
+        type,
+        status,
+        date: d.fields[spec.date] ?? '',
+        system_entry_date: d.fields.SystemEntryDate ?? '',
+        atcud: d.fields.ATCUD ?? null,
+        customer_id: cid,
+        customer_nif: info?.nif ?? null,
+        customer_name: info?.name ?? null,
+        net_total: Number(d.fields.NetTotal ?? 0),
+        tax_payable: Number(d.fields.TaxPayable ?? 0),
+        gross_total: Number(d.fields.GrossTotal ?? 0),
+        settles: d.settles,
+      });
+    }
+    const party = d.fields[spec.party];
+    if (party && d.section !== 'MovementOfGoods') pendingRefs.push({ kind: 'customer', id: party, path: where, line: d.line });
+    for (const p of d.products) pendingRefs.push({ kind: 'product', id: p, path: where, line: d.line });
+  }
+
+  function endOfFile() {
+    for (const f of REQUIRED_HEADER) if (!header[f]) add('error', 'header_field_missing', `Header/${f} is required`, `Header/${f}`, null);
+    if (header.AuditFileVersion && header.AuditFileVersion !== '1.04_01') add('error', 'version', `AuditFileVersion ${header.AuditFileVersion}, expected 1.04_01`, 'Header/AuditFileVersion', null);
+    if (header.TaxRegistrationNumber && !isValidNif(header.TaxRegistrationNumber)) add('error', 'company_nif_invalid', `TaxRegistrationNumber ${header.TaxRegistrationNumber} fails the check digit`, 'Header/TaxRegistrationNumber', null);
+    if (header.CurrencyCode && header.CurrencyCode !== 'EUR') add('error', 'currency', 'CurrencyCode must be EUR', 'Header/CurrencyCode', null);
+    for (const r of pendingRefs) {
+      if (r.kind === 'customer' && !customers.has(r.id)) add('error', 'customer_unknown', `CustomerID ${r.id} is not in MasterFiles`, r.path, r.line);
+      if (r.kind === 'product' && !products.has(r.id)) add('error', 'product_unknown', `ProductCode ${r.id} is not in MasterFiles`, r.path, r.line);
+    }
+    for (const [section, d] of Object.entries(declared)) {
+      const c = computed[section] ?? {};
+      for (const count of ['NumberOfEntries', 'NumberOfMovementLines'])
+        if (d[count] !== undefined && d[count] !== (c[count] ?? 0)) add('error', 'total_entries', `${section}: ${count} declared ${d[count]}, counted ${c[count] ?? 0}`, `${section}/${count}`, null);
+      for (const t of ['TotalDebit', 'TotalCredit', 'TotalQuantityIssued'])
+        if (d[t] !== undefined && d[t] !== null && Math.abs(d[t]! - (c[t] ?? 0)) > 0.01) add('error', 'total_amount', `${section}: ${t} declared ${d[t]}, lines sum to ${round4(c[t] ?? 0)}`, `${section}/${t}`, null);
+    }
+    for (const c of Object.values(computed)) for (const k of Object.keys(c)) c[k] = round4(c[k]!);
+  }
+
+  let bytes = 0;
+  let decoder: TextDecoder | null = null;
+  let head = new Uint8Array(0);
+  let broken = false;
+  // errors of the XML are checks; errors of the source (a damaged gzip stream, a limit) propagate
+  const write = (text: string) => {
+    if (broken) return;
+    try {
+      parser.write(text);
+    } catch (err) {
+      broken = true;
+      add('error', 'xml_malformed', `not well-formed XML: ${(err as Error).message.split('\n')[0]}`, null, parser.line);
+    }
+  };
+  for await (const chunk of chunks) {
+    bytes += chunk.byteLength;
+    if (broken) continue;
+    if (!decoder) {
+      // the encoding the XML declaration names (the official files are Windows-1252)
+      const joined = new Uint8Array(head.length + chunk.length);
+      joined.set(head);
+      joined.set(chunk, head.length);
+      head = joined;
+      const prolog = new TextDecoder('latin1').decode(head.subarray(0, 200));
+      if (head.length < 200 && !prolog.includes('?>')) continue;
+      const enc = /encoding=["']([A-Za-z0-9._-]+)["']/.exec(prolog)?.[1] ?? 'utf-8';
+      try {
+        decoder = new TextDecoder(enc.toLowerCase() as 'utf-8');
+      } catch {
+        add('error', 'encoding', `unsupported encoding ${enc}`, null, 1);
+        decoder = new TextDecoder('utf-8');
+      }
+      write(decoder.decode(head, { stream: true }));
+      continue;
+    }
+    write(decoder.decode(chunk, { stream: true }));
+    if (opts.onDocuments && ready.length >= 200) await opts.onDocuments(ready.splice(0));
+  }
+  if (!decoder) write(new TextDecoder().decode(head));
+  else write(decoder.decode());
+  if (!broken) {
+    try {
+      parser.close();
+    } catch (err) {
+      add('error', 'xml_malformed', `not well-formed XML: ${(err as Error).message.split('\n')[0]}`, null, parser.line);
+    }
+  }
+  if (opts.onDocuments && ready.length) await opts.onDocuments(ready.splice(0));
+  if (!rootOk && !checks.some((c) => c.code === 'not_saft' || c.code === 'xml_malformed')) add('error', 'not_saft', 'no AuditFile element in the SAF-T namespace', null, null);
+
+  return {
+    header,
+    counts: { ...counts, ...Object.fromEntries(Object.entries(byType).map(([t, n]) => [`invoices_${t}`, n])) },
+    totals: Object.fromEntries(Object.keys({ ...declared, ...computed }).map((s) => [s, { declared: declared[s] ?? {}, computed: computed[s] ?? {} }])),
+    checks,
+    hash_chain: !key ? 'not_verified' : hashFailures ? 'failed' : hashesChecked ? 'verified' : 'not_verified',
+    valid: !checks.some((c) => c.severity === 'error'),
+    bytes,
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * Checks on a request's JSON before it is parsed or validated, against bodies built to hurt:
+ * - nesting: a body nested 50 000 levels deep (100–300 KB) cost seconds and gigabytes in the
+ *   validator's error formatting and stalled every request meanwhile; refused beyond
+ *   MAX_JSON_DEPTH in one pass over the text, before JSON.parse;
+ * - coercion traps: an object with its own `toString` or `valueOf` member where a string is
+ *   expected (`{"nif":{"toString":"…"}}`) made the validator's error mapping throw (a 500).
+ */
+import { validationError, type FieldError } from './errors';
+
+/** the deepest nesting of arrays and objects a request body may have (ours need 4) */
+export const MAX_JSON_DEPTH = 32;
+
+/** true when the JSON text nests arrays and objects deeper than `max` (strings skipped); O(length), no allocation */
+export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
+
+const TRAP_KEYS = ['toString', 'valueOf', 'toJSON'];
+
+/** Paths of the objects in `value` that have an own toString, valueOf or toJSON member. */
+function coercionTraps(value: unknown, path: string, out: FieldError[]) {
+  if (value === null || typeof value !== 'object' || out.length >= 20) return;
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => coercionTraps(v, path ? `${path}.${i}` : String(i), out));
+    return;
+  }
+  const keys = Object.keys(value);
+  const trap = keys.find((k) => TRAP_KEYS.includes(k));
+  if (trap) out.push({ path: path || '(body)', message: `must not be an object with a "${trap}" member` });
+  for (const k of keys) if (!TRAP_KEYS.includes(k)) coercionTraps((value as Record<string, unknown>)[k], path ? `${path}.${k}` : k, out);
+}
+
+export const tooDeepError = () => validationError([{ path: '(body)', message: `nested deeper than ${MAX_JSON_DEPTH} levels` }], `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted.`);
+
+/** Throws the §2.8 validation error for a parsed body holding coercion traps (checked only when the text names one). */
+export function assertNoCoercionTraps(text: string, value: unknown) {
+  if (!text.includes('"toString"') && !text.includes('"valueOf"') && !text.includes('"toJSON"')) return;
+  const out: FieldError[] = [];
+  coercionTraps(value, '', out);
+  if (out.length) throw validationError(out);
+}

@@ -1,0 +1,115 @@
+/**
+ * POST /v1/invoice/extract (issue 20): the AT QR payload decoded and checked, from text, from PNG and
+ * JPEG images and from a PDF page (made here with zxing-wasm's writer and MuPDF, and read back as a
+ * client would send them), and the errors with their codes.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { prepareZXingModule, writeBarcode } from 'zxing-wasm/full';
+import * as mupdf from 'mupdf';
+import { decodeQr, NotAtQr } from '../src/features/invoice/qr';
+import { expectError, makeApp, ROOT, type TestApp } from './helpers';
+
+const AT_EXAMPLE = 'A:123456789*B:999999990*C:PT*D:FS*E:N*F:20190812*G:FS CDVF/12345*H:CDF7T5HD-12345*I1:PT*I7:0.65*I8:0.15*N:0.15*O:0.80*Q:YhGV*R:9999*S:NU;0.80';
+const codes = (payload: string) => decodeQr(payload).checks.map((c) => c.code);
+
+prepareZXingModule({ overrides: { wasmBinary: readFileSync(join(ROOT, 'node_modules/zxing-wasm/dist/full/zxing_full.wasm')).buffer as ArrayBuffer }, fireImmediately: true });
+async function qrPng(text: string) {
+  const w = await writeBarcode(text, { format: 'QRCode', scale: 4 } as never);
+  return new Uint8Array(await (w.image as Blob).arrayBuffer());
+}
+/** an A4 invoice page with the QR image in its lower left corner, on page `onPage` of `pages` */
+function invoicePdf(png: Uint8Array, pages = 1, onPage = 1) {
+  const doc = new mupdf.PDFDocument();
+  const img = doc.addImage(new mupdf.Image(png));
+  for (let p = 1; p <= pages; p++) {
+    const page = doc.addPage([0, 0, 595, 842], 0, { XObject: { Im0: img } } as never, p === onPage ? 'q 120 0 0 120 40 60 cm /Im0 Do Q' : '');
+    doc.insertPage(-1, page);
+  }
+  return new Uint8Array(doc.saveToBuffer('compress').asUint8Array()); // copied out of the wasm heap
+}
+
+describe('decodeQr', () => {
+  test('the AT specification example decodes, named, with no check failing', () => {
+    const { fields, checks } = decodeQr(AT_EXAMPLE);
+    expect(checks).toEqual([]);
+    expect(fields).toMatchObject({
+      issuer_nif: '123456789', buyer_nif: '999999990', buyer_country: 'PT', document_type: 'FS', document_status: 'N', document_date: '2019-08-12',
+      document_id: 'FS CDVF/12345', atcud: 'CDF7T5HD-12345', total_taxes: 0.15, gross_total: 0.8, hash_characters: 'YhGV', certificate_number: '9999', other_info: 'NU;0.80',
+      fiscal_spaces: [{ region: 'PT', normal_base: 0.65, normal_vat: 0.15 }],
+    });
+  });
+  test('each defect is reported with its code and field', () => {
+    expect(codes(AT_EXAMPLE.replace('A:123456789', 'A:123456780'))).toContain('issuer_nif_invalid');
+    expect(codes(AT_EXAMPLE.replace('H:CDF7T5HD-12345', 'H:CDF7T5HD-12346'))).toContain('atcud_sequence');
+    expect(codes(AT_EXAMPLE.replace('H:CDF7T5HD-12345', 'H:CDF7-12345'))).toContain('atcud_format');
+    expect(codes(AT_EXAMPLE.replace('F:20190812', 'F:20190231'))).toContain('date_invalid');
+    expect(codes(AT_EXAMPLE.replace('I8:0.15', 'I8:0.30').replace('N:0.15', 'N:0.30').replace('O:0.80', 'O:0.95'))).toEqual(['vat_rate']);
+    expect(codes(AT_EXAMPLE.replace('N:0.15', 'N:0.16'))).toContain('total_taxes');
+    expect(codes(AT_EXAMPLE.replace('O:0.80', 'O:0.90'))).toContain('gross_total');
+    expect(codes(AT_EXAMPLE.replace('I7:0.65', 'I7:0,65'))).toContain('amount_format');
+    expect(codes(AT_EXAMPLE.replace('B:999999990*C:PT', 'C:PT*B:999999990'))).toContain('field_order');
+    expect(codes(AT_EXAMPLE.replace('G:FS CDVF/12345', `G:${'X'.repeat(61)}`))).toContain('field_length');
+    expect(codes(AT_EXAMPLE.replace('*R:9999', ''))).toContain('missing_field');
+  });
+  test('the rates of the Azores and Madeira', () => {
+    const az = 'A:123456789*B:999999990*C:PT*D:FT*E:N*F:20260301*G:FT A/7*H:ABCDEFGH-7*I1:PT-AC*I7:100.00*I8:16.00*N:16.00*O:116.00*Q:abcd*R:1234';
+    expect(codes(az)).toEqual([]);
+    expect(codes(az.replace('I8:16.00', 'I8:23.00').replace('N:16.00', 'N:23.00').replace('O:116.00', 'O:123.00'))).toEqual(['vat_rate']);
+    const ma = az.replace('I1:PT-AC', 'I1:PT-MA').replace('I8:16.00', 'I8:22.00').replace('N:16.00', 'N:22.00').replace('O:116.00', 'O:122.00');
+    expect(codes(ma)).toEqual([]);
+  });
+  test('not an AT QR code', () => {
+    for (const p of ['https://example.com', 'WIFI:S:home;T:WPA;P:x;;', 'A:123456789', 'Z:1*A:2*O:3']) expect(() => decodeQr(p)).toThrow(NotAtQr);
+  });
+});
+
+describe('POST /v1/invoice/extract', () => {
+  let h: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    h = await makeApp();
+    key = (await h.tenant()).api_key;
+  });
+  afterAll(() => h.close());
+  const send = (body: Uint8Array | string, type: string, k = key) => h.json('POST', '/v1/invoice/extract', { key: k, rawBody: body as never, headers: { 'content-type': type } });
+
+  test('text, PNG, JPEG and PDF give the same fields', async () => {
+    const fromText = await h.json('POST', '/v1/invoice/extract', { key, body: { qr: AT_EXAMPLE } });
+    expect(fromText.status).toBe(200);
+    expect(fromText.body).toMatchObject({ valid: true, source: 'text', page: null, qr: AT_EXAMPLE, checks: [] });
+    const png = await qrPng(AT_EXAMPLE);
+    const fromPng = await send(png, 'image/png');
+    expect(fromPng.status).toBe(200);
+    expect(fromPng.body).toMatchObject({ source: 'image', fields: fromText.body.fields, valid: true });
+    const pix = new mupdf.Image(png).toPixmap();
+    const fromJpeg = await send(new Uint8Array(pix.asJPEG(95)), 'image/jpeg');
+    expect(fromJpeg.body).toMatchObject({ source: 'image', fields: fromText.body.fields });
+    const fromPdf = await send(invoicePdf(png, 3, 2), 'application/pdf');
+    expect(fromPdf.status).toBe(200);
+    expect(fromPdf.body).toMatchObject({ source: 'pdf', page: 2, fields: fromText.body.fields, valid: true });
+  });
+
+  test('a QR with defects is 200 with valid: false and the checks', async () => {
+    const r = await h.json('POST', '/v1/invoice/extract', { key, body: { qr: AT_EXAMPLE.replace('O:0.80', 'O:0.90') } });
+    expect(r.body.valid).toBe(false);
+    expect(r.body.checks).toEqual([expect.objectContaining({ code: 'gross_total', severity: 'error', field: 'O' })]);
+  });
+
+  test('errors: unreadable image, no QR, not an AT QR, bad JSON field, wrong media type, too large; scope', async () => {
+    expectError(await send('not an image at all', 'image/png'), 422, 'image_unreadable');
+    expectError(await send(await qrPng(AT_EXAMPLE), 'image/jpeg'), 422, 'image_unreadable'); // a PNG sent as JPEG
+    const blank = new Uint8Array(new mupdf.Pixmap(mupdf.ColorSpace.DeviceRGB, [0, 0, 200, 200], false).asPNG());
+    expectError(await send(blank, 'image/png'), 422, 'qr_not_found');
+    expectError(await send(await qrPng('https://example.com/not-an-invoice'), 'image/png'), 422, 'not_at_qr');
+    expectError(await send(invoicePdf(blank), 'application/pdf'), 422, 'qr_not_found');
+    expectError(await send('%PDF-1.7 broken', 'application/pdf'), 422, 'image_unreadable');
+    expect(expectError(await h.json('POST', '/v1/invoice/extract', { key, body: { qr: 'hello' } }), 422, 'not_at_qr').fields[0].path).toBe('qr');
+    expect(expectError(await h.json('POST', '/v1/invoice/extract', { key, body: { text: AT_EXAMPLE } }), 422, 'validation_failed').fields[0].path).toBe('qr');
+    expectError(await send('A:1', 'text/plain'), 415, 'unsupported_media_type');
+    expectError(await send(new Uint8Array(11 * 1024 * 1024), 'image/png'), 413, 'payload_too_large');
+    const narrow = await h.tenant({ scopes: ['score'] });
+    expectError(await h.json('POST', '/v1/invoice/extract', { key: narrow.api_key, body: { qr: AT_EXAMPLE } }), 403, 'insufficient_scope');
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * GET /v1/nif/{nif} (issue 19): the validator, the holder type by prefix, the VAT number, the
+ * sandbox registry (fixtures and the tenant's synced demo books), natural persons never returning
+ * personal data, live keys without adapters 503, scope and tenant isolation.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { Value } from '@sinclair/typebox/value';
+import { NifResponse } from '../src/features/nif/model';
+import { entityTypeOf, legalFormOf } from '../src/features/nif/entity-types';
+import { nifCheckDigit } from '../src/lib/nif';
+import { connectSandboxErp, expectError, makeApp, type TestApp } from './helpers';
+
+let h: TestApp;
+let key: string;
+beforeAll(async () => {
+  h = await makeApp({ ERP_DEMO_INVOICES: '1500' });
+  key = (await h.tenant()).api_key;
+});
+afterAll(() => h.close());
+
+const withCheck = (first8: string) => first8 + nifCheckDigit(first8);
+const lookup = (nif: string, k = key) => h.json('GET', `/v1/nif/${nif}`, { key: k });
+
+describe('holder types and legal forms', () => {
+  test('prefix table (REFERENCE §1)', () => {
+    const cases: [string, string][] = [
+      ['123456789', 'individual'], ['212345678', 'individual'], ['312345678', 'individual'], ['451234567', 'non_resident_individual'],
+      ['501234567', 'legal_person'], ['600000001', 'public_administration'], ['701234567', 'undivided_inheritance'], ['741234567', 'undivided_inheritance'],
+      ['751234567', 'undivided_inheritance'], ['711234567', 'non_resident_legal_person'], ['721234567', 'investment_fund'], ['771234567', 'ex_officio'],
+      ['781234567', 'non_resident_vat_refund'], ['791234567', 'expo98'], ['812345678', 'sole_trader'], ['901234567', 'condominium_or_irregular'],
+      ['911234567', 'condominium_or_irregular'], ['981234567', 'non_resident_no_permanent_establishment'], ['991234567', 'civil_partnership'],
+      ['412345678', 'unassigned'], ['012345678', 'unassigned'], ['761234567', 'unassigned'], ['951234567', 'unassigned'],
+    ];
+    for (const [nif, code] of cases) expect({ nif, code: entityTypeOf(nif).code }).toEqual({ nif, code });
+  });
+  test('legal forms from the name', () => {
+    expect(legalFormOf('Sandbox Beta, S.A.')).toBe('Sociedade anónima');
+    expect(legalFormOf('Sandbox Alfa, Lda.')).toBe('Sociedade por quotas');
+    expect(legalFormOf('Sandbox Epsilon, Unipessoal Lda.')).toBe('Sociedade unipessoal por quotas');
+    expect(legalFormOf('Município de Leiria')).toBe('Pessoa coletiva pública');
+    expect(legalFormOf('João Silva')).toBeNull();
+  });
+});
+
+describe('GET /v1/nif/{nif}', () => {
+  test('a sandbox fixture: valid, legal person, its registry record', async () => {
+    const r = await lookup('599000023');
+    expect(r.status).toBe(200);
+    expect(Value.Check(NifResponse, r.body)).toBe(true);
+    expect(r.body).toMatchObject({
+      nif: '599000023', valid: true, check_digit_ok: true, vat_number: 'PT599000023', synthetic: true,
+      entity_type: { code: 'legal_person', label_pt: 'Pessoa coletiva' },
+      company: { name: 'Sandbox Beta, S.A.', legal_form: 'Sociedade anónima', cae: '25110', nace: { section: 'C', division: '25' }, status: 'active', incorporation_date: '2011-06-15', source: 'sandbox_registry' },
+    });
+    expect((await lookup('599000112')).body.company.status).toBe('insolvent');
+  });
+
+  test('a bad check digit is 200 with valid: false and no record; not 9 digits is 422', async () => {
+    const bad = await lookup('599000011');
+    expect(bad.status).toBe(200);
+    expect(bad.body).toMatchObject({ valid: false, check_digit_ok: false, company: null, vat_number: 'PT599000011' });
+    for (const nif of ['12345678', '1234567890', '59900001a', '%20599000015']) {
+      const e = expectError(await lookup(nif), 422, 'validation_failed');
+      expect(e.fields[0].path).toBe('path.nif');
+    }
+  });
+
+  test('the fixture the tax authority does not recognise, an unassigned prefix, an unknown company', async () => {
+    expect((await lookup('599000066')).body).toMatchObject({ valid: false, check_digit_ok: true, company: null });
+    const unassigned = withCheck('41234567');
+    expect((await lookup(unassigned)).body).toMatchObject({ valid: false, check_digit_ok: true, entity_type: { code: 'unassigned' }, company: null });
+    const unknown = withCheck('51111111');
+    expect((await lookup(unknown)).body).toMatchObject({ valid: true, entity_type: { code: 'legal_person' }, company: null });
+  });
+
+  test('a natural person: holder type only, never personal data, even when the tenant\'s books name them', async () => {
+    const t = await h.tenant();
+    await connectSandboxErp(h, t.api_key, 'demo', { customerReference: 'books' });
+    const run = await h.json('POST', '/v1/erp-connector/sync', { key: t.api_key, body: { provider: 'demo', customer_reference: 'books' } });
+    for (let i = 0; i < 200; i++) {
+      if ((await h.json('GET', `/v1/erp-connector/sync/${run.body.run_id}`, { key: t.api_key })).body.status === 'succeeded') break;
+      await Bun.sleep(25);
+    }
+    const { db, t: tables } = h.ctx.database;
+    const customers = await db.selectDistinct({ nif: tables.invoices.customerNif, name: tables.invoices.customerName }).from(tables.invoices);
+    const person = customers.find((c) => c.nif && /^[123]/.test(c.nif) && c.nif !== '999999990');
+    const company = customers.find((c) => c.nif && /^5/.test(c.nif) && !c.nif.startsWith('5990000'));
+    expect(person).toBeDefined();
+    const p = await lookup(person!.nif!, t.api_key);
+    expect(p.body).toMatchObject({ valid: true, entity_type: { code: 'individual' }, company: null });
+    expect(JSON.stringify(p.body)).not.toContain(person!.name!);
+    // a company in the books is in this tenant's registry, from its books; not in another tenant's
+    const c = await lookup(company!.nif!, t.api_key);
+    expect(c.body.company).toMatchObject({ name: company!.name, source: 'erp:demo', status: 'active' });
+    expect((await lookup(company!.nif!)).body.company).toBeNull();
+  });
+
+  test('live keys: validation and holder type without adapters; a company record needs them (503)', async () => {
+    const live = await h.tenant({ env: 'live' });
+    expect((await lookup('123456789', live.api_key)).body).toMatchObject({ valid: true, entity_type: { code: 'individual' }, company: null, synthetic: false });
+    expect((await lookup('599000011', live.api_key)).body).toMatchObject({ valid: false });
+    const e = expectError(await lookup('599000023', live.api_key), 503, 'live_tier_not_available');
+    expect(e.roadmap_url).toMatch(/\/roadmap$/);
+  });
+
+  test('scope compliance; no key', async () => {
+    const narrow = await h.tenant({ scopes: ['score'] });
+    expectError(await lookup('599000023', narrow.api_key), 403, 'insufficient_scope');
+    expectError(await h.json('GET', '/v1/nif/599000023'), 401, 'missing_api_key');
+  });
+});

@@ -1,0 +1,166 @@
+/**
+ * POST /v1/saft/parse (issue 20): the tax authority's demo file (Windows-1252) parses with no error,
+ * the right counts and totals, and its hash chain verifies with the demo public key; each defect
+ * injected into a copy is reported with its code and the document it concerns; gzip; errors.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
+import { Value } from '@sinclair/typebox/value';
+import { parseSaft } from '../src/features/saft/parser';
+import { SaftParseResponse } from '../src/features/saft';
+import { expectError, makeApp, ROOT, type TestApp } from './helpers';
+
+const DEMO = join(ROOT, 'fixtures/saft/saft_idemo599999999.xml');
+const KEY = join(ROOT, 'fixtures/saft/saft_demo_public_key.pem');
+let demoText = '';
+let pem = '';
+beforeAll(async () => {
+  demoText = new TextDecoder('windows-1252').decode(await Bun.file(DEMO).bytes());
+  pem = await Bun.file(KEY).text();
+});
+/** a copy of the demo file with one change, re-declared as UTF-8 */
+const variant = (change: (xml: string) => string) => new TextEncoder().encode(change(demoText).replace('encoding="Windows-1252"', 'encoding="UTF-8"'));
+const parse = (bytes: Uint8Array, key: string | null = pem) =>
+  parseSaft((async function* () {
+    for (let i = 0; i < bytes.length; i += 4096) yield bytes.subarray(i, i + 4096);
+  })(), { publicKeyPem: key });
+const codesOf = async (change: (xml: string) => string) => (await parse(variant(change))).checks.map((c) => `${c.code}@${c.path}`);
+
+describe('the demo SAF-T file', () => {
+  test('no error, the right counts and totals, the hash chain verified with the demo key', async () => {
+    const r = await parse(await Bun.file(DEMO).bytes());
+    expect(r.valid).toBe(true);
+    expect(r.checks.filter((c) => c.severity === 'error')).toEqual([]);
+    expect(r.checks.map((c) => c.code)).toEqual(['customer_nif_invalid']); // the file's own customer PP: a warning
+    expect(r.hash_chain).toBe('verified');
+    expect(r.header).toMatchObject({ TaxRegistrationNumber: '599999993', CompanyName: 'Entidade comercial - Demonstração', FiscalYear: '2017', AuditFileVersion: '1.04_01' });
+    expect(r.counts).toMatchObject({ customers: 11, suppliers: 3, products: 12, invoices: 24, invoices_FT: 16, invoices_FR: 2, invoices_NC: 5, invoices_ND: 1, payments: 2, movements_of_goods: 7, working_documents: 4 });
+    expect(r.totals.SalesInvoices).toEqual({ declared: { NumberOfEntries: 24, TotalDebit: 2201.7838, TotalCredit: 14918.709 }, computed: { NumberOfEntries: 24, TotalDebit: 2201.7838, TotalCredit: 14918.709 } });
+    expect(r.totals.MovementOfGoods!.computed).toEqual({ NumberOfMovementLines: 13, TotalQuantityIssued: 3295.922 });
+    expect((await parse(await Bun.file(DEMO).bytes(), null)).hash_chain).toBe('not_verified');
+  });
+
+  test('each injected defect is reported with its code and the document', async () => {
+    expect(await codesOf((x) => x.replace('<GrossTotal>235.15</GrossTotal>', '<GrossTotal>253.15</GrossTotal>'))).toContain('hash_chain@Invoice 1T 1/2');
+    expect(await codesOf((x) => x.replace('<InvoiceNo>1T 1/3</InvoiceNo>', '<InvoiceNo>1T 1/2</InvoiceNo>'))).toContain('document_number_duplicate@Invoice 1T 1/2');
+    expect(await codesOf((x) => x.replace('<InvoiceNo>1T 1/3</InvoiceNo>', '<InvoiceNo>1T 1/5</InvoiceNo>'))).toContain('document_number_gap@Invoice 1T 1/5');
+    const unknownCustomer = await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/2<\/InvoiceNo>[\s\S]*?<CustomerID>)[^<]+(<\/CustomerID>)/, '$1NOBODY$2'));
+    expect(unknownCustomer).toContain('customer_unknown@Invoice 1T 1/2');
+    const unknownProduct = await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/4<\/InvoiceNo>[\s\S]*?<ProductCode>)[^<]+(<\/ProductCode>)/, '$1NO-SUCH-PRODUCT$2'));
+    expect(unknownProduct).toContain('product_unknown@Invoice 1T 1/4');
+    expect(await codesOf((x) => x.replace('<TaxRegistrationNumber>599999993</TaxRegistrationNumber>', '<TaxRegistrationNumber>599999994</TaxRegistrationNumber>'))).toContain('company_nif_invalid@Header/TaxRegistrationNumber');
+    expect(await codesOf((x) => x.replace('<TotalCredit>14918.709</TotalCredit>', '<TotalCredit>14000.00</TotalCredit>'))).toContain('total_amount@SalesInvoices/TotalCredit');
+    expect(await codesOf((x) => x.replace('<NumberOfEntries>24</NumberOfEntries>', '<NumberOfEntries>25</NumberOfEntries>'))).toContain('total_entries@SalesInvoices/NumberOfEntries');
+    expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/2<\/InvoiceNo>\s*<ATCUD>)0(<\/ATCUD>)/, '$1ABC-2$2'))).toContain('atcud_format@Invoice 1T 1/2');
+    expect(await codesOf((x) => x.replace(/<ProductID>[^<]*<\/ProductID>/, ''))).toContain('header_field_missing@Header/ProductID');
+    expect(await codesOf((x) => x.replace('urn:OECD:StandardAuditFile-Tax:PT_1.04_01"', 'urn:example"'))).toContain('not_saft@null');
+    expect(await codesOf((x) => x.replace('</Header>', '</Heder>'))).toContain('xml_malformed@null');
+  });
+});
+
+describe('POST /v1/saft/parse', () => {
+  let h: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    h = await makeApp();
+    key = (await h.tenant()).api_key;
+  });
+  afterAll(() => h.close());
+  const post = (body: Uint8Array | string, headers: Record<string, string>, k = key) => h.json('POST', '/v1/saft/parse', { key: k, rawBody: body as never, headers });
+  const keyHeader = () => pem.replace(/\n/g, '');
+
+  test('the demo file as sent: the response shape, the hash chain verified with X-Public-Key, gzip too', async () => {
+    const bytes = await Bun.file(DEMO).bytes();
+    const r = await post(bytes, { 'content-type': 'application/xml', 'x-public-key': keyHeader() });
+    expect(r.status).toBe(200);
+    expect(Value.Check(SaftParseResponse, r.body)).toBe(true);
+    expect(r.body).toMatchObject({ valid: true, hash_chain: 'verified', bytes: bytes.length, header: { company_nif: '599999993', fiscal_year: '2017', software_certificate: '9999', audit_file_version: '1.04_01' } });
+    expect(r.body.parse_id).toMatch(/^saft_/);
+    const gz = await post(gzipSync(bytes), { 'content-type': 'application/xml', 'content-encoding': 'gzip' });
+    expect(gz.body).toMatchObject({ valid: true, hash_chain: 'not_verified', counts: r.body.counts });
+  });
+
+  test('import: the invoices and payments of a valid file land in the ERP store once; a file with errors stores nothing', async () => {
+    const t = await h.tenant();
+    const bytes = await Bun.file(DEMO).bytes();
+    const url = '/v1/saft/parse?import=true&customer_reference=acme-2017';
+    const first = await h.json('POST', url, { key: t.api_key, rawBody: bytes as never, headers: { 'content-type': 'application/xml' } });
+    expect(first.body.import).toEqual({ imported: true, provider: 'saft', customer_reference: 'acme-2017', invoices: 24, payments: 2, reason: null });
+    const again = await h.json('POST', url, { key: t.api_key, rawBody: bytes as never, headers: { 'content-type': 'application/xml' } });
+    expect(again.body.import.imported).toBe(true);
+    const invoices = await h.json('GET', '/v1/erp/saft/invoices?customer_reference=acme-2017&limit=100', { key: t.api_key });
+    expect(invoices.status).toBe(200);
+    expect(invoices.body.data.length).toBe(24); // not 48: upserted
+    const ft = invoices.body.data.find((i: any) => i.number === '1T 1/2');
+    expect(ft).toMatchObject({ provider: 'saft', document_type: 'FT', issue_date: '2017-09-16', gross_total_cents: 23515, status: 'N' });
+    const payments = await h.json('GET', '/v1/erp/saft/transactions?customer_reference=acme-2017', { key: t.api_key });
+    expect(payments.body.data.length).toBe(2);
+    // a file with an error: nothing stored
+    const bad = variant((x) => x.replace('<InvoiceNo>1T 1/3</InvoiceNo>', '<InvoiceNo>1T 1/2</InvoiceNo>'));
+    const refused = await h.json('POST', '/v1/saft/parse?import=true&customer_reference=broken', { key: t.api_key, rawBody: bad as never, headers: { 'content-type': 'application/xml' } });
+    expect(refused.body.import).toMatchObject({ imported: false, invoices: 0, payments: 0 });
+    expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=broken', { key: t.api_key })).body.data).toEqual([]);
+    // another tenant sees none of it
+    expect((await h.json('GET', '/v1/erp/saft/invoices', { key })).body.data).toEqual([]);
+  });
+
+  test('errors: JSON or another type, an unknown encoding, damaged gzip, a bad X-Public-Key; scope', async () => {
+    expectError(await h.json('POST', '/v1/saft/parse', { key, body: { file: 'x' } }), 415, 'unsupported_media_type');
+    expectError(await post('<x/>', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
+    expectError(await post('<x/>', { 'content-type': 'application/xml', 'content-encoding': 'br' }), 415, 'unsupported_media_type');
+    expect(expectError(await post('not gzip', { 'content-type': 'application/xml', 'content-encoding': 'gzip' }), 422, 'validation_failed').fields[0].path).toBe('(body)');
+    expect(expectError(await post('<x/>', { 'content-type': 'application/xml', 'x-public-key': 'not a key!' }), 422, 'validation_failed').fields[0].path).toBe('header.X-Public-Key');
+    const notSaft = await post('<?xml version="1.0"?><x/>', { 'content-type': 'application/xml' });
+    expect(notSaft.body).toMatchObject({ valid: false, checks: [expect.objectContaining({ code: 'not_saft' })] });
+    const narrow = await h.tenant({ scopes: ['score'] });
+    expectError(await post('<x/>', { 'content-type': 'application/xml' }, narrow.api_key), 403, 'insufficient_scope');
+  });
+});
+
+describe('large files: 202 and a run to poll', () => {
+  let h: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    h = await makeApp({ SAFT_SYNC_MAX_BYTES: '1000' }); // the demo file (145 kB) counts as large here
+    key = (await h.tenant()).api_key;
+  });
+  afterAll(() => h.close());
+
+  test('202 with Location; the job parses the stored file (gzip and import too); the upload is removed; other tenants see nothing', async () => {
+    const bytes = await Bun.file(DEMO).bytes();
+    const gz = gzipSync(bytes);
+    // (a client sends Content-Length; a Request built in the test has to say it)
+    const posted = await h.json('POST', '/v1/saft/parse?import=true&customer_reference=big', { key, rawBody: gz as never, headers: { 'content-type': 'application/xml', 'content-encoding': 'gzip', 'content-length': String(gz.length), 'x-public-key': pem.replace(/\n/g, '') } });
+    expect(posted.status).toBe(202);
+    expect(posted.body).toMatchObject({ status: 'queued', result: null, error: null });
+    expect(posted.headers.get('location')).toBe(`/v1/saft/parse/${posted.body.parse_id}`);
+    let run: any;
+    for (let i = 0; i < 200; i++) {
+      run = (await h.json('GET', `/v1/saft/parse/${posted.body.parse_id}`, { key })).body;
+      if (run.status === 'succeeded' || run.status === 'failed') break;
+      await Bun.sleep(25);
+    }
+    expect(run.status).toBe('succeeded');
+    expect(run.result).toMatchObject({ parse_id: posted.body.parse_id, valid: true, hash_chain: 'verified', counts: { invoices: 24 }, import: { imported: true, invoices: 24, payments: 2 } });
+    expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=big&limit=100', { key })).body.data.length).toBe(24);
+    const { db, t } = h.ctx.database;
+    expect(await db.select().from(t.saftChunks)).toEqual([]);
+    const other = await h.tenant();
+    expectError(await h.json('GET', `/v1/saft/parse/${posted.body.parse_id}`, { key: other.api_key }), 404, 'resource_not_found');
+    expectError(await h.json('GET', '/v1/saft/parse/nope', { key }), 422, 'validation_failed');
+  });
+
+  test('a large file that is not SAF-T: the run succeeds with valid: false', async () => {
+    const text = `<?xml version="1.0"?><x>${'y'.repeat(5000)}</x>`;
+    const posted = await h.json('POST', '/v1/saft/parse', { key, rawBody: text as never, headers: { 'content-type': 'application/xml', 'content-length': String(text.length) } });
+    expect(posted.status).toBe(202);
+    let run: any;
+    for (let i = 0; i < 200; i++) {
+      run = (await h.json('GET', `/v1/saft/parse/${posted.body.parse_id}`, { key })).body;
+      if (run.status === 'succeeded' || run.status === 'failed') break;
+      await Bun.sleep(25);
+    }
+    expect(run).toMatchObject({ status: 'succeeded', result: { valid: false, checks: [expect.objectContaining({ code: 'not_saft' })] } });
+  });
+});
