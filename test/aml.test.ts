@@ -4,7 +4,7 @@
  * tokens, missing diacritics, aliases; common Portuguese names must not match) with precision and
  * recall on a labelled set, and POST /v1/aml/screen with its errors, scope and tenant isolation.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { buildIndex, jaroWinkler, screen, tokens } from '../src/features/aml/mat
 import { ScreenResponse } from '../src/features/aml/model';
 import { amlService, loadConfiguredLists } from '../src/features/aml';
 import { expectError, makeApp, ROOT, runCli, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const UN_FILE = join(ROOT, 'fixtures/sanctions/un_consolidated_list.xml');
 const chunksOf = (text: string) => (async function* () {

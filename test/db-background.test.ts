@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { Database as Sqlite } from 'bun:sqlite';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { mapWalIndex, OwnCommits, walChangeSignal } from '../src/db/sqlite-change-signal';
 import { makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 describe('walChangeSignal (SQLite wal-index header)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'wal-signal-'));

@@ -2,11 +2,12 @@
  * Credit decisions, limits, the spreads index, sector risk and the credit policy, through HTTP:
  * happy paths, every error, tenant and environment isolation, the tenant's ERP books feeding them.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { CreditLimitResponse, DecisionResponse, PolicyResponse, SectorRiskResponse, SpreadsResponse } from '../src/features/decision/model';
 import { NOTCHES } from '../src/features/decision/policy';
 import { connectSandboxErp, expectError, makeApp, REDIS_TEST_URL, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let h: TestApp;
 let key: string;

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { freshDatabase, readConsentForm, runCli, spawnServer } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 /**
  * The sandbox consent page over real HTTP (issue 17 item 11): the page is a POST form, GET changes

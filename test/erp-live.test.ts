@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { createHash } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { configureErp, erpService, registerErpWorkers } from '../src/features/erp';
 import { startWorkers } from '../src/workers';
 import { expectError, makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 /**
  * Live ERP flow against fake TOConline and Moloni servers on 127.0.0.1: authorisation URL (PKCE

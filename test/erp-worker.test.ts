@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -202,6 +202,7 @@ describe('a worker process killed mid-run (SIGKILL) is recovered by another proc
       `import { loadConfig } from '${ROOT}src/config';
 import { createContext } from '${ROOT}src/context';
 import { registerErpWorkers } from '${ROOT}src/features/erp';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 const ctx = await createContext(loadConfig(process.env));
 registerErpWorkers(ctx);
 await ctx.jobs.start();

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { and, count, eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { configureErp, erpService, registerErpWorkers } from '../src/features/erp';
@@ -6,6 +6,7 @@ import { demoInvoices, DEMO_SIZE_PRESETS } from '../src/features/erp/demo-data';
 import { ErpSyncResponse, Invoice, SyncRun, Transaction } from '../src/features/erp/model';
 import { startWorkers } from '../src/workers';
 import { connectSandboxErp, expectError, makeApp, readConsentForm, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 /**
  * ERP connector, sandbox end to end (no outside party): OAuth with the built-in consent page,

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { EsgResponse } from '../src/features/esg/model';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
 import { isValidSector } from '../src/features/esg/questionnaire';
 import { expectError, makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let h: TestApp;
 let key: string;

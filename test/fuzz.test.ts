@@ -3,9 +3,10 @@
  * bodies, wrong types, huge values, deep nesting, prototype keys, NUL bytes and long strings, in
  * bodies, path parameters and queries. The assertion: no 5xx, and every JSON error is the §2.8 body.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { mulberry32 } from '../src/lib/prng';
 import { makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
 const CASES_PER_OPERATION = 12;

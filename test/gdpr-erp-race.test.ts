@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { configureErp, registerErpWorkers } from '../src/features/erp';
 import { startWorkers } from '../src/workers';
 import { connectSandboxErp, makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let h: TestApp;
 beforeAll(async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
@@ -7,6 +7,7 @@ import { gdprService, purgeExpiredRetention } from '../src/features/gdpr';
 import { EraseResponse, EXPORT_ARRAY_CATEGORIES } from '../src/features/gdpr/model';
 import { RETAINED_CATEGORIES } from '../src/features/gdpr/service';
 import { expectError, makeApp, TEST_DB, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const SCORE_NIF = '599000015';
 const YEAR_MS = 365.25 * 86_400_000;

@@ -3,9 +3,10 @@
  * body, before parsing and validation; objects that break string coercion where a string is
  * expected are a 422 with the field's path, never a 500.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../src/lib/json-guard';
 import { expectError, makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let h: TestApp;
 let key: string;

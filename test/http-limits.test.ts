@@ -4,12 +4,13 @@
  * oversized headers (431) and malformed header bytes (400) are refused by Bun's HTTP parser before
  * any application code runs, with an empty body and `Connection: close` — documented in the README.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnServer } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let server: Awaited<ReturnType<typeof spawnServer>>;
 let dir: string;

@@ -3,13 +3,14 @@
  * JPEG images and from a PDF page (made here with zxing-wasm's writer and MuPDF, and read back as a
  * client would send them), and the errors with their codes.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prepareZXingModule, writeBarcode } from 'zxing-wasm/full';
 import * as mupdf from 'mupdf';
 import { decodeQr, NotAtQr } from '../src/features/invoice/qr';
 import { expectError, makeApp, ROOT, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const AT_EXAMPLE = 'A:123456789*B:999999990*C:PT*D:FS*E:N*F:20190812*G:FS CDVF/12345*H:CDF7T5HD-12345*I1:PT*I7:0.65*I8:0.15*N:0.15*O:0.80*Q:YhGV*R:9999*S:NU;0.80';
 const codes = (payload: string) => decodeQr(payload).checks.map((c) => c.code);

@@ -2,12 +2,13 @@
  * POST /v1/kyc/verify (issue 19): the checks and the outcome rule on the sandbox fixtures and the
  * UN list, errors with field paths, storage and reading by id, scope and tenant isolation.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { KycResponse } from '../src/features/kyc/model';
 import { loadConfiguredLists } from '../src/features/aml';
 import { nifCheckDigit } from '../src/lib/nif';
 import { expectError, makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let h: TestApp;
 let key: string;

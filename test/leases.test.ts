@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import Redis from 'ioredis';
 import { announceTenantChanges, generationKey } from '../src/lib/cache-generations';
 import { ANNOUNCE_WAIT_MS, COHERENT_MS, feedRegistry, GenerationFeed, generationChannel } from '../src/lib/generation-feed';
@@ -7,6 +7,7 @@ import { LEASE_MS, MemoryRateLimiter, RedisRateLimiter, type RateDecision, type 
 import { mulberry32 } from '../src/lib/prng';
 import { RedisScripts } from '../src/lib/redis-scripts';
 import { REDIS_TEST_URL } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 /**
  * Processes on PostgreSQL + Redis know their tenants' cache generations from a feed (pushed, and

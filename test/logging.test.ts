@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from 'bun:test';
 import { createLogger } from '../src/lib/log';
 import { makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const lines: string[] = [];
 let h: TestApp;

@@ -3,12 +3,13 @@
  * sandbox registry (fixtures and the tenant's synced demo books), natural persons never returning
  * personal data, live keys without adapters 503, scope and tenant isolation.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { NifResponse } from '../src/features/nif/model';
 import { entityTypeOf, legalFormOf } from '../src/features/nif/entity-types';
 import { nifCheckDigit } from '../src/lib/nif';
 import { connectSandboxErp, expectError, makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let h: TestApp;
 let key: string;

@@ -4,12 +4,13 @@
  * process holds the write lock), and every answer is the §2.8 JSON body — 503 service_unavailable
  * with Retry-After when the dependency is down — with no SQL, parameters or file paths.
  */
-import { afterAll, describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database } from 'bun:sqlite';
 import { freePort, freshDatabase, runCli, spawnServer, TEST_DB } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 /** A TCP proxy to PostgreSQL that the test can cut (closing every connection) and restore. */
 function pgProxy(target = { hostname: '127.0.0.1', port: 5432 }) {

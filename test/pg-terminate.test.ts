@@ -4,9 +4,10 @@
  * service's database terminated (pg_terminate_backend) again and again. Both processes stay up,
  * their pools reconnect, and the work completes.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import postgres from 'postgres';
 import { connectSandboxErp, freshDatabase, REDIS_TEST_URL, runCli, spawnServer, TEST_DB, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 describe.skipIf(TEST_DB !== 'postgres')('connections terminated under load', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { existsSync } from 'node:fs';
 import postgres from 'postgres';
 import { freePort, freshDatabase, REDIS_TEST_URL, ROOT, runCli, spawnServer, TEST_DB } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 beforeAll(async () => {

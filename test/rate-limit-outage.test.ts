@@ -6,11 +6,12 @@
  * Redis before deciding there again: the key gets its 60, no more (one process; with P processes
  * the bound during an outage is P × the limit, documented).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, makeApp, startRedis, waitPort, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 describe('rate limit across a Redis restart', () => {
   const port = freePort();

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import Redis from 'ioredis';
 import { announceTenantChanges, generationKey } from '../src/lib/cache-generations';
 import { createLogger } from '../src/lib/log';
 import { MemoryRateLimiter, RedisRateLimiter, type RateDecision, type RateRequest } from '../src/lib/rate-limiter';
 import { RedisScripts } from '../src/lib/redis-scripts';
 import { REDIS_TEST_URL } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 /** The Redis script and the in-process limiter decide alike; the script also carries cache generations. */
 describe('RedisRateLimiter', () => {

@@ -3,11 +3,12 @@
  * set built from the demo ERP data with noise added (fees, compacted numbers, references dropped),
  * determinism, and the route: inline data, the tenant's stored data, errors, scope, isolation.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { demoInvoices, demoTransactions } from '../src/features/erp/demo-data';
 import { reconcile, samePayer, type BankTransaction, type OpenInvoice } from '../src/features/reconcile/engine';
 import { mulberry32 } from '../src/lib/prng';
 import { connectSandboxErp, expectError, makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const inv = (id: string, number: string, amount: number, name = 'Metalúrgica do Vouga, Lda.', issue = '2026-02-01', due = '2026-03-03', atcud: string | null = null): OpenInvoice => ({
   id, number, atcud, customer_name: name, issue_date: issue, due_date: due, amount_open_cents: amount,

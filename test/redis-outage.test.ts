@@ -3,11 +3,12 @@
  * their own that the test stops and starts again empty. While it is down, keyed requests get the
  * §2.8 body (never a 500 or a crash); once it is back, both processes serve and work again.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, freshDatabase, runCli, spawnServer, startRedis, waitPort } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 describe('Redis taken away and brought back empty', () => {
   const port = freePort();

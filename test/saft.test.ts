@@ -3,13 +3,14 @@
  * the right counts and totals, and its hash chain verifies with the demo public key; each defect
  * injected into a copy is reported with its code and the document it concerns; gzip; errors.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parseSaft } from '../src/features/saft/parser';
 import { SaftParseResponse } from '../src/features/saft';
 import { expectError, makeApp, ROOT, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const DEMO = join(ROOT, 'fixtures/saft/saft_idemo599999999.xml');
 const KEY = join(ROOT, 'fixtures/saft/saft_demo_public_key.pem');

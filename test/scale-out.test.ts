@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import postgres from 'postgres';
 import { freshDatabase, REDIS_TEST_URL, runCli, spawnServer, TEST_DB } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 /**
  * Issue #8's proof that the service scales out: two `api` processes and two `worker` processes on

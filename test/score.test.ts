@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { and, eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { ScoreResponse } from '../src/features/score/model';
 import { SANDBOX_FIXTURES } from '../src/features/score/fixtures';
 import { expectError, makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const nifOf = (outcome: string) => SANDBOX_FIXTURES.find((f) => f.outcome === outcome)!.nif;
 

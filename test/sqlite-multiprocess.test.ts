@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { freshDatabase, ROOT, runCli, spawnServer, TEST_DB } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 /**
  * The embedded sandbox shares its database file with whoever opens it: the operator CLI and a

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
 import { makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 // The ledger counts calls alike (tenant, key, environment, meter, unit price) within one UTC
 // second in one row (UsageMeter); these tests pin what that row holds and what it never does.

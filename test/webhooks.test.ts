@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { Webhook } from 'standardwebhooks';
 import { and, eq } from 'drizzle-orm';
 import { SANDBOX_FIXTURES } from '../src/features/score/fixtures';
 import { postWebhook, RefusedAddressError, webhookDns } from '../src/features/webhooks/delivery-http';
 import { expectError, freePort, makeApp, REDIS_TEST_URL, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 interface Received {
   headers: Record<string, string>;
