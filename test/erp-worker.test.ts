@@ -7,6 +7,7 @@ import { configureErp, erpService, registerErpWorkers } from '../src/features/er
 import { RECOVER_SWEEP } from '../src/features/erp/sync';
 import { startWorkers } from '../src/workers';
 import { connectSandboxErp, makeApp, REDIS_TEST_URL, ROOT, TestClock, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 /**
  * Workers: the BullMQ path, claim races, the recovery sweep (lost enqueue, stalled runs, the
@@ -202,7 +203,6 @@ describe('a worker process killed mid-run (SIGKILL) is recovered by another proc
       `import { loadConfig } from '${ROOT}src/config';
 import { createContext } from '${ROOT}src/context';
 import { registerErpWorkers } from '${ROOT}src/features/erp';
-setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 const ctx = await createContext(loadConfig(process.env));
 registerErpWorkers(ctx);
 await ctx.jobs.start();
