@@ -8,7 +8,7 @@ import type { WebhookService } from './features/webhooks/service';
 import { gdprRetentionSweep } from './features/gdpr';
 import { registerErpWorkers } from './features/erp';
 import { refreshLists } from './features/aml';
-import { processSaftRun } from './features/saft';
+import { processSaftRun, recoverSaftRuns, SAFT_RECOVER_SWEEP } from './features/saft';
 
 export interface Services {
   scores: ScoreService;
@@ -46,6 +46,7 @@ export function registerJobs(ctx: AppContext, s: Services) {
     await s.rescore.nightly(localDate(ctx.clock.now(), ctx.config.rescoreTz));
   });
   ctx.jobs.register('saft.parse', ({ runId }: { runId: string }) => processSaftRun(ctx, runId), { concurrency: 1 });
+  ctx.sweeps.set(SAFT_RECOVER_SWEEP, { everyMs: 5_000, run: () => recoverSaftRuns(ctx) });
   ctx.jobs.register('aml.refresh', async () => {
     await refreshLists(ctx);
   });

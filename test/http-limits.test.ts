@@ -48,6 +48,13 @@ describe('limits outside the application', () => {
       expect(JSON.parse(r.body.slice(0, r.body.lastIndexOf('}') + 1))).toMatchObject({ code: 'payload_too_large', status: 413 });
     }
   });
+  test('POST /v1/saft/parse: a file declared above its 512 MiB limit (raw or multipart) is 413 before any byte is read', async () => {
+    for (const type of ['application/xml', 'multipart/form-data; boundary=x']) {
+      const r = await raw(`POST /v1/saft/parse HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: ${type}\r\nContent-Length: ${512 * 1024 * 1024 + 65 * 1024}\r\nConnection: close\r\n\r\n<`);
+      expect(r.status).toBe(413);
+      expect(JSON.parse(r.body.slice(r.body.indexOf('{'), r.body.lastIndexOf('}') + 1))).toMatchObject({ code: 'payload_too_large', status: 413, message: expect.stringContaining('536870912') });
+    }
+  });
   test('oversized headers or query (431) and a NUL or bare CR in a header (400): Bun\'s parser, empty body, connection closed', async () => {
     const cases: [string, number][] = [
       [`GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],

@@ -92,6 +92,24 @@ describe('POST /v1/invoice/extract', () => {
     expect(fromPdf.body).toMatchObject({ source: 'pdf', page: 2, fields: fromText.body.fields, valid: true });
   });
 
+  test('multipart: the file part, typed by its bytes when the part says octet-stream (curl -F without ;type=)', async () => {
+    const png = await qrPng(AT_EXAMPLE);
+    const form = async (blob: Blob, filename: string) => {
+      const fd = new FormData();
+      fd.append('file', blob, filename);
+      const r = new Response(fd);
+      const type = r.headers.get('content-type')!; // (read before the body: Bun drops it after)
+      return h.json('POST', '/v1/invoice/extract', { key, rawBody: new Uint8Array(await r.arrayBuffer()) as never, headers: { 'content-type': type } });
+    };
+    const fromPart = await form(new Blob([png], { type: 'application/octet-stream' }), 'scan');
+    expect(fromPart.status).toBe(200);
+    expect(fromPart.body).toMatchObject({ source: 'image', valid: true, qr: AT_EXAMPLE });
+    const fromPdf = await form(new Blob([invoicePdf(png)], { type: 'application/pdf' }), 'invoice.pdf');
+    expect(fromPdf.body).toMatchObject({ source: 'pdf', page: 1, valid: true });
+    expectError(await form(new Blob(['hello'], { type: 'text/plain' }), 'x.txt'), 415, 'unsupported_media_type');
+    expectError(await form(new Blob([new Uint8Array(11 * 1024 * 1024)], { type: 'image/png' }), 'big.png'), 413, 'payload_too_large');
+  });
+
   test('a QR with defects is 200 with valid: false and the checks', async () => {
     const r = await h.json('POST', '/v1/invoice/extract', { key, body: { qr: AT_EXAMPLE.replace('O:0.80', 'O:0.90') } });
     expect(r.body.valid).toBe(false);

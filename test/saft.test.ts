@@ -165,3 +165,122 @@ describe('large files: 202 and a run to poll', () => {
     expect(run).toMatchObject({ status: 'succeeded', result: { valid: false, checks: [expect.objectContaining({ code: 'not_saft' })] } });
   });
 });
+
+/** a multipart/form-data body as a browser or `curl -F` sends it: its bytes and its Content-Type */
+async function multipart(parts: [string, string | Blob, string?][]) {
+  const fd = new FormData();
+  for (const [name, value, filename] of parts) {
+    if (typeof value === 'string') fd.append(name, value);
+    else fd.append(name, value, filename);
+  }
+  const r = new Response(fd);
+  const contentType = r.headers.get('content-type')!; // (read before the body: Bun drops it after)
+  return { bytes: new Uint8Array(await r.arrayBuffer()), contentType };
+}
+
+describe('multipart uploads', () => {
+  let h: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    h = await makeApp({ SAFT_MAX_BYTES: '200000' });
+    key = (await h.tenant()).api_key;
+  });
+  afterAll(() => h.close());
+  const send = (m: { bytes: Uint8Array; contentType: string }, path = '/v1/saft/parse', k = key) =>
+    h.json('POST', path, { key: k, rawBody: m.bytes as never, headers: { 'content-type': m.contentType } });
+
+  test('the file part with the key and import as fields: verified and imported; a .gz file is gunzipped', async () => {
+    const bytes = await Bun.file(DEMO).bytes();
+    const r = await send(await multipart([['public_key', pem], ['import', 'true'], ['customer_reference', 'form'], ['file', new Blob([bytes], { type: 'application/xml' }), 'demo.xml']]));
+    expect(r.status).toBe(200);
+    expect(Value.Check(SaftParseResponse, r.body)).toBe(true);
+    expect(r.body).toMatchObject({ valid: true, hash_chain: 'verified', bytes: bytes.length, import: { imported: true, customer_reference: 'form', invoices: 24 } });
+    // an octet-stream part named .gz (what `curl -F file=@x.xml.gz` sends)
+    const gz = await send(await multipart([['file', new Blob([gzipSync(bytes)], { type: 'application/octet-stream' }), 'demo.xml.gz']]));
+    expect(gz.body).toMatchObject({ valid: true, hash_chain: 'not_verified', counts: r.body.counts });
+  });
+
+  test('errors: no file part, an unknown or bad field, a bad key field, a file above SAFT_MAX_BYTES, no boundary', async () => {
+    const noFile = await send(await multipart([['public_key', pem]]));
+    expect(expectError(noFile, 422, 'validation_failed').fields).toEqual([{ path: 'body.file', message: expect.stringContaining('file part') }]);
+    const xml = new Blob(['<x/>'], { type: 'application/xml' });
+    expect(expectError(await send(await multipart([['colour', 'red'], ['file', xml, 'x.xml']])), 422, 'validation_failed').fields[0].path).toBe('body.colour');
+    expect(expectError(await send(await multipart([['import', 'yes'], ['file', xml, 'x.xml']])), 422, 'validation_failed').fields[0].path).toBe('body.import');
+    expect(expectError(await send(await multipart([['public_key', 'not a key!'], ['file', xml, 'x.xml']])), 422, 'validation_failed').fields[0].path).toBe('body.public_key');
+    const big = new Blob([`<?xml version="1.0"?><x>${'y'.repeat(250_000)}</x>`], { type: 'application/xml' });
+    expectError(await send(await multipart([['file', big, 'big.xml']])), 413, 'payload_too_large');
+    expect(expectError(await h.json('POST', '/v1/saft/parse', { key, rawBody: 'x' as never, headers: { 'content-type': 'multipart/form-data' } }), 422, 'validation_failed').fields[0].path).toBe('(body)');
+    // the refused calls stored nothing: only the first test's import is there
+    expect((await h.json('GET', '/v1/erp/saft/invoices?limit=100', { key })).body.data.length).toBe(24);
+  });
+
+  test('a file above SAFT_MAX_BYTES sent chunked (no Content-Length) is refused with 413 as it streams', async () => {
+    const chunk = new TextEncoder().encode(`<y>${'z'.repeat(8192)}</y>`);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('<?xml version="1.0"?><x>'));
+      },
+      pull(c) {
+        if (sent > 400_000) return c.close();
+        sent += chunk.length;
+        c.enqueue(chunk);
+      },
+    });
+    const res = await h.app.handle(new Request('http://localhost/v1/saft/parse', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/xml' }, body }));
+    const r = { status: res.status, body: await res.json(), headers: res.headers };
+    expectError(r, 413, 'payload_too_large');
+    expect(sent).toBeLessThan(400_000); // the rest was not read
+  });
+});
+
+describe('a background run whose worker died', () => {
+  let h: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    h = await makeApp({ SAFT_SYNC_MAX_BYTES: '1000', SAFT_STALL_MS: '1000' }, { workers: false });
+    key = (await h.tenant()).api_key;
+  });
+  afterAll(() => h.close());
+
+  test('is retried from the start of its file by the recovery sweep; the dead worker cannot write over it; three deaths fail it', async () => {
+    const { processSaftRun, recoverSaftRuns } = await import('../src/features/saft');
+    const { db, t } = h.ctx.database;
+    const { eq } = await import('drizzle-orm');
+    const bytes = await Bun.file(DEMO).bytes();
+    const posted = await h.json('POST', '/v1/saft/parse?import=true&customer_reference=resumed', { key, rawBody: bytes as never, headers: { 'content-type': 'application/xml', 'content-length': String(bytes.length) } });
+    expect(posted.status).toBe(202);
+    const id = posted.body.parse_id;
+    // a worker claimed it and died: running, a heartbeat from long ago
+    await db.update(t.saftRuns).set({ status: 'running', attempts: 1, heartbeatAt: new Date(h.ctx.clock.now().getTime() - 5_000) }).where(eq(t.saftRuns.id, id));
+    expect((await h.json('GET', `/v1/saft/parse/${id}`, { key })).body.status).toBe('running');
+    const queued: string[] = [];
+    const enqueue = h.ctx.jobs.enqueue.bind(h.ctx.jobs);
+    h.ctx.jobs.enqueue = (async (name: string, data: any, o?: any) => {
+      queued.push(`${name}:${data.runId}:${o?.jobId}`);
+    }) as never;
+    try {
+      expect(await recoverSaftRuns(h.ctx)).toEqual({ requeued: 1, failed: 0 });
+    } finally {
+      h.ctx.jobs.enqueue = enqueue;
+    }
+    expect(queued).toEqual([`saft.parse:${id}:${id}_a1`]);
+    await processSaftRun(h.ctx, id);
+    const run = (await h.json('GET', `/v1/saft/parse/${id}`, { key })).body;
+    expect(run).toMatchObject({ status: 'succeeded', result: { valid: true, import: { imported: true, invoices: 24 } } });
+    expect((await db.select().from(t.saftRuns).where(eq(t.saftRuns.id, id)))[0]!.attempts).toBe(2);
+    expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=resumed&limit=100', { key })).body.data.length).toBe(24);
+    expect(await db.select().from(t.saftChunks).where(eq(t.saftChunks.runId, id))).toEqual([]);
+    // a run that is not stalled is not taken over
+    const other = await h.json('POST', '/v1/saft/parse', { key, rawBody: bytes as never, headers: { 'content-type': 'application/xml', 'content-length': String(bytes.length) } });
+    await db.update(t.saftRuns).set({ status: 'running', attempts: 1, heartbeatAt: h.ctx.clock.now() }).where(eq(t.saftRuns.id, other.body.parse_id));
+    await processSaftRun(h.ctx, other.body.parse_id);
+    expect((await h.json('GET', `/v1/saft/parse/${other.body.parse_id}`, { key })).body.status).toBe('running');
+    // the third death: failed with a message, the upload removed
+    await db.update(t.saftRuns).set({ attempts: 3, heartbeatAt: new Date(h.ctx.clock.now().getTime() - 5_000) }).where(eq(t.saftRuns.id, other.body.parse_id));
+    expect(await recoverSaftRuns(h.ctx)).toEqual({ requeued: 0, failed: 1 });
+    const failed = (await h.json('GET', `/v1/saft/parse/${other.body.parse_id}`, { key })).body;
+    expect(failed).toMatchObject({ status: 'failed', result: null, error: expect.stringContaining('send the file again') });
+    expect(await db.select().from(t.saftChunks).where(eq(t.saftChunks.runId, other.body.parse_id))).toEqual([]);
+  });
+});

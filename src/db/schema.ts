@@ -468,10 +468,14 @@ export function defineSchema(k: Kit) {
       /** the answer when done, JSON text */
       result: k.text('result'),
       errorMessage: k.text('error_message'),
+      /** claims so far: a claim's number is its ownership token (a stalled worker's late write is refused) */
+      attempts: k.int('attempts').notNull().default(0),
+      /** the running worker's last sign of life: older than SAFT_STALL_MS → the recovery sweep re-queues */
+      heartbeatAt: k.ts('heartbeat_at'),
       createdAt: k.ts('created_at').notNull(),
       finishedAt: k.ts('finished_at'),
     },
-    (t) => [k.index('saft_runs_tenant_idx').on(t.tenantId, t.env, t.id)],
+    (t) => [k.index('saft_runs_tenant_idx').on(t.tenantId, t.env, t.id), k.index('saft_runs_status_idx').on(t.status)],
   );
 
   /** the uploaded file of a queued run, 1 MiB per row (base64), deleted once parsed */

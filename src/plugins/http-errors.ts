@@ -6,6 +6,7 @@ import { requestState } from './request-state';
 import { redactSecrets } from '../lib/log';
 import { unservedCatalogEntry } from '../features/system/catalog';
 import { chargeKey, hasKeyShapedBearer, limitAnonymous, peekAnonymous } from './auth';
+import { isMultipart, readMultipartFile, sniffType } from '../lib/multipart';
 
 /** A body stream read whole, or null as soon as it exceeds `limit` bytes (the rest is not read). */
 async function readStreamCapped(body: ReadableStream<Uint8Array>, limit: number): Promise<Buffer | null> {
@@ -47,22 +48,30 @@ export async function readCappedBytes(request: Request, limit: number): Promise<
  * Routes that also take a binary body (an image or a PDF) with a limit of their own; the route
  * gets `{ binary, contentType }` as its body. Every other route takes JSON only.
  */
-export const BINARY_BODIES: Record<string, { types: RegExp; limit: number; stream?: true }> = {
-  '/v1/invoice/extract': { types: /^(image\/png|image\/jpeg|application\/pdf)\b/i, limit: 10 * 1024 * 1024 },
-  // streamed to the route unread (a SAF-T file can be hundreds of MB); the route enforces the limit
-  '/v1/saft/parse': { types: /^(application|text)\/xml\b/i, limit: 512 * 1024 * 1024, stream: true },
-};
+export function binaryBodies(config: Pick<AppContext['config'], 'saftMaxBytes'>): Record<string, { types: RegExp; limit: number; stream?: true }> {
+  return {
+    '/v1/invoice/extract': { types: /^(image\/png|image\/jpeg|application\/pdf)\b/i, limit: 10 * 1024 * 1024 },
+    // streamed to the route unread (a SAF-T file can be hundreds of MB); the route enforces the limit
+    '/v1/saft/parse': { types: /^(application|text)\/xml\b/i, limit: config.saftMaxBytes, stream: true },
+  };
+}
 export interface BinaryBody {
   binary: Uint8Array;
   contentType: string;
+  /** a multipart upload's text fields (sent before the file part) */
+  fields?: Record<string, string>;
 }
 export interface StreamBody {
   stream: ReadableStream<Uint8Array>;
   contentType: string;
   contentEncoding: string | null;
-  /** the declared Content-Length, if any */
+  /** the declared Content-Length, if any (of the whole multipart body for an upload) */
   length: number | null;
+  /** a multipart upload's text fields (sent before the file part) */
+  fields?: Record<string, string>;
 }
+/** room for a multipart body's boundaries and part headers over the file's own limit */
+const MULTIPART_OVERHEAD = 64 * 1024;
 
 /** application/json and its +json variants */
 export const JSON_CONTENT_TYPE = /^application\/([\w.+-]*\+)?json\b/i;
@@ -191,6 +200,7 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
   };
 
   const respond = errorResponder(ctx);
+  const bodies = binaryBodies(ctx.config);
 
   return new Elysia({ name: 'http-plumbing' })
     .onRequest(async ({ request, set, server }) => {
@@ -204,7 +214,22 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
     .onParse({ as: 'global' }, async ({ request, contentType, path }) => {
       // no usable key: leave the body unread, so the caller gets 401 rather than a body error
       if (path.startsWith('/v1/') && !hasKeyShapedBearer(request.headers.get('authorization'))) return {};
-      const binary = BINARY_BODIES[path];
+      const binary = bodies[path];
+      if (binary && isMultipart(contentType)) {
+        if (Number(request.headers.get('content-length') ?? '0') > binary.limit + MULTIPART_OVERHEAD) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);
+        const part = await readMultipartFile(request);
+        const declared = request.headers.get('content-length');
+        if (binary.stream) {
+          const gzip = /^application\/(x-)?gzip$/.test(part.contentType) || /\.gz$/i.test(part.filename ?? '');
+          return { stream: part.stream, contentType: part.contentType || 'application/octet-stream', contentEncoding: gzip ? 'gzip' : null, length: declared === null ? null : Number(declared), fields: part.fields } satisfies StreamBody;
+        }
+        const bytes = await readStreamCapped(part.stream, binary.limit);
+        if (bytes === null) throw new ApiError('payload_too_large', `The file exceeds ${binary.limit} bytes.`);
+        const head = new Uint8Array(bytes.slice(0, 16));
+        const type = binary.types.test(part.contentType) ? part.contentType : (sniffType(head) ?? part.contentType);
+        if (!binary.types.test(type)) throw new ApiError('unsupported_media_type', `The file part's type ${part.contentType || 'none'} is not accepted here.`);
+        return { binary: new Uint8Array(bytes), contentType: type, fields: part.fields } satisfies BinaryBody;
+      }
       if (binary?.stream && binary.types.test(contentType ?? '')) {
         if (Number(request.headers.get('content-length') ?? '0') > binary.limit) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);
         const declared = request.headers.get('content-length');

@@ -4,7 +4,7 @@ import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
 import { ApiError, validationError } from '../../lib/errors';
-import { BINARY_BODIES, type BinaryBody } from '../../plugins/http-errors';
+import { binaryBodies, type BinaryBody } from '../../plugins/http-errors';
 import { assertFileType, findAtQr } from './extract';
 import { decodeQr, NotAtQr } from './qr';
 
@@ -38,7 +38,7 @@ export const ExtractResponse = t.Object({
 
 /** POST /v1/invoice/extract (scope `erp`): the AT QR code from text, an image or a PDF. */
 export function invoiceRoutes(ctx: AppContext) {
-  const binary = BINARY_BODIES['/v1/invoice/extract']!;
+  const binary = binaryBodies(ctx.config)['/v1/invoice/extract']!;
   return new Elysia({ name: 'invoice' })
     .use(authed(ctx, 'erp'))
     .post(

@@ -2,18 +2,36 @@ import { Elysia, t } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
-import { ApiError } from '../../lib/errors';
-import { BINARY_BODIES, type StreamBody } from '../../plugins/http-errors';
+import { ApiError, validationError } from '../../lib/errors';
+import { binaryBodies, type StreamBody } from '../../plugins/http-errors';
 import { parseSaft, type SaftDocument, type SaftResult } from './parser';
 import type { Database, Db } from '../../db/client';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 
 /** `X-Public-Key`: the producer's RSA public key, PEM on one line or just its base64 body. */
-function publicKeyFrom(header: string | undefined): string | null {
+function publicKeyFrom(header: string | undefined, path = 'header.X-Public-Key'): string | null {
   if (!header) return null;
   const body = header.replace(/-----(BEGIN|END) (RSA )?PUBLIC KEY-----/g, '').replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]+=*$/.test(body) || body.length > 4096) throw new ApiError('validation_failed', 'X-Public-Key must be a PEM public key (or its base64 body).', { fields: [{ path: 'header.X-Public-Key', message: 'not a PEM public key' }] });
+  if (!/^[A-Za-z0-9+/]+=*$/.test(body) || body.length > 4096) throw new ApiError('validation_failed', `${path.replace(/^(header|body)\./, '')} must be a PEM public key (or its base64 body).`, { fields: [{ path, message: 'not a PEM public key' }] });
   return `-----BEGIN PUBLIC KEY-----\n${body.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
+}
+
+/** A multipart upload's fields (sent before the file part): the same options as the query and header. */
+function formOptions(fields: Record<string, string>): { public_key?: string; import?: boolean; customer_reference?: string } {
+  const errors: { path: string; message: string }[] = [];
+  const out: { public_key?: string; import?: boolean; customer_reference?: string } = {};
+  for (const [name, value] of Object.entries(fields)) {
+    if (name === 'public_key') out.public_key = value;
+    else if (name === 'import') {
+      if (value === 'true' || value === 'false') out.import = value === 'true';
+      else errors.push({ path: 'body.import', message: 'must be true or false' });
+    } else if (name === 'customer_reference') {
+      if (value.length >= 1 && value.length <= 128) out.customer_reference = value;
+      else errors.push({ path: 'body.customer_reference', message: 'must be 1 to 128 characters' });
+    } else errors.push({ path: `body.${name}`, message: 'unknown field (public_key, import, customer_reference and the file part are)' });
+  }
+  if (errors.length) throw validationError(errors);
+  return out;
 }
 
 const Check = t.Object({ code: t.String(), severity: t.Union([t.Literal('error'), t.Literal('warning')]), message: t.String(), path: t.Union([t.String(), t.Null()]), line: t.Union([t.Integer(), t.Null()]) });
@@ -136,7 +154,7 @@ export async function runParse(
   stream: ReadableStream<Uint8Array>,
   o: { contentEncoding: string | null; publicKeyPem: string | null; importAs: string | null; parseId: string },
 ): Promise<SaftAnswer> {
-  const limit = BINARY_BODIES['/v1/saft/parse']!.limit;
+  const limit = ctx.config.saftMaxBytes;
   let source = stream;
   if (o.contentEncoding) {
     if (o.contentEncoding.toLowerCase() !== 'gzip') throw new ApiError('unsupported_media_type', `Content-Encoding ${o.contentEncoding} is not supported (gzip is).`);
@@ -202,7 +220,7 @@ const CHUNK_BYTES = 1024 * 1024;
 
 /** Stores an upload for a background run, 1 MiB per row; the run is queued once the file is whole. */
 async function storeUpload(ctx: AppContext, auth: Caller, b: StreamBody, o: { publicKeyPem: string | null; importAs: string | null }) {
-  const limit = BINARY_BODIES['/v1/saft/parse']!.limit;
+  const limit = ctx.config.saftMaxBytes;
   const { t, withTx } = ctx.database;
   const id = `saft_${Bun.randomUUIDv7()}`;
   await withTx((tx) => tx.insert(t.saftRuns).values({ id, tenantId: auth.tenantId, env: auth.env, status: 'receiving', bytes: 0, contentEncoding: b.contentEncoding, publicKeyPem: o.publicKeyPem, importAs: o.importAs, createdAt: ctx.clock.now() }));
@@ -235,19 +253,51 @@ async function storeUpload(ctx: AppContext, auth: Caller, b: StreamBody, o: { pu
     });
     throw err;
   }
-  await ctx.jobs.enqueue('saft.parse', { runId: id }, { jobId: id });
+  await enqueueRun(ctx, id, 0);
   return { id, bytes };
 }
 
-/** The job: a queued run's file streamed back from its chunks, parsed, answered, the chunks removed. */
+export const SAFT_RECOVER_SWEEP = 'saft.recover';
+export const SAFT_MAX_ATTEMPTS = 3;
+
+async function enqueueRun(ctx: AppContext, runId: string, attempts: number) {
+  try {
+    await ctx.jobs.enqueue('saft.parse', { runId }, { jobId: `${runId}_a${attempts}` });
+  } catch (err) {
+    // the run stays queued in the database: the recovery sweep enqueues it again
+    ctx.log.error('saft enqueue failed', { runId, error: (err as Error).message });
+  }
+}
+
+/**
+ * The job: claims a queued run (or one whose worker stopped beating), streams its file back from the
+ * chunks, parses it and stores the answer. The claim's attempt number is the ownership token: a
+ * worker that was taken for dead cannot overwrite the run of the worker that took it over.
+ */
 export async function processSaftRun(ctx: AppContext, runId: string) {
   const { t, withTx, db } = ctx.database;
-  const claimed = await withTx((tx) => tx.update(t.saftRuns).set({ status: 'running' }).where(and(eq(t.saftRuns.id, runId), eq(t.saftRuns.status, 'queued'))).returning());
+  const r = t.saftRuns;
+  const stallMs = ctx.config.saftStallMs;
+  const now = ctx.clock.now();
+  const claimed = await withTx((tx) =>
+    tx
+      .update(r)
+      .set({ status: 'running', attempts: sql`${r.attempts} + 1`, heartbeatAt: now })
+      .where(and(eq(r.id, runId), or(eq(r.status, 'queued'), and(eq(r.status, 'running'), or(isNull(r.heartbeatAt), lt(r.heartbeatAt, new Date(now.getTime() - stallMs))))), lt(r.attempts, SAFT_MAX_ATTEMPTS)))
+      .returning(),
+  );
   const run = claimed[0];
   if (!run) return;
+  const mine = and(eq(r.id, runId), eq(r.status, 'running'), eq(r.attempts, run.attempts));
+  let lastBeat = Date.now();
   let seq = 0;
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
+      if (Date.now() - lastBeat > Math.max(50, stallMs / 3)) {
+        lastBeat = Date.now();
+        const beat = await db.update(r).set({ heartbeatAt: ctx.clock.now() }).where(mine).returning({ id: r.id });
+        if (!beat.length) return controller.error(new Error('the run was taken over by another worker'));
+      }
       const [row] = await db.select({ data: t.saftChunks.data }).from(t.saftChunks).where(and(eq(t.saftChunks.runId, runId), eq(t.saftChunks.seq, seq)));
       seq++;
       if (!row) controller.close();
@@ -266,9 +316,46 @@ export async function processSaftRun(ctx: AppContext, runId: string) {
     if (!(err instanceof ApiError)) ctx.log.error('saft run failed', { runId, error: (err as Error).message });
   }
   await withTx(async (tx) => {
-    await tx.update(t.saftRuns).set({ status, result, errorMessage, finishedAt: ctx.clock.now() }).where(eq(t.saftRuns.id, runId));
-    await tx.delete(t.saftChunks).where(eq(t.saftChunks.runId, runId));
+    const done = await tx.update(r).set({ status, result, errorMessage, finishedAt: ctx.clock.now() }).where(mine).returning({ id: r.id });
+    if (done.length) await tx.delete(t.saftChunks).where(eq(t.saftChunks.runId, runId));
   });
+}
+
+/**
+ * The recovery sweep: runs still queued (their job lost with a process) are enqueued again; runs
+ * whose worker stopped beating for SAFT_STALL_MS are retried from the start of the file (the
+ * chunks stay until a run ends, and an import is one transaction, so nothing is half-stored),
+ * at most SAFT_MAX_ATTEMPTS times, then failed.
+ */
+export async function recoverSaftRuns(ctx: AppContext): Promise<{ requeued: number; failed: number }> {
+  const { t, db, withTx } = ctx.database;
+  const r = t.saftRuns;
+  const now = ctx.clock.now();
+  const queuedBefore = new Date(now.getTime() - ctx.config.saftStallMs);
+  const staleBefore = new Date(now.getTime() - ctx.config.saftStallMs);
+  const queued = await db.select({ id: r.id, attempts: r.attempts }).from(r).where(and(eq(r.status, 'queued'), lt(r.createdAt, queuedBefore))).limit(100);
+  const stalled = await db.select({ id: r.id, attempts: r.attempts }).from(r).where(and(eq(r.status, 'running'), or(isNull(r.heartbeatAt), lt(r.heartbeatAt, staleBefore)))).limit(100);
+  let requeued = 0;
+  let failed = 0;
+  for (const q of [...queued, ...stalled]) {
+    if (q.attempts >= SAFT_MAX_ATTEMPTS) {
+      const gaveUp = await withTx(async (tx) => {
+        const rows = await tx
+          .update(r)
+          .set({ status: 'failed', errorMessage: `The run stopped ${q.attempts} times without finishing (worker lost); send the file again.`, finishedAt: now })
+          .where(and(eq(r.id, q.id), eq(r.attempts, q.attempts), eq(r.status, 'running')))
+          .returning({ id: r.id });
+        if (rows.length) await tx.delete(t.saftChunks).where(eq(t.saftChunks.runId, q.id));
+        return rows.length;
+      });
+      failed += gaveUp;
+    } else {
+      await enqueueRun(ctx, q.id, q.attempts);
+      requeued++;
+    }
+  }
+  if (requeued || failed) ctx.log.warn('saft run recovery', { requeued, failed });
+  return { requeued, failed };
 }
 
 export const SaftRun = t.Object({
@@ -281,7 +368,7 @@ export const SaftRun = t.Object({
 
 /** POST /v1/saft/parse (scope `erp`): a SAF-T (PT) file streamed, parsed and checked. */
 export function saftRoutes(ctx: AppContext) {
-  const limit = BINARY_BODIES['/v1/saft/parse']!.limit;
+  const limit = ctx.config.saftMaxBytes;
   return new Elysia({ name: 'saft' })
     .use(authed(ctx, 'erp'))
     .post(
@@ -290,9 +377,10 @@ export function saftRoutes(ctx: AppContext) {
         if (!body || typeof body !== 'object' || !('stream' in body))
           throw new ApiError('unsupported_media_type', 'Send the SAF-T file itself as the body, with Content-Type: application/xml (gzip with Content-Encoding: gzip).');
         const b = body as StreamBody;
-        const key = publicKeyFrom(headers['x-public-key']);
+        const form = formOptions(b.fields ?? {});
+        const key = form.public_key !== undefined ? publicKeyFrom(form.public_key, 'body.public_key') : publicKeyFrom(headers['x-public-key']);
         if (b.contentEncoding && b.contentEncoding.toLowerCase() !== 'gzip') throw new ApiError('unsupported_media_type', `Content-Encoding ${b.contentEncoding} is not supported (gzip is).`);
-        const importAs = query.import ? (query.customer_reference ?? 'saft') : null;
+        const importAs = (query.import ?? form.import) ? (query.customer_reference ?? form.customer_reference ?? 'saft') : null;
         ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'saft_parse' });
         if (b.length !== null && b.length > ctx.config.saftSyncMaxBytes) {
           // a large file: stored, parsed by the job queue, polled
@@ -312,11 +400,19 @@ export function saftRoutes(ctx: AppContext) {
         detail: apiDoc({
           summary: 'Parse and check a SAF-T (PT) 1.04_01 file (202 and a run to poll above SAFT_SYNC_MAX_BYTES)',
           description:
-            'The file itself as the body (application/xml; gzip with Content-Encoding: gzip), streamed in the encoding its XML declaration names. Header, counts, declared against computed totals, and checks: namespace and version, header fields, totals, numbering per series, references to MasterFiles, NIF check digits, ATCUD, and the hash chain (RSA-SHA1) when X-Public-Key gives the producer\\u2019s public key. docs/saft.md.',
+            'The file itself as the body (application/xml; gzip with Content-Encoding: gzip), or a multipart/form-data upload (fields public_key, import, customer_reference before the part named file; a .gz filename or an application/gzip part is gunzipped), streamed in the encoding its XML declaration names. Header, counts, declared against computed totals, and checks: namespace and version, header fields, totals, numbering per series, references to MasterFiles, NIF check digits, ATCUD, and the hash chain (RSA-SHA1) when X-Public-Key gives the producer\\u2019s public key. docs/saft.md.',
           tag: 'erp',
           security: 'BearerAuth',
           operationId: 'saftParse',
-          binaryBody: { types: ['application/xml'], maxBytes: limit },
+          binaryBody: {
+            types: ['application/xml'],
+            maxBytes: limit,
+            formFields: {
+              public_key: { type: 'string', description: 'The producer\u2019s public key (PEM): as the X-Public-Key header' },
+              import: { type: 'string', enum: ['true', 'false'], description: 'as the import query parameter' },
+              customer_reference: { type: 'string', minLength: 1, maxLength: 128, description: 'as the customer_reference query parameter' },
+            },
+          },
         }),
       },
     )

@@ -18,7 +18,7 @@ export const API_CATALOG: CatalogEntry[] = [
   { method: 'GET', path: '/v1/nif/{nif}', readiness: 'live', servedAs: 'GET /v1/nif/{nif}' },
   { method: 'POST', path: '/v1/kyc/verify', readiness: 'live', servedAs: 'POST /v1/kyc/verify (stored: GET /v1/kyc/verifications/{id})' },
   { method: 'GET', path: '/v1/erp/{provider}/invoices', readiness: 'live', servedAs: 'GET /v1/erp/{provider}/invoices (and /transactions)' },
-  { method: 'POST', path: '/v1/saft/parse', readiness: 'live', servedAs: 'POST /v1/saft/parse (synchronous; no import yet)' },
+  { method: 'POST', path: '/v1/saft/parse', readiness: 'live', servedAs: 'POST /v1/saft/parse (raw, gzip or multipart; ?import=true; large files 202: GET /v1/saft/parse/{id})' },
   { method: 'POST', path: '/v1/invoice/extract', readiness: 'live', servedAs: 'POST /v1/invoice/extract' },
   { method: 'POST', path: '/v1/forecast', readiness: 'roadmap, fourth quarter 2026' },
   { method: 'GET', path: '/v1/index/spreads', readiness: 'beta', servedAs: 'GET /v1/index/spreads' },

@@ -124,7 +124,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       delete op['x-localised'];
       const form = op['x-form-body'] as Record<string, unknown> | undefined;
       delete op['x-form-body'];
-      const alternatives = op['x-binary-body'] as { json?: unknown; types: string[]; maxBytes: number } | undefined;
+      const alternatives = op['x-binary-body'] as { json?: unknown; types: string[]; maxBytes: number; formFields?: Record<string, unknown> } | undefined;
       delete op['x-binary-body'];
       const secured = Array.isArray(op.security) && op.security.length > 0;
       if (secured) errors.push(...AUTH_ERRORS);
@@ -133,10 +133,18 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       else if (alternatives)
         op.requestBody = {
           required: true,
-          description: `${alternatives.json ? 'JSON, or the file' : 'The file'} itself as the body (up to ${alternatives.maxBytes} bytes)`,
+          description: `${alternatives.json ? 'JSON, or the file' : 'The file'} itself as the body, or a multipart/form-data upload with the file in the part named file (up to ${alternatives.maxBytes} bytes)`,
           content: {
             ...(alternatives.json ? { 'application/json': { schema: alternatives.json, ...(op['x-examples'] ? { examples: op['x-examples'] } : {}) } } : {}),
             ...Object.fromEntries(alternatives.types.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+            'multipart/form-data': {
+              schema: {
+                type: 'object',
+                required: ['file'],
+                properties: { ...(alternatives.formFields ?? {}), file: { type: 'string', format: 'binary', description: `The file (${alternatives.types.join(', ')}); after the other fields` } },
+              },
+              encoding: { file: { contentType: [...alternatives.types, 'application/octet-stream'].join(', ') } },
+            },
           },
         };
       else if (body) op.requestBody = { required: body.required, content: { 'application/json': { schema: body.schema, ...(op['x-examples'] ? { examples: op['x-examples'] } : {}) } } };

@@ -1,0 +1,85 @@
+/**
+ * multipart/form-data uploads, streamed: the text fields sent before the file part, and the file
+ * part itself as a stream the route reads at its own pace (backpressure reaches the socket), so a
+ * file of hundreds of MB is never held whole. Parts after the file are not read (fields go first,
+ * as in S3's POST uploads).
+ */
+import { Busboy } from '@fastify/busboy';
+import { Readable } from 'node:stream';
+import { ApiError, validationError } from './errors';
+
+export interface MultipartFile {
+  stream: ReadableStream<Uint8Array>;
+  /** the part's Content-Type, lower-cased, without parameters ('' when the part gave none) */
+  contentType: string;
+  filename: string | null;
+  /** the text fields that came before the file part */
+  fields: Record<string, string>;
+}
+
+export const isMultipart = (contentType: string | null | undefined) => /^multipart\/form-data\b/i.test(contentType ?? '');
+
+const FIELD_LIMIT_BYTES = 16 * 1024;
+const FIELDS_MAX = 20;
+
+/** The file part named `fileField` of a multipart request, with the fields before it. */
+export function readMultipartFile(request: Request, fileField = 'file'): Promise<MultipartFile> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      reject(err);
+    };
+    let busboy: InstanceType<typeof Busboy>;
+    try {
+      busboy = new Busboy({
+        headers: { 'content-type': request.headers.get('content-type') ?? '' },
+        limits: { fieldSize: FIELD_LIMIT_BYTES, fields: FIELDS_MAX, files: 1, parts: FIELDS_MAX + 1 },
+      });
+    } catch (err) {
+      // a multipart Content-Type without a boundary
+      return fail(new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: (err as Error).message.slice(0, 200) }] }));
+    }
+    const fields: Record<string, string> = {};
+    busboy.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
+      if (valueTruncated) return fail(validationError([{ path: `body.${name}`, message: `a form field may hold at most ${FIELD_LIMIT_BYTES} bytes` }]));
+      fields[name] = value;
+    });
+    busboy.on('file', (name: string, file: Readable, filename: string | undefined, _encoding: string, mimeType: string | undefined) => {
+      if (name !== fileField || settled) {
+        file.resume(); // drained and ignored
+        return;
+      }
+      settled = true;
+      resolve({
+        stream: Readable.toWeb(file) as unknown as ReadableStream<Uint8Array>,
+        contentType: (mimeType ?? '').split(';')[0]!.trim().toLowerCase(),
+        filename: filename ?? null,
+        fields,
+      });
+    });
+    busboy.on('partsLimit', () => fail(validationError([{ path: '(body)', message: `at most ${FIELDS_MAX} fields and one file` }])));
+    busboy.on('fieldsLimit', () => fail(validationError([{ path: '(body)', message: `at most ${FIELDS_MAX} fields and one file` }])));
+    busboy.on('error', (err: Error) => fail(new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: err.message.slice(0, 200) }] })));
+    busboy.on('finish', () => fail(validationError([{ path: `body.${fileField}`, message: `a file part named "${fileField}" is required` }])));
+    const source = request.body ? Readable.fromWeb(request.body as never) : Readable.from([]);
+    source.on('error', (err) => {
+      fail(err);
+      busboy.destroy(err);
+    });
+    source.pipe(busboy);
+  });
+}
+
+/** The type of an uploaded file from its first bytes (clients often label parts octet-stream). */
+export function sniffType(head: Uint8Array): 'image/png' | 'image/jpeg' | 'application/pdf' | 'application/xml' | null {
+  if (head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47) return 'image/png';
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
+  if (head[0] === 0x25 && head[1] === 0x50 && head[2] === 0x44 && head[3] === 0x46) return 'application/pdf';
+  let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0; // UTF-8 BOM
+  while (i < head.length && (head[i] === 0x20 || head[i] === 0x0a || head[i] === 0x0d || head[i] === 0x09)) i++;
+  if (head[i] === 0x3c) return 'application/xml';
+  if (head[0] === 0x1f && head[1] === 0x8b) return null; // gzip: the caller says so with the part's type
+  return null;
+}
