@@ -19,6 +19,7 @@ import { kycRoutes } from './features/kyc';
 import { reconcileRoutes } from './features/reconcile';
 import { invoiceRoutes } from './features/invoice';
 import { saftRoutes } from './features/saft';
+import { auditRoutes, auditTrail } from './features/audit';
 
 type NativeRoute = (request: Request) => Promise<Response>;
 /** Routes Bun serves before Elysia's router: path → method → handler (see scoreFastPath). */
@@ -58,6 +59,7 @@ export function createApp(ctx: AppContext) {
     .use(reconcileRoutes(ctx))
     .use(invoiceRoutes(ctx))
     .use(saftRoutes(ctx))
+    .use(auditRoutes(ctx, auditTrail(ctx)))
     .use(adminRoutes(ctx))
     .use(gdprRoutes(ctx))
     .use(webhookRoutes(ctx, webhooks));

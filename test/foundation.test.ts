@@ -107,7 +107,7 @@ describe('error contract (§2.8)', () => {
     expect(r.headers.get('x-request-id')).toMatch(/^req_/);
   });
   test('a catalog API this deployment does not serve → 404 not_found saying so; /roadmap lists the catalog', async () => {
-    for (const [method, path] of [['GET', '/v1/audit/op_1'], ['POST', '/v1/csrd/report'], ['POST', '/v1/forecast']] as const) {
+    for (const [method, path] of [['POST', '/v1/bond/issue'], ['POST', '/v1/csrd/report'], ['POST', '/v1/forecast']] as const) {
       const b = expectError(await h.json(method, path, { key, ...(method === 'POST' ? { body: {} } : {}) }), 404, 'not_found');
       expect(b.message).toContain('is in the API catalog');
     }
@@ -265,7 +265,7 @@ describe('OpenAPI 3.1', () => {
       if (op.requestBody) {
         // JSON everywhere but the sandbox consent page's own form (a browser post) and the invoice QR reader (JSON or a file)
         const types =
-          p === '/v1/erp-connector/oauth/consent' ? ['application/x-www-form-urlencoded'] : p === '/v1/invoice/extract' ? ['application/json', 'image/png', 'image/jpeg', 'application/pdf'] : p === '/v1/saft/parse' ? ['application/xml'] : ['application/json'];
+          p === '/v1/erp-connector/oauth/consent' ? ['application/x-www-form-urlencoded'] : p === '/v1/invoice/extract' ? ['application/json', 'image/png', 'image/jpeg', 'application/pdf', 'multipart/form-data'] : p === '/v1/saft/parse' ? ['application/xml', 'multipart/form-data'] : ['application/json'];
         expect(Object.keys(op.requestBody.content), `${m} ${p}`).toEqual(types);
         if (types[0] !== 'application/xml') expect(deref(op.requestBody.content[types[0]!].schema).type, `${m} ${p}`).toBe('object');
       }

@@ -496,6 +496,188 @@ export function defineSchema(k: Kit) {
     expiresAt: k.ts('expires_at'),
   });
 
+  // --- Receivables finance (issue 21) --------------------------------------------------------------
+  /** factoring operations: one assignor (seller), its debtors' invoices, a state machine */
+  const financeOperations = k.table(
+    'finance_operations',
+    {
+      /** fop_ + UUIDv7 */
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      sellerNif: k.text('seller_nif').notNull(),
+      sellerName: k.text('seller_name'),
+      modality: k.text('modality').notNull(), // recourse | non_recourse
+      status: k.text('status').notNull(), // submitted | approved | rejected | funded | settled | defaulted | cancelled
+      currency: k.text('currency').notNull(),
+      faceCents: k.bigint('face_cents').notNull(),
+      /** pricing, per-debtor decisions, contract reference…: the operation as answered, JSON */
+      data: k.json<Record<string, unknown>>('data').notNull(),
+      /** the due date of its last invoice (YYYY-MM-DD): the default sweep's index */
+      lastDueDate: k.text('last_due_date').notNull(),
+      reason: k.text('reason'),
+      customerReference: k.text('customer_reference'),
+      /** bumped by every transition: a transition is a compare-and-set on it */
+      version: k.int('version').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      /** set on the tenant's erasure: kept until then (commercial and AML records) */
+      retainUntil: k.ts('retain_until'),
+      updatedAt: k.ts('updated_at').notNull(),
+    },
+    (t) => [k.index('fop_tenant_idx').on(t.tenantId, t.env, t.id), k.index('fop_status_due_idx').on(t.status, t.lastDueDate)],
+  );
+
+  /**
+   * The invoices of operations (factoring) and programmes' payables (confirming) that are assigned:
+   * `assignment_key` (issuer NIF | invoice number) is set while the assignment is live and cleared
+   * when it ends, so the unique index refuses a second live assignment (CC art. 584) on both dialects.
+   */
+  const assignedInvoices = k.table(
+    'assigned_invoices',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      /** the operation (fop_) or the confirming payable (cpy_) holding it */
+      holderId: k.text('holder_id').notNull(),
+      issuerNif: k.text('issuer_nif').notNull(),
+      debtorNif: k.text('debtor_nif').notNull(),
+      number: k.text('number').notNull(),
+      assignmentKey: k.text('assignment_key'),
+      createdAt: k.ts('created_at').notNull(),
+      /** set on the tenant's erasure: kept until then (commercial and AML records) */
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.uniqueIndex('assigned_live_idx').on(t.tenantId, t.env, t.assignmentKey), k.index('assigned_holder_idx').on(t.holderId)],
+  );
+
+  /** confirming (reverse factoring) programmes of an anchor buyer */
+  const confirmingProgrammes = k.table(
+    'confirming_programmes',
+    {
+      /** cfp_ + UUIDv7 */
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      anchorNif: k.text('anchor_nif').notNull(),
+      status: k.text('status').notNull(), // active | suspended | closed
+      limitCents: k.bigint('limit_cents').notNull(),
+      data: k.json<Record<string, unknown>>('data').notNull(),
+      version: k.int('version').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      /** set on the tenant's erasure: kept until then (commercial and AML records) */
+      retainUntil: k.ts('retain_until'),
+      updatedAt: k.ts('updated_at').notNull(),
+    },
+    (t) => [k.index('cfp_tenant_idx').on(t.tenantId, t.env, t.id)],
+  );
+
+  /** suppliers onboarded to a programme */
+  const confirmingSuppliers = k.table(
+    'confirming_suppliers',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      programmeId: k.text('programme_id').notNull(),
+      supplierNif: k.text('supplier_nif').notNull(),
+      data: k.json<Record<string, unknown>>('data').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      /** set on the tenant's erasure: kept until then (commercial and AML records) */
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.uniqueIndex('cfs_programme_nif_idx').on(t.programmeId, t.supplierNif)],
+  );
+
+  /** approved payables uploaded by the anchor, their early-payment offers and lifecycle */
+  const confirmingPayables = k.table(
+    'confirming_payables',
+    {
+      /** cpy_ + UUIDv7 */
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      programmeId: k.text('programme_id').notNull(),
+      supplierNif: k.text('supplier_nif').notNull(),
+      number: k.text('number').notNull(),
+      status: k.text('status').notNull(), // approved | accepted | funded | settled | cancelled | defaulted
+      amountCents: k.bigint('amount_cents').notNull(),
+      dueDate: k.text('due_date').notNull(),
+      data: k.json<Record<string, unknown>>('data').notNull(),
+      version: k.int('version').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      /** set on the tenant's erasure: kept until then (commercial and AML records) */
+      retainUntil: k.ts('retain_until'),
+      updatedAt: k.ts('updated_at').notNull(),
+    },
+    (t) => [k.uniqueIndex('cpy_programme_doc_idx').on(t.programmeId, t.supplierNif, t.number), k.index('cpy_status_due_idx').on(t.status, t.dueDate)],
+  );
+
+  /** the append-only, hash-chained audit trail of an operation or programme (GET /v1/audit/{id}) */
+  const auditEntries = k.table(
+    'audit_entries',
+    {
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      subjectId: k.text('subject_id').notNull(),
+      seq: k.int('seq').notNull(),
+      type: k.text('type').notNull(),
+      data: k.json<Record<string, unknown>>('data').notNull(),
+      apiKeyId: k.text('api_key_id'),
+      requestId: k.text('request_id'),
+      prevHash: k.text('prev_hash').notNull(),
+      hash: k.text('hash').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      /** set on the tenant's erasure: kept until then (commercial and AML records) */
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.uniqueIndex('audit_entries_subject_seq_idx').on(t.subjectId, t.seq), k.index('audit_entries_tenant_idx').on(t.tenantId, t.env, t.subjectId)],
+  );
+
+  /** notices of assignment (notificação de cessão de créditos): the PDF as generated */
+  const cessionNotices = k.table(
+    'cession_notices',
+    {
+      /** ntc_ + UUIDv7 */
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      operationId: k.text('operation_id'),
+      language: k.text('language').notNull(),
+      sha256: k.text('sha256').notNull(),
+      /** the PDF, base64 */
+      pdf: k.text('pdf').notNull(),
+      data: k.json<Record<string, unknown>>('data').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      /** set on the tenant's erasure: kept until then (commercial and AML records) */
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.index('ntc_tenant_idx').on(t.tenantId, t.env, t.id)],
+  );
+
+  /** buyer-limit requests to credit insurers */
+  const insuranceSubmissions = k.table(
+    'insurance_submissions',
+    {
+      /** ins_ + UUIDv7 */
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      buyerNif: k.text('buyer_nif').notNull(),
+      status: k.text('status').notNull(), // pending | full | partial | refused | error
+      requestedCents: k.bigint('requested_cents').notNull(),
+      grantedCents: k.bigint('granted_cents'),
+      insurer: k.text('insurer').notNull(),
+      data: k.json<Record<string, unknown>>('data').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      /** set on the tenant's erasure: kept until then (commercial and AML records) */
+      retainUntil: k.ts('retain_until'),
+      decidedAt: k.ts('decided_at'),
+    },
+    (t) => [k.index('ins_tenant_idx').on(t.tenantId, t.env, t.id), k.index('ins_buyer_idx').on(t.tenantId, t.env, t.buyerNif)],
+  );
+
   return {
     tenants,
     apiKeys,
@@ -519,6 +701,14 @@ export function defineSchema(k: Kit) {
     kycVerifications,
     saftRuns,
     saftChunks,
+    financeOperations,
+    assignedInvoices,
+    confirmingProgrammes,
+    confirmingSuppliers,
+    confirmingPayables,
+    auditEntries,
+    cessionNotices,
+    insuranceSubmissions,
     appMeta,
   };
 }

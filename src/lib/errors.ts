@@ -40,6 +40,9 @@ export const ERROR_CATALOGUE = {
   too_many_active_keys: { status: 409, meaning: 'The tenant already holds the most active API keys allowed in this environment (keys in their rotation grace count); revoke one first.' },
   webhook_endpoint_inactive: { status: 409, meaning: 'The webhook endpoint is disabled or failed; re-enable it before sending to it.' },
   webhook_delivery_in_flight: { status: 409, meaning: 'An attempt of this webhook delivery is in flight; retry it after that attempt ends.' },
+  invalid_transition: { status: 409, meaning: 'The operation (or payable) is not in a state this action applies to; see its status and the allowed transitions (docs/factoring.md).' },
+  invoice_already_assigned: { status: 409, meaning: 'An invoice is already assigned in a live operation or programme (the first notified assignment prevails, Civil Code art. 584).' },
+  limit_exceeded: { status: 409, meaning: 'The amount exceeds the limit available (a programme\'s limit, or a debtor\'s concentration limit).' },
   erp_not_connected: { status: 409, meaning: 'No active ERP connection for this provider and customer_reference; run the OAuth flow first.' },
   payload_too_large: { status: 413, meaning: 'The request body exceeds the size limit (1 MiB by default).' },
   unsupported_media_type: { status: 415, meaning: 'Request bodies must be sent as Content-Type: application/json.' },
@@ -48,6 +51,7 @@ export const ERROR_CATALOGUE = {
   image_unreadable: { status: 422, meaning: 'The image or PDF could not be decoded (not a PNG, JPEG or PDF, or damaged).' },
   qr_not_found: { status: 422, meaning: 'No QR code was found in the image or PDF.' },
   not_at_qr: { status: 422, meaning: 'The QR code found is not an AT invoice QR code (CODE:value fields A…S).' },
+  invalid_iban: { status: 422, meaning: 'The IBAN fails its format or its check digits.' },
   unsupported_country: { status: 422, meaning: 'Only companies registered in Portugal (country PT) can be decided on.' },
   confirmation_required: { status: 422, meaning: 'Erasure needs confirmation set to exactly ERASE-MY-DATA.' },
   idempotency_key_reused: { status: 422, meaning: 'This Idempotency-Key was used with a different method, path or body.' },
@@ -58,6 +62,7 @@ export const ERROR_CATALOGUE = {
   live_tier_not_available: { status: 503, meaning: 'Live scoring is not available yet (adapters not configured); see roadmap_url.' },
   oauth_credentials_not_configured: { status: 503, meaning: 'Live OAuth for this ERP provider is not configured yet.' },
   upstream_unavailable: { status: 503, meaning: 'A data source failed or timed out; nothing was billed or cached. Retry after Retry-After.' },
+  insurer_not_configured: { status: 503, meaning: 'No credit insurer is configured for live submissions (INSURER_URL); the sandbox simulates one.' },
   service_unavailable: { status: 503, meaning: 'A dependency (database or Redis) is unreachable.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

@@ -30,7 +30,7 @@ export const API_CATALOG: CatalogEntry[] = [
   { method: 'WEBHOOK', path: '/v1/events', readiness: 'beta', servedAs: 'signed webhooks (POST /v1/admin/webhooks) and GET /v1/events' },
   { method: 'POST', path: '/v1/csrd/report', readiness: 'live' },
   { method: 'POST', path: '/v1/basel/capital', readiness: 'roadmap, fourth quarter 2026' },
-  { method: 'GET', path: '/v1/audit/{operation_id}', readiness: 'beta' },
+  { method: 'GET', path: '/v1/audit/{operation_id}', readiness: 'beta', servedAs: 'GET /v1/audit/{operation_id}' },
   { method: 'POST', path: '/v1/gdpr/request', readiness: 'live' },
   { method: 'POST', path: '/v1/insurance/submit', readiness: 'roadmap, fourth quarter 2026' },
   { method: 'GET', path: '/v1/credit-limit/{buyer_nif}', readiness: 'live', servedAs: 'GET /v1/credit-limit/{buyer_nif}' },

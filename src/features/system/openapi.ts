@@ -232,7 +232,9 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
     tags: [
       { name: 'score', description: 'Credit-worthiness scoring' },
       { name: 'esg', description: 'ESG assessment (EFRAG VSME)' },
-      { name: 'erp', description: 'ERP connector' },
+      { name: 'erp', description: 'ERP connector, SAF-T, invoice QR codes, reconciliation' },
+      { name: 'compliance', description: 'NIF lookup, AML screening, KYC' },
+      { name: 'finance', description: 'Receivables finance: factoring, confirming, notices of assignment, audit trails, credit insurance' },
       { name: 'admin', description: 'Tenant administration' },
       { name: 'events', description: 'Events and webhooks' },
       { name: 'sandbox', description: 'Sandbox helpers' },

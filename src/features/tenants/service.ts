@@ -7,7 +7,7 @@ export const PLANS = ['free', 'starter', 'growth', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
 export const ENVS = ['sandbox', 'live'] as const;
 export type Env = (typeof ENVS)[number];
-export const SCOPES = ['*', 'score', 'esg', 'erp', 'keys:manage', 'webhooks:manage', 'gdpr:manage', 'usage:read', 'policy:manage', 'compliance'] as const;
+export const SCOPES = ['*', 'score', 'esg', 'erp', 'keys:manage', 'webhooks:manage', 'gdpr:manage', 'usage:read', 'policy:manage', 'compliance', 'finance'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** per-minute limit by plan; enterprise uses the tenant's negotiated value (default 6000) */
