@@ -1,0 +1,51 @@
+/**
+ * Money for receivables finance: integer cents only (never binary floating point), rates in basis
+ * points, day counts on ISO dates. Products and quotients go through BigInt and round half away
+ * from zero once, at the end, so a fee is the same whatever the order of the arithmetic.
+ */
+
+/** Actual/360, the money-market convention Portuguese factoring contracts use for discount fees. */
+export const DAY_COUNT_BASIS = 360;
+
+/** Whole days from one ISO date (YYYY-MM-DD) to another; negative when `to` is earlier. */
+export function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+}
+
+/** numerator / denominator rounded half away from zero (BigInt, exact). */
+function divRound(numerator: bigint, denominator: bigint): bigint {
+  const negative = numerator < 0n !== denominator < 0n;
+  const n = numerator < 0n ? -numerator : numerator;
+  const d = denominator < 0n ? -denominator : denominator;
+  const q = (n * 2n + d) / (2n * d);
+  return negative ? -q : q;
+}
+
+/** `bps` basis points of an amount in cents, rounded to the cent. */
+export function shareCents(amountCents: number, bps: number): number {
+  return Number(divRound(BigInt(amountCents) * BigInt(bps), 10_000n));
+}
+
+/**
+ * Interest-style discount: amount × annual rate × days / 360, in cents. Rates are in basis points
+ * (a base rate plus a spread); days below 0 count as 0.
+ */
+export function discountCents(amountCents: number, annualRateBps: number, days: number): number {
+  if (days <= 0 || annualRateBps <= 0) return 0;
+  return Number(divRound(BigInt(amountCents) * BigInt(annualRateBps) * BigInt(days), 10_000n * BigInt(DAY_COUNT_BASIS)));
+}
+
+/** The sum of integer cents, checked to stay within exact doubles. */
+export function sumCents(values: number[]): number {
+  let total = 0n;
+  for (const v of values) total += BigInt(v);
+  if (total > BigInt(Number.MAX_SAFE_INTEGER) || total < -BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError('amount out of range');
+  return Number(total);
+}
+
+/** Cents as a decimal string of euros, for documents and labels: 123456 → "1234.56". */
+export function centsToEuros(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  const a = Math.abs(cents);
+  return `${sign}${Math.floor(a / 100)}.${String(a % 100).padStart(2, '0')}`;
+}
