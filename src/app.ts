@@ -20,6 +20,7 @@ import { reconcileRoutes } from './features/reconcile';
 import { invoiceRoutes } from './features/invoice';
 import { saftRoutes } from './features/saft';
 import { auditRoutes, auditTrail } from './features/audit';
+import { FACTORING_DEFAULT_SWEEP, factoringRoutes, factoringService } from './features/factoring';
 
 type NativeRoute = (request: Request) => Promise<Response>;
 /** Routes Bun serves before Elysia's router: path → method → handler (see scoreFastPath). */
@@ -35,6 +36,11 @@ export function createApp(ctx: AppContext) {
   registerJobs(ctx, ctx.services);
   const nifs = nifService(ctx);
   const aml = amlService(ctx);
+  const decisions = decisionService(ctx, scores);
+  const audit = auditTrail(ctx);
+  const factoring = factoringService(ctx, decisions, audit);
+  // every replica may run it: each default is a compare-and-set, one wins
+  ctx.sweeps.set(FACTORING_DEFAULT_SWEEP, { everyMs: 60_000, run: () => factoring.flagDefaults() });
   let app: AnyElysia;
   const scoreFast = scoreFastPath(ctx, scores);
   const nativeRoutes: NativeRoutes = {
@@ -50,7 +56,7 @@ export function createApp(ctx: AppContext) {
     .use(systemRoutes(ctx, () => app))
     .use(metricsRoutes(ctx, ctx.metrics))
     .use(scoreRoutes(ctx, scores, rescore))
-    .use(decisionRoutes(ctx, decisionService(ctx, scores)))
+    .use(decisionRoutes(ctx, decisions))
     .use(nifRoutes(ctx, nifs))
     .use(amlRoutes(ctx, aml))
     .use(kycRoutes(ctx, { nif: nifs, aml, scores }))
@@ -59,7 +65,8 @@ export function createApp(ctx: AppContext) {
     .use(reconcileRoutes(ctx))
     .use(invoiceRoutes(ctx))
     .use(saftRoutes(ctx))
-    .use(auditRoutes(ctx, auditTrail(ctx)))
+    .use(auditRoutes(ctx, audit))
+    .use(factoringRoutes(ctx, factoring))
     .use(adminRoutes(ctx))
     .use(gdprRoutes(ctx))
     .use(webhookRoutes(ctx, webhooks));

@@ -45,6 +45,7 @@ const EnvSchema = T.Object({
   SAFT_SYNC_MAX_BYTES: T.Optional(Int(0, 536_870_912)),
   SAFT_MAX_BYTES: T.Optional(Int(1024, 4_294_967_296)),
   SAFT_STALL_MS: T.Optional(Int(100, 3_600_000)),
+  FACTORING_DEFAULT_AFTER_DAYS: T.Optional(Int(1, 3650)),
   AML_REFRESH_CRON: T.Optional(T.String({ minLength: 9, description: 'cron pattern of the sanctions list refresh' })),
   AML_EU_SOURCE: T.Optional(T.String({ minLength: 1, description: 'path or http(s) URL of the EU FSF XML 1.1 file, or "none"' })),
   BASE_RATE_NAME: T.Optional(T.String({ minLength: 1, maxLength: 64, description: 'name of the base rate spreads are quoted over' })),
@@ -95,6 +96,8 @@ export interface Config {
   saftMaxBytes: number;
   /** a background SAF-T run whose worker has not beaten for this long is retried */
   saftStallMs: number;
+  /** a funded factoring operation still unpaid this many days after its last due date is defaulted */
+  factoringDefaultAfterDays: number;
   /** when the configured list sources are checked for a new generation (job aml.refresh) */
   amlRefreshCron: string;
   /** SQLite: how long a statement waits for another process's lock before it fails (the request then answers 503) */
@@ -172,6 +175,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     saftSyncMaxBytes: int('SAFT_SYNC_MAX_BYTES', 20 * 1024 * 1024),
     saftMaxBytes: int('SAFT_MAX_BYTES', 512 * 1024 * 1024),
     saftStallMs: int('SAFT_STALL_MS', 60_000),
+    factoringDefaultAfterDays: int('FACTORING_DEFAULT_AFTER_DAYS', 90),
     amlSources: { un: e.AML_UN_SOURCE === 'none' ? null : (e.AML_UN_SOURCE ?? 'bundled:un'), eu: !e.AML_EU_SOURCE || e.AML_EU_SOURCE === 'none' ? null : e.AML_EU_SOURCE },
     baseRate: { name: e.BASE_RATE_NAME ?? 'EURIBOR 3M', valuePct: e.BASE_RATE_PCT !== undefined ? Number(e.BASE_RATE_PCT) : 2.05, asOf: e.BASE_RATE_AS_OF ?? '2026-11-02' },
     erpEnv: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0].startsWith('ERP_') && e[1] !== undefined && e[1] !== '')),

@@ -449,3 +449,12 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
   };
   return database;
 }
+
+/** A unique-index violation on either dialect (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE), possibly wrapped by Drizzle. */
+export function isUniqueViolation(err: unknown): boolean {
+  for (let e = err as { code?: unknown; errno?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.errno === 2067) return true;
+    if (typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed')) return true;
+  }
+  return false;
+}

@@ -23,7 +23,7 @@ export const API_CATALOG: CatalogEntry[] = [
   { method: 'POST', path: '/v1/forecast', readiness: 'roadmap, fourth quarter 2026' },
   { method: 'GET', path: '/v1/index/spreads', readiness: 'beta', servedAs: 'GET /v1/index/spreads' },
   { method: 'POST', path: '/v1/reconcile', readiness: 'live', servedAs: 'POST /v1/reconcile' },
-  { method: 'POST', path: '/v1/factoring/operation', readiness: 'live' },
+  { method: 'POST', path: '/v1/factoring/operation', readiness: 'live', servedAs: 'POST /v1/factoring/operation (GET /v1/factoring/operations, transitions POST /v1/factoring/operation/{id}/{action})' },
   { method: 'POST', path: '/v1/confirming/anchor', readiness: 'live' },
   { method: 'GET', path: '/v1/supplier-portal/embed', readiness: 'live' },
   { method: 'POST', path: '/v1/notice/cession', readiness: 'live' },

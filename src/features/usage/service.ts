@@ -22,6 +22,7 @@ export const PRICES_CENTS: Record<string, number | null> = {
   reconcile: 20,
   invoice_extract: 5,
   saft_parse: 50,
+  factoring_operation: 100,
   bureau_passthrough: null,
 };
 export const BUREAU_MARKUP = 1.15;

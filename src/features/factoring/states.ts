@@ -1,0 +1,31 @@
+/**
+ * The factoring operation's lifecycle, as data: submitted → approved | rejected → funded →
+ * settled | defaulted, and cancelled before funding. Pure: the property test walks it.
+ */
+export const OPERATION_STATUSES = ['submitted', 'approved', 'rejected', 'funded', 'settled', 'defaulted', 'cancelled'] as const;
+export type OperationStatus = (typeof OPERATION_STATUSES)[number];
+export const OPERATION_ACTIONS = ['approve', 'reject', 'fund', 'settle', 'default', 'cancel'] as const;
+export type OperationAction = (typeof OPERATION_ACTIONS)[number];
+
+export const TRANSITIONS: Readonly<Record<OperationStatus, Partial<Record<OperationAction, OperationStatus>>>> = {
+  submitted: { approve: 'approved', reject: 'rejected', cancel: 'cancelled' },
+  approved: { fund: 'funded', cancel: 'cancelled' },
+  funded: { settle: 'settled', default: 'defaulted' },
+  rejected: {},
+  settled: {},
+  defaulted: {},
+  cancelled: {},
+};
+
+/** The status an action leads to, or null when it does not apply. */
+export const nextStatus = (from: OperationStatus, action: OperationAction): OperationStatus | null => TRANSITIONS[from][action] ?? null;
+export const allowedActions = (from: OperationStatus): OperationAction[] => Object.keys(TRANSITIONS[from]) as OperationAction[];
+export const isTerminal = (s: OperationStatus) => allowedActions(s).length === 0;
+
+/**
+ * Whether an operation in this status holds its invoices (a second assignment of one is refused,
+ * CC art. 584): from submission until it ends. A defaulted operation keeps them — the factor still
+ * owns the credit and pursues the debtor (or the seller, with recourse); a rejected or cancelled one
+ * never took them, a settled one was paid.
+ */
+export const holdsInvoices = (s: OperationStatus) => s === 'submitted' || s === 'approved' || s === 'funded' || s === 'defaulted';
