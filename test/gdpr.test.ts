@@ -35,6 +35,14 @@ const TABLES = (h: TestApp) => {
     aml_screenings: t.amlScreenings,
     kyc_verifications: t.kycVerifications,
     saft_runs: t.saftRuns,
+    finance_operations: t.financeOperations,
+    assigned_invoices: t.assignedInvoices,
+    confirming_programmes: t.confirmingProgrammes,
+    confirming_suppliers: t.confirmingSuppliers,
+    confirming_payables: t.confirmingPayables,
+    audit_entries: t.auditEntries,
+    cession_notices: t.cessionNotices,
+    insurance_submissions: t.insuranceSubmissions,
   };
 };
 
@@ -93,6 +101,8 @@ async function populate(h: TestApp, tag: string): Promise<Populated> {
   expect((await h.json('POST', '/v1/esg', { key, body: { ...ESG_EXAMPLES.leader, customer_reference: `esg-${tag}` } })).status).toBe(200);
   const decision = await h.json('POST', '/v1/decision', { key, body: { nif: SCORE_NIF, context: { operation_type: 'factoring', amount_eur: 1000, expected_term_days: 30 }, customer_reference: `deal-${tag}` } });
   expect(decision.status).toBe(200);
+  const factoring = await h.json('POST', '/v1/factoring/operation', { key, body: { seller_nif: '599000031', modality: 'recourse', auto_approve: false, customer_reference: `fop-${tag}`, invoices: [{ number: `FT ${tag}/1`, debtor_nif: SCORE_NIF, issue_date: '2026-11-01', due_date: '2027-01-31', amount_cents: 100_000 }] } });
+  expect(factoring.status).toBe(201);
   expect((await h.json('PATCH', '/v1/admin/credit-policy', { key, body: { margin_bps: 75 } })).status).toBe(200);
   const rev = await h.json('POST', '/v1/admin/keys/revoke', { key, body: { api_key_id: spare.api_key_id, reason: `Joana ${tag} left` } });
   expect(rev.status).toBe(200);
@@ -148,6 +158,13 @@ async function populate(h: TestApp, tag: string): Promise<Populated> {
       result: JSON.stringify({ valid: true }),
       createdAt: now,
     });
+    // receivables-finance records the factoring call above does not make
+    const programme = `cfp_${Bun.randomUUIDv7()}`;
+    await tx.insert(t.confirmingProgrammes).values({ id: programme, tenantId, env: 'sandbox', anchorNif: '599000015', status: 'active', limitCents: 1_000_000, data: {}, version: 1, createdAt: now, updatedAt: now });
+    await tx.insert(t.confirmingSuppliers).values({ id: crypto.randomUUID(), tenantId, env: 'sandbox', programmeId: programme, supplierNif: '599000023', data: { email: `joana.${tag}@example.pt` }, createdAt: now });
+    await tx.insert(t.confirmingPayables).values({ id: `cpy_${Bun.randomUUIDv7()}`, tenantId, env: 'sandbox', programmeId: programme, supplierNif: '599000023', number: `FT ${tag}/9`, status: 'approved', amountCents: 5000, dueDate: '2027-01-31', data: {}, version: 1, createdAt: now, updatedAt: now });
+    await tx.insert(t.cessionNotices).values({ id: `ntc_${Bun.randomUUIDv7()}`, tenantId, env: 'sandbox', operationId: null, language: 'pt-PT', sha256: '0'.repeat(64), pdf: 'JVBERi0=', data: {}, createdAt: now });
+    await tx.insert(t.insuranceSubmissions).values({ id: `ins_${Bun.randomUUIDv7()}`, tenantId, env: 'sandbox', buyerNif: '599000015', status: 'full', requestedCents: 100_000, grantedCents: 100_000, insurer: 'sandbox', data: {}, createdAt: now });
     await tx.insert(t.kycVerifications).values({
       id: `kyc_${Bun.randomUUIDv7()}`,
       tenantId,
@@ -280,7 +297,7 @@ async function populate(h: TestApp, tag: string): Promise<Populated> {
     liveKey: live.api_key,
     liveKeyId: live.api_key_id,
     secrets: [key, hashKey(key), live.api_key, hashKey(live.api_key), spare.api_key, hashKey(spare.api_key), access, refresh, pkce, stateHash, whSecret, whPrev],
-    pii: [`Acme ${tag} Lda`, `loan-${tag}`, `esg-${tag}`, `deal-${tag}`, `onb-${tag}`, `kyc-${tag}`, `Joana ${tag}`, `Rui ${tag}`, `rui.${tag}@`, `Maria ${tag}`, `maria.${tag}@`, `cust-${tag}`, `other-${tag}`, `https://hooks.example.pt/${tag}`, `live key of ${tag}`, `spare ${tag}`],
+    pii: [`Acme ${tag} Lda`, `loan-${tag}`, `fop-${tag}`, `joana.${tag}@`, `esg-${tag}`, `deal-${tag}`, `onb-${tag}`, `kyc-${tag}`, `Joana ${tag}`, `Rui ${tag}`, `rui.${tag}@`, `Maria ${tag}`, `maria.${tag}@`, `cust-${tag}`, `other-${tag}`, `https://hooks.example.pt/${tag}`, `live key of ${tag}`, `spare ${tag}`],
   };
 }
 

@@ -23,6 +23,14 @@ export const EXPORT_ARRAY_CATEGORIES = [
   'aml_screenings',
   'kyc_verifications',
   'saft_runs',
+  'finance_operations',
+  'assigned_invoices',
+  'confirming_programmes',
+  'confirming_suppliers',
+  'confirming_payables',
+  'audit_entries',
+  'cession_notices',
+  'insurance_submissions',
 ] as const;
 export type ExportArrayCategory = (typeof EXPORT_ARRAY_CATEGORIES)[number];
 
@@ -82,6 +90,14 @@ export const ExportBundle = t.Object(
     aml_screenings: Rows('Every AML screening (POST /v1/aml/screen) with its response; an AML record kept 7 years.'),
     kyc_verifications: Rows('Every KYC verification (POST /v1/kyc/verify) with its response; an AML record kept 7 years.'),
     saft_runs: Rows('SAF-T files parsed in the background (POST /v1/saft/parse above SAFT_SYNC_MAX_BYTES) and their results.'),
+    finance_operations: Rows('Factoring operations (POST /v1/factoring/operation) with their debtors, invoices, pricing and history.'),
+    assigned_invoices: Rows('The invoices held by factoring operations and confirming payables (assignment_key set while the assignment is live).'),
+    confirming_programmes: Rows('Confirming programmes of anchor buyers (POST /v1/confirming/anchor).'),
+    confirming_suppliers: Rows('Suppliers onboarded to confirming programmes.'),
+    confirming_payables: Rows('Payables of confirming programmes, their offers and lifecycle.'),
+    audit_entries: Rows('The hash-chained audit trails of operations, programmes, payables, notices and insurance submissions (GET /v1/audit/{id}).'),
+    cession_notices: Rows('Notices of assignment (POST /v1/notice/cession), the PDF included (base64).'),
+    insurance_submissions: Rows('Buyer-limit requests to credit insurers (POST /v1/insurance/submit) and their answers.'),
     end_of_export: t.Object(
       {
         complete: t.Literal(true),

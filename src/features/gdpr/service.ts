@@ -73,6 +73,14 @@ export const CATEGORIES: readonly CategorySpec[] = [
   { name: 'aml_screenings', table: (s) => s.amlScreenings },
   { name: 'kyc_verifications', table: (s) => s.kycVerifications },
   { name: 'saft_runs', table: (s) => s.saftRuns, omit: ['public_key_pem'], omitReason: 'the producer\'s public key given for a run: not data about the tenant' },
+  { name: 'finance_operations', table: (s) => s.financeOperations },
+  { name: 'assigned_invoices', table: (s) => s.assignedInvoices },
+  { name: 'confirming_programmes', table: (s) => s.confirmingProgrammes },
+  { name: 'confirming_suppliers', table: (s) => s.confirmingSuppliers },
+  { name: 'confirming_payables', table: (s) => s.confirmingPayables },
+  { name: 'audit_entries', table: (s) => s.auditEntries },
+  { name: 'cession_notices', table: (s) => s.cessionNotices },
+  { name: 'insurance_submissions', table: (s) => s.insuranceSubmissions },
 ];
 // keep model.ts and this list in step
 if (CATEGORIES.map((c) => c.name).join() !== EXPORT_ARRAY_CATEGORIES.join()) throw new Error('gdpr: CATEGORIES and EXPORT_ARRAY_CATEGORIES differ');
@@ -85,6 +93,8 @@ export const EXPORT_OMITTED: ExportManifestBody['omitted'] = [
   },
 ];
 
+/** Receivables-finance records: contracts and assignments of companies' credits, kept as they are (the audit chains must stay verifiable). */
+const FINANCE_CATEGORIES = ['finance_operations', 'assigned_invoices', 'confirming_programmes', 'confirming_suppliers', 'confirming_payables', 'audit_entries', 'cession_notices', 'insurance_submissions'] as const;
 /** Kept on erase (anonymised) with retain_until = now + 7 years. */
 export const RETAINED_CATEGORIES = [
   'tenant',
@@ -99,6 +109,7 @@ export const RETAINED_CATEGORIES = [
   'credit_decisions',
   'aml_screenings',
   'kyc_verifications',
+  ...FINANCE_CATEGORIES,
 ] as const;
 /** Deleted on erase: no law requires them. */
 export const DELETED_CATEGORIES = ['erp_connections', 'webhook_deliveries', 'webhook_endpoints', 'events', 'idempotency_keys', 'credit_policies', 'saft_runs'] as const;
@@ -117,6 +128,7 @@ export const ANONYMISED = [
   'sync_runs.customer_reference → keyed hash (salt discarded); error_message, cursor → null',
   'invoices.customer_reference → keyed hash; customer_name → null; personal keys inside data (names, e-mail, phone, address, IBAN) → removed; customer_nif kept (tax record of a business counterparty)',
   'bank_transactions.customer_reference → keyed hash; counterparty_name, counterparty_iban, description → null',
+  'finance_operations.customer_reference → null; confirming_suppliers: personal keys inside data (contact e-mail, phone) → removed; the other finance records and the audit trails are kept unchanged (business records of companies; their hash chains stay verifiable)',
 ];
 
 /** Keys removed (at any depth) from the JSON documents kept with invoices. */
@@ -410,6 +422,23 @@ export class GdprService {
         .where(eq(bt.tenantId, tenantId))
         .returning({ id: bt.id });
 
+      // --- receivables finance: kept (contracts and assignments between companies) -------------
+      const finance: Record<string, number> = {};
+      const fo = t.financeOperations;
+      finance.finance_operations = (await tx.update(fo).set({ customerReference: null, retainUntil }).where(eq(fo.tenantId, tenantId)).returning({ id: fo.id })).length;
+      await this.redactJsonColumn(tx, t.confirmingSuppliers, 'data', tenantId);
+      for (const [name, table] of [
+        ['assigned_invoices', t.assignedInvoices],
+        ['confirming_programmes', t.confirmingProgrammes],
+        ['confirming_suppliers', t.confirmingSuppliers],
+        ['confirming_payables', t.confirmingPayables],
+        ['audit_entries', t.auditEntries],
+        ['cession_notices', t.cessionNotices],
+        ['insurance_submissions', t.insuranceSubmissions],
+      ] as const) {
+        finance[name] = (await tx.update(table as typeof t.auditEntries).set({ retainUntil }).where(eq((table as typeof t.auditEntries).tenantId, tenantId)).returning({ id: (table as typeof t.auditEntries).id })).length;
+      }
+
       // --- deleted: nothing requires them -------------------------------------------------
       const deleted: Record<string, number> = {};
       const del = async (name: (typeof DELETED_CATEGORIES)[number], table: PgTable) => {
@@ -445,6 +474,7 @@ export class GdprService {
         credit_decisions: decisions.length,
         aml_screenings: screenings.length,
         kyc_verifications: verifications.length,
+        ...finance,
       };
       await this.audit(tx, actor, 'gdpr.erased', tenantId, { retain_until: retainUntil.toISOString(), retained_counts: retained, deleted_counts: deleted });
       await tx.update(a).set({ retainUntil }).where(and(eq(a.tenantId, tenantId), isNull(a.retainUntil)));
@@ -535,6 +565,14 @@ const RETENTION_TABLES: { name: string; table: (s: Schema) => PgTable }[] = [
   { name: 'credit_decisions', table: (s) => s.creditDecisions },
   { name: 'aml_screenings', table: (s) => s.amlScreenings },
   { name: 'kyc_verifications', table: (s) => s.kycVerifications },
+  { name: 'finance_operations', table: (s) => s.financeOperations },
+  { name: 'assigned_invoices', table: (s) => s.assignedInvoices },
+  { name: 'confirming_programmes', table: (s) => s.confirmingProgrammes },
+  { name: 'confirming_suppliers', table: (s) => s.confirmingSuppliers },
+  { name: 'confirming_payables', table: (s) => s.confirmingPayables },
+  { name: 'audit_entries', table: (s) => s.auditEntries },
+  { name: 'cession_notices', table: (s) => s.cessionNotices },
+  { name: 'insurance_submissions', table: (s) => s.insuranceSubmissions },
 ];
 /** tenant tables without retain_until: only removed together with their expired tenant */
 const OTHER_TENANT_TABLES: { name: string; table: (s: Schema) => PgTable }[] = [
