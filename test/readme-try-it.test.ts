@@ -192,3 +192,17 @@ describe('README: SAF-T', () => {
     expect(r.out.split('"hash_chain":"verified","valid":true,"bytes":144935').length).toBe(3); // raw and multipart
   });
 });
+
+describe('README: factoring', () => {
+  test('its walkthrough runs as printed: created approved, funded, settled, the trail verified, then 409', async () => {
+    const part = readme.slice(readme.indexOf('## Factoring'), readme.indexOf('## ESG examples'));
+    const [block] = [...part.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const r = await sh(`API=http://localhost:3000\nKEY=sk_test_...\n${block}`);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/"operation_id":"fop_[0-9a-f-]{36}","status":"approved"/);
+    expect(r.out).toContain('"status":"settled"');
+    expect(r.out).toContain('"shortfall_cents":0');
+    expect(r.out).toContain('"verified":true');
+    expect(r.out).toContain('"code":"invalid_transition"');
+  });
+});
