@@ -20,6 +20,7 @@ import { reconcileRoutes } from './features/reconcile';
 import { invoiceRoutes } from './features/invoice';
 import { saftRoutes } from './features/saft';
 import { auditRoutes, auditTrail } from './features/audit';
+import { capitalRoutes } from './features/capital';
 import { FACTORING_DEFAULT_SWEEP, factoringRoutes, factoringService } from './features/factoring';
 
 type NativeRoute = (request: Request) => Promise<Response>;
@@ -67,6 +68,7 @@ export function createApp(ctx: AppContext) {
     .use(saftRoutes(ctx))
     .use(auditRoutes(ctx, audit))
     .use(factoringRoutes(ctx, factoring))
+    .use(capitalRoutes(ctx, scores))
     .use(adminRoutes(ctx))
     .use(gdprRoutes(ctx))
     .use(webhookRoutes(ctx, webhooks));

@@ -206,3 +206,14 @@ describe('README: factoring', () => {
     expect(r.out).toContain('"code":"invalid_transition"');
   });
 });
+
+describe('README: capital', () => {
+  test('its block runs as printed', async () => {
+    const part = readme.slice(readme.indexOf('## Capital requirements'), readme.indexOf('## ESG examples'));
+    const [block] = [...part.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const r = await sh(`API=http://localhost:3000\nKEY=sk_test_...\n${block}`);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('"regime":"crr2","parameters":{"scaling_factor":1.06');
+    expect(r.out).toMatch(/"id":"loan-1".*"risk_weight":0\.978558/);
+  });
+});

@@ -29,7 +29,7 @@ export const API_CATALOG: CatalogEntry[] = [
   { method: 'POST', path: '/v1/notice/cession', readiness: 'live' },
   { method: 'WEBHOOK', path: '/v1/events', readiness: 'beta', servedAs: 'signed webhooks (POST /v1/admin/webhooks) and GET /v1/events' },
   { method: 'POST', path: '/v1/csrd/report', readiness: 'live' },
-  { method: 'POST', path: '/v1/basel/capital', readiness: 'roadmap, fourth quarter 2026' },
+  { method: 'POST', path: '/v1/basel/capital', readiness: 'roadmap, fourth quarter 2026', servedAs: 'POST /v1/basel/capital' },
   { method: 'GET', path: '/v1/audit/{operation_id}', readiness: 'beta', servedAs: 'GET /v1/audit/{operation_id}' },
   { method: 'POST', path: '/v1/gdpr/request', readiness: 'live' },
   { method: 'POST', path: '/v1/insurance/submit', readiness: 'roadmap, fourth quarter 2026' },

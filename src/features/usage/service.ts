@@ -23,6 +23,7 @@ export const PRICES_CENTS: Record<string, number | null> = {
   invoice_extract: 5,
   saft_parse: 50,
   factoring_operation: 100,
+  basel_capital: 1,
   bureau_passthrough: null,
 };
 export const BUREAU_MARKUP = 1.15;
