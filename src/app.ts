@@ -21,6 +21,7 @@ import { invoiceRoutes } from './features/invoice';
 import { saftRoutes } from './features/saft';
 import { auditRoutes, auditTrail } from './features/audit';
 import { capitalRoutes } from './features/capital';
+import { catalogRoutes } from './features/system/catalog-routes';
 import { FACTORING_DEFAULT_SWEEP, factoringRoutes, factoringService } from './features/factoring';
 
 type NativeRoute = (request: Request) => Promise<Response>;
@@ -69,6 +70,7 @@ export function createApp(ctx: AppContext) {
     .use(auditRoutes(ctx, audit))
     .use(factoringRoutes(ctx, factoring))
     .use(capitalRoutes(ctx, scores))
+    .use(catalogRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(gdprRoutes(ctx))
     .use(webhookRoutes(ctx, webhooks));

@@ -58,6 +58,7 @@ export const ERROR_CATALOGUE = {
   provider_not_available: { status: 422, meaning: 'The provider cannot be used with this environment (demo is sandbox-only).' },
   rate_limited: { status: 429, meaning: 'Per-key (or per-address) per-minute rate limit exceeded; see Retry-After.' },
   daily_quota_exceeded: { status: 429, meaning: 'The tenant\'s daily request quota is used up; see Retry-After.' },
+  not_yet_available: { status: 501, meaning: 'The operation is in the API catalog with a future readiness (see roadmap_url); it is not available yet.' },
   internal_error: { status: 500, meaning: 'Unexpected failure. It is logged with the requestId; quote it to support.' },
   live_tier_not_available: { status: 503, meaning: 'Live scoring is not available yet (adapters not configured); see roadmap_url.' },
   oauth_credentials_not_configured: { status: 503, meaning: 'Live OAuth for this ERP provider is not configured yet.' },

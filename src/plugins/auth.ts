@@ -197,9 +197,9 @@ function usableKey(found: FoundKey | null, hash: string, now: Date): FoundKey | 
 const hasScope = (key: KeyRow, scope: Scope) => key.scopes.includes('*') || key.scopes.includes(scope);
 
 /** After admission: a suspended tenant, or a key without the endpoint's scope (403s). */
-export function refusal({ tenant, key }: FoundKey, scope: Scope): ApiError | null {
+export function refusal({ tenant, key }: FoundKey, scope: Scope | null): ApiError | null {
   if (tenant.status === 'suspended') return new ApiError('tenant_suspended', 'The tenant is suspended.');
-  if (!hasScope(key, scope)) return new ApiError('insufficient_scope', `This endpoint needs the "${scope}" scope (or "*").`);
+  if (scope !== null && !hasScope(key, scope)) return new ApiError('insufficient_scope', `This endpoint needs the "${scope}" scope (or "*").`);
   return null;
 }
 
@@ -223,7 +223,8 @@ export function jsonAnswer(text: string, headers: Record<string, unknown> | unde
   return res;
 }
 
-export function authed(ctx: AppContext, scope: Scope) {
+/** `scope` null: any valid key of an active tenant (read-only service information). */
+export function authed(ctx: AppContext, scope: Scope | null) {
   return new Elysia()
     .derive({ as: 'scoped' }, async ({ headers, request, set, server }) => {
       const state = requestState(request);

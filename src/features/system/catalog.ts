@@ -35,7 +35,7 @@ export const API_CATALOG: CatalogEntry[] = [
   { method: 'POST', path: '/v1/insurance/submit', readiness: 'roadmap, fourth quarter 2026' },
   { method: 'GET', path: '/v1/credit-limit/{buyer_nif}', readiness: 'live', servedAs: 'GET /v1/credit-limit/{buyer_nif}' },
   { method: 'GET', path: '/v1/sector-risk/{naics}', readiness: 'beta', servedAs: 'GET /v1/sector-risk/{naics}' },
-  { method: 'POST', path: '/v1/bond/issue', readiness: 'roadmap, 2027' },
+  { method: 'POST', path: '/v1/bond/issue', readiness: 'roadmap, 2027', servedAs: 'POST /v1/bond/issue: 501 not_yet_available with roadmap_url until 2027' },
 ];
 
 const unserved = API_CATALOG.filter((e) => !e.servedAs).map((e) => ({

@@ -64,7 +64,7 @@ const ERROR_SCHEMA = {
       type: 'array',
       items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
     },
-    roadmap_url: { type: 'string', format: 'uri', description: 'Only on 503 live_tier_not_available.' },
+    roadmap_url: { type: 'string', format: 'uri', description: 'Only on 503 live_tier_not_available and 501 not_yet_available.' },
   },
 };
 
