@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
-import { capitalFor, normCdf, normInv, supportingFactor, type ExposureInput } from '../src/features/capital/formulas';
+import { capitalFor, supportingFactor, type ExposureInput } from '../src/features/capital/formulas';
+import { normalCdf as normCdf, normalInverse as normInv } from '../src/lib/normal';
 import { CapitalResponse } from '../src/features/capital/model';
 import { expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s

@@ -678,6 +678,31 @@ export function defineSchema(k: Kit) {
     (t) => [k.index('ins_tenant_idx').on(t.tenantId, t.env, t.id), k.index('ins_buyer_idx').on(t.tenantId, t.env, t.buyerNif)],
   );
 
+  /** data-subject requests (POST /v1/gdpr/request): a natural person's rights exercised through the tenant */
+  const gdprRequests = k.table(
+    'gdpr_requests',
+    {
+      /** dsr_ + UUIDv7 */
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      type: k.text('type').notNull(), // access | erasure | rectification | restriction
+      status: k.text('status').notNull(), // received | in_progress | completed | rejected | partially_completed
+      subject: k.json<Record<string, unknown>>('subject').notNull(),
+      /** what was found, done and kept; the access bundle */
+      result: k.json<Record<string, unknown>>('result'),
+      reason: k.text('reason'),
+      requestedAt: k.ts('requested_at').notNull(),
+      dueAt: k.ts('due_at').notNull(),
+      version: k.int('version').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      updatedAt: k.ts('updated_at').notNull(),
+      completedAt: k.ts('completed_at'),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.index('dsr_tenant_idx').on(t.tenantId, t.env, t.id), k.index('dsr_status_idx').on(t.status)],
+  );
+
   return {
     tenants,
     apiKeys,
@@ -709,6 +734,7 @@ export function defineSchema(k: Kit) {
     auditEntries,
     cessionNotices,
     insuranceSubmissions,
+    gdprRequests,
     appMeta,
   };
 }

@@ -3,6 +3,7 @@
  * function of CRR art. 153 with the SME firm-size adjustment, the standardised weights, the SME
  * supporting factor of art. 501, expected loss. Pure: numbers in, numbers out.
  */
+import { normalCdf, normalInverse } from '../../lib/normal';
 
 /** Where the two regimes differ, in one table. */
 export const REGIMES = {
@@ -19,45 +20,21 @@ export const SME_TURNOVER_MAX_EUR = 50_000_000;
 export const SUPPORTING_FACTOR = { threshold_eur: 2_500_000, up_to: 0.7619, above: 0.85 } as const;
 export const SA_WEIGHTS = { corporate: 1.0, retail_sme: 0.75, retail_max_exposure_eur: 1_000_000 } as const;
 
-// --- the standard normal distribution, to double precision ----------------------------------------
+// --- the IRB risk-weight function ------------------------------------------------------------------
 
-/** Φ(x): Marsaglia's Taylor series around 0 (absolute error ~1e-15 for |x| < 8; the tails are 0 and 1 beyond). */
-export function normCdf(x: number): number {
-  if (x < -8) return 0;
-  if (x > 8) return 1;
-  let term = x;
-  let sum = x;
-  const x2 = x * x;
-  for (let i = 3; sum + term !== sum; i += 2) {
-    term = (term * x2) / i;
-    sum += term;
-  }
-  return 0.5 + sum * Math.exp(-0.5 * x2 - 0.91893853320467274178);
-}
-
-/** Φ⁻¹(p): Acklam's rational approximation, then one Halley step on Φ (full double precision). */
-export function normInv(p: number): number {
-  if (!(p > 0 && p < 1)) throw new RangeError('p must be in (0, 1)');
-  const a = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1, 2.506628277459239];
-  const b = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
-  const c = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
-  const d = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
-  const low = 0.02425;
-  let x: number;
-  if (p < low) {
-    const q = Math.sqrt(-2 * Math.log(p));
-    x = (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
-  } else if (p <= 1 - low) {
-    const q = p - 0.5;
-    const r = q * q;
-    x = ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) / (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
-  } else {
-    const q = Math.sqrt(-2 * Math.log(1 - p));
-    x = -(((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
-  }
-  const e = normCdf(x) - p;
-  const u = e * Math.sqrt(2 * Math.PI) * Math.exp((x * x) / 2);
-  return x - u / (1 + (x * u) / 2);
+/**
+ * K per euro of EAD for a PD, LGD and effective maturity (CRR art. 153(1)), with `sizeAdjustment`
+ * subtracted from the correlation (the SME firm-size adjustment, art. 153(4)). No floor or clamp:
+ * callers apply their own (the regime's PD floor and M in [1, 5] here; the pricing's raw term in
+ * decision/policy.ts).
+ */
+export function irbK(pd: number, lgd: number, maturityYears: number, sizeAdjustment = 0) {
+  const w = (1 - Math.exp(-50 * pd)) / (1 - Math.exp(-50));
+  const r = 0.12 * w + 0.24 * (1 - w) - sizeAdjustment;
+  const b = (0.11852 - 0.05478 * Math.log(pd)) ** 2;
+  const ma = (1 + (maturityYears - 2.5) * b) / (1 - 1.5 * b);
+  const conditional = normalCdf(normalInverse(pd) / Math.sqrt(1 - r) + Math.sqrt(r / (1 - r)) * normalInverse(0.999));
+  return { r, b, ma, k: Math.max(0, (lgd * conditional - pd * lgd) * ma) };
 }
 
 // --- one exposure ---------------------------------------------------------------------------------
@@ -114,18 +91,8 @@ export function capitalFor(e: ExposureInput, regime: Regime = REGIME_IN_FORCE): 
   if (e.approach === 'standardised') {
     rw = e.retail && isSme && group <= SA_WEIGHTS.retail_max_exposure_eur ? SA_WEIGHTS.retail_sme : isSme ? p.sa_corporate_sme : SA_WEIGHTS.corporate;
   } else {
-    const w = (1 - Math.exp(-50 * pdUsed)) / (1 - Math.exp(-50));
-    let r = 0.12 * w + 0.24 * (1 - w);
-    let adj = 0;
-    if (isSme) {
-      const s = Math.min(50, Math.max(5, e.turnover_eur! / 1e6));
-      adj = 0.04 * (1 - (s - 5) / 45);
-      r -= adj;
-    }
-    const m = Math.min(5, Math.max(1, e.maturity_years));
-    const b = (0.11852 - 0.05478 * Math.log(pdUsed)) ** 2;
-    const ma = (1 + (m - 2.5) * b) / (1 - 1.5 * b);
-    const k = Math.max(0, (e.lgd * normCdf(normInv(pdUsed) / Math.sqrt(1 - r) + Math.sqrt(r / (1 - r)) * normInv(0.999)) - pdUsed * e.lgd) * ma);
+    const adj = isSme ? 0.04 * (1 - (Math.min(50, Math.max(5, e.turnover_eur! / 1e6)) - 5) / 45) : 0;
+    const { r, b, ma, k } = irbK(pdUsed, e.lgd, Math.min(5, Math.max(1, e.maturity_years)), adj);
     rw = k * 12.5 * p.scaling_factor;
     irb = { correlation: r, sme_size_adjustment: adj, maturity_b: b, maturity_adjustment: ma, k };
   }

@@ -3,7 +3,7 @@
  * Pure (data in, result out: no clock, no I/O); docs/credit-policy.md states every formula and
  * works an example, and test/decision-policy.test.ts checks the monotonicity it promises.
  */
-import { normalCdf, normalInverse } from '../../lib/normal';
+import { irbK } from '../capital/formulas';
 import { PD_FLOOR } from '../score/engine';
 
 export const NOTCHES = ['A+', 'A', 'A-', 'B+', 'B', 'B-', 'C+', 'C', 'C-', 'D+', 'D', 'D-', 'E+', 'E', 'E-'] as const;
@@ -148,13 +148,7 @@ export function creditLimit(facts: CompanyFacts, termDays: number, policy: Credi
  * taken as it is (not floored at 1 year as the CRR does) so that a shorter term prices lower.
  */
 export function irbCapital(pd: number, lgd: number, maturityYears: number): number {
-  const p = Math.min(Math.max(pd, 0.0003), 0.9999);
-  const w = (1 - Math.exp(-50 * p)) / (1 - Math.exp(-50));
-  const r = 0.12 * w + 0.24 * (1 - w);
-  const b = (0.11852 - 0.05478 * Math.log(p)) ** 2;
-  const conditional = normalCdf(Math.sqrt(1 / (1 - r)) * normalInverse(p) + Math.sqrt(r / (1 - r)) * normalInverse(0.999));
-  const k = (lgd * conditional - p * lgd) * ((1 + (maturityYears - 2.5) * b) / (1 - 1.5 * b));
-  return Math.max(0, k);
+  return irbK(Math.min(Math.max(pd, 0.0003), 0.9999), lgd, maturityYears).k;
 }
 
 /** Annual spread in bps: expected loss (PD × LGD) + the hurdle rate on IRB capital + the margin. */
