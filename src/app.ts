@@ -3,7 +3,7 @@ import type { AppContext } from './context';
 import { httpPlumbing, lastResort } from './plugins/http-errors';
 import { systemRoutes } from './features/system';
 import { adminRoutes } from './features/admin';
-import { gdprRoutes } from './features/gdpr';
+import { gdprRoutes, subjectRequestRoutes } from './features/gdpr';
 import { scoreRoutes, scoreService } from './features/score';
 import { esgRoutes } from './features/esg';
 import { erpRoutes, erpService } from './features/erp';
@@ -73,6 +73,7 @@ export function createApp(ctx: AppContext) {
     .use(catalogRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(gdprRoutes(ctx))
+    .use(subjectRequestRoutes(ctx))
     .use(webhookRoutes(ctx, webhooks));
   return app;
 }

@@ -8,6 +8,7 @@ import type { WebhookService } from './features/webhooks/service';
 import { gdprRetentionSweep } from './features/gdpr';
 import { registerErpWorkers } from './features/erp';
 import { refreshLists } from './features/aml';
+import { DSR_JOB, DSR_SWEEP, SubjectRequests } from './features/gdpr/subject-requests';
 import { processSaftRun, recoverSaftRuns, SAFT_RECOVER_SWEEP } from './features/saft';
 
 export interface Services {
@@ -64,6 +65,9 @@ export function registerJobs(ctx: AppContext, s: Services) {
   });
   ctx.sweeps.set('idempotency.purge', { everyMs: 10 * 60_000, run: () => ctx.idempotency.purgeExpired() });
   ctx.sweeps.set('gdpr.retention-purge', gdprRetentionSweep(ctx));
+  const subjectRequests = new SubjectRequests(ctx);
+  ctx.jobs.register(DSR_JOB, ({ id }: { id: string }) => subjectRequests.process(id), { concurrency: 1 });
+  ctx.sweeps.set(DSR_SWEEP, { everyMs: 30_000, run: () => subjectRequests.recover() });
   registerErpWorkers(ctx);
 }
 

@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'erp.sync.failed',
   'webhook.test',
   'aml.alert',
+  'gdpr.request.completed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

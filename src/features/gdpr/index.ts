@@ -5,7 +5,11 @@ import { requestState } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
 import { ApiError, JSON_UTF8 } from '../../lib/errors';
 import { actorOf } from '../admin/service';
-import { ERASE_CONFIRMATION, EraseRequest, EraseResponse, ExportBundle, ExportRequest } from './model';
+import {
+  ERASE_CONFIRMATION, EraseRequest, EraseResponse, ExportBundle, ExportRequest, SubjectBundle, SubjectRequestBody, SubjectRequestCloseBody,
+  SubjectRequestCloseParams, SubjectRequestList, SubjectRequestParams, SubjectRequestQuery, SubjectRequestView,
+} from './model';
+import { SubjectRequests } from './subject-requests';
 import { assertMayErase, createGdprService, exportStream, purgeExpiredRetention } from './service';
 
 export { purgeExpiredRetention };
@@ -105,6 +109,63 @@ export function gdprRoutes(ctx: AppContext) {
         }),
       },
     );
+}
+
+/** Data-subject requests (scope gdpr:manage): POST /v1/gdpr/request and its follow-up. docs/gdpr.md §6. */
+export function subjectRequestRoutes(ctx: AppContext, service = new SubjectRequests(ctx)) {
+  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string, examples?: Parameters<typeof apiDoc>[0]['examples']) =>
+    apiDoc({ summary, tag: 'admin', security: 'BearerAuth', operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}) });
+  return new Elysia({ name: 'gdpr-subject-requests' })
+    .use(authed(ctx, 'gdpr:manage'))
+    .post(
+      '/v1/gdpr/request',
+      async ({ auth, body, set }) => {
+        const r = await service.create(auth, body);
+        set.status = 202;
+        set.headers.location = `/v1/gdpr/requests/${r.request_id}`;
+        return r;
+      },
+      {
+        body: SubjectRequestBody,
+        response: { 202: SubjectRequestView },
+        detail: doc(
+          'A data subject’s request (access, erasure, rectification, restriction) over the tenant’s data in this environment',
+          'createSubjectRequest',
+          [],
+          'A natural person exercises a GDPR right through the tenant. Answered 202 received, with due_at one month after requested_at (art. 12(3)); a job searches the tenant’s data for the person (NIF, name, e-mail: invoices, bank transactions, AML screenings, KYC verifications, scores and decisions of a sole trader’s NIF, assignments, insurance) and carries it out: access builds a bundle (GET …/bundle), erasure redacts what no law requires to keep and lists what is kept and why (AML records 7 years, tax records), rectification corrects the name or e-mail where it is not evidence; a restriction is recorded and completed by the tenant. Event gdpr.request.completed. docs/gdpr.md §6.',
+          {
+            access: { summary: 'Access by NIF and name', value: { type: 'access', subject: { nif: '212345672', name: 'Ana Rita Costa' }, requested_at: '2026-11-20T09:30:00Z' } },
+            erasure: { summary: 'Erasure by name and birth date', value: { type: 'erasure', subject: { name: 'Ana Rita Costa', birth_date: '1975-04-12' } } },
+            rectification: { summary: 'Rectify a misspelt name', value: { type: 'rectification', subject: { name: 'Ana Rita Cost' }, corrections: { name: 'Ana Rita Costa' } } },
+          },
+        ),
+      },
+    )
+    .get('/v1/gdpr/requests', ({ auth, query }) => service.list(auth, query), {
+      query: SubjectRequestQuery,
+      response: { 200: SubjectRequestList },
+      detail: doc('Data-subject requests, newest first', 'listSubjectRequests'),
+    })
+    .get('/v1/gdpr/requests/:id', ({ auth, params }) => service.get(auth, params.id), {
+      params: SubjectRequestParams,
+      response: { 200: SubjectRequestView },
+      detail: doc('One data-subject request: status, deadline, what was found, done and kept', 'getSubjectRequest', ['resource_not_found']),
+    })
+    .get('/v1/gdpr/requests/:id/bundle', ({ auth, params }) => service.bundle(auth, params.id), {
+      params: SubjectRequestParams,
+      response: { 200: SubjectBundle },
+      detail: doc('The person’s data found for a completed access request', 'getSubjectRequestBundle', ['resource_not_found', 'invalid_transition']),
+    })
+    .post('/v1/gdpr/requests/:id/:action', ({ auth, params, body }) => service.close(auth, params.id, params.action, body?.reason), {
+      params: SubjectRequestCloseParams,
+      body: SubjectRequestCloseBody,
+      response: { 200: SubjectRequestView },
+      detail: doc(
+        'complete an open restriction request (once the tenant has restricted the processing), or reject an open request (with the reason the person is given)',
+        'closeSubjectRequest',
+        ['resource_not_found', 'invalid_transition'],
+      ),
+    });
 }
 
 const confirmationRequired = () =>

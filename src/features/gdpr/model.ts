@@ -31,6 +31,7 @@ export const EXPORT_ARRAY_CATEGORIES = [
   'audit_entries',
   'cession_notices',
   'insurance_submissions',
+  'gdpr_requests',
 ] as const;
 export type ExportArrayCategory = (typeof EXPORT_ARRAY_CATEGORIES)[number];
 
@@ -98,6 +99,7 @@ export const ExportBundle = t.Object(
     audit_entries: Rows('The hash-chained audit trails of operations, programmes, payables, notices and insurance submissions (GET /v1/audit/{id}).'),
     cession_notices: Rows('Notices of assignment (POST /v1/notice/cession), the PDF included (base64).'),
     insurance_submissions: Rows('Buyer-limit requests to credit insurers (POST /v1/insurance/submit) and their answers.'),
+    gdpr_requests: Rows('Data-subject requests (POST /v1/gdpr/request): who asked what, when, the deadline, what was done and kept, the access bundles.'),
     end_of_export: t.Object(
       {
         complete: t.Literal(true),
@@ -154,3 +156,63 @@ export const EraseResponse = t.Object({
 
 export type EraseResult = typeof EraseResponse.static;
 export type ExportManifestBody = typeof ExportManifest.static;
+
+// ---------------------------------------------------------------------------------------------
+// Data-subject requests (POST /v1/gdpr/request)
+// ---------------------------------------------------------------------------------------------
+
+const DsrType = t.Union([t.Literal('access'), t.Literal('erasure'), t.Literal('rectification'), t.Literal('restriction')]);
+const DsrStatus = t.Union([t.Literal('received'), t.Literal('in_progress'), t.Literal('completed'), t.Literal('partially_completed'), t.Literal('rejected')]);
+const SubjectIds = t.Object(
+  {
+    nif: t.Optional(t.String({ pattern: '^[0-9]{9}$', description: 'A natural person\u2019s NIF (prefixes 1, 2, 3, 45)' })),
+    name: t.Optional(t.String({ minLength: 1, maxLength: 300 })),
+    birth_date: t.Optional(t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'Narrows name matches in screenings that recorded one' })),
+    email: t.Optional(t.String({ format: 'email', maxLength: 254 })),
+  },
+  { description: 'At least one of nif, name, email' },
+);
+
+export const SubjectRequestBody = t.Object({
+  type: DsrType,
+  subject: SubjectIds,
+  requested_at: t.Optional(t.String({ format: 'date-time', description: 'When the person asked the tenant: the one-month deadline runs from it (default now)' })),
+  corrections: t.Optional(t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 300 })), email: t.Optional(t.String({ format: 'email', maxLength: 254 })) }, { description: 'rectification: the corrected values' })),
+  note: t.Optional(t.String({ maxLength: 1000, description: 'Your own note (kept with the request)' })),
+});
+
+export const SubjectRequestView = t.Object({
+  request_id: t.String(),
+  type: DsrType,
+  status: DsrStatus,
+  subject: SubjectIds,
+  corrections: t.Union([t.Object({ name: t.Optional(t.String()), email: t.Optional(t.String()) }), t.Null()]),
+  note: t.Union([t.String(), t.Null()]),
+  requested_at: DateTime,
+  due_at: t.String({ format: 'date-time', description: 'One month after requested_at (GDPR art. 12(3))' }),
+  overdue: t.Boolean(),
+  found: t.Union([t.Record(t.String(), t.Integer()), t.Null()], { description: 'Rows about the person, per category, once searched' }),
+  actions: t.Array(t.Object({ category: t.String(), action: t.String(), count: t.Integer() })),
+  retained: t.Array(t.Object({ category: t.String(), count: t.Integer(), reason: t.String(), retain_until: t.Union([t.String(), t.Null()]) }), { description: 'What is kept, and why (legal holds)' }),
+  bundle_url: t.Union([t.String(), t.Null()], { description: 'access: where the person\u2019s data is, once completed' }),
+  reason: t.Union([t.String(), t.Null()]),
+  created_at: DateTime,
+  updated_at: DateTime,
+  completed_at: t.Union([DateTime, t.Null()]),
+});
+export const SubjectRequestList = t.Object({ data: t.Array(SubjectRequestView), next_cursor: t.Union([t.String(), t.Null()]) });
+export const SubjectRequestQuery = t.Object({
+  status: t.Optional(DsrStatus),
+  type: t.Optional(DsrType),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: t.Optional(t.String({ pattern: '^dsr_[0-9a-f-]{36}$' })),
+});
+export const SubjectRequestParams = t.Object({ id: t.String({ pattern: '^dsr_[0-9a-f-]{36}$' }) });
+export const SubjectRequestCloseParams = t.Object({ id: t.String({ pattern: '^dsr_[0-9a-f-]{36}$' }), action: t.Union([t.Literal('complete'), t.Literal('reject')]) });
+export const SubjectRequestCloseBody = t.Optional(t.Object({ reason: t.Optional(t.String({ minLength: 1, maxLength: 1000 })) }));
+export const SubjectBundle = t.Object({
+  request_id: t.String(),
+  generated_at: DateTime,
+  subject: SubjectIds,
+  categories: t.Record(t.String(), t.Array(t.Record(t.String(), t.Unknown())), { description: 'Every row about the person, by category, as stored (snake_case)' }),
+});

@@ -81,6 +81,7 @@ export const CATEGORIES: readonly CategorySpec[] = [
   { name: 'audit_entries', table: (s) => s.auditEntries },
   { name: 'cession_notices', table: (s) => s.cessionNotices },
   { name: 'insurance_submissions', table: (s) => s.insuranceSubmissions },
+  { name: 'gdpr_requests', table: (s) => s.gdprRequests },
 ];
 // keep model.ts and this list in step
 if (CATEGORIES.map((c) => c.name).join() !== EXPORT_ARRAY_CATEGORIES.join()) throw new Error('gdpr: CATEGORIES and EXPORT_ARRAY_CATEGORIES differ');
@@ -110,6 +111,7 @@ export const RETAINED_CATEGORIES = [
   'aml_screenings',
   'kyc_verifications',
   ...FINANCE_CATEGORIES,
+  'gdpr_requests',
 ] as const;
 /** Deleted on erase: no law requires them. */
 export const DELETED_CATEGORIES = ['erp_connections', 'webhook_deliveries', 'webhook_endpoints', 'events', 'idempotency_keys', 'credit_policies', 'saft_runs'] as const;
@@ -128,6 +130,7 @@ export const ANONYMISED = [
   'sync_runs.customer_reference → keyed hash (salt discarded); error_message, cursor → null',
   'invoices.customer_reference → keyed hash; customer_name → null; personal keys inside data (names, e-mail, phone, address, IBAN) → removed; customer_nif kept (tax record of a business counterparty)',
   'bank_transactions.customer_reference → keyed hash; counterparty_name, counterparty_iban, description → null',
+  'gdpr_requests.subject (the person\'s identifiers) → {}; result.bundle (the access bundles) → removed; type, dates, status and what was done kept as the record of compliance (art. 5(2))',
   'finance_operations.customer_reference → null; confirming_suppliers: personal keys inside data (contact e-mail, phone) → removed; the other finance records and the audit trails are kept unchanged (business records of companies; their hash chains stay verifiable)',
 ];
 
@@ -439,6 +442,15 @@ export class GdprService {
         finance[name] = (await tx.update(table as typeof t.auditEntries).set({ retainUntil }).where(eq((table as typeof t.auditEntries).tenantId, tenantId)).returning({ id: (table as typeof t.auditEntries).id })).length;
       }
 
+      // --- data-subject requests: the record of compliance (type, dates, outcome) is kept; who asked, and the access bundles, go
+      const dsr = t.gdprRequests;
+      let subjectRequests = 0;
+      for (const r of await tx.select({ id: dsr.id, result: dsr.result }).from(dsr).where(eq(dsr.tenantId, tenantId))) {
+        const { bundle: _bundle, ...kept } = (r.result ?? {}) as Record<string, unknown>;
+        await tx.update(dsr).set({ subject: {}, result: r.result ? kept : null, retainUntil }).where(eq(dsr.id, r.id));
+        subjectRequests++;
+      }
+
       // --- deleted: nothing requires them -------------------------------------------------
       const deleted: Record<string, number> = {};
       const del = async (name: (typeof DELETED_CATEGORIES)[number], table: PgTable) => {
@@ -475,6 +487,7 @@ export class GdprService {
         aml_screenings: screenings.length,
         kyc_verifications: verifications.length,
         ...finance,
+        gdpr_requests: subjectRequests,
       };
       await this.audit(tx, actor, 'gdpr.erased', tenantId, { retain_until: retainUntil.toISOString(), retained_counts: retained, deleted_counts: deleted });
       await tx.update(a).set({ retainUntil }).where(and(eq(a.tenantId, tenantId), isNull(a.retainUntil)));
@@ -573,6 +586,7 @@ const RETENTION_TABLES: { name: string; table: (s: Schema) => PgTable }[] = [
   { name: 'audit_entries', table: (s) => s.auditEntries },
   { name: 'cession_notices', table: (s) => s.cessionNotices },
   { name: 'insurance_submissions', table: (s) => s.insuranceSubmissions },
+  { name: 'gdpr_requests', table: (s) => s.gdprRequests },
 ];
 /** tenant tables without retain_until: only removed together with their expired tenant */
 const OTHER_TENANT_TABLES: { name: string; table: (s: Schema) => PgTable }[] = [

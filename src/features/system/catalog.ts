@@ -31,7 +31,7 @@ export const API_CATALOG: CatalogEntry[] = [
   { method: 'POST', path: '/v1/csrd/report', readiness: 'live' },
   { method: 'POST', path: '/v1/basel/capital', readiness: 'roadmap, fourth quarter 2026', servedAs: 'POST /v1/basel/capital' },
   { method: 'GET', path: '/v1/audit/{operation_id}', readiness: 'beta', servedAs: 'GET /v1/audit/{operation_id}' },
-  { method: 'POST', path: '/v1/gdpr/request', readiness: 'live' },
+  { method: 'POST', path: '/v1/gdpr/request', readiness: 'live', servedAs: 'POST /v1/gdpr/request (data-subject requests; GET /v1/gdpr/requests[/{id}[/bundle]])' },
   { method: 'POST', path: '/v1/insurance/submit', readiness: 'roadmap, fourth quarter 2026' },
   { method: 'GET', path: '/v1/credit-limit/{buyer_nif}', readiness: 'live', servedAs: 'GET /v1/credit-limit/{buyer_nif}' },
   { method: 'GET', path: '/v1/sector-risk/{naics}', readiness: 'beta', servedAs: 'GET /v1/sector-risk/{naics}' },

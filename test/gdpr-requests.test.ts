@@ -1,0 +1,145 @@
+/**
+ * Data-subject requests (issue 22): POST /v1/gdpr/request and its workflow — access builds a bundle of
+ * everything about one person, erasure redacts what no law holds and lists what is kept and why,
+ * rectification corrects, restriction is completed by the tenant; due one month after the request;
+ * event gdpr.request.completed; errors, scope, tenants.
+ */
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
+import { Value } from '@sinclair/typebox/value';
+import { eq } from 'drizzle-orm';
+import { SubjectRequestView } from '../src/features/gdpr/model';
+import { oneMonthAfter } from '../src/features/gdpr/subject-requests';
+import { expectError, makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
+
+const PERSON_NIF = '212345672';
+const OTHER_NIF = '187654328';
+let h: TestApp;
+beforeAll(async () => {
+  h = await makeApp();
+});
+afterAll(() => h.close());
+
+/** A tenant whose data mentions Ana Rita Costa (and someone else), in the sandbox. */
+async function tenantWithPerson() {
+  const t = await h.tenant();
+  const { db, t: tb } = h.ctx.database;
+  const now = h.ctx.clock.now();
+  const invoice = (n: string, nif: string, name: string, email: string) => ({
+    id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'books', providerDocumentId: n, documentType: 'FT', number: n, atcud: null,
+    issueDate: '2026-10-01', dueDate: '2026-10-31', customerNif: nif, customerName: name, currency: 'EUR', netTotalCents: 1000, taxTotalCents: 230, grossTotalCents: 1230, status: 'N',
+    data: { customer_email: email, lines: [{ product: 'consulta' }] }, sourceUpdatedAt: now.toISOString(), syncedAt: now,
+  });
+  await db.insert(tb.invoices).values([invoice('FT 1', PERSON_NIF, 'Ana Rita Costa', 'ana@example.pt'), invoice('FT 2', '999999990', 'ANA RITA COSTA', 'ana@example.pt'), invoice('FT 3', OTHER_NIF, 'Rui Sousa', 'rui@example.pt')] as never);
+  const txn = (id: string, name: string) => ({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'books', providerTransactionId: id, bookingDate: '2026-10-15', amountCents: 1230, currency: 'EUR', description: `TRF ${name}`, counterpartyName: name, counterpartyIban: 'PT50000201231234567890154', matchedInvoiceNumber: null, sourceUpdatedAt: now.toISOString(), syncedAt: now });
+  await db.insert(tb.bankTransactions).values([txn('b1', 'Ana Rita Costa'), txn('b2', 'Rui Sousa')] as never);
+  await db.insert(tb.amlScreenings).values({ id: `scr_${Bun.randomUUIDv7()}`, tenantId: t.tenant_id, env: 'sandbox', name: 'Ana Rita Costa', status: 'clear', topScore: 0, customerReference: null, monitor: false, response: JSON.stringify({ status: 'clear', name: 'Ana Rita Costa' }), createdAt: now });
+  await db.insert(tb.kycVerifications).values({ id: `kyc_${Bun.randomUUIDv7()}`, tenantId: t.tenant_id, env: 'sandbox', nif: '599000015', outcome: 'pass', customerReference: null, response: JSON.stringify({ outcome: 'pass', checks: [{ check: 'representative_nif', subject: 'Ana Rita Costa', result: 'pass', detail: `NIF ${PERSON_NIF} valid` }] }), createdAt: now });
+  return t;
+}
+
+const post = (key: string, body: unknown) => h.json('POST', '/v1/gdpr/request', { key, body });
+async function settled(key: string, id: string) {
+  for (let i = 0; i < 200; i++) {
+    const r = (await h.json('GET', `/v1/gdpr/requests/${id}`, { key })).body;
+    if (r.status !== 'received') return r;
+    await Bun.sleep(10);
+  }
+  throw new Error('the request was not processed');
+}
+
+describe('POST /v1/gdpr/request', () => {
+  test('access: 202 received with the one-month deadline; the job finds the person by NIF, name and e-mail, and only them', async () => {
+    const t = await tenantWithPerson();
+    const r = await post(t.api_key, { type: 'access', subject: { nif: PERSON_NIF, name: 'ana rita côsta', email: 'ana@example.pt' }, requested_at: '2026-11-20T09:30:00Z' });
+    expect(r.status).toBe(202);
+    expect(Value.Check(SubjectRequestView, r.body)).toBe(true);
+    expect(r.body).toMatchObject({ type: 'access', status: 'received', requested_at: '2026-11-20T09:30:00.000Z', due_at: '2026-12-20T09:30:00.000Z', overdue: false, bundle_url: null });
+    expect(r.headers.get('location')).toBe(`/v1/gdpr/requests/${r.body.request_id}`);
+    const done = await settled(t.api_key, r.body.request_id);
+    expect(done).toMatchObject({ status: 'completed', found: { invoices: 2, bank_transactions: 1, aml_screenings: 1, kyc_verifications: 1 }, bundle_url: `/v1/gdpr/requests/${r.body.request_id}/bundle` });
+    const bundle = (await h.json('GET', done.bundle_url, { key: t.api_key })).body;
+    expect(bundle.categories.invoices.map((i: any) => i.number).sort()).toEqual(['FT 1', 'FT 2']);
+    expect(bundle.categories.bank_transactions[0]).toMatchObject({ counterparty_name: 'Ana Rita Costa', counterparty_iban: 'PT50000201231234567890154' });
+    expect(JSON.stringify(bundle)).not.toContain('Rui Sousa');
+    expect(JSON.stringify(bundle)).not.toContain(t.tenant_id);
+    const events = (await h.json('GET', '/v1/events?type=gdpr.request.completed', { key: t.api_key })).body.data;
+    expect(events[0].data).toMatchObject({ request_id: r.body.request_id, type: 'access', status: 'completed', on_time: true });
+    // another tenant's request finds nothing of this tenant's data
+    const other = await h.tenant({ scopes: ['gdpr:manage'] });
+    const theirs = await settled(other.api_key, (await post(other.api_key, { type: 'access', subject: { nif: PERSON_NIF } })).body.request_id);
+    expect(theirs.found).toEqual({});
+    expectError(await h.json('GET', `/v1/gdpr/requests/${r.body.request_id}`, { key: other.api_key }), 404, 'resource_not_found');
+  });
+
+  test('erasure: what no law holds is redacted; AML records and tax records are kept and listed with why; partially completed', async () => {
+    const t = await tenantWithPerson();
+    const r = await post(t.api_key, { type: 'erasure', subject: { nif: PERSON_NIF, name: 'Ana Rita Costa' } });
+    const done = await settled(t.api_key, r.body.request_id);
+    expect(done.status).toBe('partially_completed');
+    expect(done.actions).toEqual(expect.arrayContaining([expect.objectContaining({ category: 'invoices', count: 2 }), expect.objectContaining({ category: 'bank_transactions', count: 1 })]));
+    expect(done.retained.map((x: any) => x.category).sort()).toEqual(['aml_screenings', 'invoices', 'kyc_verifications']);
+    expect(done.retained.find((x: any) => x.category === 'aml_screenings')).toMatchObject({ reason: expect.stringContaining('83/2017'), retain_until: expect.stringMatching(/^2033-/) });
+    const { db, t: tb } = h.ctx.database;
+    const invoices = await db.select().from(tb.invoices).where(eq(tb.invoices.tenantId, t.tenant_id));
+    const ana = invoices.filter((i) => i.number !== 'FT 3');
+    expect(ana.map((i) => [i.customerName, JSON.stringify(i.data).includes('ana@')])).toEqual([[null, false], [null, false]]);
+    expect(ana.map((i) => i.customerNif).sort()).toEqual([PERSON_NIF, '999999990']); // the tax record keeps the NIF
+    expect(invoices.find((i) => i.number === 'FT 3')!.customerName).toBe('Rui Sousa');
+    const txns = await db.select().from(tb.bankTransactions).where(eq(tb.bankTransactions.tenantId, t.tenant_id));
+    expect(txns.map((x) => x.counterpartyName).sort()).toEqual([null, 'Rui Sousa'].sort() as never);
+  });
+
+  test('rectification corrects the name where it is not evidence; restriction waits for the tenant; reject needs a reason; closed requests are 409', async () => {
+    const t = await tenantWithPerson();
+    const rect = await settled(t.api_key, (await post(t.api_key, { type: 'rectification', subject: { name: 'Ana Rita Costa' }, corrections: { name: 'Ana Rita Costa Pereira' } })).body.request_id);
+    expect(rect.status).toBe('partially_completed');
+    expect(rect.retained.map((x: any) => x.category).sort()).toEqual(['aml_screenings', 'kyc_verifications']);
+    const { db, t: tb } = h.ctx.database;
+    expect((await db.select().from(tb.invoices).where(eq(tb.invoices.tenantId, t.tenant_id))).map((i) => i.customerName).sort()).toEqual(['Ana Rita Costa Pereira', 'Ana Rita Costa Pereira', 'Rui Sousa']);
+
+    const restrict = await settled(t.api_key, (await post(t.api_key, { type: 'restriction', subject: { nif: PERSON_NIF } })).body.request_id);
+    expect(restrict).toMatchObject({ status: 'in_progress', completed_at: null });
+    const completed = await h.json('POST', `/v1/gdpr/requests/${restrict.request_id}/complete`, { key: t.api_key, body: {} });
+    expect(completed.status).toBe(200);
+    expect(completed.body).toMatchObject({ status: 'completed', actions: [{ category: 'processing', action: 'restricted by the tenant', count: 1 }] });
+    expectError(await h.json('POST', `/v1/gdpr/requests/${restrict.request_id}/complete`, { key: t.api_key, body: {} }), 409, 'invalid_transition');
+    expectError(await h.json('POST', `/v1/gdpr/requests/${rect.request_id}/reject`, { key: t.api_key, body: { reason: 'late' } }), 409, 'invalid_transition');
+    expectError(await h.json('GET', `/v1/gdpr/requests/${rect.request_id}/bundle`, { key: t.api_key }), 409, 'invalid_transition');
+
+    const open = await settled(t.api_key, (await post(t.api_key, { type: 'restriction', subject: { name: 'Ana Rita Costa' } })).body.request_id);
+    expect(expectError(await h.json('POST', `/v1/gdpr/requests/${open.request_id}/reject`, { key: t.api_key, body: {} }), 422, 'validation_failed').fields[0].path).toBe('reason');
+    const rejected = await h.json('POST', `/v1/gdpr/requests/${open.request_id}/reject`, { key: t.api_key, body: { reason: 'identity not verified' } });
+    expect(rejected.body).toMatchObject({ status: 'rejected', reason: 'identity not verified' });
+    // an erasure cannot be completed by hand: it completes itself
+    const erasure = (await post(t.api_key, { type: 'erasure', subject: { nif: OTHER_NIF } })).body;
+    await settled(t.api_key, erasure.request_id);
+    expectError(await h.json('POST', `/v1/gdpr/requests/${erasure.request_id}/complete`, { key: t.api_key, body: {} }), 409, 'invalid_transition');
+    // the list, by status and type, newest first
+    const list = (await h.json('GET', '/v1/gdpr/requests?type=restriction', { key: t.api_key })).body.data;
+    expect(list.map((x: any) => [x.request_id, x.status])).toEqual([[open.request_id, 'rejected'], [restrict.request_id, 'completed']]);
+    expect((await h.json('GET', '/v1/gdpr/requests?status=rejected', { key: t.api_key })).body.data.length).toBe(1);
+  });
+
+  test('errors: a company’s NIF, a bad check digit, no identifier, corrections where they do not apply, a future date; scope', async () => {
+    const t = await h.tenant();
+    const k = t.api_key;
+    expect(expectError(await post(k, { type: 'access', subject: { nif: '599000015' } }), 422, 'validation_failed').fields).toEqual([{ path: 'subject.nif', message: expect.stringContaining('natural person') }]);
+    expect(expectError(await post(k, { type: 'access', subject: { nif: '212345673' } }), 422, 'validation_failed').fields[0].path).toBe('subject.nif');
+    expect(expectError(await post(k, { type: 'access', subject: {} }), 422, 'validation_failed').fields[0].path).toBe('subject');
+    expect(expectError(await post(k, { type: 'access', subject: { name: 'A' }, corrections: { name: 'B' } }), 422, 'validation_failed').fields[0].path).toBe('corrections');
+    expect(expectError(await post(k, { type: 'rectification', subject: { name: 'A' } }), 422, 'validation_failed').fields[0].path).toBe('corrections');
+    expect(expectError(await post(k, { type: 'access', subject: { name: 'A' }, requested_at: '2030-01-01T00:00:00Z' }), 422, 'validation_failed').fields[0].path).toBe('requested_at');
+    expectError(await post(k, { type: 'portability', subject: { name: 'A' } }), 422, 'validation_failed');
+    expectError(await h.json('GET', '/v1/gdpr/requests/dsr_x', { key: k }), 422, 'validation_failed');
+    const narrow = await h.tenant({ scopes: ['score'] });
+    expectError(await post(narrow.api_key, { type: 'access', subject: { name: 'A' } }), 403, 'insufficient_scope');
+    // nothing was stored by the refused calls
+    expect((await h.json('GET', '/v1/gdpr/requests', { key: k })).body.data).toEqual([]);
+  });
+
+  test('the deadline is one calendar month (the last day of a shorter month)', () => {
+    expect(oneMonthAfter(new Date('2026-01-31T10:00:00Z')).toISOString()).toBe('2026-02-28T10:00:00.000Z');
+    expect(oneMonthAfter(new Date('2026-12-15T00:00:00Z')).toISOString()).toBe('2027-01-15T00:00:00.000Z');
+  });
+});
