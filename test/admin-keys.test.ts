@@ -184,3 +184,47 @@ describe('audit', () => {
     expect(rows.every((r) => r.createdAt instanceof Date)).toBe(true);
   });
 });
+
+describe('POST /v1/admin/keys', () => {
+  test('creates a restricted key shown once: it works for its scopes only, expires, is listed and audited', async () => {
+    const t = await h.tenant();
+    const created = await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'batch', scopes: ['score'], expires_at: new Date(h.clock.now().getTime() + 2 * DAY).toISOString(), rate_limit_per_minute: 600 } });
+    expect(created.status).toBe(201);
+    const k = created.body.api_key; // (read before toMatchObject: Bun's asymmetric matchers replace the matched values)
+    expect(k).toMatch(/^sk_test_[0-9a-f]{28}$/);
+    expect(created.body).toMatchObject({ name: 'batch', env: 'sandbox', scopes: ['score'], rate_limit_per_minute: 600 });
+    const first = await h.json('POST', '/v1/score', { key: k, body: { nif: '599000015' } });
+    expect(first.status).toBe(200);
+    expectError(await h.json('POST', '/v1/esg', { key: k, body: {} }), 403, 'insufficient_scope');
+    expect((await h.json('POST', '/v1/score', { key: k, body: { nif: '599000015' } })).headers.get('x-ratelimit-limit')).toBe('600');
+    const listed = (await h.json('GET', '/v1/admin/keys', { key: t.api_key })).body.keys.find((x: any) => x.id === created.body.api_key_id);
+    expect(listed).toMatchObject({ name: 'batch', scopes: ['score'], status: 'active', expires_at: created.body.expires_at });
+    expect(JSON.stringify(listed)).not.toContain(k);
+    expect((await auditOf(t.tenant_id)).find((a) => a.action === 'api_key.created')).toMatchObject({ target: created.body.api_key_id, actorKeyId: expect.any(String) });
+    h.clock.advance(2 * DAY + 1000);
+    expectError(await h.json('POST', '/v1/score', { key: k, body: { nif: '599000015' } }), 401, 'api_key_expired');
+  });
+
+  test('a key cannot grant what it does not hold, nor a higher limit, nor another environment; bad expiry; scope', async () => {
+    const t = await h.tenant();
+    const narrow = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'keys only', scopes: ['keys:manage', 'score'], rateLimitPerMinute: 100 });
+    const r = await h.json('POST', '/v1/admin/keys', { key: narrow.api_key, body: { name: 'x', scopes: ['score', 'esg'] } });
+    expect(expectError(r, 403, 'insufficient_scope').fields).toEqual([{ path: 'scopes', message: expect.stringContaining('esg') }]);
+    expectError(await h.json('POST', '/v1/admin/keys', { key: narrow.api_key, body: { name: 'x', scopes: ['*'] } }), 403, 'insufficient_scope');
+    expect(expectError(await h.json('POST', '/v1/admin/keys', { key: narrow.api_key, body: { name: 'x', rate_limit_per_minute: 101 } }), 422, 'validation_failed').fields[0].path).toBe('rate_limit_per_minute');
+    const same = await h.json('POST', '/v1/admin/keys', { key: narrow.api_key, body: { name: 'inherits' } });
+    expect(same.body).toMatchObject({ scopes: ['keys:manage', 'score'] });
+    expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'x', env: 'live' } }), 403, 'cross_environment_forbidden');
+    expect(expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'x', expires_at: '2020-01-01T00:00:00Z' } }), 422, 'validation_failed').fields[0].path).toBe('expires_at');
+    expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'x', scopes: ['nope'] } }), 422, 'validation_failed');
+    expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: {} }), 422, 'validation_failed');
+    const scoreOnly = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'score', scopes: ['score'] });
+    expectError(await h.json('POST', '/v1/admin/keys', { key: scoreOnly.api_key, body: { name: 'x' } }), 403, 'insufficient_scope');
+  });
+
+  test('at most MAX_ACTIVE_KEYS active keys per environment', async () => {
+    const t = await h.tenant();
+    for (let i = 1; i < MAX_ACTIVE_KEYS; i++) expect((await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: `k${i}` } })).status).toBe(201);
+    expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'one too many' } }), 409, 'too_many_active_keys');
+  });
+});

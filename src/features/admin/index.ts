@@ -5,7 +5,7 @@ import { apiDoc } from '../../lib/api-doc';
 import { ApiError } from '../../lib/errors';
 import { iso } from '../../lib/schemas';
 import { keyStatus } from '../tenants/service';
-import { ListKeysResponse, RevokeRequest, RevokeResponse, RotateRequest, RotateResponse, UsageQuery, UsageResponse } from './model';
+import { CreateKeyRequest, CreateKeyResponse, ListKeysResponse, RevokeRequest, RevokeResponse, RotateRequest, RotateResponse, UsageQuery, UsageResponse } from './model';
 import { actorOf, AdminService } from './service';
 
 export function adminRoutes(ctx: AppContext) {
@@ -44,6 +44,27 @@ export function adminRoutes(ctx: AppContext) {
           tag: 'admin',
           security: 'bearerAuth',
           operationId: 'listKeys',
+        }),
+      },
+    )
+    .post(
+      '/v1/admin/keys',
+      async ({ auth, body, set }) => {
+        const res = await admin.create(actorOf(auth), { key: auth.key, tenant: auth.tenant }, body);
+        set.status = 201;
+        return res;
+      },
+      {
+        body: CreateKeyRequest,
+        response: { 201: CreateKeyResponse },
+        detail: apiDoc({
+          summary: 'Create a key: a name, scopes within the caller\u2019s, an optional expiry and rate limit (shown once)',
+          description: 'Like Stripe\u2019s restricted keys: the new key is of the calling key\u2019s environment, holds a subset of its scopes (only a * key may grant *; anything else is 403 insufficient_scope), a per-minute limit no higher than the caller\u2019s own, and may expire. Audited (api_key.created). At most 20 active keys per environment.',
+          tag: 'admin',
+          security: 'bearerAuth',
+          operationId: 'createKey',
+          errors: ['cross_environment_forbidden', 'too_many_active_keys'],
+          examples: { restricted: { summary: 'A scoring-only key for a batch job, expiring', value: { name: 'portfolio batch job', scopes: ['score'], expires_at: '2027-06-30T00:00:00Z', rate_limit_per_minute: 600 } } },
         }),
       },
     )

@@ -1,6 +1,7 @@
 import { t } from 'elysia';
 import { Type } from '@sinclair/typebox';
 import { DateTime, NullableDateTime, Uuid } from '../../lib/schemas';
+import { SCOPES } from '../tenants/service';
 
 export const AdminKey = t.Object(
   {
@@ -62,4 +63,23 @@ export const UsageResponse = t.Object({
       amount_cents: t.Number({ description: 'Euro cents; 0 for sandbox usage' }),
     }),
   ),
+});
+
+export const CreateKeyRequest = t.Object({
+  name: t.String({ minLength: 1, maxLength: 100, description: 'What the key is for (e.g. "portfolio batch job")' }),
+  env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: 'Must be the calling key\u2019s environment (default)' })),
+  scopes: t.Optional(t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, uniqueItems: true, description: 'A subset of the calling key\u2019s scopes (default: the same); only a * key may grant *' })),
+  expires_at: t.Optional(t.String({ format: 'date-time', description: 'When the key stops working (default: never)' })),
+  rate_limit_per_minute: t.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit (default: the plan\u2019s)' })),
+});
+export const CreateKeyResponse = t.Object({
+  api_key: t.String({ pattern: '^sk_(test|live)_[0-9a-f]{28}$', description: 'The new key, shown once' }),
+  api_key_id: t.String({ format: 'uuid' }),
+  name: t.String(),
+  env: t.Union([t.Literal('sandbox'), t.Literal('live')]),
+  scopes: t.Array(t.String()),
+  rate_limit_per_minute: t.Union([t.Integer(), t.Null()]),
+  expires_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+  created_at: t.String({ format: 'date-time' }),
+  warning: t.String(),
 });

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
-import { ApiError } from '../../lib/errors';
-import { TenantService, keyStatus, type Env } from '../tenants/service';
+import { ApiError, validationError } from '../../lib/errors';
+import { effectiveRateLimit, TenantService, keyStatus, type Env, type KeyRow, type TenantRow } from '../tenants/service';
 
 /** active API keys a tenant may hold per environment through the API (rotation) */
 export const MAX_ACTIVE_KEYS = 20;
@@ -99,6 +99,46 @@ export class AdminService {
         old_expires_at: oldExpiresAt.toISOString(),
         grace_days: graceDays,
         warning: 'Store this API key now: it is shown only once and cannot be retrieved again. The old key stops working at old_expires_at.',
+      };
+    });
+  }
+
+  /**
+   * A new key (Stripe's restricted keys): in the caller's environment, with scopes the caller holds
+   * (a `*` key may grant any), a per-minute limit no higher than the caller's own, an optional expiry.
+   */
+  async create(actor: Actor, caller: { key: Pick<KeyRow, 'scopes' | 'rateLimitPerMinute'>; tenant: Pick<TenantRow, 'plan' | 'rateLimitPerMinute'> }, body: { name: string; env?: Env; scopes?: string[]; expires_at?: string; rate_limit_per_minute?: number }) {
+    const env = body.env ?? (actor.env as Env);
+    if (env !== actor.env) throw new ApiError('cross_environment_forbidden', `A ${actor.env} key can only create ${actor.env} keys; use a ${env} key.`);
+    const held = caller.key.scopes;
+    const scopes = body.scopes ?? held;
+    const beyond = held.includes('*') ? [] : scopes.filter((s) => !held.includes(s));
+    if (beyond.length) throw new ApiError('insufficient_scope', `A key cannot grant scopes it does not hold: ${beyond.join(', ')}.`, { fields: [{ path: 'scopes', message: `not held by the calling key: ${beyond.join(', ')}` }] });
+    const now = this.now();
+    const errors: { path: string; message: string }[] = [];
+    const ceiling = effectiveRateLimit(caller.tenant, caller.key);
+    if (body.rate_limit_per_minute !== undefined && body.rate_limit_per_minute > ceiling) errors.push({ path: 'rate_limit_per_minute', message: `must be at most ${ceiling}, the calling key's own limit` });
+    const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
+    if (expiresAt && expiresAt.getTime() <= now.getTime()) errors.push({ path: 'expires_at', message: 'must be in the future' });
+    if (errors.length) throw validationError(errors);
+    const { withTx } = this.database;
+    return withTx(async (tx) => {
+      await this.lockTenant(tx, actor.tenantId);
+      const active = (await this.activeKeys(tx, actor.tenantId, now)).filter((k) => k.env === env).length;
+      if (active + 1 > MAX_ACTIVE_KEYS) throw new ApiError('too_many_active_keys', `The tenant holds ${active} active ${env} keys, the most allowed is ${MAX_ACTIVE_KEYS}. Revoke one first.`);
+      const created = await this.tenants.createKey({ tenantId: actor.tenantId, env, name: body.name, scopes, rateLimitPerMinute: body.rate_limit_per_minute ?? null, expiresAt });
+      this.database.touchTenant(actor.tenantId, 'access');
+      await this.audit(tx, actor, 'api_key.created', created.api_key_id, { name: body.name, scopes, expires_at: expiresAt?.toISOString() ?? null, rate_limit_per_minute: body.rate_limit_per_minute ?? null });
+      return {
+        api_key: created.api_key,
+        api_key_id: created.api_key_id,
+        name: body.name,
+        env,
+        scopes,
+        rate_limit_per_minute: body.rate_limit_per_minute ?? null,
+        expires_at: expiresAt?.toISOString() ?? null,
+        created_at: now.toISOString(),
+        warning: 'Store this API key now: it is shown only once and cannot be retrieved again.',
       };
     });
   }

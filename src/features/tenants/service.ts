@@ -58,7 +58,7 @@ export class TenantService {
     });
   }
 
-  async createKey(input: { tenantId: string; env: Env; name?: string; scopes?: string[]; rateLimitPerMinute?: number | null; rotatedFrom?: string }) {
+  async createKey(input: { tenantId: string; env: Env; name?: string; scopes?: string[]; rateLimitPerMinute?: number | null; rotatedFrom?: string; expiresAt?: Date | null }) {
     const { withTx, t } = this.database;
     const plaintext = generateKey(input.env);
     const id = crypto.randomUUID();
@@ -75,6 +75,7 @@ export class TenantService {
         scopes: input.scopes ?? ['*'],
         rateLimitPerMinute: input.rateLimitPerMinute ?? null,
         rotatedFrom: input.rotatedFrom ?? null,
+        expiresAt: input.expiresAt ?? null,
         createdAt: this.now(),
       });
     });
