@@ -24,7 +24,7 @@ export function apiDoc(opts: {
   /** named request body examples (OpenAPI `examples` of the JSON body) */
   examples?: Record<string, { summary: string; value: unknown }>;
   /** a route taking JSON or a file (plugins/http-errors BINARY_BODIES): the JSON schema and the file types */
-  binaryBody?: { json?: unknown; types: string[]; maxBytes: number; formFields?: Record<string, unknown> };
+  binaryBody?: { json?: unknown; types: string[]; maxBytes: number; formFields?: Record<string, unknown>; fileExamples?: Record<string, Record<string, { summary: string; value: string }>> };
 }) {
   return {
     ...(opts.formBody ? { 'x-form-body': opts.formBody } : {}),

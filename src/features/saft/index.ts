@@ -407,6 +407,15 @@ export function saftRoutes(ctx: AppContext) {
           binaryBody: {
             types: ['application/xml'],
             maxBytes: limit,
+            fileExamples: {
+              'application/xml': {
+                opening: {
+                  summary: 'How a SAF-T (PT) file opens (the whole demo file: fixtures/saft/saft_idemo599999999.xml)',
+                  value:
+                    '<?xml version="1.0" encoding="Windows-1252"?>\n<AuditFile xmlns="urn:OECD:StandardAuditFile-Tax:PT_1.04_01">\n  <Header>\n    <AuditFileVersion>1.04_01</AuditFileVersion>\n    <CompanyID>599999993</CompanyID>\n    <TaxRegistrationNumber>599999993</TaxRegistrationNumber>\n    <TaxAccountingBasis>F</TaxAccountingBasis>\n    <CompanyName>Entidade comercial - Demonstração</CompanyName>\n    …\n  </Header>\n  <MasterFiles>…</MasterFiles>\n  <SourceDocuments>…</SourceDocuments>\n</AuditFile>',
+                },
+              },
+            },
             formFields: {
               public_key: { type: 'string', description: 'The producer\u2019s public key (PEM): as the X-Public-Key header' },
               import: { type: 'string', enum: ['true', 'false'], description: 'as the import query parameter' },

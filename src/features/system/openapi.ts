@@ -124,7 +124,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       delete op['x-localised'];
       const form = op['x-form-body'] as Record<string, unknown> | undefined;
       delete op['x-form-body'];
-      const alternatives = op['x-binary-body'] as { json?: unknown; types: string[]; maxBytes: number; formFields?: Record<string, unknown> } | undefined;
+      const alternatives = op['x-binary-body'] as { json?: unknown; types: string[]; maxBytes: number; formFields?: Record<string, unknown>; fileExamples?: Record<string, Record<string, { summary: string; value: string }>> } | undefined;
       delete op['x-binary-body'];
       const secured = Array.isArray(op.security) && op.security.length > 0;
       if (secured) errors.push(...AUTH_ERRORS);
@@ -136,7 +136,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
           description: `${alternatives.json ? 'JSON, or the file' : 'The file'} itself as the body, or a multipart/form-data upload with the file in the part named file (up to ${alternatives.maxBytes} bytes)`,
           content: {
             ...(alternatives.json ? { 'application/json': { schema: alternatives.json, ...(op['x-examples'] ? { examples: op['x-examples'] } : {}) } } : {}),
-            ...Object.fromEntries(alternatives.types.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+            ...Object.fromEntries(alternatives.types.map((type) => [type, { schema: { type: 'string', format: 'binary' }, ...(alternatives.fileExamples?.[type] ? { examples: alternatives.fileExamples[type] } : {}) }])),
             'multipart/form-data': {
               schema: {
                 type: 'object',
