@@ -118,7 +118,7 @@ describe('error contract (§2.8)', () => {
   test('wrong method → 405 method_not_allowed with Allow', async () => {
     const r = await h.json('DELETE', '/v1/admin/keys', { key });
     expectError(r, 405, 'method_not_allowed');
-    expect(r.headers.get('allow')).toBe('GET, HEAD');
+    expect(r.headers.get('allow')).toBe('GET, POST, HEAD');
     const head = await h.call('HEAD', '/v1/admin/keys', { key });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe('');
