@@ -61,7 +61,9 @@ describe('fuzz of every operation', () => {
           calls++;
           const text = await res.text();
           const where = `${method.toUpperCase()} ${concrete.slice(0, 80)}${query.slice(0, 60)} ${JSON.stringify(opts.body ?? opts.rawBody ?? '').slice(0, 120)}`;
-          if (res.status >= 500) failures.push(`${res.status} ${where} → ${text.slice(0, 200)}`);
+          // 501 not_yet_available is the documented answer of a roadmap entry (POST /v1/bond/issue), not a fault
+          const documented501 = res.status === 501 && text.includes('"code":"not_yet_available"');
+          if (res.status >= 500 && !documented501) failures.push(`${res.status} ${where} → ${text.slice(0, 200)}`);
           else if (res.status >= 400 && (res.headers.get('content-type') ?? '').includes('application/json')) {
             let b: any;
             try {
