@@ -22,6 +22,7 @@ import { saftRoutes } from './features/saft';
 import { auditRoutes, auditTrail } from './features/audit';
 import { capitalRoutes } from './features/capital';
 import { catalogRoutes } from './features/system/catalog-routes';
+import { OAuthTokens, oauthRoutes } from './features/oauth';
 import { FACTORING_DEFAULT_SWEEP, factoringRoutes, factoringService } from './features/factoring';
 
 type NativeRoute = (request: Request) => Promise<Response>;
@@ -38,6 +39,7 @@ export function createApp(ctx: AppContext) {
   registerJobs(ctx, ctx.services);
   const nifs = nifService(ctx);
   const aml = amlService(ctx);
+  ctx.oauth = new OAuthTokens(ctx);
   const decisions = decisionService(ctx, scores);
   const audit = auditTrail(ctx);
   const factoring = factoringService(ctx, decisions, audit);
@@ -71,6 +73,7 @@ export function createApp(ctx: AppContext) {
     .use(factoringRoutes(ctx, factoring))
     .use(capitalRoutes(ctx, scores))
     .use(catalogRoutes(ctx))
+    .use(oauthRoutes(ctx, ctx.oauth))
     .use(adminRoutes(ctx))
     .use(gdprRoutes(ctx))
     .use(subjectRequestRoutes(ctx))
