@@ -23,6 +23,7 @@ import { auditRoutes, auditTrail } from './features/audit';
 import { capitalRoutes } from './features/capital';
 import { catalogRoutes } from './features/system/catalog-routes';
 import { OAuthTokens, oauthRoutes } from './features/oauth';
+import { noticeRoutes } from './features/notice';
 import { FACTORING_DEFAULT_SWEEP, factoringRoutes, factoringService } from './features/factoring';
 
 type NativeRoute = (request: Request) => Promise<Response>;
@@ -71,6 +72,7 @@ export function createApp(ctx: AppContext) {
     .use(saftRoutes(ctx))
     .use(auditRoutes(ctx, audit))
     .use(factoringRoutes(ctx, factoring))
+    .use(noticeRoutes(ctx, { factoring, audit }))
     .use(capitalRoutes(ctx, scores))
     .use(catalogRoutes(ctx))
     .use(oauthRoutes(ctx, ctx.oauth))

@@ -26,7 +26,7 @@ export const API_CATALOG: CatalogEntry[] = [
   { method: 'POST', path: '/v1/factoring/operation', readiness: 'live', servedAs: 'POST /v1/factoring/operation (GET /v1/factoring/operations, transitions POST /v1/factoring/operation/{id}/{action})' },
   { method: 'POST', path: '/v1/confirming/anchor', readiness: 'live' },
   { method: 'GET', path: '/v1/supplier-portal/embed', readiness: 'live' },
-  { method: 'POST', path: '/v1/notice/cession', readiness: 'live' },
+  { method: 'POST', path: '/v1/notice/cession', readiness: 'live', servedAs: 'POST /v1/notice/cession (PDF or JSON; GET /v1/notice/cession/{id}[/pdf])' },
   { method: 'WEBHOOK', path: '/v1/events', readiness: 'beta', servedAs: 'signed webhooks (POST /v1/admin/webhooks) and GET /v1/events' },
   { method: 'POST', path: '/v1/csrd/report', readiness: 'live' },
   { method: 'POST', path: '/v1/basel/capital', readiness: 'roadmap, fourth quarter 2026', servedAs: 'POST /v1/basel/capital' },
