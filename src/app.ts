@@ -24,6 +24,7 @@ import { capitalRoutes } from './features/capital';
 import { catalogRoutes } from './features/system/catalog-routes';
 import { OAuthTokens, oauthRoutes } from './features/oauth';
 import { noticeRoutes } from './features/notice';
+import { insuranceRoutes, insuranceService } from './features/insurance';
 import { FACTORING_DEFAULT_SWEEP, factoringRoutes, factoringService } from './features/factoring';
 
 type NativeRoute = (request: Request) => Promise<Response>;
@@ -73,6 +74,7 @@ export function createApp(ctx: AppContext) {
     .use(auditRoutes(ctx, audit))
     .use(factoringRoutes(ctx, factoring))
     .use(noticeRoutes(ctx, { factoring, audit }))
+    .use(insuranceRoutes(ctx, insuranceService(ctx, decisions, audit)))
     .use(capitalRoutes(ctx, scores))
     .use(catalogRoutes(ctx))
     .use(oauthRoutes(ctx, ctx.oauth))

@@ -36,7 +36,7 @@ const given = (extra: Record<string, unknown> = {}) => ({
 function pdfText(bytes: Uint8Array) {
   const d = mupdf.Document.openDocument(bytes, 'application/pdf');
   const pages: string[] = [];
-  for (let i = 0; i < d.countPages(); i++) pages.push(d.loadPage(i).toStructuredText().asText());
+  for (let i = 0; i < d.countPages(); i++) pages.push(d.loadPage(i).toStructuredText('preserve-whitespace').asText());
   return pages;
 }
 const post = (body: unknown, headers: Record<string, string> = {}, k = key) => h.call('POST', '/v1/notice/cession', { key: k, body, headers });

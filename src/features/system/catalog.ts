@@ -32,7 +32,7 @@ export const API_CATALOG: CatalogEntry[] = [
   { method: 'POST', path: '/v1/basel/capital', readiness: 'roadmap, fourth quarter 2026', servedAs: 'POST /v1/basel/capital' },
   { method: 'GET', path: '/v1/audit/{operation_id}', readiness: 'beta', servedAs: 'GET /v1/audit/{operation_id}' },
   { method: 'POST', path: '/v1/gdpr/request', readiness: 'live', servedAs: 'POST /v1/gdpr/request (data-subject requests; GET /v1/gdpr/requests[/{id}[/bundle]])' },
-  { method: 'POST', path: '/v1/insurance/submit', readiness: 'roadmap, fourth quarter 2026' },
+  { method: 'POST', path: '/v1/insurance/submit', readiness: 'roadmap, fourth quarter 2026', servedAs: 'POST /v1/insurance/submit (GET /v1/insurance/submissions[/{id}])' },
   { method: 'GET', path: '/v1/credit-limit/{buyer_nif}', readiness: 'live', servedAs: 'GET /v1/credit-limit/{buyer_nif}' },
   { method: 'GET', path: '/v1/sector-risk/{naics}', readiness: 'beta', servedAs: 'GET /v1/sector-risk/{naics}' },
   { method: 'POST', path: '/v1/bond/issue', readiness: 'roadmap, 2027', servedAs: 'POST /v1/bond/issue: 501 not_yet_available with roadmap_url until 2027' },

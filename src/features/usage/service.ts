@@ -25,6 +25,7 @@ export const PRICES_CENTS: Record<string, number | null> = {
   factoring_operation: 100,
   basel_capital: 1,
   cession_notice: 50,
+  insurance_submit: 100,
   bureau_passthrough: null,
 };
 export const BUREAU_MARKUP = 1.15;
