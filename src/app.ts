@@ -25,6 +25,8 @@ import { catalogRoutes } from './features/system/catalog-routes';
 import { OAuthTokens, oauthRoutes } from './features/oauth';
 import { noticeRoutes } from './features/notice';
 import { insuranceRoutes, insuranceService } from './features/insurance';
+import { CONFIRMING_DEFAULT_SWEEP, confirmingRoutes, confirmingService } from './features/confirming';
+import { portalRoutes } from './features/portal';
 import { FACTORING_DEFAULT_SWEEP, factoringRoutes, factoringService } from './features/factoring';
 
 type NativeRoute = (request: Request) => Promise<Response>;
@@ -47,6 +49,8 @@ export function createApp(ctx: AppContext) {
   const factoring = factoringService(ctx, decisions, audit);
   // every replica may run it: each default is a compare-and-set, one wins
   ctx.sweeps.set(FACTORING_DEFAULT_SWEEP, { everyMs: 60_000, run: () => factoring.flagDefaults() });
+  const confirming = confirmingService(ctx, decisions, audit);
+  ctx.sweeps.set(CONFIRMING_DEFAULT_SWEEP, { everyMs: 60_000, run: () => confirming.flagDefaults() });
   let app: AnyElysia;
   const scoreFast = scoreFastPath(ctx, scores);
   const nativeRoutes: NativeRoutes = {
@@ -75,6 +79,8 @@ export function createApp(ctx: AppContext) {
     .use(factoringRoutes(ctx, factoring))
     .use(noticeRoutes(ctx, { factoring, audit }))
     .use(insuranceRoutes(ctx, insuranceService(ctx, decisions, audit)))
+    .use(confirmingRoutes(ctx, confirming))
+    .use(portalRoutes(ctx, confirming))
     .use(capitalRoutes(ctx, scores))
     .use(catalogRoutes(ctx))
     .use(oauthRoutes(ctx, ctx.oauth))

@@ -33,6 +33,7 @@ const EnvSchema = T.Object({
   TAX_API_KEY: T.Optional(T.String({ minLength: 1 })),
   ADAPTER_TIMEOUT_MS: T.Optional(Int(50, 60000)),
   INSURER_URL: T.Optional(T.String({ pattern: '^https?://' })),
+  PORTAL_LINK_TTL_SECONDS: T.Optional(Int(1, 86_400)),
   INSURER_API_KEY: T.Optional(T.String({ minLength: 1 })),
   INSURER_NAME: T.Optional(T.String({ minLength: 1, maxLength: 64 })),
   INSURER_TIMEOUT_MS: T.Optional(Int(100, 60000)),
@@ -106,6 +107,8 @@ export interface Config {
   factoringDefaultAfterDays: number;
   /** lifetime of OAuth access tokens */
   oauthTokenTtlSeconds: number;
+  /** lifetime of a supplier-portal link */
+  portalLinkTtlSeconds: number;
   /** the credit insurer of live submissions (POST /v1/insurance/submit); null: not configured */
   insurer: { url: string; apiKey: string | null; name: string; timeoutMs: number } | null;
   /** a new token-signing key takes over after this many days */
@@ -189,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     saftStallMs: int('SAFT_STALL_MS', 60_000),
     factoringDefaultAfterDays: int('FACTORING_DEFAULT_AFTER_DAYS', 90),
     oauthTokenTtlSeconds: int('OAUTH_TOKEN_TTL_SECONDS', 900),
+    portalLinkTtlSeconds: int('PORTAL_LINK_TTL_SECONDS', 900),
     insurer: e.INSURER_URL ? { url: e.INSURER_URL.replace(/\/$/, ''), apiKey: e.INSURER_API_KEY ?? null, name: e.INSURER_NAME ?? 'insurer', timeoutMs: int('INSURER_TIMEOUT_MS', 5000) } : null,
     oauthKeyRotateDays: int('OAUTH_KEY_ROTATE_DAYS', 30),
     amlSources: { un: e.AML_UN_SOURCE === 'none' ? null : (e.AML_UN_SOURCE ?? 'bundled:un'), eu: !e.AML_EU_SOURCE || e.AML_EU_SOURCE === 'none' ? null : e.AML_EU_SOURCE },

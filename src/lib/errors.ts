@@ -48,6 +48,7 @@ export const ERROR_CATALOGUE = {
   webhook_delivery_in_flight: { status: 409, meaning: 'An attempt of this webhook delivery is in flight; retry it after that attempt ends.' },
   invalid_transition: { status: 409, meaning: 'The operation (or payable) is not in a state this action applies to; see its status and the allowed transitions (docs/factoring.md).' },
   invoice_already_assigned: { status: 409, meaning: 'An invoice is already assigned in a live operation or programme (the first notified assignment prevails, Civil Code art. 584).' },
+  already_exists: { status: 409, meaning: 'The resource already exists (e.g. a supplier already onboarded to the programme).' },
   limit_exceeded: { status: 409, meaning: 'The amount exceeds the limit available (a programme\'s limit, or a debtor\'s concentration limit).' },
   erp_not_connected: { status: 409, meaning: 'No active ERP connection for this provider and customer_reference; run the OAuth flow first.' },
   payload_too_large: { status: 413, meaning: 'The request body exceeds the size limit (1 MiB by default).' },

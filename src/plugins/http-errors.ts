@@ -214,6 +214,8 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
     .onParse({ as: 'global' }, async ({ request, contentType, path }) => {
       // no usable key: leave the body unread, so the caller gets 401 rather than a body error
       if (path.startsWith('/v1/') && !hasKeyShapedBearer(request.headers.get('authorization'))) return {};
+      // the supplier portal's pages read their own forms (a browser post, not the API's JSON)
+      if (path.startsWith('/portal/')) return {};
       const binary = bodies[path];
       if (binary && isMultipart(contentType)) {
         if (Number(request.headers.get('content-length') ?? '0') > binary.limit + MULTIPART_OVERHEAD) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);

@@ -1,0 +1,25 @@
+/**
+ * A confirming payable's lifecycle, as data: approved (uploaded by the anchor, offered) → accepted
+ * (the supplier takes early payment) → funded (the bank pays the supplier) → settled (the anchor
+ * pays at maturity) | defaulted; an approved payable the supplier leaves to maturity is settled
+ * directly; approved or accepted → cancelled. Pure: the property test walks it.
+ */
+export const PAYABLE_STATUSES = ['approved', 'accepted', 'funded', 'settled', 'defaulted', 'cancelled'] as const;
+export type PayableStatus = (typeof PAYABLE_STATUSES)[number];
+export const PAYABLE_ACTIONS = ['accept', 'fund', 'settle', 'default', 'cancel'] as const;
+export type PayableAction = (typeof PAYABLE_ACTIONS)[number];
+
+export const PAYABLE_TRANSITIONS: Readonly<Record<PayableStatus, Partial<Record<PayableAction, PayableStatus>>>> = {
+  approved: { accept: 'accepted', settle: 'settled', cancel: 'cancelled' },
+  accepted: { fund: 'funded', cancel: 'cancelled' },
+  funded: { settle: 'settled', default: 'defaulted' },
+  settled: {},
+  defaulted: {},
+  cancelled: {},
+};
+export const nextPayableStatus = (from: PayableStatus, action: PayableAction): PayableStatus | null => PAYABLE_TRANSITIONS[from][action] ?? null;
+export const payableActions = (from: PayableStatus): PayableAction[] => Object.keys(PAYABLE_TRANSITIONS[from]) as PayableAction[];
+/** a payable holds its invoice (no second assignment) until it is settled or cancelled; a defaulted one keeps it */
+export const payableHoldsInvoice = (s: PayableStatus) => s !== 'settled' && s !== 'cancelled';
+/** statuses that use the programme's limit */
+export const usesLimit = (s: PayableStatus) => s === 'approved' || s === 'accepted' || s === 'funded';

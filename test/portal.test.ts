@@ -1,0 +1,111 @@
+/**
+ * The supplier portal (issue 21) as a person sees it, in headless Chromium (Debian's package,
+ * driven by puppeteer-core) against a started sandbox: the embed link loads the supplier's offers
+ * in pt-PT, the accept button (reached by keyboard) accepts one and the page and the API show it;
+ * English on request; an altered or expired link shows an error page; the page may be framed only
+ * by the programme's origins and loads nothing from outside.
+ */
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import puppeteer, { type Browser } from 'puppeteer-core';
+import { spawnServer } from './helpers';
+setDefaultTimeout(60_000); // hooks ignore bunfig's timeout and default to 5 s
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+let server: Awaited<ReturnType<typeof spawnServer>>;
+let browser: Browser;
+let dir: string;
+let key = '';
+const api = async (method: string, path: string, body?: unknown) => {
+  const res = await fetch(`${server.base}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as any, headers: res.headers };
+};
+
+beforeAll(async () => {
+  if (!CHROMIUM) throw new Error('Chromium is not installed (apt-get install chromium; .ci/run installs it)');
+  dir = mkdtempSync(join(tmpdir(), 'portal-'));
+  server = await spawnServer({ DATA_DIR: dir, SEED_DEMO_TENANT: 'true', DATABASE_URL: '', REDIS_URL: '', LOG_LEVEL: 'warn', PORTAL_LINK_TTL_SECONDS: '4' });
+  key = /sk_test_[0-9a-f]{28}/.exec(server.output())?.[0] ?? '';
+  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function programmeWithOffers() {
+  const p = (await api('POST', '/v1/confirming/anchor', { anchor_nif: '599000015', anchor_name: 'Distribuidora Alfa, S.A.', limit_cents: 10_000_000, payment_terms_days: 90, frame_ancestors: ['https://fornecedores.alfa.pt'] })).body;
+  await api('POST', `/v1/confirming/anchor/${p.programme_id}/suppliers`, { supplier_nif: '599000031', name: 'Metalomecânica Exemplo, Lda', iban: 'PT50000201231234567890154' });
+  const due = new Date(Date.now() + 60 * 86_400_000).toISOString().slice(0, 10);
+  const issued = new Date().toISOString().slice(0, 10);
+  const payables = (await api('POST', `/v1/confirming/anchor/${p.programme_id}/payables`, { payables: [
+    { supplier_nif: '599000031', number: 'FT 2026/501', issue_date: issued, due_date: due, amount_cents: 1_845_000 },
+    { supplier_nif: '599000031', number: 'FT 2026/502', issue_date: issued, due_date: due, amount_cents: 250_000 },
+  ] })).body.data;
+  return { p, payables };
+}
+
+describe('the supplier portal in a browser', () => {
+  test('the offers in pt-PT; accept one with the keyboard; the page and the API show it accepted', async () => {
+    const { p, payables } = await programmeWithOffers();
+    const link = (await api('GET', `/v1/supplier-portal/embed?programme_id=${p.programme_id}&supplier_nif=599000031`)).body;
+    const page = await browser.newPage();
+    const outside: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(server.base.replace('127.0.0.1', 'localhost')) && !r.url().startsWith(server.base)) outside.push(r.url());
+    });
+    const res = await page.goto(link.url, { waitUntil: 'load' });
+    expect(res!.status()).toBe(200);
+    const csp = res!.headers()['content-security-policy'];
+    expect(csp).toContain('frame-ancestors https://fornecedores.alfa.pt');
+    expect(csp).toContain("default-src 'none'");
+    expect(await page.evaluate(() => document.documentElement.lang)).toBe('pt-PT');
+    const text = await page.evaluate(() => document.body.innerText);
+    for (const s of ['Pagamentos antecipados', 'Metalomecânica Exemplo, Lda', 'Distribuidora Alfa, S.A.', 'FT 2026/501', '18 450,00 €', 'Valor líquido', 'Proposta']) expect(text).toContain(s);
+    const net = payables[0].offer.net_cents;
+    expect(text).toContain(`${Math.floor(net / 100).toLocaleString('fr-FR').replace(/\u202f|\u00a0/g, ' ')},${String(net % 100).padStart(2, '0')} €`);
+    // every button has an accessible name; reach the first by keyboard and press Enter
+    const names = await page.$$eval('button', (bs) => bs.map((b) => b.getAttribute('aria-label') ?? ''));
+    expect(names.every((n) => n.startsWith('Aceitar o pagamento antecipado'))).toBe(true);
+    let focused = '';
+    for (let i = 0; i < 10 && !focused.includes('FT 2026/501'); i++) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
+    }
+    expect(focused).toContain('FT 2026/501');
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.keyboard.press('Enter')]);
+    const after = await page.evaluate(() => document.body.innerText);
+    expect(after).toContain('Aceitou o pagamento antecipado da fatura FT 2026/501');
+    expect(await page.$eval(`tr[id="${payables[0].payable_id}"] td[data-status]`, (td) => td.getAttribute('data-status'))).toBe('accepted');
+    expect(await page.$$eval('button', (bs) => bs.length)).toBe(1); // only the other offer is left to accept
+    expect((await api('GET', `/v1/confirming/payables/${payables[0].payable_id}`)).body).toMatchObject({ status: 'accepted', history: [expect.anything(), expect.objectContaining({ by: 'portal' })] });
+    expect(outside).toEqual([]);
+    // English on request
+    await page.goto(link.url.replace('lang=pt-PT', 'lang=en'), { waitUntil: 'load' });
+    const en = await page.evaluate(() => document.body.innerText);
+    for (const s of ['Early payments', '€18,450.00', 'Accepted', 'Net amount']) expect(en).toContain(s);
+    await page.close();
+  });
+
+  test('an altered link and an expired link show an error page; a form without its token is refused', async () => {
+    const { p } = await programmeWithOffers();
+    const link = (await api('GET', `/v1/supplier-portal/embed?programme_id=${p.programme_id}&supplier_nif=599000031`)).body;
+    const page = await browser.newPage();
+    const tampered = link.url.replace(/token=([^&.]+)\.([^&]+)/, (_m: string, a: string, b: string) => `token=${a}.${b.slice(0, -2)}xx`);
+    const r1 = await page.goto(tampered, { waitUntil: 'load' });
+    expect(r1!.status()).toBe(403);
+    expect(await page.evaluate(() => document.body.innerText)).toContain('Esta ligação não é válida');
+    expect(await page.$$eval('[role=alert]', (a) => a.length)).toBe(1);
+    await Bun.sleep(4_500); // PORTAL_LINK_TTL_SECONDS=4
+    const r2 = await page.goto(link.url.replace('lang=pt-PT', 'lang=en'), { waitUntil: 'load' });
+    expect(r2!.status()).toBe(410);
+    expect(await page.evaluate(() => document.body.innerText)).toContain('This link has expired');
+    await page.close();
+    const forged = await fetch(`${server.base}/portal/confirming/accept`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'token=x.y&payable_id=cpy_00000000-0000-7000-8000-000000000000&csrf=z', redirect: 'manual' });
+    expect(forged.status).toBe(403);
+    expect(forged.headers.get('content-type')).toContain('text/html');
+  });
+});
