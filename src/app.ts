@@ -21,6 +21,7 @@ import { invoiceRoutes } from './features/invoice';
 import { saftRoutes } from './features/saft';
 import { auditRoutes, auditTrail } from './features/audit';
 import { capitalRoutes } from './features/capital';
+import { csrdRoutes } from './features/csrd';
 import { catalogRoutes } from './features/system/catalog-routes';
 import { FACTORING_DEFAULT_SWEEP, factoringRoutes, factoringService } from './features/factoring';
 
@@ -63,6 +64,7 @@ export function createApp(ctx: AppContext) {
     .use(amlRoutes(ctx, aml))
     .use(kycRoutes(ctx, { nif: nifs, aml, scores }))
     .use(esgRoutes(ctx))
+    .use(csrdRoutes(ctx))
     .use(erpRoutes(ctx))
     .use(reconcileRoutes(ctx))
     .use(invoiceRoutes(ctx))

@@ -24,6 +24,7 @@ export const PRICES_CENTS: Record<string, number | null> = {
   saft_parse: 50,
   factoring_operation: 100,
   basel_capital: 1,
+  csrd_report: 100,
   bureau_passthrough: null,
 };
 export const BUREAU_MARKUP = 1.15;
