@@ -8,7 +8,10 @@ import { renderReportPdf } from '../src/features/csrd/pdf';
 import { wantsPdf } from '../src/features/csrd';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
 import { INDICATORS } from '../src/features/esg/questionnaire';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expectError, makeApp, ROOT, spawnServer, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let h: TestApp;
@@ -416,5 +419,30 @@ describe('OpenAPI and catalog', () => {
     expect(entry).toBe(true);
     const res = await h.call('POST', '/v1/csrd/report', { key, body: {} });
     expect(res.status).toBe(422); // served, not the catalog's 404
+  });
+});
+
+describe('README', () => {
+  test('the VSME report section runs as printed against a started sandbox', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## VSME sustainability report'), readme.indexOf('## Data-subject requests'));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)![1]!;
+    const dir = mkdtempSync(join(tmpdir(), 'csrd-readme-'));
+    const server = await spawnServer({ DATA_DIR: dir, SEED_DEMO_TENANT: 'true', DATABASE_URL: '', REDIS_URL: '' });
+    try {
+      const key = /sk_test_[0-9a-f]{28}/.exec(server.output())![0];
+      const p = Bun.spawn(['sh', '-c', `API=${server.base}\nKEY=${key}\nset -e\n${block}`], { cwd: dir, stdout: 'pipe', stderr: 'pipe' });
+      const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+      expect(code, err).toBe(0);
+      expect(out).not.toContain('"requestId"');
+      expect(out).toContain('"assessment_id"');
+      expect(out).toContain('"b3_scope1"');
+      expect(out.trim().endsWith('same')).toBe(true);
+      const pdf = new Uint8Array(readFileSync(join(dir, 'report-en.pdf')));
+      expect(pdfText(pdf).text).toContain('Sustainability report');
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
