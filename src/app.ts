@@ -23,6 +23,9 @@ import { auditRoutes, auditTrail } from './features/audit';
 import { capitalRoutes } from './features/capital';
 import { csrdRoutes } from './features/csrd';
 import { catalogRoutes } from './features/system/catalog-routes';
+import { OAuthTokens, oauthRoutes } from './features/oauth';
+import { noticeRoutes } from './features/notice';
+import { insuranceRoutes, insuranceService } from './features/insurance';
 import { FACTORING_DEFAULT_SWEEP, factoringRoutes, factoringService } from './features/factoring';
 
 type NativeRoute = (request: Request) => Promise<Response>;
@@ -39,6 +42,7 @@ export function createApp(ctx: AppContext) {
   registerJobs(ctx, ctx.services);
   const nifs = nifService(ctx);
   const aml = amlService(ctx);
+  ctx.oauth = new OAuthTokens(ctx);
   const decisions = decisionService(ctx, scores);
   const audit = auditTrail(ctx);
   const factoring = factoringService(ctx, decisions, audit);
@@ -71,8 +75,11 @@ export function createApp(ctx: AppContext) {
     .use(saftRoutes(ctx))
     .use(auditRoutes(ctx, audit))
     .use(factoringRoutes(ctx, factoring))
+    .use(noticeRoutes(ctx, { factoring, audit }))
+    .use(insuranceRoutes(ctx, insuranceService(ctx, decisions, audit)))
     .use(capitalRoutes(ctx, scores))
     .use(catalogRoutes(ctx))
+    .use(oauthRoutes(ctx, ctx.oauth))
     .use(adminRoutes(ctx))
     .use(gdprRoutes(ctx))
     .use(subjectRequestRoutes(ctx))

@@ -32,6 +32,10 @@ const EnvSchema = T.Object({
   TAX_URL: T.Optional(T.String({ pattern: '^https?://' })),
   TAX_API_KEY: T.Optional(T.String({ minLength: 1 })),
   ADAPTER_TIMEOUT_MS: T.Optional(Int(50, 60000)),
+  INSURER_URL: T.Optional(T.String({ pattern: '^https?://' })),
+  INSURER_API_KEY: T.Optional(T.String({ minLength: 1 })),
+  INSURER_NAME: T.Optional(T.String({ minLength: 1, maxLength: 64 })),
+  INSURER_TIMEOUT_MS: T.Optional(Int(100, 60000)),
   WEBHOOK_TIMEOUT_MS: T.Optional(Int(100, 60000)),
   WEBHOOK_RETRY_DELAYS_MS: T.Optional(T.String({ pattern: '^[0-9]+(,[0-9]+)*$', description: 'comma-separated delays in ms before attempts 2, 3, …' })),
   WEBHOOK_FAILURE_THRESHOLD: T.Optional(Int(1, 1000)),
@@ -46,6 +50,8 @@ const EnvSchema = T.Object({
   SAFT_MAX_BYTES: T.Optional(Int(1024, 4_294_967_296)),
   SAFT_STALL_MS: T.Optional(Int(100, 3_600_000)),
   FACTORING_DEFAULT_AFTER_DAYS: T.Optional(Int(1, 3650)),
+  OAUTH_TOKEN_TTL_SECONDS: T.Optional(Int(60, 86_400)),
+  OAUTH_KEY_ROTATE_DAYS: T.Optional(Int(1, 365)),
   AML_REFRESH_CRON: T.Optional(T.String({ minLength: 9, description: 'cron pattern of the sanctions list refresh' })),
   AML_EU_SOURCE: T.Optional(T.String({ minLength: 1, description: 'path or http(s) URL of the EU FSF XML 1.1 file, or "none"' })),
   BASE_RATE_NAME: T.Optional(T.String({ minLength: 1, maxLength: 64, description: 'name of the base rate spreads are quoted over' })),
@@ -98,6 +104,12 @@ export interface Config {
   saftStallMs: number;
   /** a funded factoring operation still unpaid this many days after its last due date is defaulted */
   factoringDefaultAfterDays: number;
+  /** lifetime of OAuth access tokens */
+  oauthTokenTtlSeconds: number;
+  /** the credit insurer of live submissions (POST /v1/insurance/submit); null: not configured */
+  insurer: { url: string; apiKey: string | null; name: string; timeoutMs: number } | null;
+  /** a new token-signing key takes over after this many days */
+  oauthKeyRotateDays: number;
   /** when the configured list sources are checked for a new generation (job aml.refresh) */
   amlRefreshCron: string;
   /** SQLite: how long a statement waits for another process's lock before it fails (the request then answers 503) */
@@ -176,6 +188,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     saftMaxBytes: int('SAFT_MAX_BYTES', 512 * 1024 * 1024),
     saftStallMs: int('SAFT_STALL_MS', 60_000),
     factoringDefaultAfterDays: int('FACTORING_DEFAULT_AFTER_DAYS', 90),
+    oauthTokenTtlSeconds: int('OAUTH_TOKEN_TTL_SECONDS', 900),
+    insurer: e.INSURER_URL ? { url: e.INSURER_URL.replace(/\/$/, ''), apiKey: e.INSURER_API_KEY ?? null, name: e.INSURER_NAME ?? 'insurer', timeoutMs: int('INSURER_TIMEOUT_MS', 5000) } : null,
+    oauthKeyRotateDays: int('OAUTH_KEY_ROTATE_DAYS', 30),
     amlSources: { un: e.AML_UN_SOURCE === 'none' ? null : (e.AML_UN_SOURCE ?? 'bundled:un'), eu: !e.AML_EU_SOURCE || e.AML_EU_SOURCE === 'none' ? null : e.AML_EU_SOURCE },
     baseRate: { name: e.BASE_RATE_NAME ?? 'EURIBOR 3M', valuePct: e.BASE_RATE_PCT !== undefined ? Number(e.BASE_RATE_PCT) : 2.05, asOf: e.BASE_RATE_AS_OF ?? '2026-11-02' },
     erpEnv: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0].startsWith('ERP_') && e[1] !== undefined && e[1] !== '')),

@@ -49,6 +49,8 @@ export interface AppContext {
   metrics: import('./features/metrics').PromMetrics;
   /** feature services built by createApp (tests and jobs reach them here) */
   services?: import('./workers').Services;
+  /** OAuth access tokens (set by createApp): verifies the Bearer JWTs that are not API keys */
+  oauth?: import('./features/oauth/tokens').OAuthTokens;
   /** live-tier data sources; tests inject fakes, otherwise built from the environment */
   liveAdapters?: import('./features/score/adapters').LiveAdapters | null;
   /** shutdown hooks run in reverse order of registration */

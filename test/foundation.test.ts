@@ -242,7 +242,7 @@ describe('OpenAPI 3.1', () => {
     const { body: doc } = await h.json('GET', '/openapi.json');
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['BearerAuth', 'bearerAuth']);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['BearerAuth', 'bearerAuth', 'oauth2']);
     // a replayed stored 4xx carries Idempotent-Replayed too; the key's format is in the document
     const revoke = doc.paths['/v1/admin/keys/revoke'].post;
     expect(Object.keys(revoke.responses['409'].headers)).toContain('Idempotent-Replayed');
@@ -265,7 +265,7 @@ describe('OpenAPI 3.1', () => {
       if (op.requestBody) {
         // JSON everywhere but the sandbox consent page's own form (a browser post) and the invoice QR reader (JSON or a file)
         const types =
-          p === '/v1/erp-connector/oauth/consent' ? ['application/x-www-form-urlencoded'] : p === '/v1/invoice/extract' ? ['application/json', 'image/png', 'image/jpeg', 'application/pdf', 'multipart/form-data'] : p === '/v1/saft/parse' ? ['application/xml', 'multipart/form-data'] : ['application/json'];
+          p === '/v1/erp-connector/oauth/consent' || p === '/v1/oauth/token' ? ['application/x-www-form-urlencoded'] : p === '/v1/invoice/extract' ? ['application/json', 'image/png', 'image/jpeg', 'application/pdf', 'multipart/form-data'] : p === '/v1/saft/parse' ? ['application/xml', 'multipart/form-data'] : ['application/json'];
         expect(Object.keys(op.requestBody.content), `${m} ${p}`).toEqual(types);
         if (types[0] !== 'application/xml') expect(deref(op.requestBody.content[types[0]!].schema).type, `${m} ${p}`).toBe('object');
       }
@@ -273,8 +273,8 @@ describe('OpenAPI 3.1', () => {
     // every POST that takes a body documents it (those without one: rescore, webhook test, rotate-secret, replay, retry)
     const bodyless = ['/v1/sandbox/rescore', '/v1/admin/webhooks/{id}/test', '/v1/admin/webhooks/{id}/rotate-secret', '/v1/admin/webhooks/{id}/replay', '/v1/admin/webhooks/{id}/deliveries/{delivery_id}/retry'];
     for (const { p, m, op } of ops) if (m === 'post' && !bodyless.includes(p)) expect(op.requestBody, `${m} ${p}`).toBeDefined();
-    expect(doc.paths['/v1/admin/keys'].get.security).toEqual([{ bearerAuth: [] }]);
-    expect(doc.paths['/v1/score'].post.security).toEqual([{ BearerAuth: [] }]);
+    expect(doc.paths['/v1/admin/keys'].get.security).toEqual([{ bearerAuth: [] }, { oauth2: [] }]);
+    expect(doc.paths['/v1/score'].post.security).toEqual([{ BearerAuth: [] }, { oauth2: [] }]);
     expect(doc.paths['/v1/score'].post.requestBody.required).toBe(true);
     expect(doc.paths['/v1/admin/keys/rotate'].post.requestBody.required).toBe(false);
     expect(deref(doc.paths['/v1/score'].post.requestBody.content['application/json'].schema).properties.nif.pattern).toBe('^[0-9]{9}$');

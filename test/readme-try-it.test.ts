@@ -235,3 +235,14 @@ describe('README: data-subject requests', () => {
     expect(out).toContain('"bundle_url":"/v1/gdpr/requests/dsr_');
   });
 });
+
+describe('README: OAuth client credentials', () => {
+  test('its block runs as printed: a client, a token with curl -u, a score with the token', async () => {
+    const part = readme.slice(readme.indexOf('## OAuth 2.0 client credentials'), readme.indexOf('## ESG examples'));
+    const [block] = [...part.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const r = await sh(`API=http://localhost:3000\nKEY=sk_test_...\n${block}`);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/"client_id":"oc_[0-9a-f]{24}"/);
+    expect(r.out).toContain('"score":825,"tier":"A"');
+  });
+});

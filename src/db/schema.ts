@@ -703,6 +703,43 @@ export function defineSchema(k: Kit) {
     (t) => [k.index('dsr_tenant_idx').on(t.tenantId, t.env, t.id), k.index('dsr_status_idx').on(t.status)],
   );
 
+  /**
+   * OAuth 2.0 clients (client credentials, spec §5.7). A client acts as a principal of its own: an
+   * api_keys row (`key_id`, key hash derived from the client id) holds its scopes, rate limit and
+   * revocation, so its access tokens go through the same lookup, cache, limits and audit as keys.
+   */
+  const oauthClients = k.table(
+    'oauth_clients',
+    {
+      /** the client_id: oc_ + 24 hex */
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      keyId: k.text('key_id').notNull(),
+      name: k.text('name').notNull(),
+      secretHash: k.text('secret_hash').notNull(),
+      secretPrefix: k.text('secret_prefix').notNull(),
+      /** the secret before the last rotation, accepted until previous_secret_expires_at */
+      previousSecretHash: k.text('previous_secret_hash'),
+      previousSecretExpiresAt: k.ts('previous_secret_expires_at'),
+      createdAt: k.ts('created_at').notNull(),
+      deletedAt: k.ts('deleted_at'),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.index('oauth_clients_tenant_idx').on(t.tenantId, t.env)],
+  );
+
+  /** the service's token-signing keys (ES256), the private half sealed with the encryption key; published at /.well-known/jwks.json */
+  const oauthSigningKeys = k.table('oauth_signing_keys', {
+    kid: k.text('kid').primaryKey(),
+    alg: k.text('alg').notNull(),
+    publicJwk: k.json<Record<string, unknown>>('public_jwk').notNull(),
+    privateJwkEnc: k.text('private_jwk_enc').notNull(),
+    createdAt: k.ts('created_at').notNull(),
+    /** no new token is signed with it after this (a newer key took over) */
+    retiredAt: k.ts('retired_at'),
+  });
+
   /** VSME sustainability reports (POST /v1/csrd/report): the data and the PDF as generated, re-downloadable */
   const csrdReports = k.table(
     'csrd_reports',
@@ -759,6 +796,8 @@ export function defineSchema(k: Kit) {
     insuranceSubmissions,
     gdprRequests,
     csrdReports,
+    oauthClients,
+    oauthSigningKeys,
     appMeta,
   };
 }

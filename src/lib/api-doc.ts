@@ -39,7 +39,8 @@ export function apiDoc(opts: {
     tags: [opts.tag],
     ...(opts.description ? { description: opts.description } : {}),
     ...(opts.operationId ? { operationId: opts.operationId } : {}),
-    ...(opts.security ? { security: [{ [opts.security]: [] }] } : { security: [] }),
+    // an API key, or an OAuth access token (client credentials) with the same scopes
+    ...(opts.security ? { security: [{ [opts.security]: [] }, { oauth2: [] }] } : { security: [] }),
     'x-errors': opts.errors ?? [],
   } as Record<string, unknown>;
 }

@@ -19,6 +19,12 @@ export interface FieldError {
 
 export const ERROR_CATALOGUE = {
   invalid_json: { status: 400, meaning: 'The request body is not valid JSON.' },
+  invalid_request: { status: 400, meaning: 'OAuth token endpoint (RFC 6749 §5.2): a parameter is missing, repeated or malformed; see error_description.' },
+  invalid_grant: { status: 400, meaning: 'OAuth token endpoint: the grant is not valid for this client.' },
+  unauthorized_client: { status: 400, meaning: 'OAuth token endpoint: the client may not use this grant type.' },
+  unsupported_grant_type: { status: 400, meaning: 'OAuth token endpoint: only grant_type=client_credentials is supported.' },
+  invalid_scope: { status: 400, meaning: 'OAuth token endpoint: a requested scope is unknown or not granted to the client.' },
+  invalid_client: { status: 401, meaning: 'OAuth token endpoint: the client is unknown, deleted, or its secret is wrong (HTTP Basic or client_secret_post).' },
   missing_api_key: { status: 401, meaning: 'No Authorization header, or it is not "Bearer <key>".' },
   invalid_api_key: { status: 401, meaning: 'The API key is unknown, malformed, or belongs to a terminated tenant.' },
   api_key_revoked: { status: 401, meaning: 'The API key was revoked.' },

@@ -7,6 +7,7 @@ import type { MaybePromise } from '../lib/maybe-promise';
 import { IDEMPOTENCY_KEY_FORMAT } from '../features/idempotency/service';
 import { effectiveRateLimit, hashKey, KEY_FORMAT, keyStatus, type Env, type KeyRow, type Scope, type TenantRow } from '../features/tenants/service';
 import { requestState } from './request-state';
+import { JWT_SHAPE } from '../features/oauth/tokens';
 
 export interface AuthContext {
   tenantId: string;
@@ -168,7 +169,10 @@ export function bearerToken(authorization: string | null | undefined): string | 
 }
 
 /** Whether an Authorization header carries something shaped like an API key (not yet looked up). */
-export const hasKeyShapedBearer = (authorization: string | null | undefined) => KEY_FORMAT.test(bearerToken(authorization) ?? '');
+export const hasKeyShapedBearer = (authorization: string | null | undefined) => {
+  const token = bearerToken(authorization) ?? '';
+  return KEY_FORMAT.test(token) || JWT_SHAPE.test(token);
+};
 
 /**
  * The key named by an Authorization header, if it may be used now (not yet charged nor
@@ -177,7 +181,11 @@ export const hasKeyShapedBearer = (authorization: string | null | undefined) => 
 export function verifyKey(ctx: AppContext, authorization: string | null | undefined, now: Date): MaybePromise<FoundKey | ApiError> {
   const token = bearerToken(authorization);
   if (token === null) return new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_test_…".');
-  if (!KEY_FORMAT.test(token)) return new ApiError('invalid_api_key', 'The API key is not valid.');
+  if (!KEY_FORMAT.test(token)) {
+    // an OAuth access token (client credentials): the client's principal, with the token's scopes
+    if (ctx.oauth && JWT_SHAPE.test(token)) return ctx.oauth.verify(token).then((v) => (v instanceof ApiError ? v : usableKey({ ...v }, v.key.keyHash, now)));
+    return new ApiError('invalid_api_key', 'The API key is not valid.');
+  }
   const hash = hashKey(token);
   const cached = ctx.tenants.cachedByHash(hash);
   return cached ? usableKey(cached, hash, now) : ctx.tenants.findByHash(hash).then((found) => usableKey(found, hash, now));

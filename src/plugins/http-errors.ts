@@ -78,7 +78,7 @@ export const JSON_CONTENT_TYPE = /^application\/([\w.+-]*\+)?json\b/i;
 
 
 /** service pages (probes, metrics, docs): not authenticated, never limited (their rate-limit headers only report) */
-export const isServicePath = (path: string) => /^\/(healthz|readyz|metrics|openapi\.json|docs|roadmap)(\/|$)/.test(path);
+export const isServicePath = (path: string) => /^\/(healthz|readyz|metrics|openapi\.json|docs|roadmap|\.well-known)(\/|$)/.test(path);
 /** the path of an absolute request URL, without parsing it whole */
 const pathOf = (url: string) => {
   const start = url.indexOf('/', url.indexOf('//') + 2);
@@ -95,7 +95,7 @@ export function errorResponder(ctx: AppContext) {
   return async (err: ApiError, request: Request, headers: Record<string, unknown>) => {
     const state = requestState(request);
     for (const [k, v] of Object.entries(err.extra.headers ?? {})) headers[k] = v;
-    if (err.status === 401) headers['www-authenticate'] = `Bearer realm="api", error="invalid_token"`;
+    if (err.status === 401 && !err.extra.headers?.['www-authenticate']) headers['www-authenticate'] = `Bearer realm="api", error="invalid_token"`;
     const text = JSON.stringify(errorBody(err, state.id, docsBase));
     if (state.idempotencyClaim) {
       // the handler ran and failed: a 4xx is its final answer (stored), a 5xx releases the key

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, like } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
 import { ApiError, validationError } from '../../lib/errors';
 import { effectiveRateLimit, TenantService, keyStatus, type Env, type KeyRow, type TenantRow } from '../tenants/service';
@@ -52,7 +52,8 @@ export class AdminService {
   /** the tenant's keys usable at `now` (both environments); inside the caller's transaction, under its tenant lock */
   private async activeKeys(tx: Db, tenantId: string, now: Date) {
     const k = this.database.t.apiKeys;
-    const rows = await tx.select({ id: k.id, env: k.env, revokedAt: k.revokedAt, expiresAt: k.expiresAt }).from(k).where(and(eq(k.tenantId, tenantId), isNull(k.revokedAt)));
+    // API keys only: the rows standing for OAuth clients are neither counted nor a tenant's way in
+    const rows = await tx.select({ id: k.id, env: k.env, revokedAt: k.revokedAt, expiresAt: k.expiresAt }).from(k).where(and(eq(k.tenantId, tenantId), isNull(k.revokedAt), like(k.keyPrefix, 'sk_%')));
     return rows.filter((r) => keyStatus(r, now) === 'active');
   }
 
@@ -61,6 +62,7 @@ export class AdminService {
     const [row] = await tx.select().from(k).where(eq(k.id, keyId));
     if (!row) throw new ApiError('resource_not_found', `No API key ${keyId}.`);
     if (row.tenantId !== actor.tenantId) throw new ApiError('cross_tenant_forbidden', 'That API key belongs to another tenant.');
+    if (!row.keyPrefix.startsWith('sk_')) throw new ApiError('resource_not_found', `No API key ${keyId} (an OAuth client is managed under /v1/admin/oauth-clients).`);
     // a sandbox key (CI, laptops) must never mint or kill production keys
     if (row.env !== actor.env) throw new ApiError('cross_environment_forbidden', `A ${actor.env} key cannot change ${row.env} keys; use a ${row.env} key.`);
     return row;

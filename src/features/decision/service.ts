@@ -90,7 +90,7 @@ export function signalsOf(result: StoredResult, facts: ScoreFacts, esg: { overal
 export interface DecisionBody {
   nif: string;
   country?: string;
-  context: { operation_type: OperationType; amount_eur: number; expected_term_days: number };
+  context: { operation_type: OperationType; amount_eur: number; expected_term_days: number; insurance_submission_id?: string };
   customer_reference?: string;
   refresh?: 'cached_ok' | 'force_refresh';
 }
@@ -128,7 +128,7 @@ export class DecisionService {
       });
     if (body.refresh === 'force_refresh') return this.decideFresh(caller, body, startedAt);
     const ctx = body.context;
-    const key = `${caller.tenantId}|${caller.env}|${body.nif}|${ctx.operation_type}|${ctx.amount_eur}|${ctx.expected_term_days}|${body.customer_reference ?? ''}`;
+    const key = `${caller.tenantId}|${caller.env}|${body.nif}|${ctx.operation_type}|${ctx.amount_eur}|${ctx.expected_term_days}|${body.customer_reference ?? ''}|${ctx.insurance_submission_id ?? ''}`;
     this.answers ??= new ReadCache(this.database);
     const hit = this.answers.peek(key, caller.scoreGeneration);
     if (hit && hit.scoreComputedAtMs > this.now().getTime() - SCORE_CACHE_MS) {
@@ -148,6 +148,26 @@ export class DecisionService {
     return fresh!;
   }
 
+  /**
+   * A credit-insurance answer on the buyer (POST /v1/insurance/submit): full or partial cover makes
+   * the modality with_insurance and the limit at least the insured amount (up to the policy
+   * maximum), and approves an amount the cover meets; a refusal only says so in the basis.
+   */
+  private async withInsurance(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, id: string, amountEur: number, outcome: { approved: boolean; limit_eur: number; modality: Modality; basis: string[] }, policy: CreditPolicy) {
+    const s = this.database.t.insuranceSubmissions;
+    const [row] = await this.database.db.select().from(s).where(and(eq(s.tenantId, caller.tenantId), eq(s.env, caller.env), eq(s.id, id))).limit(1);
+    if (!row) throw new ApiError('validation_failed', `No insurance submission ${id} for this tenant in this environment.`, { fields: [{ path: 'context.insurance_submission_id', message: 'unknown submission' }] });
+    if (row.buyerNif !== nif) throw new ApiError('validation_failed', `Insurance submission ${id} is on ${row.buyerNif}, not ${nif}.`, { fields: [{ path: 'context.insurance_submission_id', message: `covers buyer ${row.buyerNif}` }] });
+    const granted = row.grantedCents === null ? 0 : Number(row.grantedCents) / 100;
+    if ((row.status === 'full' || row.status === 'partial') && granted > 0) {
+      outcome.modality = 'with_insurance';
+      const insured = Math.min(granted, policy.max_amount_eur);
+      if (insured > outcome.limit_eur) outcome.limit_eur = insured;
+      if (!outcome.approved && amountEur <= insured) outcome.approved = true;
+      outcome.basis.push(`credit insurance (${row.insurer}, ${id}): ${row.status} cover of €${granted.toFixed(2)}; modality with_insurance, limit at least the insured amount`);
+    } else outcome.basis.push(`credit insurance (${row.insurer}, ${id}): ${row.status}, no cover; the decision stands on its own`);
+  }
+
   /** answers of recent decisions, while their inputs are current (see decide) */
   private answers?: ReadCache<{ scoreComputedAtMs: number; cached: { body: DecisionResponseBody; text: string } }>;
 
@@ -157,6 +177,7 @@ export class DecisionService {
     const esg = esgRow ? (esgRow.result as { overall: number; environmental: number; social: number; governance: number }) : null;
     const ctx = body.context;
     const outcome = decide({ pd: facts.pd_scale, revenue_eur: facts.revenue_eur, equity_eur: facts.equity_eur, adverse: facts.adverse, operation_type: ctx.operation_type, amount_eur: ctx.amount_eur, term_days: ctx.expected_term_days }, policy.policy);
+    if (ctx.insurance_submission_id) await this.withInsurance(caller, body.nif, ctx.insurance_submission_id, ctx.amount_eur, outcome, policy.policy);
     const computedAt = this.now();
     const inputs = [Date.parse(result.computed_at), ...(esgRow ? [esgRow.computedAt.getTime()] : []), ...(facts.erp ? [Date.parse(facts.erp.synced_at)] : [])];
     const id = `dec_${Bun.randomUUIDv7()}`;
@@ -177,7 +198,7 @@ export class DecisionService {
       esg: esg ? { e: esg.environmental, s: esg.social, g: esg.governance } : null,
       latency_ms: 0,
       erp_source: facts.erp?.provider ?? null,
-      context: { operation_type: ctx.operation_type, amount_eur: ctx.amount_eur, expected_term_days: ctx.expected_term_days },
+      context: { operation_type: ctx.operation_type, amount_eur: ctx.amount_eur, expected_term_days: ctx.expected_term_days, ...(ctx.insurance_submission_id ? { insurance_submission_id: ctx.insurance_submission_id } : {}) },
       algorithm_version: `${DECISION_POLICY_VERSION}+${result.algorithm_version}`,
       synthetic: caller.env === 'sandbox',
       computed_at: computedAt.toISOString(),

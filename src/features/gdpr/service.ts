@@ -45,6 +45,18 @@ interface CategorySpec {
   omitReason?: string;
 }
 
+/** Tables kept on erasure with retain_until (receivables finance, data-subject requests): exported and purged alike. */
+const KEPT_AS_THEY_ARE: { name: ExportArrayCategory; table: (s: Schema) => PgTable }[] = [
+  { name: 'finance_operations', table: (s) => s.financeOperations },
+  { name: 'assigned_invoices', table: (s) => s.assignedInvoices },
+  { name: 'confirming_programmes', table: (s) => s.confirmingProgrammes },
+  { name: 'confirming_suppliers', table: (s) => s.confirmingSuppliers },
+  { name: 'confirming_payables', table: (s) => s.confirmingPayables },
+  { name: 'audit_entries', table: (s) => s.auditEntries },
+  { name: 'cession_notices', table: (s) => s.cessionNotices },
+  { name: 'insurance_submissions', table: (s) => s.insuranceSubmissions },
+  { name: 'gdpr_requests', table: (s) => s.gdprRequests },
+];
 export const CATEGORIES: readonly CategorySpec[] = [
   { name: 'api_keys', table: (s) => s.apiKeys, omit: ['key_hash'], omitReason: 'hash of the secret key; the plaintext is never stored' },
   { name: 'usage_records', table: (s) => s.usageRecords },
@@ -73,15 +85,7 @@ export const CATEGORIES: readonly CategorySpec[] = [
   { name: 'aml_screenings', table: (s) => s.amlScreenings },
   { name: 'kyc_verifications', table: (s) => s.kycVerifications },
   { name: 'saft_runs', table: (s) => s.saftRuns, omit: ['public_key_pem'], omitReason: 'the producer\'s public key given for a run: not data about the tenant' },
-  { name: 'finance_operations', table: (s) => s.financeOperations },
-  { name: 'assigned_invoices', table: (s) => s.assignedInvoices },
-  { name: 'confirming_programmes', table: (s) => s.confirmingProgrammes },
-  { name: 'confirming_suppliers', table: (s) => s.confirmingSuppliers },
-  { name: 'confirming_payables', table: (s) => s.confirmingPayables },
-  { name: 'audit_entries', table: (s) => s.auditEntries },
-  { name: 'cession_notices', table: (s) => s.cessionNotices },
-  { name: 'insurance_submissions', table: (s) => s.insuranceSubmissions },
-  { name: 'gdpr_requests', table: (s) => s.gdprRequests },
+  ...KEPT_AS_THEY_ARE,
 ];
 // keep model.ts and this list in step
 if (CATEGORIES.map((c) => c.name).join() !== EXPORT_ARRAY_CATEGORIES.join()) throw new Error('gdpr: CATEGORIES and EXPORT_ARRAY_CATEGORIES differ');
@@ -578,15 +582,7 @@ const RETENTION_TABLES: { name: string; table: (s: Schema) => PgTable }[] = [
   { name: 'credit_decisions', table: (s) => s.creditDecisions },
   { name: 'aml_screenings', table: (s) => s.amlScreenings },
   { name: 'kyc_verifications', table: (s) => s.kycVerifications },
-  { name: 'finance_operations', table: (s) => s.financeOperations },
-  { name: 'assigned_invoices', table: (s) => s.assignedInvoices },
-  { name: 'confirming_programmes', table: (s) => s.confirmingProgrammes },
-  { name: 'confirming_suppliers', table: (s) => s.confirmingSuppliers },
-  { name: 'confirming_payables', table: (s) => s.confirmingPayables },
-  { name: 'audit_entries', table: (s) => s.auditEntries },
-  { name: 'cession_notices', table: (s) => s.cessionNotices },
-  { name: 'insurance_submissions', table: (s) => s.insuranceSubmissions },
-  { name: 'gdpr_requests', table: (s) => s.gdprRequests },
+  ...KEPT_AS_THEY_ARE,
 ];
 /** tenant tables without retain_until: only removed together with their expired tenant */
 const OTHER_TENANT_TABLES: { name: string; table: (s: Schema) => PgTable }[] = [

@@ -5,7 +5,7 @@ import { langOf, localised } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
 import { ApiError } from '../../lib/errors';
 import { adaptersFromEnv } from './adapters';
-import { FixturesResponse, ScoreRequest, ScoreResponse } from './model';
+import { FixturesResponse, ScoreBatchRequest, ScoreBatchResponse, ScoreRequest, ScoreResponse } from './model';
 import { ScoreService } from './service';
 import type { RescoreService } from './rescore';
 
@@ -33,6 +33,26 @@ export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: Res
           operationId: 'score',
           errors: ['invalid_nif', 'company_not_found', 'live_tier_not_available', 'upstream_unavailable'],
           localised: true,
+        }),
+      },
+    )
+    .post(
+      '/v1/score/batch',
+      ({ auth, body, headers, set }) =>
+        service.scoreBatch({ tenantId: auth.tenantId, keyId: auth.keyId, env: auth.env, requestId: auth.requestId, scoreGeneration: auth.scoreGeneration }, body.items, body.refresh ?? 'cached_ok', localised(set, langOf(headers))),
+      {
+        body: ScoreBatchRequest,
+        response: { 200: ScoreBatchResponse },
+        detail: apiDoc({
+          summary: 'Score a portfolio: up to 1,000 NIFs in one call, each item\u2019s result or error in order',
+          description:
+            'Each item is scored exactly as POST /v1/score would (the 24 h cache with cached_ok, fixtures in the sandbox), and answered in request order with its status: 200 and the result, or the status and code POST /v1/score would have given it (422 invalid_nif, 404 company_not_found). New results are stored in one transaction; one usage line (meter score) per scored item. Safe to retry with an Idempotency-Key. An outage of a data source fails the whole call (503), nothing billed.',
+          tag: 'score',
+          security: 'BearerAuth',
+          operationId: 'scoreBatch',
+          errors: ['live_tier_not_available', 'upstream_unavailable'],
+          localised: true,
+          examples: { portfolio: { summary: 'Three sandbox NIFs, one unknown', value: { items: [{ nif: '599000015', customer_reference: 'loan-1' }, { nif: '599000031' }, { nif: '599000074' }], refresh: 'force_refresh' } } },
         }),
       },
     )

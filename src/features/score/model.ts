@@ -41,3 +41,23 @@ export const FixturesResponse = t.Object({
 });
 
 export type ScoreResponseBody = typeof ScoreResponse.static;
+
+export const ScoreBatchRequest = t.Object({
+  items: t.Array(t.Object({ nif: t.String({ pattern: '^[0-9]{9}$', description: 'A NIF (9 digits; a wrong check digit is that item\u2019s 422 invalid_nif)' }), customer_reference: t.Optional(CustomerReference) }), {
+    minItems: 1,
+    maxItems: 1000,
+  }),
+  refresh: t.Optional(t.Union([t.Literal('cached_ok'), t.Literal('force_refresh')], { default: 'cached_ok', description: 'For every item, as in POST /v1/score' })),
+});
+export const ScoreBatchResponse = t.Object({
+  data: t.Array(
+    t.Object({
+      index: t.Integer({ description: 'The item\u2019s position in the request' }),
+      nif: t.String(),
+      status: t.Integer({ description: '200, or the status POST /v1/score would have answered for this item' }),
+      result: t.Union([ScoreResponse, t.Null()]),
+      error: t.Union([t.Object({ code: t.String(), message: t.String() }), t.Null()]),
+    }),
+  ),
+  summary: t.Object({ total: t.Integer(), succeeded: t.Integer(), failed: t.Integer(), computed: t.Integer({ description: 'results computed now (the others from the 24 h cache)' }) }),
+});

@@ -57,6 +57,46 @@ export class ScoreService {
     return { ...computed.result, reasons: relabel(computed.result.reasons, lang), cache: 'fresh' as const, ...echo };
   }
 
+  /**
+   * A portfolio in one call: every item scored as POST /v1/score would (cache, fixtures, live
+   * adapters), its error kept in place of its result, all new results stored in one transaction,
+   * one usage line per scored item.
+   */
+  async scoreBatch(caller: ScoreCaller, items: { nif: string; customer_reference?: string }[], refresh: 'cached_ok' | 'force_refresh', lang: Lang) {
+    type Item = { index: number; nif: string; status: number; result: ScoreResponseBody | null; error: { code: string; message: string } | null };
+    const out: Item[] = [];
+    const toStore: { index: number; nif: string; evaluated: Evaluated; ref: string | null }[] = [];
+    const notBefore = new Date(this.now().getTime() - SCORE_CACHE_MS);
+    // items in flight a few at a time: PostgreSQL answers their reads in parallel (SQLite runs them in turn anyway)
+    const one = async (index: number, item: { nif: string; customer_reference?: string }) => {
+      try {
+        this.checkScorable(caller, item.nif);
+        const echo = item.customer_reference !== undefined ? { customer_reference: item.customer_reference } : {};
+        if (refresh === 'cached_ok') {
+          const cached = await this.latest(caller, item.nif, notBefore);
+          if (cached) {
+            out[index] = { index, nif: item.nif, status: 200, result: { ...this.cachedBody(cached, lang), ...echo }, error: null };
+            return;
+          }
+        }
+        const evaluated = await this.evaluate(caller, item.nif, 'request');
+        toStore.push({ index, nif: item.nif, evaluated, ref: item.customer_reference ?? null });
+        out[index] = { index, nif: item.nif, status: 200, result: { ...evaluated.result, reasons: relabel(evaluated.result.reasons, lang), cache: 'fresh' as const, ...echo }, error: null };
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status >= 500) throw err; // an outage fails the call (nothing stored or billed), not one item
+        out[index] = { index, nif: item.nif, status: err.status, result: null, error: { code: err.code, message: err.message } };
+      }
+    };
+    const IN_FLIGHT = this.database.dialect === 'postgres' ? 16 : 1;
+    for (let i = 0; i < items.length; i += IN_FLIGHT) await Promise.all(items.slice(i, i + IN_FLIGHT).map((item, j) => one(i + j, item)));
+    toStore.sort((a, b) => a.index - b.index);
+    if (toStore.length) await this.database.withTx((tx) => this.storeMany(tx, caller, toStore.map((x) => ({ nif: x.nif, evaluated: x.evaluated, customerReference: x.ref })), 'request'));
+    for (const x of toStore) this.billBureauLookup(caller, x.evaluated.bureauCostCents);
+    const succeeded = out.filter((o) => o.status === 200).length;
+    for (let i = 0; i < succeeded; i++) this.bill(caller, 'score');
+    return { data: out, summary: { total: out.length, succeeded, failed: out.length - succeeded, computed: toStore.length } };
+  }
+
   /** score() from the in-process read cache alone; undefined whenever there is more to do (errors, loads, computing). */
   private cachedAnswer(caller: ScoreCaller, req: ScoreRequestBody, lang: Lang): ScoreResponseBody | undefined {
     if ((req.refresh ?? 'cached_ok') !== 'cached_ok' || (caller.env === 'live' && !this.liveAdapters)) return undefined;
@@ -187,9 +227,13 @@ export class ScoreService {
   }
 
   async store(tx: Db, caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, evaluated: Pick<Evaluated, 'result' | 'facts'>, trigger: 'request' | 'rescore', customerReference: string | null) {
-    const { result, facts } = evaluated;
+    await this.storeMany(tx, caller, [{ nif, evaluated, customerReference }], trigger);
+  }
+
+  /** Results in one multi-row insert. */
+  async storeMany(tx: Db, caller: Pick<ScoreCaller, 'tenantId' | 'env'>, items: { nif: string; evaluated: Pick<Evaluated, 'result' | 'facts'>; customerReference: string | null }[], trigger: 'request' | 'rescore') {
     this.database.touchTenant(caller.tenantId, 'scores'); // its latest score changes (read caches)
-    await this.database.insertMany(tx, this.database.t.scoreResults, [{
+    await this.database.insertMany(tx, this.database.t.scoreResults, items.map(({ nif, evaluated: { result, facts }, customerReference }) => ({
       id: crypto.randomUUID(),
       tenantId: caller.tenantId,
       env: caller.env,
@@ -205,7 +249,7 @@ export class ScoreService {
       computedAt: new Date(result.computed_at),
       facts: facts as unknown as Record<string, unknown>,
       sector: facts.sector,
-    }]);
+    })));
   }
 
   // hot-path reads, prepared once (Drizzle's query building costs more than the query itself)

@@ -1,6 +1,7 @@
 import type { AnyElysia } from 'elysia';
 import { toOpenAPISchema } from '@elysiajs/openapi';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../lib/errors';
+import { SCOPES } from '../tenants/service';
 import { AUTH_ERRORS, BODY_ERRORS, groupByStatus, IDEMPOTENCY_ERRORS } from '../../lib/api-doc';
 import * as adminModel from '../admin/model';
 import * as erpModel from '../erp/model';
@@ -261,6 +262,11 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       securitySchemes: {
         BearerAuth: { type: 'http', scheme: 'bearer', description: 'API key sk_test_… (sandbox) or sk_live_… (production). Used by scoring, ESG and ERP endpoints.' },
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'The same API keys, for admin endpoints (scopes keys:manage, webhooks:manage, gdpr:manage, usage:read or *).' },
+        oauth2: {
+          type: 'oauth2',
+          description: 'OAuth 2.0 client credentials (spec §5.7): a client created with POST /v1/admin/oauth-clients gets a short-lived access token (a JWT, keys at /.well-known/jwks.json) that is sent as Authorization: Bearer and accepted wherever an API key is, with the client\u2019s scopes.',
+          flows: { clientCredentials: { tokenUrl: `${serverUrl}/v1/oauth/token`, scopes: Object.fromEntries(SCOPES.filter((s) => s !== '*').map((s) => [s, `the ${s} endpoints`])) } },
+        },
       },
     },
   };

@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, like, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { randomHex, sha256Hex } from '../../lib/crypto';
 import { ReadCache } from '../../lib/read-cache';
@@ -58,9 +58,10 @@ export class TenantService {
     });
   }
 
-  async createKey(input: { tenantId: string; env: Env; name?: string; scopes?: string[]; rateLimitPerMinute?: number | null; rotatedFrom?: string; expiresAt?: Date | null }) {
+  /** `principal`: the row stands for another credential (an OAuth client) whose hash and prefix it gives; no plaintext key exists */
+  async createKey(input: { tenantId: string; env: Env; name?: string; scopes?: string[]; rateLimitPerMinute?: number | null; rotatedFrom?: string; expiresAt?: Date | null; principal?: { keyHash: string; keyPrefix: string } }) {
     const { withTx, t } = this.database;
-    const plaintext = generateKey(input.env);
+    const plaintext = input.principal ? '' : generateKey(input.env);
     const id = crypto.randomUUID();
     await withTx(async (tx) => {
       const [tenant] = await tx.select({ id: t.tenants.id }).from(t.tenants).where(eq(t.tenants.id, input.tenantId));
@@ -70,8 +71,8 @@ export class TenantService {
         tenantId: input.tenantId,
         name: input.name ?? 'default',
         env: input.env,
-        keyPrefix: keyPrefixOf(plaintext),
-        keyHash: hashKey(plaintext),
+        keyPrefix: input.principal?.keyPrefix ?? keyPrefixOf(plaintext),
+        keyHash: input.principal?.keyHash ?? hashKey(plaintext),
         scopes: input.scopes ?? ['*'],
         rateLimitPerMinute: input.rateLimitPerMinute ?? null,
         rotatedFrom: input.rotatedFrom ?? null,
@@ -137,8 +138,9 @@ export class TenantService {
     return rows[0] ?? null;
   }
 
+  /** The tenant's API keys (not the rows standing for OAuth clients). */
   async listKeys(tenantId: string) {
     const { db, t } = this.database;
-    return db.select().from(t.apiKeys).where(eq(t.apiKeys.tenantId, tenantId)).orderBy(t.apiKeys.createdAt);
+    return db.select().from(t.apiKeys).where(and(eq(t.apiKeys.tenantId, tenantId), like(t.apiKeys.keyPrefix, 'sk_%'))).orderBy(t.apiKeys.createdAt);
   }
 }

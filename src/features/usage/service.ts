@@ -24,6 +24,8 @@ export const PRICES_CENTS: Record<string, number | null> = {
   saft_parse: 50,
   factoring_operation: 100,
   basel_capital: 1,
+  cession_notice: 50,
+  insurance_submit: 100,
   csrd_report: 100,
   bureau_passthrough: null,
 };

@@ -1,0 +1,99 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../../context';
+import { authed } from '../../plugins/auth';
+import { requestState } from '../../plugins/request-state';
+import { apiDoc } from '../../lib/api-doc';
+import type { AuditTrail } from '../audit/service';
+import type { FactoringService } from '../factoring/service';
+import { NoticeIdParams, NoticeRequest, NoticeResponse } from './model';
+import { NoticeService } from './service';
+
+/** Whether the caller asked for the PDF itself (Accept: application/pdf ahead of JSON). */
+const wantsPdf = (accept: string | undefined) => {
+  if (!accept) return false;
+  const q = (type: string) => {
+    for (const part of accept.split(',')) {
+      const [t, ...params] = part.trim().toLowerCase().split(';');
+      if (t === type) return Number(params.find((p) => p.trim().startsWith('q='))?.trim().slice(2) ?? 1);
+    }
+    return 0;
+  };
+  return q('application/pdf') > 0 && q('application/pdf') >= q('application/json');
+};
+
+const pdfResponse = (bytes: Uint8Array, id: string, sha256: string, status: number, headers: Record<string, unknown>) =>
+  new Response(bytes, {
+    status,
+    headers: {
+      ...(headers as Record<string, string>),
+      'content-type': 'application/pdf',
+      'content-disposition': `attachment; filename="${id}.pdf"`,
+      etag: `"${sha256}"`,
+      'x-notice-id': id,
+    },
+  });
+
+/** POST /v1/notice/cession and the stored notices (scope `finance`). */
+export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringService; audit: AuditTrail }) {
+  const service = new NoticeService(ctx, deps.factoring, deps.audit);
+  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string, examples?: Parameters<typeof apiDoc>[0]['examples']) =>
+    apiDoc({ summary, tag: 'finance', security: 'BearerAuth', operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}) });
+  return new Elysia({ name: 'notice' })
+    .use(authed(ctx, 'finance'))
+    .post(
+      '/v1/notice/cession',
+      async ({ auth, body, headers, request, set }) => {
+        const { view, pdf } = await service.create(auth, body);
+        ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'cession_notice' });
+        set.status = 201;
+        set.headers.location = `/v1/notice/cession/${view.notice_id}`;
+        if (!wantsPdf(headers.accept)) return view;
+        // the PDF itself: an Idempotency-Key stores the JSON answer (a replay gives notice_id and download_url)
+        const state = requestState(request);
+        if (state.idempotencyClaim) {
+          await ctx.idempotency.complete(state.idempotencyClaim, 201, JSON.stringify(view));
+          state.idempotencyClaim = undefined;
+        }
+        return pdfResponse(pdf, view.notice_id, view.sha256, 201, set.headers);
+      },
+      {
+        body: NoticeRequest,
+        response: { 201: NoticeResponse },
+        detail: doc(
+          'Notice of assignment to a debtor (notificação de cessão de créditos), as PDF or JSON with its SHA-256 and download URL',
+          'createCessionNotice',
+          ['invalid_iban', 'invalid_nif', 'resource_not_found', 'invalid_transition'],
+          'For a factoring operation (operation_id, and debtor_nif when it has several debtors) or for parties and invoices given in full: the notice that the credits were assigned, the new payment instruction (the IBAN checked), the legal basis (Civil Code arts. 583.º–585.º) and a block for the debtor\u2019s acknowledgement; pt-PT by default, en on request. Accept: application/pdf answers the PDF itself (with an Idempotency-Key a replay answers the JSON); otherwise JSON. Stored with its SHA-256; in the operation\u2019s audit trail. docs/notice.md.',
+          {
+            from_operation: { summary: 'From an operation with one debtor', value: { operation_id: 'fop_01936c1e-8a2f-7b3c-9d4e-5f60718293a4', parties: { factor: { name: 'Factor Exemplo, S.A.', nif: '599000015', address: 'Av. da Liberdade 1, 1250-096 Lisboa' } }, payment: { iban: 'PT50 0002 0123 1234 5678 9015 4' }, place: 'Lisboa' } },
+            given: {
+              summary: 'Parties and invoices given in full, in English',
+              value: {
+                parties: { assignor: { name: 'Metalomecânica Exemplo, Lda', nif: '599000031' }, factor: { name: 'Factor Exemplo, S.A.', nif: '599000015' }, debtor: { name: 'Distribuidora Alfa, S.A.', nif: '599000023', address: 'Rua do Comércio 10, 4000-000 Porto' } },
+                invoices: [{ number: 'FT 2026/118', atcud: 'JJ4FGTXK-118', issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 1845000 }],
+                payment: { iban: 'PT50000201231234567890154', bic: 'CGDIPTPL' },
+                contract_reference: 'CF-2026-0042',
+                language: 'en',
+              },
+            },
+          },
+        ),
+      },
+    )
+    .get('/v1/notice/cession/:id', ({ auth, params }) => service.get(auth, params.id), {
+      params: NoticeIdParams,
+      response: { 200: NoticeResponse },
+      detail: doc('A stored notice: its SHA-256 and download URL', 'getCessionNotice', ['resource_not_found']),
+    })
+    .get(
+      '/v1/notice/cession/:id/pdf',
+      async ({ auth, params, set }) => {
+        const { bytes, sha256 } = await service.pdf(auth, params.id);
+        return pdfResponse(bytes, params.id, sha256, 200, set.headers);
+      },
+      {
+        params: NoticeIdParams,
+        detail: doc('The notice\u2019s PDF, byte for byte as generated (its SHA-256 in ETag)', 'getCessionNoticePdf', ['resource_not_found'], undefined),
+      },
+    );
+}

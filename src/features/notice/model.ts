@@ -1,0 +1,50 @@
+import { t } from 'elysia';
+import { Nif } from '../../lib/schemas';
+
+const Text = (max: number, description?: string) => t.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) });
+const Party = (what: string) => t.Object({ name: Text(200), nif: Nif, address: t.Optional(Text(300)) }, { description: what });
+const IsoDate = t.String({ format: 'date' });
+
+export const NOTICE_MAX_INVOICES = 500;
+
+export const NoticeRequest = t.Object({
+  operation_id: t.Optional(t.String({ pattern: '^fop_[0-9a-f-]{36}$', description: 'A factoring operation: the assignor, debtors and invoices come from it' })),
+  debtor_nif: t.Optional(Nif),
+  parties: t.Optional(
+    t.Object(
+      { assignor: t.Optional(Party('The seller (cedente)')), factor: Party('The factor (cessionário): normally you'), debtor: t.Optional(Party('The debtor notified')) },
+      { description: 'With operation_id only factor is needed (names and addresses given here complete the operation\u2019s); without, all three' },
+    ),
+  ),
+  invoices: t.Optional(
+    t.Array(t.Object({ number: Text(60), atcud: t.Optional(Text(100)), issue_date: IsoDate, due_date: IsoDate, amount_cents: t.Integer({ minimum: 1, maximum: 1e13 }) }), {
+      minItems: 1,
+      maxItems: NOTICE_MAX_INVOICES,
+      description: 'Without operation_id: the invoices assigned',
+    }),
+  ),
+  payment: t.Object({
+    iban: t.String({ minLength: 15, maxLength: 42, description: 'The account that now discharges the debt (the factor\u2019s); spaces allowed' }),
+    bic: t.Optional(t.String({ pattern: '^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$' })),
+    account_holder: t.Optional(Text(200, 'Default: the factor')),
+  }),
+  contract_reference: t.Optional(Text(100)),
+  language: t.Optional(t.Union([t.Literal('pt-PT'), t.Literal('en')], { default: 'pt-PT' })),
+  place: t.Optional(Text(100, 'Where the notice is issued (e.g. Lisboa)')),
+});
+
+export const NoticeResponse = t.Object({
+  notice_id: t.String(),
+  operation_id: t.Union([t.String(), t.Null()]),
+  debtor_nif: t.String(),
+  language: t.Union([t.Literal('pt-PT'), t.Literal('en')]),
+  invoices: t.Integer(),
+  total_cents: t.Integer(),
+  sha256: t.String({ description: 'SHA-256 (hex) of the PDF bytes' }),
+  bytes: t.Integer(),
+  download_url: t.String(),
+  created_at: t.String({ format: 'date-time' }),
+});
+export const NoticeIdParams = t.Object({ id: t.String({ pattern: '^ntc_[0-9a-f-]{36}$' }) });
+export type NoticeBody = typeof NoticeRequest.static;
+export type NoticeView = typeof NoticeResponse.static;

@@ -1,0 +1,129 @@
+import { and, eq } from 'drizzle-orm';
+import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
+import type { AppContext } from '../../context';
+import { ApiError, validationError, type FieldError } from '../../lib/errors';
+import { isValidNif } from '../../lib/nif';
+import type { AuditTrail } from '../audit/service';
+import type { FactoringService } from '../factoring/service';
+import type { NoticeBody, NoticeView } from './model';
+import { noticePdf, type Party } from './pdf';
+
+type Caller = { tenantId: string; env: string; keyId: string | null; requestId: string | null };
+type Row = AppContext['database']['t']['cessionNotices']['$inferSelect'];
+
+/** Notices of assignment: built from an operation or from given parties and invoices, stored with their SHA-256, re-downloadable. */
+export class NoticeService {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly factoring: FactoringService,
+    private readonly audit: AuditTrail,
+  ) {}
+
+  async create(caller: Caller, body: NoticeBody): Promise<{ view: NoticeView; pdf: Uint8Array }> {
+    const errors: FieldError[] = [];
+    const iban = electronicFormatIBAN(body.payment.iban) ?? '';
+    if (!isValidIBAN(iban)) throw new ApiError('invalid_iban', `${body.payment.iban.slice(0, 42)} is not a valid IBAN (format or check digits).`, { fields: [{ path: 'payment.iban', message: 'fails the IBAN format or check digits' }] });
+    const nifOk = (path: string, nif: string | undefined) => {
+      if (nif !== undefined && !isValidNif(nif)) errors.push({ path, message: 'fails the NIF check digit' });
+    };
+    nifOk('parties.factor.nif', body.parties?.factor.nif);
+    nifOk('parties.assignor.nif', body.parties?.assignor?.nif);
+    nifOk('parties.debtor.nif', body.parties?.debtor?.nif);
+    nifOk('debtor_nif', body.debtor_nif);
+    if (!body.parties?.factor) errors.push({ path: 'parties.factor', message: 'the factor (you) is required: name and NIF' });
+    let assignor: Party | undefined;
+    let debtor: Party | undefined;
+    let invoices = body.invoices;
+    let contract = body.contract_reference ?? null;
+    if (body.operation_id) {
+      if (body.invoices) errors.push({ path: 'invoices', message: 'comes from the operation: do not give it with operation_id' });
+      if (errors.length) throw validationError(errors);
+      const op = await this.factoring.forNotice(caller, body.operation_id);
+      if (!op) throw new ApiError('resource_not_found', `No factoring operation ${body.operation_id} for this tenant in this environment.`);
+      if (op.status === 'rejected' || op.status === 'cancelled') throw new ApiError('invalid_transition', `Operation ${op.operation_id} is ${op.status}: its invoices were not assigned, there is nothing to notify.`);
+      const debtorNif = body.debtor_nif ?? (op.debtors.length === 1 ? op.debtors[0]!.nif : undefined);
+      if (!debtorNif) throw validationError([{ path: 'debtor_nif', message: `the operation has ${op.debtors.length} debtors (${op.debtors.map((d) => d.nif).join(', ')}): say which one to notify` }]);
+      const d = op.debtors.find((x) => x.nif === debtorNif);
+      if (!d) throw validationError([{ path: 'debtor_nif', message: `not a debtor of ${op.operation_id}` }]);
+      const given = body.parties?.debtor;
+      debtor = { nif: d.nif, name: given?.name ?? d.name ?? '', address: given?.address ?? d.address };
+      const a = body.parties?.assignor;
+      assignor = { nif: op.seller.nif, name: a?.name ?? op.seller.name ?? '', address: a?.address ?? op.seller.address };
+      invoices = op.invoices.filter((i) => i.debtor_nif === debtorNif).map(({ debtor_nif: _d, ...i }) => ({ ...i, atcud: i.atcud ?? undefined }));
+      contract ??= op.contract_reference;
+      if (!debtor.name) errors.push({ path: 'parties.debtor.name', message: 'the operation has no name for this debtor: give it' });
+      if (!assignor.name) errors.push({ path: 'parties.assignor.name', message: 'the operation has no name for the seller: give it' });
+    } else {
+      if (!body.parties?.assignor) errors.push({ path: 'parties.assignor', message: 'required without operation_id' });
+      if (!body.parties?.debtor) errors.push({ path: 'parties.debtor', message: 'required without operation_id' });
+      if (!body.invoices) errors.push({ path: 'invoices', message: 'required without operation_id' });
+      assignor = body.parties?.assignor && { ...body.parties.assignor, address: body.parties.assignor.address ?? null };
+      debtor = body.parties?.debtor && { ...body.parties.debtor, address: body.parties.debtor.address ?? null };
+    }
+    (invoices ?? []).forEach((inv, i) => {
+      if (inv.due_date < inv.issue_date) errors.push({ path: `invoices[${i}].due_date`, message: 'is before the issue date' });
+    });
+    if (errors.length) throw validationError(errors);
+    const factor = { ...body.parties!.factor, address: body.parties!.factor.address ?? null };
+    const language = body.language ?? 'pt-PT';
+    const now = this.ctx.clock.now();
+    const id = `ntc_${Bun.randomUUIDv7()}`;
+    const list = invoices!.map((i) => ({ number: i.number, atcud: i.atcud ?? null, issue_date: i.issue_date, due_date: i.due_date, amount_cents: i.amount_cents }));
+    const pdf = await noticePdf({
+      language,
+      noticeId: id,
+      place: body.place ?? null,
+      date: now.toISOString().slice(0, 10),
+      assignor: assignor!,
+      factor,
+      debtor: debtor!,
+      contractReference: contract,
+      operationId: body.operation_id ?? null,
+      invoices: list,
+      payment: { iban, bic: body.payment.bic ?? null, accountHolder: body.payment.account_holder ?? factor.name },
+    });
+    const sha256 = new Bun.CryptoHasher('sha256').update(pdf).digest('hex');
+    const total = list.reduce((s, i) => s + i.amount_cents, 0);
+    const data = { assignor, factor, debtor, contract_reference: contract, invoices: list, payment: { iban, bic: body.payment.bic ?? null, account_holder: body.payment.account_holder ?? factor.name }, place: body.place ?? null, total_cents: total };
+    const actor = { tenantId: caller.tenantId, env: caller.env, keyId: caller.keyId, requestId: caller.requestId };
+    await this.ctx.database.withTx(async (tx) => {
+      await tx.insert(this.ctx.database.t.cessionNotices).values({ id, tenantId: caller.tenantId, env: caller.env, operationId: body.operation_id ?? null, language, sha256, pdf: Buffer.from(pdf).toString('base64'), data, createdAt: now });
+      await this.audit.append(tx, actor, id, 'notice.generated', { operation_id: body.operation_id ?? null, debtor_nif: debtor!.nif, sha256, language, invoices: list.length, total_cents: total });
+      if (body.operation_id) await this.audit.append(tx, actor, body.operation_id, 'document.generated', { kind: 'cession_notice', notice_id: id, debtor_nif: debtor!.nif, sha256, language });
+    });
+    return { view: this.viewOf({ id, operationId: body.operation_id ?? null, language, sha256, pdfBytes: pdf.byteLength, debtorNif: debtor!.nif, invoices: list.length, total, createdAt: now }), pdf };
+  }
+
+  private viewOf(v: { id: string; operationId: string | null; language: string; sha256: string; pdfBytes: number; debtorNif: string; invoices: number; total: number; createdAt: Date }): NoticeView {
+    return {
+      notice_id: v.id,
+      operation_id: v.operationId,
+      debtor_nif: v.debtorNif,
+      language: v.language as NoticeView['language'],
+      invoices: v.invoices,
+      total_cents: v.total,
+      sha256: v.sha256,
+      bytes: v.pdfBytes,
+      download_url: `/v1/notice/cession/${v.id}/pdf`,
+      created_at: v.createdAt.toISOString(),
+    };
+  }
+
+  private async row(caller: { tenantId: string; env: string }, id: string): Promise<Row> {
+    const n = this.ctx.database.t.cessionNotices;
+    const [row] = await this.ctx.database.db.select().from(n).where(and(eq(n.tenantId, caller.tenantId), eq(n.env, caller.env), eq(n.id, id))).limit(1);
+    if (!row) throw new ApiError('resource_not_found', `No notice ${id} for this tenant in this environment.`);
+    return row;
+  }
+
+  async get(caller: { tenantId: string; env: string }, id: string) {
+    const r = await this.row(caller, id);
+    const d = r.data as { debtor: { nif: string }; invoices: unknown[]; total_cents: number };
+    return this.viewOf({ id: r.id, operationId: r.operationId, language: r.language, sha256: r.sha256, pdfBytes: Buffer.from(r.pdf, 'base64').byteLength, debtorNif: d.debtor.nif, invoices: d.invoices.length, total: d.total_cents, createdAt: r.createdAt });
+  }
+
+  async pdf(caller: { tenantId: string; env: string }, id: string) {
+    const r = await this.row(caller, id);
+    return { bytes: new Uint8Array(Buffer.from(r.pdf, 'base64')), sha256: r.sha256 };
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * POST /v1/notice/cession (issue 21): the notice of assignment as a PDF whose text is read back
+ * (MuPDF): pt-PT with its accents and en, parties, invoices, totals, the IBAN, the legal basis, the
+ * acknowledgement block, many pages; from an operation (its audit trail records the document) or
+ * from given parties; stored with its SHA-256 and re-downloadable; errors, scope, tenants.
+ */
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
+import { Value } from '@sinclair/typebox/value';
+import * as mupdf from 'mupdf';
+import { NoticeResponse } from '../src/features/notice/model';
+import { money } from '../src/features/notice/pdf';
+import { expectError, makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
+
+let h: TestApp;
+let key: string;
+beforeAll(async () => {
+  h = await makeApp({}, { workers: false });
+  key = (await h.tenant()).api_key;
+});
+afterAll(() => h.close());
+
+const FACTOR = { name: 'Factor Exemplo, S.A.', nif: '599000015', address: 'Av. da Liberdade 1, 1250-096 Lisboa' };
+const given = (extra: Record<string, unknown> = {}) => ({
+  parties: { assignor: { name: 'Metalomecânica Conceição & Irmãos, Lda', nif: '599000031', address: 'Rua da Estação 5, 3800-000 Aveiro' }, factor: FACTOR, debtor: { name: 'Distribuidora Alfa, S.A.', nif: '599000023', address: 'Rua do Comércio 10, 4000-000 Porto' } },
+  invoices: [
+    { number: 'FT 2026/118', atcud: 'JJ4FGTXK-118', issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 1_845_000 },
+    { number: 'FT 2026/121', issue_date: '2026-11-10', due_date: '2027-02-08', amount_cents: 950_033 },
+  ],
+  payment: { iban: 'PT50 0002 0123 1234 5678 9015 4', bic: 'CGDIPTPL' },
+  contract_reference: 'CF-2026-0042',
+  place: 'Lisboa',
+  ...extra,
+});
+/** the text of every page, as a reader's copy-paste would give it */
+function pdfText(bytes: Uint8Array) {
+  const d = mupdf.Document.openDocument(bytes, 'application/pdf');
+  const pages: string[] = [];
+  for (let i = 0; i < d.countPages(); i++) pages.push(d.loadPage(i).toStructuredText('preserve-whitespace').asText());
+  return pages;
+}
+const post = (body: unknown, headers: Record<string, string> = {}, k = key) => h.call('POST', '/v1/notice/cession', { key: k, body, headers });
+
+describe('POST /v1/notice/cession', () => {
+  test('the PDF in pt-PT: parties with NIFs and addresses, invoices, total, the IBAN, the legal basis, the acknowledgement', async () => {
+    const res = await post(given(), { accept: 'application/pdf' });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('content-type')).toBe('application/pdf');
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    expect(res.headers.get('etag')).toBe(`"${new Bun.CryptoHasher('sha256').update(bytes).digest('hex')}"`);
+    const text = pdfText(bytes).join('\n');
+    for (const s of [
+      'Notificação de cessão de créditos', 'Metalomecânica Conceição & Irmãos, Lda', 'NIF 599000031', 'Rua do Comércio 10, 4000-000 Porto', 'Factor Exemplo, S.A.',
+      'FT 2026/118', 'JJ4FGTXK-118', '31/01/2027', '18 450,00 €', '9 500,33 €', '27 950,33 €', 'PT50 0002 0123 1234 5678 9015 4', 'CGDIPTPL',
+      'artigo 583.º do Código Civil', 'art. 584.º', 'Declaração do devedor', 'compensações', 'Assinatura', 'CF-2026-0042', 'Lisboa', 'Página 1 de 1',
+    ])
+      expect(text).toContain(s);
+  });
+
+  test('JSON by default, stored: the PDF downloads byte for byte; en on request; many invoices make pages', async () => {
+    const r = await h.json('POST', '/v1/notice/cession', { key, body: given({ language: 'en' }) });
+    expect(r.status).toBe(201);
+    expect(Value.Check(NoticeResponse, r.body)).toBe(true);
+    expect(r.body).toMatchObject({ language: 'en', invoices: 2, total_cents: 2_795_033, operation_id: null, debtor_nif: '599000023', download_url: `/v1/notice/cession/${r.body.notice_id}/pdf` });
+    const dl = await h.call('GET', r.body.download_url, { key });
+    const bytes = new Uint8Array(await dl.arrayBuffer());
+    expect(new Bun.CryptoHasher('sha256').update(bytes).digest('hex')).toBe(r.body.sha256);
+    expect(bytes.byteLength).toBe(r.body.bytes);
+    const text = pdfText(bytes).join('\n');
+    for (const s of ['Notice of assignment of receivables', '€18,450.00', '€27,950.33', 'article 583', 'Debtor’s acknowledgement', 'set-offs']) expect(text).toContain(s);
+    expect((await h.json('GET', `/v1/notice/cession/${r.body.notice_id}`, { key })).body).toEqual(r.body);
+    const many = given({ invoices: Array.from({ length: 80 }, (_, i) => ({ number: `FT 2026/${1000 + i}`, issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 10_000 + i })) });
+    const pages = pdfText(new Uint8Array(await (await post(many, { accept: 'application/pdf' })).arrayBuffer()));
+    expect(pages.length).toBeGreaterThan(1);
+    expect(pages.join('\n')).toContain('FT 2026/1079');
+    expect(pages.at(-1)).toContain(`Página ${pages.length} de ${pages.length}`);
+    expect(money(123456789, 'pt-PT')).toBe('1 234 567,89 €');
+  });
+
+  test('from a factoring operation: its parties and one debtor\u2019s invoices; the operation\u2019s trail records the document', async () => {
+    const op = await h.json('POST', '/v1/factoring/operation', { key, body: { seller_nif: '599000031', seller_name: 'Metalomecânica Exemplo, Lda', modality: 'recourse', contract_reference: 'CF-9', invoices: [
+      { number: 'N 1/1', debtor_nif: '599000015', debtor_name: 'Alfa, S.A.', issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 100_000 },
+      { number: 'N 1/2', debtor_nif: '599000023', debtor_name: 'Beta, Lda', issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 200_000 },
+    ] } });
+    expect(op.status).toBe(201);
+    const id = op.body.operation_id;
+    const two = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: id, parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } });
+    expect(expectError(two, 422, 'validation_failed').fields[0].path).toBe('debtor_nif');
+    const r = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: id, debtor_nif: '599000023', parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ operation_id: id, debtor_nif: '599000023', invoices: 1, total_cents: 200_000 });
+    const text = pdfText(new Uint8Array(await (await h.call('GET', r.body.download_url, { key })).arrayBuffer())).join('\n');
+    for (const s of ['Beta, Lda', 'Metalomecânica Exemplo, Lda', 'N 1/2', 'CF-9', id]) expect(text).toContain(s);
+    expect(text).not.toContain('N 1/1');
+    const trail = (await h.json('GET', `/v1/audit/${id}`, { key })).body;
+    expect(trail.verified).toBe(true);
+    expect(trail.entries.at(-1)).toMatchObject({ type: 'document.generated', data: { kind: 'cession_notice', notice_id: r.body.notice_id, sha256: r.body.sha256 } });
+    expect((await h.json('GET', `/v1/audit/${r.body.notice_id}`, { key })).body.entries[0].type).toBe('notice.generated');
+    // a cancelled operation has nothing to notify
+    await h.json('POST', `/v1/factoring/operation/${id}/cancel`, { key, body: { reason: 'withdrawn' } });
+    expectError(await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: id, debtor_nif: '599000023', parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } }), 409, 'invalid_transition');
+  });
+
+  test('errors: a bad IBAN, a bad NIF, missing parties or invoices, an unknown operation, a bad language, too many invoices; scope; tenants', async () => {
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: given({ payment: { iban: 'PT50000201231234567890155' } }) }), 422, 'invalid_iban').fields[0].path).toBe('payment.iban');
+    const badNif = given();
+    badNif.parties.debtor.nif = '599000024';
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: badNif }), 422, 'validation_failed').fields[0].path).toBe('parties.debtor.nif');
+    const missing = await h.json('POST', '/v1/notice/cession', { key, body: { parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } });
+    expect(expectError(missing, 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['parties.assignor', 'parties.debtor', 'invoices']);
+    expectError(await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: 'fop_00000000-0000-7000-8000-000000000000', parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } }), 404, 'resource_not_found');
+    expectError(await h.json('POST', '/v1/notice/cession', { key, body: given({ language: 'fr' }) }), 422, 'validation_failed');
+    expectError(await h.json('POST', '/v1/notice/cession', { key, body: given({ invoices: Array.from({ length: 501 }, (_, i) => ({ number: `X${i}`, issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 1 })) }) }), 422, 'validation_failed');
+    const narrow = await h.tenant({ scopes: ['score'] });
+    expectError(await h.json('POST', '/v1/notice/cession', { key: narrow.api_key, body: given() }), 403, 'insufficient_scope');
+    const mine = await h.json('POST', '/v1/notice/cession', { key, body: given() });
+    const other = await h.tenant();
+    expectError(await h.json('GET', `/v1/notice/cession/${mine.body.notice_id}`, { key: other.api_key }), 404, 'resource_not_found');
+    expect((await h.call('GET', `/v1/notice/cession/${mine.body.notice_id}/pdf`, { key: other.api_key })).status).toBe(404);
+  });
+
+  test('Idempotency-Key: the same notice again, JSON or PDF', async () => {
+    const a = await h.json('POST', '/v1/notice/cession', { key, body: given(), headers: { 'idempotency-key': 'ntc-1' } });
+    const b = await h.json('POST', '/v1/notice/cession', { key, body: given(), headers: { 'idempotency-key': 'ntc-1' } });
+    expect(b.body.notice_id).toBe(a.body.notice_id);
+    const p1 = await post(given(), { accept: 'application/pdf', 'idempotency-key': 'ntc-2' });
+    expect(p1.headers.get('content-type')).toBe('application/pdf');
+    const p2 = await h.json('POST', '/v1/notice/cession', { key, body: given(), headers: { accept: 'application/pdf', 'idempotency-key': 'ntc-2' } });
+    expect(p2.headers.get('idempotent-replayed')).toBe('true');
+    expect(p2.body.notice_id).toBe(p1.headers.get('x-notice-id'));
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * OAuth 2.0 client credentials (issue 23, spec §5.7): clients administered like keys, the token
+ * endpoint driven by a real OAuth client library (oauth4webapi) with both client authentication
+ * methods, RFC 6749 §5.2 errors with the §2.8 fields, tokens verified from outside against the JWKS
+ * with jose, accepted wherever a key is (scopes, rate limit, usage, idempotency, tenants), refused
+ * at once after the client is deleted or the tenant suspended, and signing keys rotated without
+ * breaking tokens in flight.
+ */
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
+import * as oauth from 'oauth4webapi';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { eq } from 'drizzle-orm';
+import { dispatch } from '../src/app';
+import { expectError, makeApp, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
+
+let h: TestApp;
+beforeAll(async () => {
+  h = await makeApp({}, { workers: false });
+});
+afterAll(() => h.close());
+
+const issuer = () => new URL(h.ctx.oauth!.issuer);
+/** the library's HTTP goes to the application in process */
+const viaApp = ((url: string, init: RequestInit) => dispatch(h.app, new Request(url, init))) as unknown as typeof fetch;
+const libOptions = () => ({ [oauth.customFetch]: viaApp, [oauth.allowInsecureRequests]: true });
+
+async function newClient(key: string, body: Record<string, unknown> = { name: 'backend', scopes: ['score', 'esg'] }) {
+  const r = await h.json('POST', '/v1/admin/oauth-clients', { key, body });
+  expect(r.status).toBe(201);
+  return r.body as { client_id: string; client_secret: string; scopes: string[] };
+}
+
+async function tokenWithLibrary(clientId: string, secret: string, params: Record<string, string> = {}, method: 'basic' | 'post' = 'basic') {
+  const as = await oauth.processDiscoveryResponse(issuer(), await oauth.discoveryRequest(issuer(), { algorithm: 'oauth2', ...libOptions() }));
+  const client: oauth.Client = { client_id: clientId };
+  const auth = method === 'basic' ? oauth.ClientSecretBasic(secret) : oauth.ClientSecretPost(secret);
+  const res = await oauth.clientCredentialsGrantRequest(as, client, auth, new URLSearchParams(params), libOptions());
+  return oauth.processClientCredentialsResponse(as, client, res);
+}
+
+const tokenRequest = (form: string, headers: Record<string, string> = {}) =>
+  h.json('POST', '/v1/oauth/token', { rawBody: form, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+describe('the token endpoint, as an OAuth library uses it', () => {
+  test('client credentials with HTTP Basic and with client_secret_post; the token works as a key, with the client\u2019s scopes and rate limit', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key, { name: 'backend', scopes: ['score', 'esg'], rate_limit_per_minute: 321 });
+    expect(c.client_id).toMatch(/^oc_[0-9a-f]{24}$/);
+    expect(c.client_secret).toMatch(/^ocs_/);
+    const viaBasic = await tokenWithLibrary(c.client_id, c.client_secret);
+    expect(viaBasic).toMatchObject({ token_type: 'bearer', expires_in: 900, scope: 'score esg' });
+    const viaPost = await tokenWithLibrary(c.client_id, c.client_secret, { scope: 'score' }, 'post');
+    expect(viaPost.scope).toBe('score');
+
+    const scored = await h.json('POST', '/v1/score', { key: viaBasic.access_token, body: { nif: '599000015' } });
+    expect(scored.status).toBe(200);
+    expect(scored.headers.get('x-ratelimit-limit')).toBe('321');
+    // the narrower token cannot assess ESG, the full one can reach the route
+    expectError(await h.json('POST', '/v1/esg', { key: viaPost.access_token, body: {} }), 403, 'insufficient_scope');
+    expect((await h.json('POST', '/v1/esg', { key: viaBasic.access_token, body: {} })).status).toBe(422);
+    // usage is attributed to the client's principal
+    await h.ctx.usage.flush();
+    const { db, t: tb } = h.ctx.database;
+    const [client] = await db.select().from(tb.oauthClients).where(eq(tb.oauthClients.id, c.client_id));
+    const usage = await db.select().from(tb.usageRecords).where(eq(tb.usageRecords.tenantId, t.tenant_id));
+    expect(usage.find((u) => u.meter === 'score')?.apiKeyId).toBe(client!.keyId);
+    // Idempotency-Key works the same
+    const body = { nif: '599000015', refresh: 'force_refresh' };
+    const a = await h.json('POST', '/v1/score', { key: viaBasic.access_token, body, headers: { 'idempotency-key': 'oauth-1' } });
+    const b = await h.json('POST', '/v1/score', { key: viaBasic.access_token, body, headers: { 'idempotency-key': 'oauth-1' } });
+    expect(b.headers.get('idempotent-replayed')).toBe('true');
+    expect(b.body.computed_at).toBe(a.body.computed_at);
+  });
+
+  test('the token verified from outside against the JWKS: ES256, at+jwt, tenant, environment, client, scopes, 15 minutes', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key);
+    const tok = await tokenWithLibrary(c.client_id, c.client_secret);
+    const jwks = (await h.json('GET', '/.well-known/jwks.json')).body;
+    expect(jwks.keys.every((k: any) => k.kty === 'EC' && k.crv === 'P-256' && !('d' in k))).toBe(true);
+    const { payload, protectedHeader } = await jwtVerify(tok.access_token, createLocalJWKSet(jwks), { issuer: issuer().href.replace(/\/$/, ''), audience: issuer().href.replace(/\/$/, ''), currentDate: h.clock.now() });
+    expect(protectedHeader).toMatchObject({ alg: 'ES256', typ: 'at+jwt' });
+    expect(payload).toMatchObject({ sub: c.client_id, tid: t.tenant_id, env: 'sandbox', scope: 'score esg' });
+    expect(payload.exp! - payload.iat!).toBe(900);
+  });
+
+  test('RFC 6749 §5.2 errors with the §2.8 fields; invalid_client is 401 with a Basic challenge; no-store', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key);
+    const wrong = await tokenRequest('grant_type=client_credentials', { authorization: basic(c.client_id, 'ocs_wrong') });
+    expect(expectError(wrong, 401, 'invalid_client')).toMatchObject({ error: 'invalid_client', error_description: expect.any(String) });
+    expect(wrong.headers.get('www-authenticate')).toContain('Basic');
+    expect(wrong.headers.get('cache-control')).toBe('no-store');
+    const cases: [string, Record<string, string>, number, string][] = [
+      ['grant_type=password&username=a&password=b', { authorization: basic(c.client_id, c.client_secret) }, 400, 'unsupported_grant_type'],
+      ['scope=score', { authorization: basic(c.client_id, c.client_secret) }, 400, 'invalid_request'],
+      ['grant_type=client_credentials&scope=gdpr:manage', { authorization: basic(c.client_id, c.client_secret) }, 400, 'invalid_scope'],
+      ['grant_type=client_credentials&scope=teleport', { authorization: basic(c.client_id, c.client_secret) }, 400, 'invalid_scope'],
+      [`grant_type=client_credentials&client_secret=${c.client_secret}`, { authorization: basic(c.client_id, c.client_secret) }, 400, 'invalid_request'],
+      ['grant_type=client_credentials&grant_type=client_credentials', { authorization: basic(c.client_id, c.client_secret) }, 400, 'invalid_request'],
+      ['grant_type=client_credentials', {}, 401, 'invalid_client'],
+      [`grant_type=client_credentials&client_id=${c.client_id}`, {}, 401, 'invalid_client'],
+      [`grant_type=client_credentials&client_id=oc_000000000000000000000000&client_secret=x`, {}, 401, 'invalid_client'],
+    ];
+    for (const [form, headers, status, code] of cases) {
+      const r = await tokenRequest(form, headers);
+      expect({ form, body: expectError(r, status, code).error }).toEqual({ form, body: code });
+    }
+    const json = await h.json('POST', '/v1/oauth/token', { body: { grant_type: 'client_credentials' } });
+    expectError(json, 400, 'invalid_request');
+    // the library reads these errors too
+    // the library reads the challenge (and the body behind it)
+    const refused = await tokenWithLibrary(c.client_id, 'ocs_wrong').catch((e) => e);
+    expect(refused).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
+    expect(refused.cause[0].scheme).toBe('basic');
+    expect(await refused.response.json()).toMatchObject({ error: 'invalid_client', code: 'invalid_client', status: 401 });
+  });
+});
+
+describe('clients, revocation, rotation', () => {
+  test('deleting the client refuses its tokens at the next request; suspending the tenant too; keys are not affected', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key);
+    const tok = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
+    expect((await h.json('POST', '/v1/score', { key: tok, body: { nif: '599000015' } })).status).toBe(200);
+    await h.ctx.tenants.setStatus(t.tenant_id, 'suspended');
+    expectError(await h.json('POST', '/v1/score', { key: tok, body: { nif: '599000015' } }), 403, 'tenant_suspended');
+    expectError(await tokenRequest('grant_type=client_credentials', { authorization: basic(c.client_id, c.client_secret) }), 400, 'unauthorized_client');
+    await h.ctx.tenants.setStatus(t.tenant_id, 'active');
+    const del = await h.json('DELETE', `/v1/admin/oauth-clients/${c.client_id}`, { key: t.api_key });
+    expect(del.body).toMatchObject({ deleted: true, client_id: c.client_id });
+    expectError(await h.json('POST', '/v1/score', { key: tok, body: { nif: '599000015' } }), 401, 'invalid_api_key');
+    expectError(await tokenRequest('grant_type=client_credentials', { authorization: basic(c.client_id, c.client_secret) }), 401, 'invalid_client');
+    expectError(await h.json('DELETE', `/v1/admin/oauth-clients/${c.client_id}`, { key: t.api_key }), 404, 'resource_not_found');
+    expect((await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' } })).status).toBe(200);
+  });
+
+  test('the client list never shows a secret and is not the key list; audited; another tenant cannot manage it', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key);
+    const list = await h.json('GET', '/v1/admin/oauth-clients', { key: t.api_key });
+    expect(list.body.clients).toEqual([expect.objectContaining({ client_id: c.client_id, scopes: ['score', 'esg'], secret_prefix: c.client_secret.slice(0, 8) })]);
+    expect(JSON.stringify(list.body)).not.toContain(c.client_secret);
+    const keys = (await h.json('GET', '/v1/admin/keys', { key: t.api_key })).body.keys;
+    expect(keys.every((k: any) => k.key_prefix.startsWith('sk_'))).toBe(true);
+    const { db, t: tb } = h.ctx.database;
+    const audit = await db.select().from(tb.auditLog).where(eq(tb.auditLog.tenantId, t.tenant_id));
+    expect(audit.map((a) => a.action)).toContain('oauth_client.created');
+    const [row] = await db.select().from(tb.oauthClients).where(eq(tb.oauthClients.id, c.client_id));
+    expect(JSON.stringify(row)).not.toContain(c.client_secret);
+    expectError(await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: row!.keyId } }), 404, 'resource_not_found');
+    const other = await h.tenant();
+    expectError(await h.json('DELETE', `/v1/admin/oauth-clients/${c.client_id}`, { key: other.api_key }), 404, 'resource_not_found');
+    // a client's token cannot read another tenant's data
+    const tok = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
+    const theirs = await h.json('POST', '/v1/decision', { key: other.api_key, body: { nif: '599000015', context: { operation_type: 'factoring', amount_eur: 1000, expected_term_days: 30 } } });
+    expectError(await h.json('GET', `/v1/decisions/${theirs.body.decision_id}`, { key: tok }), 404, 'resource_not_found');
+  });
+
+  test('scopes within the caller\u2019s; environment; errors', async () => {
+    const t = await h.tenant();
+    const narrow = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'n', scopes: ['keys:manage', 'score'] });
+    expectError(await h.json('POST', '/v1/admin/oauth-clients', { key: narrow.api_key, body: { name: 'x', scopes: ['esg'] } }), 403, 'insufficient_scope');
+    expectError(await h.json('POST', '/v1/admin/oauth-clients', { key: t.api_key, body: { name: 'x', env: 'live' } }), 403, 'cross_environment_forbidden');
+    expectError(await h.json('POST', '/v1/admin/oauth-clients', { key: t.api_key, body: { scopes: ['score'] } }), 422, 'validation_failed');
+    const scoreOnly = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 's', scopes: ['score'] });
+    expectError(await h.json('GET', '/v1/admin/oauth-clients', { key: scoreOnly.api_key }), 403, 'insufficient_scope');
+  });
+
+  test('secret rotation: the old secret works for its grace, then not; tokens already issued keep working', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key);
+    const before = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
+    const rotated = await h.json('POST', `/v1/admin/oauth-clients/${c.client_id}/rotate-secret`, { key: t.api_key, body: { grace_hours: 1 } });
+    expect(rotated.body.client_secret).not.toBe(c.client_secret);
+    expect((await tokenWithLibrary(c.client_id, c.client_secret)).access_token).toBeString();
+    expect((await tokenWithLibrary(c.client_id, rotated.body.client_secret)).access_token).toBeString();
+    const now = await h.json('POST', `/v1/admin/oauth-clients/${c.client_id}/rotate-secret`, { key: t.api_key, body: { grace_hours: 0 } });
+    expect(await tokenWithLibrary(c.client_id, rotated.body.client_secret).catch((e) => e.response?.status)).toBe(401);
+    expect((await tokenWithLibrary(c.client_id, now.body.client_secret)).access_token).toBeString();
+    expect((await h.json('POST', '/v1/score', { key: before, body: { nif: '599000015' } })).status).toBe(200);
+  });
+
+  test('signing keys rotate without breaking tokens in flight; an expired token is refused', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key);
+    const old = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
+    const oldKid = decodeProtectedHeader(old).kid;
+    const newKid = await h.ctx.oauth!.rotate();
+    const fresh = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
+    expect(decodeProtectedHeader(fresh).kid).toBe(newKid);
+    expect(newKid).not.toBe(oldKid);
+    const kids = (await h.json('GET', '/.well-known/jwks.json')).body.keys.map((k: any) => k.kid);
+    expect(kids).toEqual(expect.arrayContaining([oldKid, newKid]));
+    expect((await h.json('POST', '/v1/score', { key: old, body: { nif: '599000015' } })).status).toBe(200);
+    h.clock.advance(16 * 60_000);
+    expectError(await h.json('POST', '/v1/score', { key: old, body: { nif: '599000015' } }), 401, 'invalid_api_key');
+    expectError(await h.json('POST', '/v1/score', { key: `${old.slice(0, -4)}AAAA`, body: { nif: '599000015' } }), 401, 'invalid_api_key');
+  });
+});
