@@ -21,6 +21,7 @@ import { invoiceRoutes } from './features/invoice';
 import { saftRoutes } from './features/saft';
 import { auditRoutes, auditTrail } from './features/audit';
 import { capitalRoutes } from './features/capital';
+import { csrdRoutes } from './features/csrd';
 import { catalogRoutes } from './features/system/catalog-routes';
 import { OAuthTokens, oauthRoutes } from './features/oauth';
 import { noticeRoutes } from './features/notice';
@@ -71,6 +72,7 @@ export function createApp(ctx: AppContext) {
     .use(amlRoutes(ctx, aml))
     .use(kycRoutes(ctx, { nif: nifs, aml, scores }))
     .use(esgRoutes(ctx))
+    .use(csrdRoutes(ctx))
     .use(erpRoutes(ctx))
     .use(reconcileRoutes(ctx))
     .use(invoiceRoutes(ctx))

@@ -39,8 +39,9 @@ describe('POST /v1/esg', () => {
     const a = await esg(ESG_EXAMPLES.developing_manufacturer);
     const b = await esg(ESG_EXAMPLES.developing_manufacturer, { path: '/v1/esg-score' });
     expect(b.status).toBe(200);
-    const { computed_at: _a, ...ra } = a.body;
-    const { computed_at: _b, ...rb } = b.body;
+    const { computed_at: _a, assessment_id: _ia, ...ra } = a.body;
+    const { computed_at: _b, assessment_id: _ib, ...rb } = b.body;
+    expect(_ia).not.toBe(_ib);
     expect(rb).toEqual(ra);
   });
 
@@ -76,10 +77,11 @@ describe('POST /v1/esg', () => {
 
   test('every assessment is stored with its inputs and result, and metered', async () => {
     const t = await h.tenant();
-    await esg(ESG_EXAMPLES.leader, { key: t.api_key });
+    const r = await esg(ESG_EXAMPLES.leader, { key: t.api_key });
     const e = h.ctx.database.t.esgAssessments;
     const rows = await h.ctx.database.db.select().from(e).where(eq(e.tenantId, t.tenant_id));
     expect(rows.length).toBe(1);
+    expect(rows[0]!.id).toBe(r.body.assessment_id);
     expect(rows[0]!.answers).toEqual(ESG_EXAMPLES.leader.answers);
     expect((rows[0]!.result as any).tier).toBe('leader');
     await h.ctx.usage.flush();

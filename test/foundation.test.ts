@@ -107,7 +107,7 @@ describe('error contract (§2.8)', () => {
     expect(r.headers.get('x-request-id')).toMatch(/^req_/);
   });
   test('a catalog API this deployment does not serve → 404 not_found saying so; /roadmap lists the catalog', async () => {
-    for (const [method, path] of [['POST', '/v1/csrd/report'], ['POST', '/v1/forecast']] as const) {
+    for (const [method, path] of [['GET', '/v1/supplier-portal/embed'], ['POST', '/v1/forecast']] as const) {
       const b = expectError(await h.json(method, path, { key, ...(method === 'POST' ? { body: {} } : {}) }), 404, 'not_found');
       expect(b.message).toContain('is in the API catalog');
     }

@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { spawnServer } from './helpers';
 setDefaultTimeout(60_000); // hooks ignore bunfig's timeout and default to 5 s
+/** the page's document, inside page.evaluate (runs in the browser) */
+declare const document: any;
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 let server: Awaited<ReturnType<typeof spawnServer>>;

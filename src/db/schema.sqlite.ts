@@ -4,5 +4,5 @@ import { defineSchema } from './schema';
 export const {
   tenants, apiKeys, auditLog, usageRecords, idempotencyKeys, scoreResults, esgAssessments, erpConnections,
   syncRuns, invoices, bankTransactions, webhookEndpoints, events, webhookDeliveries, creditDecisions, creditPolicies, amlListVersions, amlEntries, amlScreenings, kycVerifications, saftRuns, saftChunks,
-  financeOperations, assignedInvoices, confirmingProgrammes, confirmingSuppliers, confirmingPayables, auditEntries, cessionNotices, insuranceSubmissions, gdprRequests, oauthClients, oauthSigningKeys, appMeta,
+  financeOperations, assignedInvoices, confirmingProgrammes, confirmingSuppliers, confirmingPayables, auditEntries, cessionNotices, insuranceSubmissions, gdprRequests, csrdReports, oauthClients, oauthSigningKeys, appMeta,
 } = defineSchema(sqliteKit);

@@ -740,6 +740,29 @@ export function defineSchema(k: Kit) {
     retiredAt: k.ts('retired_at'),
   });
 
+  /** VSME sustainability reports (POST /v1/csrd/report): the data and the PDF as generated, re-downloadable */
+  const csrdReports = k.table(
+    'csrd_reports',
+    {
+      /** rep_ + UUID */
+      id: k.text('id').primaryKey(),
+      tenantId: k.text('tenant_id').notNull().references(() => tenants.id),
+      env: k.text('env').notNull(),
+      assessmentId: k.text('assessment_id').notNull(),
+      nif: k.text('nif').notNull(),
+      language: k.text('language').notNull(), // pt-PT | en
+      /** SHA-256 (hex) of the PDF bytes */
+      sha256: k.text('sha256').notNull(),
+      /** the PDF, base64 */
+      pdf: k.text('pdf').notNull(),
+      /** the JSON report as answered */
+      data: k.json<Record<string, unknown>>('data').notNull(),
+      createdAt: k.ts('created_at').notNull(),
+      retainUntil: k.ts('retain_until'),
+    },
+    (t) => [k.index('csrd_tenant_idx').on(t.tenantId, t.env, t.createdAt), k.index('csrd_nif_idx').on(t.tenantId, t.env, t.nif)],
+  );
+
   return {
     tenants,
     apiKeys,
@@ -772,6 +795,7 @@ export function defineSchema(k: Kit) {
     cessionNotices,
     insuranceSubmissions,
     gdprRequests,
+    csrdReports,
     oauthClients,
     oauthSigningKeys,
     appMeta,

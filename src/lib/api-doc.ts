@@ -25,6 +25,8 @@ export function apiDoc(opts: {
   examples?: Record<string, { summary: string; value: unknown }>;
   /** a route taking JSON or a file (plugins/http-errors BINARY_BODIES): the JSON schema and the file types */
   binaryBody?: { json?: unknown; types: string[]; maxBytes: number; formFields?: Record<string, unknown>; fileExamples?: Record<string, Record<string, { summary: string; value: string }>> };
+  /** other media types the success answers in (by Accept): media type → description; documented as binary content of each 2xx */
+  alsoAnswers?: Record<string, string>;
 }) {
   return {
     ...(opts.formBody ? { 'x-form-body': opts.formBody } : {}),
@@ -32,6 +34,7 @@ export function apiDoc(opts: {
     ...(opts.binaryBody ? { 'x-binary-body': opts.binaryBody } : {}),
     ...(opts.responses ? { 'x-responses': opts.responses } : {}),
     ...(opts.localised ? { 'x-localised': true } : {}),
+    ...(opts.alsoAnswers ? { 'x-also-answers': opts.alsoAnswers } : {}),
     summary: opts.summary,
     tags: [opts.tag],
     ...(opts.description ? { description: opts.description } : {}),

@@ -51,6 +51,7 @@ export const Recommendation = t.Object({
 });
 
 export const EsgResponse = t.Object({
+  assessment_id: t.String({ format: 'uuid', description: 'The stored assessment: POST /v1/csrd/report builds a VSME report from it' }),
   overall: t.Integer({ minimum: 0, maximum: 100 }),
   tier: t.Union([t.Literal('leader'), t.Literal('advancer'), t.Literal('developing'), t.Literal('starter'), t.Literal('lagging')]),
   environmental: t.Integer({ minimum: 0, maximum: 100 }),

@@ -15,7 +15,9 @@ export class EsgService {
   async assess(caller: ScoreCaller, body: { nif: string; customer_reference?: string; sector: string; answers: Record<string, AnswerValue> }, lang: 'en' | 'pt') {
     const result = assessEsg({ sector: body.sector, answers: body.answers }, lang);
     const computedAt = this.now();
+    const id = crypto.randomUUID();
     const response = {
+      assessment_id: id,
       ...result,
       algorithm_version: ESG_ALGORITHM_VERSION,
       computed_at: computedAt.toISOString(),
@@ -26,7 +28,7 @@ export class EsgService {
     await withTx((tx) => {
       this.database.touchTenant(caller.tenantId, 'scores'); // decisions read the latest assessment through a cache
       return this.database.insertMany(tx, t.esgAssessments, [{
-        id: crypto.randomUUID(),
+        id,
         tenantId: caller.tenantId,
         env: caller.env,
         nif: body.nif,

@@ -28,7 +28,7 @@ export const API_CATALOG: CatalogEntry[] = [
   { method: 'GET', path: '/v1/supplier-portal/embed', readiness: 'live', servedAs: 'GET /v1/supplier-portal/embed (the page: /portal/confirming)' },
   { method: 'POST', path: '/v1/notice/cession', readiness: 'live', servedAs: 'POST /v1/notice/cession (PDF or JSON; GET /v1/notice/cession/{id}[/pdf])' },
   { method: 'WEBHOOK', path: '/v1/events', readiness: 'beta', servedAs: 'signed webhooks (POST /v1/admin/webhooks) and GET /v1/events' },
-  { method: 'POST', path: '/v1/csrd/report', readiness: 'live' },
+  { method: 'POST', path: '/v1/csrd/report', readiness: 'live', servedAs: 'POST /v1/csrd/report (JSON, or the PDF with Accept: application/pdf; stored: GET /v1/csrd/reports/{id} and /pdf)' },
   { method: 'POST', path: '/v1/basel/capital', readiness: 'roadmap, fourth quarter 2026', servedAs: 'POST /v1/basel/capital' },
   { method: 'GET', path: '/v1/audit/{operation_id}', readiness: 'beta', servedAs: 'GET /v1/audit/{operation_id}' },
   { method: 'POST', path: '/v1/gdpr/request', readiness: 'live', servedAs: 'POST /v1/gdpr/request (data-subject requests; GET /v1/gdpr/requests[/{id}[/bundle]])' },

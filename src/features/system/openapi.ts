@@ -123,6 +123,8 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       delete op['x-responses'];
       const localised = op['x-localised'] === true;
       delete op['x-localised'];
+      const alsoAnswers = op['x-also-answers'] as Record<string, string> | undefined;
+      delete op['x-also-answers'];
       const form = op['x-form-body'] as Record<string, unknown> | undefined;
       delete op['x-form-body'];
       const alternatives = op['x-binary-body'] as { json?: unknown; types: string[]; maxBytes: number; formFields?: Record<string, unknown>; fileExamples?: Record<string, Record<string, { summary: string; value: string }>> } | undefined;
@@ -196,6 +198,12 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
             ...(localised ? { 'Content-Language': { $ref: '#/components/headers/Content-Language' }, Vary: { $ref: '#/components/headers/Vary' } } : {}),
           };
       if (!own && !Object.keys(responses).some((s) => s.startsWith('2'))) responses['200'] = { description: 'Success', headers: headerRefs };
+      if (alsoAnswers)
+        for (const [status, r] of Object.entries(responses))
+          if (status.startsWith('2')) {
+            r.content = { ...(r.content as object | undefined), ...Object.fromEntries(Object.entries(alsoAnswers).map(([type, description]) => [type, { schema: { type: 'string', format: 'binary', description } }])) };
+            r.headers = { ...(r.headers as object), Vary: { $ref: '#/components/headers/Vary' } };
+          }
       for (const [status, codes] of groupByStatus(errors)) {
         responses[String(status)] = {
           description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].meaning}`).join('\n\n'),
@@ -248,7 +256,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
         'Retry-After': { description: 'Seconds to wait before retrying. Sent with every 429 (rate_limited, daily_quota_exceeded), with 503 upstream_unavailable and with 409 idempotency_key_in_use; not with the other codes of the same status, which a retry does not cure.', schema: { type: 'integer' } },
         'Idempotent-Replayed': { description: '"true" when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
         'Content-Language': { description: 'The language of the texts in the body: en, or pt-PT when Accept-Language asked for Portuguese.', schema: { type: 'string', enum: ['en', 'pt-PT'] } },
-        Vary: { description: 'Accept-Language: the body depends on it (for caches).', schema: { type: 'string' } },
+        Vary: { description: 'The request headers the body depends on (for caches): Accept-Language, and Accept where the route answers JSON or a file.', schema: { type: 'string' } },
         'WWW-Authenticate': { description: 'Bearer realm="api", error="invalid_token" (RFC 6750).', schema: { type: 'string' } },
       },
       securitySchemes: {

@@ -1,0 +1,175 @@
+import { Elysia } from 'elysia';
+import type { AppContext } from '../../context';
+import { authed } from '../../plugins/auth';
+import { langOf, requestState } from '../../plugins/request-state';
+import { apiDoc } from '../../lib/api-doc';
+import { ApiError, validationError } from '../../lib/errors';
+import { isValidNif } from '../../lib/nif';
+import { CsrdReport, CsrdReportRequest, ReportIdParams, validateReportBody, type CsrdReportBody, type CsrdReportInput } from './model';
+import type { ReportLanguage } from './mapping';
+import { CsrdService } from './service';
+
+export const PDF = 'application/pdf';
+
+/**
+ * Whether the caller prefers the PDF: `application/pdf` with a q above 0 and not below the q of
+ * JSON (application/json, application/*, *∕*). No Accept, or JSON preferred: JSON.
+ */
+export function wantsPdf(accept: string | null | undefined): boolean {
+  if (!accept) return false;
+  let pdf = 0;
+  let json = 0;
+  for (const part of accept.split(',')) {
+    const [type, ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim());
+    const qp = params.find((p) => p.startsWith('q='));
+    const q = qp ? Number(qp.slice(2)) : 1;
+    if (!Number.isFinite(q)) continue;
+    if (type === PDF) pdf = Math.max(pdf, q);
+    else if (type === 'application/json' || type === 'application/*' || type === '*/*') json = Math.max(json, type === 'application/json' ? q : q - 0.0001);
+  }
+  return pdf > 0 && pdf >= json;
+}
+
+/** The report language: the body's, else Accept-Language when it names pt or en, else pt-PT. */
+function reportLanguage(body: CsrdReportInput, headers: Record<string, string | undefined>): ReportLanguage {
+  if (body.language) return body.language;
+  const header = headers['accept-language'];
+  if (header && /(^|,)\s*(pt|en)(-[a-z0-9]+)*\s*(;|,|$)/i.test(header)) return langOf(headers) === 'pt' ? 'pt-PT' : 'en';
+  return 'pt-PT';
+}
+
+const pdfHeaders = (report: CsrdReportBody, base: Record<string, unknown>) => ({
+  ...(base as Record<string, string>),
+  'content-type': PDF,
+  'content-disposition': `inline; filename="${report.report_id}.pdf"`,
+  'content-language': report.language,
+  vary: 'Accept, Accept-Language',
+  'x-report-id': report.report_id,
+  etag: `"${report.sha256}"`,
+  // RFC 9530: the SHA-256 of the bytes, as in the JSON's sha256 (hex there, base64 here)
+  'repr-digest': `sha-256=:${Buffer.from(report.sha256, 'hex').toString('base64')}:`,
+});
+
+const pdfResponse = (report: CsrdReportBody, pdf: Uint8Array, status: number, headers: Record<string, unknown>) =>
+  new Response(pdf, { status, headers: pdfHeaders(report, headers) });
+
+const EXAMPLES = {
+  by_nif: {
+    summary: 'The latest assessment of a NIF, in Portuguese, for 2026, with cover details',
+    value: {
+      nif: '505201348',
+      language: 'pt-PT',
+      reporting_period: { start: '2026-01-01', end: '2026-12-31' },
+      company: { name: 'Metalúrgica Exemplo, Lda.', address: 'Rua da Indústria 12, 3800-055 Aveiro', legal_form: 'Sociedade por quotas', country: 'PT', turnover_eur: 2130000, employees: 60 },
+    },
+  },
+  by_assessment: { summary: 'One assessment by its id, in English (other fields default)', value: { assessment_id: '6f1c2a9e-4b7d-4c1e-9a53-0d2b8e7f1a24', language: 'en' } },
+};
+
+/** POST /v1/csrd/report and the stored reports (scope `esg`). docs/csrd.md. */
+export function csrdRoutes(ctx: AppContext) {
+  const service = new CsrdService(ctx.database, ctx.usage, () => ctx.clock.now());
+  return (
+    new Elysia({ name: 'csrd' })
+      .use(authed(ctx, 'esg'))
+      // An Idempotency-Key replay (answered by the guard with the stored JSON) honours the replay's
+      // own Accept: a caller asking for the PDF gets the stored PDF of the same report.
+      .onAfterHandle(async ({ request, response, auth }) => {
+        if (!(response instanceof Response) || response.headers.get('idempotent-replayed') !== 'true' || response.status !== 201) return;
+        if (!wantsPdf(request.headers.get('accept'))) return;
+        const stored = JSON.parse(await response.clone().text()) as { report_id?: string };
+        if (!stored.report_id) return;
+        const { report, pdf } = await service.get(auth, stored.report_id, true);
+        const headers: Record<string, string> = {};
+        response.headers.forEach((v, k) => {
+          if (k !== 'content-type' && k !== 'content-length') headers[k] = v;
+        });
+        return pdfResponse(report, pdf!, 201, { ...headers, location: `/v1/csrd/reports/${report.report_id}` });
+      })
+      .post(
+        '/v1/csrd/report',
+        async ({ auth, body, headers, set, request }) => {
+          const input = body as CsrdReportInput;
+          const language = reportLanguage(input, headers);
+          const { report, pdf } = await service.create(auth, input, language);
+          set.status = 201;
+          set.headers.location = `/v1/csrd/reports/${report.report_id}`;
+          set.headers['content-language'] = language;
+          set.headers.vary = 'Accept, Accept-Language';
+          if (!wantsPdf(headers.accept)) return report;
+          // the PDF is not what an Idempotency-Key replay stores: store the JSON report (the
+          // replay then answers in the format its own Accept asks for, see onAfterHandle)
+          const state = requestState(request);
+          if (state.idempotencyClaim) {
+            await ctx.idempotency.complete(state.idempotencyClaim, 201, JSON.stringify(report));
+            state.idempotencyClaim = undefined;
+          }
+          return pdfResponse(report, pdf, 201, set.headers);
+        },
+        {
+          transform({ body }) {
+            const fields = validateReportBody(body);
+            if (fields.length) throw validationError(fields);
+            const nif = (body as { nif?: string }).nif;
+            if (nif !== undefined && !isValidNif(nif)) throw new ApiError('invalid_nif', 'The NIF fails the mod-11 check digit.', { fields: [{ path: 'nif', message: 'not a valid NIF' }] });
+          },
+          body: CsrdReportRequest,
+          response: { 201: CsrdReport },
+          detail: apiDoc({
+            summary: 'VSME sustainability report (CSRD) from an ESG assessment: JSON or PDF',
+            description:
+              'From one of your ESG assessments (assessment_id from POST /v1/esg, or the latest of a NIF): the VSME Basic module disclosures B1–B11 with each datapoint\'s value, unit, VSME reference and status ("not_reported" where the questionnaire has no answer, "not_applicable" where the company declared so), the Comprehensive-module datapoints the questionnaire collects (C3, C5–C9), the pillar scores and tier, the 27 indicators, the linked SDGs (aligned or not, with targets), and the recommendations, in pt-PT (default) or en. `Accept: application/pdf` answers the PDF itself (cover, scores with charts, indicator table, SDGs, disclosures, recommendations); the JSON carries the PDF\'s SHA-256 and pdf_url. The report is stored: GET /v1/csrd/reports/{id} and /pdf. docs/csrd.md.',
+            tag: 'esg',
+            security: 'BearerAuth',
+            operationId: 'createCsrdReport',
+            errors: ['resource_not_found', 'invalid_nif'],
+            localised: true,
+            examples: EXAMPLES,
+            alsoAnswers: { [PDF]: 'The report as a PDF (Accept: application/pdf), with Repr-Digest (its SHA-256) and Location' },
+          }),
+        },
+      )
+      .get(
+        '/v1/csrd/reports/:id',
+        async ({ auth, params, headers, set }) => {
+          const pdf = wantsPdf(headers.accept);
+          const { report, pdf: bytes } = await service.get(auth, params.id, pdf);
+          set.headers['content-language'] = report.language;
+          set.headers.vary = 'Accept';
+          // the PDF bypasses the JSON response schema (Elysia does not check a Response)
+          if (pdf) return pdfResponse(report, bytes!, 200, set.headers) as unknown as CsrdReportBody;
+          return report;
+        },
+        {
+          params: ReportIdParams,
+          response: { 200: CsrdReport },
+          detail: apiDoc({
+            summary: 'A stored VSME report (JSON, or the PDF with Accept: application/pdf)',
+            tag: 'esg',
+            security: 'BearerAuth',
+            operationId: 'getCsrdReport',
+            errors: ['resource_not_found'],
+            alsoAnswers: { [PDF]: 'The stored PDF (Accept: application/pdf)' },
+          }),
+        },
+      )
+      .get(
+        '/v1/csrd/reports/:id/pdf',
+        async ({ auth, params, set }) => {
+          const { report, pdf } = await service.get(auth, params.id, true);
+          return pdfResponse(report, pdf!, 200, set.headers);
+        },
+        {
+          params: ReportIdParams,
+          detail: apiDoc({
+            summary: 'The PDF of a stored VSME report, byte for byte as first generated (its SHA-256 is the JSON\'s sha256)',
+            tag: 'esg',
+            security: 'BearerAuth',
+            operationId: 'getCsrdReportPdf',
+            errors: ['resource_not_found'],
+            alsoAnswers: { [PDF]: 'The stored PDF, with ETag and Repr-Digest (its SHA-256)' },
+          }),
+        },
+      )
+  );
+}

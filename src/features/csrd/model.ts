@@ -1,0 +1,154 @@
+import { t, type Static } from 'elysia';
+import { Value } from '@sinclair/typebox/value';
+import { DateTime, Nif } from '../../lib/schemas';
+import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
+import { Recommendation } from '../esg/model';
+
+const Sdg = t.Integer({ minimum: 1, maximum: 17 });
+const Pillar = t.Union([t.Literal('E'), t.Literal('S'), t.Literal('G')]);
+const Language = t.Union([t.Literal('pt-PT'), t.Literal('en')], { description: 'Language of the report (labels, texts, number format). Default: Accept-Language when it names pt or en, else pt-PT.' });
+const DateOnly = t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'A calendar date, YYYY-MM-DD', examples: ['2026-01-01'] });
+
+export const ReportingPeriod = t.Object(
+  { start: DateOnly, end: DateOnly },
+  { description: 'The period the report covers (start ≤ end). Default: the calendar year in which the assessment was made.' },
+);
+
+export const CompanyDetails = t.Object(
+  {
+    name: t.Optional(t.String({ minLength: 1, maxLength: 200, examples: ['Metalúrgica Exemplo, Lda.'] })),
+    address: t.Optional(t.String({ minLength: 1, maxLength: 300, examples: ['Rua da Indústria 12, 3800-055 Aveiro'] })),
+    legal_form: t.Optional(t.String({ minLength: 1, maxLength: 100, examples: ['Sociedade por quotas'] })),
+    country: t.Optional(t.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 code of the country of primary operations', examples: ['PT'] })),
+    turnover_eur: t.Optional(t.Number({ minimum: 0, maximum: 1e12, description: 'Turnover in euros (B1); with the intensities it also gives total energy (B3) and water withdrawal (B6)' })),
+    balance_sheet_eur: t.Optional(t.Number({ minimum: 0, maximum: 1e12, description: 'Balance sheet total in euros (B1)' })),
+    employees: t.Optional(t.Integer({ minimum: 0, maximum: 10_000_000, description: 'Number of employees, headcount (B1)' })),
+  },
+  { description: 'Optional details for the cover and B1, as the caller states them (not checked against a registry).' },
+);
+
+/** The documented request. The cross-field rules (exactly one of assessment_id and nif; start ≤ end) are checked by validateReportBody. */
+export const CsrdReportRequest = t.Object(
+  {
+    assessment_id: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'An ESG assessment of this tenant and environment (assessment_id of POST /v1/esg). Give this or nif, not both.' })),
+    nif: t.Optional(
+      t.String({ pattern: '^[0-9]{9}$', description: 'Use the latest ESG assessment of this NIF in this tenant and environment (9 digits, valid check digit). Give this or assessment_id, not both.', examples: ['505201348'] }),
+    ),
+    language: t.Optional(Language),
+    reporting_period: t.Optional(ReportingPeriod),
+    company: t.Optional(CompanyDetails),
+  },
+  { description: 'Exactly one of assessment_id and nif.' },
+);
+
+const DatapointValue = t.Union([t.Number(), t.Boolean(), t.String(), t.Array(t.String()), t.Null()]);
+const Status = t.Union([t.Literal('reported'), t.Literal('not_reported'), t.Literal('not_applicable')]);
+
+export const ReportDatapoint = t.Object({
+  id: t.String({ examples: ['b3_scope1'] }),
+  label: t.String(),
+  value: DatapointValue,
+  display: t.String({ description: 'The value as printed in the PDF' }),
+  unit: t.Union([t.String(), t.Null()]),
+  vsme_reference: t.String({ examples: ['B3 §30'] }),
+  status: Status,
+  source: t.Union([t.Literal('assessment'), t.Literal('company'), t.Literal('derived'), t.Literal('report')]),
+  indicator: t.Union([t.String(), t.Null()], { description: 'The questionnaire indicator behind the datapoint' }),
+});
+
+export const ReportDisclosure = t.Object({
+  code: t.String({ examples: ['B3'] }),
+  title: t.String(),
+  datapoints: t.Array(ReportDatapoint),
+});
+
+export const CsrdReport = t.Object({
+  report_id: t.String({ pattern: '^rep_[0-9a-f-]{36}$', examples: ['rep_0b7f3c52-8d0e-4a47-9d55-2f1f6a9d0c11'] }),
+  assessment_id: t.String(),
+  nif: Nif,
+  language: Language,
+  reporting_period: ReportingPeriod,
+  sector: t.String({ examples: ['C25'] }),
+  company: CompanyDetails,
+  scores: t.Object({
+    overall: t.Integer({ minimum: 0, maximum: 100 }),
+    environmental: t.Integer({ minimum: 0, maximum: 100 }),
+    social: t.Integer({ minimum: 0, maximum: 100 }),
+    governance: t.Integer({ minimum: 0, maximum: 100 }),
+    tier: t.Union([t.Literal('leader'), t.Literal('advancer'), t.Literal('developing'), t.Literal('starter'), t.Literal('lagging')]),
+    vsme_alignment: t.Integer({ minimum: 0, maximum: 27 }),
+    weights: t.Object({ E: t.Number(), S: t.Number(), G: t.Number() }, { description: 'Pillar weights of the sector (fractions)' }),
+    algorithm_version: t.String(),
+    assessed_at: DateTime,
+  }),
+  disclosures: t.Array(ReportDisclosure, { description: 'VSME Basic module B1–B11' }),
+  comprehensive_disclosures: t.Array(ReportDisclosure, { description: 'The Comprehensive-module datapoints the questionnaire collects (C3, C5–C9)' }),
+  indicators: t.Array(
+    t.Object({
+      key: t.String(),
+      pillar: Pillar,
+      label: t.String(),
+      value: DatapointValue,
+      display: t.String(),
+      unit: t.Union([t.String(), t.Null()]),
+      status: Status,
+      vsme_reference: t.String(),
+      sdgs: t.Array(Sdg),
+    }),
+    { description: 'The 27 questionnaire indicators (the PDF indicator table)' },
+  ),
+  recommendations: t.Array(Recommendation),
+  sdgs: t.Array(
+    t.Object({
+      goal: Sdg,
+      title: t.String(),
+      aligned: t.Boolean({ description: 'Aligned per the assessment (docs/esg.md §6)' }),
+      pillars: t.Array(Pillar),
+      indicators: t.Array(t.String(), { description: 'The reported indicators linked to the goal' }),
+      targets: t.Array(t.String(), { description: 'The SDG targets those indicators address (docs/csrd.md §4)' }),
+    }),
+  ),
+  sha256: t.String({ pattern: '^[0-9a-f]{64}$', description: 'SHA-256 of the PDF bytes (hex)' }),
+  pdf_url: t.String({ examples: ['/v1/csrd/reports/rep_0b7f3c52-8d0e-4a47-9d55-2f1f6a9d0c11/pdf'] }),
+  synthetic: t.Boolean({ description: 'Made with a sandbox key' }),
+  created_at: DateTime,
+});
+export type CsrdReportBody = Static<typeof CsrdReport>;
+export type CsrdReportInput = Static<typeof CsrdReportRequest>;
+
+export const ReportIdParams = t.Object({ id: t.String({ maxLength: 64, description: 'report_id (rep_…)' }) });
+
+const isRealDate = (s: string) => {
+  const d = new Date(`${s}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+};
+
+/** Every failing field at once: the schema, exactly one of assessment_id/nif, real dates, start ≤ end. */
+export function validateReportBody(body: unknown): FieldError[] {
+  if (!isJsonObject(body)) return [NOT_AN_OBJECT];
+  const fields: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const e of Value.Errors(CsrdReportRequest, body)) {
+    const path = e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)';
+    if (seen.has(path)) continue;
+    seen.add(path);
+    fields.push({ path, message: path === 'language' ? "must be 'pt-PT' or 'en'" : e.message });
+  }
+  const b = body as Record<string, unknown>;
+  const hasId = b.assessment_id !== undefined;
+  const hasNif = b.nif !== undefined;
+  if (hasId === hasNif) {
+    const message = hasId ? 'give assessment_id or nif, not both' : 'give assessment_id or nif (exactly one)';
+    for (const path of ['assessment_id', 'nif']) if (!seen.has(path)) fields.push({ path, message });
+  }
+  const period = b.reporting_period as Record<string, unknown> | undefined;
+  if (isJsonObject(period)) {
+    for (const k of ['start', 'end'] as const) {
+      const v = period[k];
+      if (typeof v === 'string' && /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(v) && !isRealDate(v)) fields.push({ path: `reporting_period.${k}`, message: 'not a calendar date' });
+    }
+    if (typeof period.start === 'string' && typeof period.end === 'string' && isRealDate(period.start) && isRealDate(period.end) && period.start > period.end)
+      fields.push({ path: 'reporting_period.end', message: 'must not be before reporting_period.start' });
+  }
+  return fields;
+}
