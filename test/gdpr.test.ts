@@ -44,6 +44,7 @@ const TABLES = (h: TestApp) => {
     cession_notices: t.cessionNotices,
     insurance_submissions: t.insuranceSubmissions,
     gdpr_requests: t.gdprRequests,
+    csrd_reports: t.csrdReports,
   };
 };
 
@@ -165,6 +166,7 @@ async function populate(h: TestApp, tag: string): Promise<Populated> {
     await tx.insert(t.confirmingSuppliers).values({ id: crypto.randomUUID(), tenantId, env: 'sandbox', programmeId: programme, supplierNif: '599000023', data: { email: `joana.${tag}@example.pt` }, createdAt: now });
     await tx.insert(t.confirmingPayables).values({ id: `cpy_${Bun.randomUUIDv7()}`, tenantId, env: 'sandbox', programmeId: programme, supplierNif: '599000023', number: `FT ${tag}/9`, status: 'approved', amountCents: 5000, dueDate: '2027-01-31', data: {}, version: 1, createdAt: now, updatedAt: now });
     await tx.insert(t.cessionNotices).values({ id: `ntc_${Bun.randomUUIDv7()}`, tenantId, env: 'sandbox', operationId: null, language: 'pt-PT', sha256: '0'.repeat(64), pdf: 'JVBERi0=', data: {}, createdAt: now });
+    await tx.insert(t.csrdReports).values({ id: `rep_${Bun.randomUUIDv7()}`, tenantId, env: 'sandbox', assessmentId: crypto.randomUUID(), nif: '512345678', language: 'pt-PT', sha256: '0'.repeat(64), pdf: 'JVBERi0=', data: {}, createdAt: now });
     await tx.insert(t.gdprRequests).values({ id: `dsr_${Bun.randomUUIDv7()}`, tenantId, env: 'sandbox', type: 'access', status: 'completed', subject: { name: `Maria ${tag}` }, result: { found: {}, bundle: { categories: { invoices: [{ customer_name: `Maria ${tag}` }] } } }, reason: null, requestedAt: now, dueAt: now, version: 2, createdAt: now, updatedAt: now, completedAt: now });
     await tx.insert(t.insuranceSubmissions).values({ id: `ins_${Bun.randomUUIDv7()}`, tenantId, env: 'sandbox', buyerNif: '599000015', status: 'full', requestedCents: 100_000, grantedCents: 100_000, insurer: 'sandbox', data: {}, createdAt: now });
     await tx.insert(t.kycVerifications).values({

@@ -32,6 +32,7 @@ export const EXPORT_ARRAY_CATEGORIES = [
   'cession_notices',
   'insurance_submissions',
   'gdpr_requests',
+  'csrd_reports',
 ] as const;
 export type ExportArrayCategory = (typeof EXPORT_ARRAY_CATEGORIES)[number];
 
@@ -99,6 +100,7 @@ export const ExportBundle = t.Object(
     audit_entries: Rows('The hash-chained audit trails of operations, programmes, payables, notices and insurance submissions (GET /v1/audit/{id}).'),
     cession_notices: Rows('Notices of assignment (POST /v1/notice/cession), the PDF included (base64).'),
     insurance_submissions: Rows('Buyer-limit requests to credit insurers (POST /v1/insurance/submit) and their answers.'),
+    csrd_reports: Rows('VSME sustainability reports (POST /v1/csrd/report): the JSON and the PDF (base64) as generated.'),
     gdpr_requests: Rows('Data-subject requests (POST /v1/gdpr/request): who asked what, when, the deadline, what was done and kept, the access bundles.'),
     end_of_export: t.Object(
       {

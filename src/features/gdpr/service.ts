@@ -56,6 +56,7 @@ const KEPT_AS_THEY_ARE: { name: ExportArrayCategory; table: (s: Schema) => PgTab
   { name: 'cession_notices', table: (s) => s.cessionNotices },
   { name: 'insurance_submissions', table: (s) => s.insuranceSubmissions },
   { name: 'gdpr_requests', table: (s) => s.gdprRequests },
+  { name: 'csrd_reports', table: (s) => s.csrdReports },
 ];
 export const CATEGORIES: readonly CategorySpec[] = [
   { name: 'api_keys', table: (s) => s.apiKeys, omit: ['key_hash'], omitReason: 'hash of the secret key; the plaintext is never stored' },
@@ -116,6 +117,7 @@ export const RETAINED_CATEGORIES = [
   'kyc_verifications',
   ...FINANCE_CATEGORIES,
   'gdpr_requests',
+  'csrd_reports',
 ] as const;
 /** Deleted on erase: no law requires them. */
 export const DELETED_CATEGORIES = ['erp_connections', 'webhook_deliveries', 'webhook_endpoints', 'events', 'idempotency_keys', 'credit_policies', 'saft_runs'] as const;
@@ -135,6 +137,7 @@ export const ANONYMISED = [
   'invoices.customer_reference → keyed hash; customer_name → null; personal keys inside data (names, e-mail, phone, address, IBAN) → removed; customer_nif kept (tax record of a business counterparty)',
   'bank_transactions.customer_reference → keyed hash; counterparty_name, counterparty_iban, description → null',
   'gdpr_requests.subject (the person\'s identifiers) → {}; result.bundle (the access bundles) → removed; type, dates, status and what was done kept as the record of compliance (art. 5(2))',
+  'csrd_reports: kept unchanged (reports on companies\' sustainability, as the ESG assessments they are drawn from)',
   'finance_operations.customer_reference → null; confirming_suppliers: personal keys inside data (contact e-mail, phone) → removed; the other finance records and the audit trails are kept unchanged (business records of companies; their hash chains stay verifiable)',
 ];
 
@@ -442,6 +445,7 @@ export class GdprService {
         ['audit_entries', t.auditEntries],
         ['cession_notices', t.cessionNotices],
         ['insurance_submissions', t.insuranceSubmissions],
+        ['csrd_reports', t.csrdReports],
       ] as const) {
         finance[name] = (await tx.update(table as typeof t.auditEntries).set({ retainUntil }).where(eq((table as typeof t.auditEntries).tenantId, tenantId)).returning({ id: (table as typeof t.auditEntries).id })).length;
       }
