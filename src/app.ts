@@ -28,6 +28,7 @@ import { noticeRoutes } from './features/notice';
 import { insuranceRoutes, insuranceService } from './features/insurance';
 import { CONFIRMING_DEFAULT_SWEEP, confirmingRoutes, confirmingService } from './features/confirming';
 import { portalRoutes } from './features/portal';
+import { forecastRoutes } from './features/forecast';
 import { FACTORING_DEFAULT_SWEEP, factoringRoutes, factoringService } from './features/factoring';
 
 type NativeRoute = (request: Request) => Promise<Response>;
@@ -83,6 +84,7 @@ export function createApp(ctx: AppContext) {
     .use(insuranceRoutes(ctx, insuranceService(ctx, decisions, audit)))
     .use(confirmingRoutes(ctx, confirming))
     .use(portalRoutes(ctx, confirming))
+    .use(forecastRoutes(ctx))
     .use(capitalRoutes(ctx, scores))
     .use(catalogRoutes(ctx))
     .use(oauthRoutes(ctx, ctx.oauth))

@@ -20,7 +20,7 @@ export const API_CATALOG: CatalogEntry[] = [
   { method: 'GET', path: '/v1/erp/{provider}/invoices', readiness: 'live', servedAs: 'GET /v1/erp/{provider}/invoices (and /transactions)' },
   { method: 'POST', path: '/v1/saft/parse', readiness: 'live', servedAs: 'POST /v1/saft/parse (raw, gzip or multipart; ?import=true; large files 202: GET /v1/saft/parse/{id})' },
   { method: 'POST', path: '/v1/invoice/extract', readiness: 'live', servedAs: 'POST /v1/invoice/extract' },
-  { method: 'POST', path: '/v1/forecast', readiness: 'roadmap, fourth quarter 2026' },
+  { method: 'POST', path: '/v1/forecast', readiness: 'roadmap, fourth quarter 2026', servedAs: 'POST /v1/forecast (JSON, SVG or PNG)' },
   { method: 'GET', path: '/v1/index/spreads', readiness: 'beta', servedAs: 'GET /v1/index/spreads' },
   { method: 'POST', path: '/v1/reconcile', readiness: 'live', servedAs: 'POST /v1/reconcile' },
   { method: 'POST', path: '/v1/factoring/operation', readiness: 'live', servedAs: 'POST /v1/factoring/operation (GET /v1/factoring/operations, transitions POST /v1/factoring/operation/{id}/{action})' },

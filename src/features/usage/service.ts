@@ -26,6 +26,7 @@ export const PRICES_CENTS: Record<string, number | null> = {
   basel_capital: 1,
   cession_notice: 50,
   insurance_submit: 100,
+  forecast: 30,
   csrd_report: 100,
   bureau_passthrough: null,
 };

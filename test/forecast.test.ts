@@ -1,0 +1,139 @@
+/**
+ * POST /v1/forecast (issue 22): the engine (deterministic, bands ordered, receipts placed by observed
+ * delays and collection rates, payables and recurring outflows, weeks at risk), the backtest on the
+ * demo books, the HTTP route on synced books as JSON, SVG and PNG (rendered and looked at), errors,
+ * scope, tenants.
+ */
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
+import { Value } from '@sinclair/typebox/value';
+import * as mupdf from 'mupdf';
+import { backtestOnDemo } from '../src/features/forecast/backtest';
+import { forecast, recurringOutflows, type ForecastInput } from '../src/features/forecast/engine';
+import { ForecastResponse } from '../src/features/forecast';
+import { connectSandboxErp, expectError, makeApp, type TestApp } from './helpers';
+setDefaultTimeout(60_000); // hooks ignore bunfig's timeout and default to 5 s
+
+const dayNum = (s: string) => Math.floor(Date.parse(`${s}T00:00:00Z`) / 86_400_000);
+const base = (o: Partial<ForecastInput> = {}): ForecastInput => ({
+  as_of: '2026-06-30',
+  weeks: 13,
+  opening_balance_cents: 1_000_000,
+  // a customer who pays 10 days late, three times over
+  invoices: [
+    ...['2026-03-01', '2026-04-01', '2026-05-01'].map((d, i) => ({ number: `OLD-${i}`, customer: 'C1', issue_date: d, due_date: d, gross_cents: 100_000, payments: [{ date: new Date((dayNum(d) + 10) * 86_400_000).toISOString().slice(0, 10), amount_cents: 100_000 }] })),
+    { number: 'OPEN-1', customer: 'C1', issue_date: '2026-06-20', due_date: '2026-07-14', gross_cents: 500_000, payments: [] },
+  ],
+  transactions: [],
+  payables: [],
+  ...o,
+});
+
+describe('the engine', () => {
+  test('an open invoice arrives its customer\u2019s delay after its due date; the same input gives the same answer; bands ordered', () => {
+    const r = forecast(base());
+    expect(forecast(base())).toEqual(r);
+    for (const w of r.weeks) expect(w.balance_p10_cents <= w.balance_p50_cents && w.balance_p50_cents <= w.balance_p90_cents).toBe(true);
+    // due 14 July + 10 days = 24 July: week 4 (week 1 starts on 1 July)
+    const week = r.weeks.find((w) => w.receipts_p50_cents >= 500_000)!;
+    expect(week.week).toBe(4);
+    expect(r.weeks.at(-1)!.balance_p50_cents).toBe(1_500_000);
+    expect(r.assumptions).toMatchObject({ open_receivables: 1, customers_with_own_delays: 1 });
+  });
+
+  test('payables and monthly outflows lower the balance; a negative balance puts the week at risk', () => {
+    const social = Array.from({ length: 6 }, (_, i) => ({ date: `2026-0${i + 1}-20`, amount_cents: -150_000 - i * 1000, description: 'PAG SEG SOCIAL 2026' }));
+    expect(recurringOutflows(social, dayNum('2026-06-30'))).toEqual([expect.objectContaining({ label: 'PAG SEG SOCIAL', day_of_month: 20 })]);
+    const r = forecast(base({ transactions: social, payables: [{ due_date: '2026-07-08', amount_cents: 1_200_000 }] }));
+    expect(r.weeks[1]!.payments_cents).toBe(1_200_000);
+    expect(r.weeks.filter((w) => w.payments_cents >= 150_000).length).toBeGreaterThanOrEqual(4); // the payable and 20 July, August, September
+    expect(r.weeks_at_risk).toContain(2);
+    expect(r.weeks.find((w) => w.week === 2)!.at_risk).toBe(true);
+  });
+
+  test('a document without a due date (FS, FR) is settled when issued; an invoice overdue past anything observed is not expected', () => {
+    const r = forecast(base({ invoices: [...base().invoices, { number: 'FS-1', customer: 'C2', issue_date: '2026-06-29', due_date: null, gross_cents: 900_000, payments: [] }, { number: 'LATE', customer: 'C1', issue_date: '2026-03-01', due_date: '2026-03-02', gross_cents: 900_000, payments: [] }] }));
+    expect(r.weeks.at(-1)!.balance_p50_cents).toBe(1_500_000);
+  });
+
+  test('the backtest on the demo books: the error is small against the balance and the band catches part of what happened', () => {
+    const b = backtestOnDemo({ origins: ['2026-05-04', '2026-07-27'], paths: 200 });
+    expect(b.comparisons).toBe(26);
+    expect(b.relative_mae).toBeLessThan(0.2);
+    expect(b.band_coverage).toBeGreaterThan(0.1);
+  });
+});
+
+describe('POST /v1/forecast', () => {
+  let h: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    h = await makeApp();
+    key = (await h.tenant()).api_key;
+    await connectSandboxErp(h, key, 'demo', { customerReference: 'books' });
+    const run = await h.json('POST', '/v1/erp-connector/sync', { key, body: { provider: 'demo', customer_reference: 'books' } });
+    for (let i = 0; i < 300; i++) {
+      if ((await h.json('GET', `/v1/erp-connector/sync/${run.body.run_id}`, { key })).body.status === 'succeeded') break;
+      await Bun.sleep(20);
+    }
+  });
+  afterAll(() => h.close());
+  const body = { source: { provider: 'demo', customer_reference: 'books' }, as_of: '2026-07-01' };
+
+  test('JSON from the synced books; the opening balance from the movements or given', async () => {
+    const r = await h.json('POST', '/v1/forecast', { key, body });
+    expect(r.status).toBe(200);
+    expect(Value.Check(ForecastResponse, r.body)).toBe(true);
+    expect(r.body).toMatchObject({ as_of: '2026-07-01', currency: 'EUR', source: 'demo/books', opening_balance_source: 'movements', algorithm_version: 'forecast-1.0.0' });
+    expect(r.body.weeks.length).toBe(13);
+    expect(r.body.weeks[0].start).toBe('2026-07-02');
+    const given = await h.json('POST', '/v1/forecast', { key, body: { ...body, weeks: 4, opening_balance_cents: { amount: -5_000_000 } } });
+    expect(given.body).toMatchObject({ opening_balance_cents: -5_000_000, opening_balance_source: 'given' });
+    expect(given.body.weeks.length).toBe(4);
+    expect(given.body.weeks_at_risk[0]).toBe(1);
+  });
+
+  test('the chart: SVG (valid, a band, a line, 13 points) and PNG (rendered: not blank)', async () => {
+    const svg = await h.call('POST', '/v1/forecast', { key, body, headers: { accept: 'image/svg+xml' } });
+    expect(svg.headers.get('content-type')).toContain('image/svg+xml');
+    const text = await svg.text();
+    expect(text.startsWith('<svg')).toBe(true);
+    expect(text.match(/class="pt"/g)!.length).toBe(13);
+    expect(text).toContain('class="band"');
+    expect(text).toContain('class="p50"');
+    expect(new DOMParserLike(text).ok).toBe(true);
+    const png = await h.call('POST', '/v1/forecast', { key, body, headers: { accept: 'image/png' } });
+    expect(png.headers.get('content-type')).toBe('image/png');
+    const bytes = new Uint8Array(await png.arrayBuffer());
+    const img = new mupdf.Image(bytes).toPixmap();
+    expect([img.getWidth(), img.getHeight()]).toEqual([720, 360]);
+    const px = img.getPixels();
+    let coloured = 0;
+    for (let i = 0; i < px.length; i += img.getNumberOfComponents()) if (px[i]! < 200 || px[i + 1]! < 200 || px[i + 2]! < 200) coloured++;
+    expect(coloured / (img.getWidth() * img.getHeight())).toBeGreaterThan(0.02);
+  });
+
+  test('errors: no books under the source, bad weeks or date; scope; another tenant sees nothing', async () => {
+    expect(expectError(await h.json('POST', '/v1/forecast', { key, body: { source: { provider: 'demo', customer_reference: 'nobody' } } }), 404, 'resource_not_found').fields[0].path).toBe('source');
+    expectError(await h.json('POST', '/v1/forecast', { key, body: { ...body, weeks: 27 } }), 422, 'validation_failed');
+    expectError(await h.json('POST', '/v1/forecast', { key, body: { ...body, as_of: '07/01/2026' } }), 422, 'validation_failed');
+    const narrow = await h.tenant({ scopes: ['score'] });
+    expectError(await h.json('POST', '/v1/forecast', { key: narrow.api_key, body }), 403, 'insufficient_scope');
+    const other = await h.tenant();
+    expectError(await h.json('POST', '/v1/forecast', { key: other.api_key, body }), 404, 'resource_not_found');
+  });
+});
+
+/** well-formedness of the SVG: every tag closed, in order */
+class DOMParserLike {
+  ok: boolean;
+  constructor(xml: string) {
+    const stack: string[] = [];
+    let ok = true;
+    for (const m of xml.matchAll(/<(\/?)([a-zA-Z][\w:-]*)[^>]*?(\/?)>/g)) {
+      if (m[3]) continue;
+      if (m[1]) ok &&= stack.pop() === m[2];
+      else stack.push(m[2]!);
+    }
+    this.ok = ok && stack.length === 0;
+  }
+}
