@@ -1,4 +1,4 @@
-import * as mupdf from 'mupdf';
+import { mupdfLib } from '../../lib/mupdf';
 import { PDFDocument, StandardFonts, rgb } from 'pdf-lib';
 import type { ForecastResult } from './engine';
 
@@ -82,6 +82,7 @@ export async function forecastPng(r: ForecastResult, title: string): Promise<Uin
   page.drawText(g.title, { x: M.l, y: Y(24), size: 14, font: bold, color: rgb(0.1, 0.1, 0.1) });
   page.drawText(g.axis, { x: (W + M.l) / 2 - font.widthOfTextAtSize(g.axis, 11) / 2, y: Y(H - 10), size: 11, font, color: rgb(0.2, 0.2, 0.2) });
   const pdf = await doc.save();
+  const mupdf = await mupdfLib();
   const rendered = mupdf.Document.openDocument(pdf, 'application/pdf').loadPage(0).toPixmap(mupdf.Matrix.scale(1, 1), mupdf.ColorSpace.DeviceRGB, false);
   return new Uint8Array(rendered.asPNG());
 }

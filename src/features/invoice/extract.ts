@@ -4,8 +4,7 @@
  * Both are loaded on first use, from the package's own files (no network).
  */
 import readerWasm from 'zxing-wasm/reader/zxing_reader.wasm' with { type: 'file' };
-// (the package exports only its module: the wasm is taken by path)
-import mupdfWasm from '../../../node_modules/mupdf/dist/mupdf-wasm.wasm' with { type: 'file' };
+import { mupdfLib } from '../../lib/mupdf';
 import { ApiError } from '../../lib/errors';
 import { decodeQr, NotAtQr } from './qr';
 
@@ -33,17 +32,6 @@ export async function qrTextsInImage(bytes: Uint8Array): Promise<string[]> {
 }
 
 /** the pages of a PDF (at most `maxPages`) rendered to PNG at 2× (144 dpi): enough for an invoice QR */
-let mupdfModule: Promise<typeof import('mupdf')> | null = null;
-function mupdfLib() {
-  mupdfModule ??= (async () => {
-    // the wasm handed over from the embedded file: the module would look for it beside itself,
-    // which a compiled binary does not have
-    (globalThis as Record<string, unknown>).$libmupdf_wasm_Module = { wasmBinary: await Bun.file(mupdfWasm as unknown as string).arrayBuffer() };
-    return import('mupdf');
-  })();
-  return mupdfModule;
-}
-
 export async function pdfPagesAsPng(bytes: Uint8Array, maxPages = 5): Promise<Uint8Array[]> {
   const mupdf = await mupdfLib();
   let doc;
