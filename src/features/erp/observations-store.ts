@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import type { Env } from '../tenants/service';
 import { buyerBehaviour, sellerBooks, type BuyerBehaviour, type ObservedDocument, type SellerBooks, type SellerDocument } from './observations';
@@ -57,26 +57,49 @@ function mostCommonProvider(rows: DocRow[]) {
  * them, and its own books when it is a connected company (connections initiated with company_nif).
  * Null when they hold nothing about it.
  */
-export async function loadErpObservations(database: Database, tenantId: string, env: Env, nif: string, asOf: Date): Promise<ErpObservations | null> {
+/**
+ * The two reads every score makes, prepared once per database: Drizzle's query building costs more
+ * than these indexed reads themselves (about 200 µs a score when built each time, measured).
+ */
+const prepared = new WeakMap<Database, { asBuyer: { execute(p: Record<string, string>): Promise<DocRow[]> }; own: { execute(p: Record<string, string>): Promise<{ provider: string; ref: string }[]> } }>();
+function preparedReads(database: Database) {
+  let p = prepared.get(database);
+  if (!p) {
+    const inv = database.t.invoices;
+    const c = database.t.erpConnections;
+    p = {
+      asBuyer: database.db
+        .select(docColumns(database))
+        .from(inv)
+        .where(and(eq(inv.tenantId, sql.placeholder('tenantId')), eq(inv.env, sql.placeholder('env')), eq(inv.customerNif, sql.placeholder('nif')), eq(inv.status, 'N'), inArray(inv.documentType, ['FT', 'ND'])))
+        .orderBy(desc(inv.issueDate))
+        .limit(MAX_DOCUMENTS)
+        .prepare('erp_observations_as_buyer') as never,
+      own: database.db
+        .select({ provider: c.provider, ref: c.customerReference })
+        .from(c)
+        .where(and(eq(c.tenantId, sql.placeholder('tenantId')), eq(c.env, sql.placeholder('env')), eq(c.companyNif, sql.placeholder('nif')), eq(c.status, 'active')))
+        .prepare('erp_observations_own') as never,
+    };
+    prepared.set(database, p);
+  }
+  return p;
+}
+const docColumns = (database: Database) => {
   const inv = database.t.invoices;
-  const cols = {
+  return {
     provider: inv.provider, customerReference: inv.customerReference, number: inv.number, issueDate: inv.issueDate, dueDate: inv.dueDate,
     grossTotalCents: inv.grossTotalCents, netTotalCents: inv.netTotalCents, documentType: inv.documentType, customerNif: inv.customerNif, syncedAt: inv.syncedAt,
   };
+};
+
+export async function loadErpObservations(database: Database, tenantId: string, env: Env, nif: string, asOf: Date): Promise<ErpObservations | null> {
+  const inv = database.t.invoices;
+  const cols = docColumns(database);
   const today = asOf.toISOString().slice(0, 10);
-
-  const asBuyer = (await database.db
-    .select(cols)
-    .from(inv)
-    .where(and(eq(inv.tenantId, tenantId), eq(inv.env, env), eq(inv.customerNif, nif), eq(inv.status, 'N'), inArray(inv.documentType, ['FT', 'ND'])))
-    .orderBy(desc(inv.issueDate))
-    .limit(MAX_DOCUMENTS)) as DocRow[];
-
-  const c = database.t.erpConnections;
-  const own = await database.db
-    .select({ provider: c.provider, ref: c.customerReference })
-    .from(c)
-    .where(and(eq(c.tenantId, tenantId), eq(c.env, env), eq(c.companyNif, nif), eq(c.status, 'active')));
+  const reads = preparedReads(database);
+  const asBuyer = (await reads.asBuyer.execute({ tenantId, env, nif })).map((r) => ({ ...r, syncedAt: r.syncedAt instanceof Date ? r.syncedAt : new Date(r.syncedAt) })) as DocRow[];
+  const own = await reads.own.execute({ tenantId, env, nif });
   let asSeller: DocRow[] = [];
   if (own.length) {
     const since = new Date(asOf.getTime() - 730 * 86_400_000).toISOString().slice(0, 10);
