@@ -12,13 +12,8 @@ import type { Env } from '../tenants/service';
 import type { OfferT, PayableViewT, ProgrammeBody } from './model';
 import { nextPayableStatus, payableActions, payableHoldsInvoice, type PayableAction, type PayableStatus } from './states';
 
-export interface FinanceCaller {
-  tenantId: string;
-  env: Env;
-  keyId: string | null;
-  requestId: string | null;
-  scoreGeneration?: number;
-}
+export type { FinanceCaller } from '../finance/caller';
+import type { FinanceCaller } from '../finance/caller';
 type ProgrammeRow = AppContext['database']['t']['confirmingProgrammes']['$inferSelect'];
 type PayableRow = AppContext['database']['t']['confirmingPayables']['$inferSelect'];
 interface ProgrammeData {

@@ -11,13 +11,8 @@ import { daysBetween, discountCents, shareCents, sumCents } from '../finance/mon
 import type { CreateOperationBody, OperationView, Pricing } from './model';
 import { allowedActions, holdsInvoices, nextStatus, type OperationAction, type OperationStatus } from './states';
 
-export interface FinanceCaller {
-  tenantId: string;
-  env: Env;
-  keyId: string | null;
-  requestId: string | null;
-  scoreGeneration?: number;
-}
+export type { FinanceCaller } from '../finance/caller';
+import type { FinanceCaller } from '../finance/caller';
 
 /** Commission on the face value, by modality: without recourse it also pays for the credit-risk cover. */
 export const SERVICE_FEE_BPS = { recourse: 50, non_recourse: 100 } as const;

@@ -5,6 +5,7 @@
  * spread of the delays (a seeded Monte Carlo: the same input gives the same answer). Pure: data in,
  * result out, no clock, no I/O.
  */
+import { fnv1a32, mulberry32 } from '../../lib/prng';
 export const FORECAST_ALGORITHM_VERSION = 'forecast-1.0.0';
 const DAY_MS = 86_400_000;
 const day = (iso: string) => Math.floor(Date.parse(`${iso.slice(0, 10)}T00:00:00Z`) / DAY_MS);
@@ -89,17 +90,6 @@ const DEFAULT_TERMS_DAYS = 30;
 /** the portfolio's delays when the books show none at all */
 const FALLBACK_DELAYS = [0, 0, 5, 10, 15, 30, 45, 60];
 
-/** mulberry32: small, fast, seedable */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const q = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 
 /** Days paid after the due date, per customer, from the invoices paid in full by the forecast date. */
@@ -237,9 +227,7 @@ export function forecast(input: ForecastInput): ForecastResult {
   for (const [d, cents] of outflowByDay) paymentsPerWeek[weekOf(d)]! += cents;
 
   // Monte Carlo over the receipts: each open invoice is paid its customer's delay (a draw) after its due date
-  let seed = 2166136261;
-  for (const o of open) for (let i = 0; i < o.inv.number.length; i++) seed = Math.imul(seed ^ o.inv.number.charCodeAt(i), 16777619);
-  const rand = prng(seed ^ asOf);
+  const rand = mulberry32(fnv1a32(open.map((o) => o.inv.number).join('|')) ^ asOf);
   const balances: number[][] = Array.from({ length: input.weeks }, () => new Array<number>(paths));
   const receipts: number[][] = Array.from({ length: input.weeks }, () => new Array<number>(paths));
   const delaysOf = (customer: string) => {
