@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config';
 import { createContext } from '../src/context';
 import { createApp, dispatch } from '../src/app';
 import { createLogger } from '../src/lib/log';
+import { ESG_EXAMPLES } from '../src/features/esg/examples';
 
 const N = Number(process.argv[2] ?? 200_000);
 const ctx = await createContext(loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-profile-')), LOG_LEVEL: 'silent', SEED_DEMO_TENANT: 'false', ...Object.fromEntries(['DATABASE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'ENCRYPTION_KEY'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!])) }), { log: createLogger('silent') });
@@ -25,11 +26,15 @@ if (off.has('limiter')) {
 }
 const app = createApp(ctx);
 const t = await ctx.tenants.createTenant({ name: 'bench', plan: 'enterprise', rateLimitPerMinute: 1e9, dailyQuota: 1e9 });
-const headers = { authorization: `Bearer ${t.api_key}`, 'content-type': 'application/json', 'content-length': '19' };
-const body = '{"nif":"599000015"}';
+const headers: Record<string, string> = { authorization: `Bearer ${t.api_key}`, 'content-type': 'application/json', 'content-length': '19' };
+// ROUTE=esg profiles POST /v1/esg; REFRESH=force_refresh a force-refreshed score
+const route = process.env.ROUTE === 'esg' ? '/v1/esg' : '/v1/score';
+const body = process.env.ROUTE === 'esg' ? JSON.stringify(ESG_EXAMPLES.developing_manufacturer) : JSON.stringify({ nif: '599000015', ...(process.env.REFRESH ? { refresh: process.env.REFRESH } : {}) });
+headers['content-length'] = String(Buffer.byteLength(body));
 const CONC = Number(process.env.CONC ?? 1);
 const one = async () => {
-  const res = await dispatch(app, new Request('http://localhost/v1/score', { method: 'POST', headers, body }));
+  const res = await dispatch(app, new Request(`http://localhost${route}`, { method: 'POST', headers, body }));
+  if (res.status !== 200) throw new Error(`${res.status} ${await res.text()}`);
   await res.text();
 };
 const t0 = performance.now();

@@ -50,7 +50,7 @@ describe('walChangeSignal (SQLite wal-index header)', () => {
     const own = new OwnCommits();
     const map = mapWalIndex(f)!;
     const writer = OwnCommits.writer(map.header, own.shared);
-    const signal = walChangeSignal(map.header, own);
+    const signal = walChangeSignal(map.header, [own]);
     const declared = (x: number) => {
       appender.transaction(() => {
         appender.exec(`insert into t values (${x})`);

@@ -14,6 +14,7 @@ import { defineSchema, type Schema } from './schema';
 import { migrationsFolder } from './migrations';
 import { mapWalIndex, OwnCommits, walChangeSignal, type WalIndexMap } from './sqlite-change-signal';
 import type { BackgroundMessage, BackgroundReply } from './sqlite-background';
+import { GroupCommit } from '../lib/group-commit';
 
 export type Db = PostgresJsDatabase<Record<string, never>>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -70,6 +71,27 @@ export interface Database {
    * cache-generations.ts). Only inside withTx.
    */
   touchTenant(tenantId: string, aspect: CacheAspect): void;
+  /**
+   * Inserts rows by group commit (lib/group-commit.ts): the rows of concurrent callers are committed
+   * together, one transaction per event-loop turn on SQLite, one multi-row INSERT per batch on
+   * PostgreSQL, and their marks (as touchTenant's) are announced once per batch. Resolves once the
+   * rows are committed and announced, so the caller may answer. `marks` must name every cached read
+   * the rows change: on SQLite such a commit moves the named tenants' generations
+   * (localGeneration) and `unmarkedEpoch` does not move. Inside withTx it joins the transaction.
+   */
+  commitRows(table: Table, rows: Record<string, unknown>[], marks: TenantTouch[]): Promise<void>;
+  /**
+   * SQLite: changeEpoch without the commits of commitRows, whose changes show instead in
+   * localGeneration. A cached read may rely on it only together with a local generation that covers
+   * what it read (ReadCache does this when given a generation). PostgreSQL: null.
+   */
+  unmarkedEpoch(): number | null;
+  /**
+   * SQLite: how many commitRows batches marked this tenant (or, without one, any tenant) with this
+   * aspect in this process: the local counterpart of the PostgreSQL + Redis cache generations.
+   * PostgreSQL: undefined (the generations are in Redis).
+   */
+  localGeneration(aspect: CacheAspect, tenantId?: string): number | undefined;
   tenantsChanged: ((touched: TenantTouch[]) => Promise<unknown>) | null;
   /** PostgreSQL only: the raw client (advisory locks, LISTEN) */
   pg?: postgres.Sql;
@@ -99,6 +121,18 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   let observer: ReturnType<typeof postgres> | null = null;
   const db = drizzlePg(client) as Db;
   const txStore = new AsyncLocalStorage<{ tx: Db; touched: Touched }>();
+  // a batch is one INSERT statement when it can be (its own transaction, one round trip); several
+  // batches at once, on connections of the pool
+  const grouped = new GroupCommit<RowsToCommit>(
+    async (members) => {
+      const byTable = rowsByTable(members);
+      const [first] = byTable;
+      if (byTable.size === 1 && first![1].length <= 500) await pgInsertBatches(db, first![0], first![1]);
+      else await db.transaction(async (tx) => { for (const [table, rows] of byTable) await pgInsertBatches(tx as unknown as Db, table, rows); });
+      await announce(database, marksOf(members));
+    },
+    { startAtTurnEnd: true, maxInFlight: Math.max(1, Math.floor(poolSize / 2)), maxBatch: 500 },
+  );
   const database: Database = {
     dialect: 'postgres',
     writeOne: (fn) => fn(),
@@ -160,6 +194,14 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     touchTenant(tenantId, aspect) {
       touchIn(txStore.getStore()?.touched, tenantId, aspect);
     },
+    commitRows(table, rows, marks) {
+      const outer = txStore.getStore();
+      if (!outer) return grouped.add({ table, rows, marks });
+      for (const m of marks) touchIn(outer.touched, m.tenantId, m.aspect);
+      return pgInsertBatches(outer.tx, table, rows);
+    },
+    unmarkedEpoch: () => null,
+    localGeneration: () => undefined,
     tenantsChanged: null,
     async ping() {
       await client`select 1`;
@@ -191,12 +233,12 @@ async function pgInsertBatches(tx: Db, table: Table, rows: Record<string, unknow
  */
 type Append = (table: Table, rows: Record<string, unknown>[]) => Promise<void>;
 
-function sqliteBackground(file: string, walIndex: WalIndexMap | null, ownCommits: OwnCommits, fallback: Append, log: (msg: string) => void) {
+function sqliteBackground(file: string, walIndex: WalIndexMap | null, ownCommits: OwnCommits, commitSection: SharedArrayBuffer, fallback: Append, log: (msg: string) => void) {
   // In a `bun build --compile` binary the worker is an extra entry point, found by its path from
   // the bundle's root (src/); from source, next to this file.
   const compiled = import.meta.url.includes('/$bunfs/');
   const worker = new Worker(compiled ? './db/sqlite-background.ts' : new URL('./sqlite-background.ts', import.meta.url).href);
-  worker.postMessage({ type: 'open', file, checkpointEveryMs: 500, ownCommits: ownCommits.shared, walIndexAddress: walIndex?.address ?? null } satisfies BackgroundMessage);
+  worker.postMessage({ type: 'open', file, checkpointEveryMs: 500, ownCommits: ownCommits.shared, commitSection, walIndexAddress: walIndex?.address ?? null } satisfies BackgroundMessage);
   worker.unref();
   const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   let nextId = 1;
@@ -254,6 +296,25 @@ function sqliteBackground(file: string, walIndex: WalIndexMap | null, ownCommits
       worker.terminate();
     },
   };
+}
+
+/** one caller's rows for commitRows */
+type RowsToCommit = { table: Table; rows: Record<string, unknown>[]; marks: TenantTouch[] };
+
+function rowsByTable(members: RowsToCommit[]) {
+  const byTable = new Map<Table, Record<string, unknown>[]>();
+  for (const m of members) {
+    const rows = byTable.get(m.table);
+    if (rows) rows.push(...m.rows);
+    else byTable.set(m.table, [...m.rows]);
+  }
+  return byTable;
+}
+
+function marksOf(members: RowsToCommit[]): Touched {
+  const touched: Touched = new Map();
+  for (const m of members) for (const { tenantId, aspect } of m.marks) touchIn(touched, tenantId, aspect);
+  return touched;
 }
 
 /** the marks of one transaction, deduplicated */
@@ -348,13 +409,14 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
   const appendHere: Append = (table, rows) => insertSkippingExisting(database, table, rows);
   let background: ReturnType<typeof sqliteBackground> | null = null;
   const ownCommits = new OwnCommits();
+  const commitSection = new SharedArrayBuffer(4); // see OwnCommits.writer
   // mapped once for this process (the change signal and the background worker's commits): its
   // descriptor is closed only after every connection (see WalIndexMap)
   const walIndex = file === ':memory:' ? null : mapWalIndex(file);
   if (file !== ':memory:') {
     raw.exec('PRAGMA wal_autocheckpoint = 0');
     raw.exec('PRAGMA journal_size_limit = 67108864'); // the WAL is truncated back to 64 MiB when it restarts
-    background = sqliteBackground(file, walIndex, ownCommits, appendHere, (msg) =>
+    background = sqliteBackground(file, walIndex, ownCommits, commitSection, appendHere, (msg) =>
       console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg })),
     );
   }
@@ -362,23 +424,75 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
   // bun:sqlite is one connection: a transaction is BEGIN IMMEDIATE … COMMIT behind an in-process
   // mutex, so that another request's awaits cannot slip its statements into ours.
   let tail: Promise<void> = Promise.resolve();
-  const inTx = new AsyncLocalStorage<Touched>();
   let inFlight = 0;
+  async function exclusive<R>(fn: () => Promise<R>): Promise<R> {
+    const previous = tail;
+    let release!: () => void;
+    tail = new Promise((r) => (release = r));
+    await previous;
+    inFlight++;
+    try {
+      return await fn();
+    } finally {
+      inFlight--;
+      release();
+    }
+  }
+  const inTx = new AsyncLocalStorage<Touched>();
+  // commits of withTx on this connection, and of commitRows (counted apart: see unmarkedEpoch)
   let localCommits = 0;
+  let markedCommits = 0;
   // file databases: any connection's commit shows in the shared wal-index header. Without it (in
   // memory, or no -shm to map): our own commits, and PRAGMA data_version for other connections'
   const dataVersion = raw.prepare('PRAGMA data_version');
   let lastDataVersion = -1;
+  const foreignCommits = () => {
+    const v = (dataVersion.values()[0] as number[])[0]!;
+    if (v !== lastDataVersion) {
+      lastDataVersion = v;
+      localCommits++;
+    }
+  };
+  // commitRows' commits, declared so that the unmarked signal can tell them from any other
+  const markedOwn = new OwnCommits();
+  const markedWriter = OwnCommits.writer(walIndex?.header ?? null, markedOwn.shared, commitSection);
   const changeEpoch =
-    (walIndex ? walChangeSignal(walIndex.header, ownCommits) : null) ??
+    (walIndex ? walChangeSignal(walIndex.header, [ownCommits]) : null) ??
     (() => {
-      const v = (dataVersion.values()[0] as number[])[0]!;
-      if (v !== lastDataVersion) {
-        lastDataVersion = v;
-        localCommits++;
-      }
+      foreignCommits();
+      return localCommits + markedCommits;
+    });
+  const unmarkedEpoch =
+    (walIndex ? walChangeSignal(walIndex.header, [ownCommits, markedOwn]) : null) ??
+    (() => {
+      foreignCommits();
       return localCommits;
     });
+  const generations = new Map<string, number>();
+  const bumpGeneration = (key: string) => generations.set(key, (generations.get(key) ?? 0) + 1);
+  // one transaction per event-loop turn for the rows of that turn's requests
+  const grouped = new GroupCommit<RowsToCommit>(
+    (members) =>
+      exclusive(async () => {
+        raw.exec('BEGIN IMMEDIATE');
+        try {
+          for (const m of members) await database.insertMany(db, m.table, m.rows);
+          markedWriter.beforeCommit();
+          raw.exec('COMMIT');
+        } catch (err) {
+          markedWriter.release();
+          if (raw.inTransaction) raw.exec('ROLLBACK');
+          throw err;
+        }
+        markedWriter.afterCommit();
+        markedCommits++;
+        for (const { tenantId, aspect } of marksOf(members).values()) {
+          bumpGeneration(`${aspect}:${tenantId}`);
+          bumpGeneration(`${aspect}:*`);
+        }
+      }),
+    { startAtTurnEnd: true, maxBatch: 1000 },
+  );
   // one prepared insert per table and row shape (columns holding a value; nulls are left to the default)
   const inserts = new Map<string, { execute(p: Record<string, unknown>): Promise<unknown> }>();
   const database: Database = {
@@ -409,33 +523,33 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
     t: sqliteSchema as unknown as Schema,
     async withTx(fn) {
       if (inTx.getStore()) return fn(db);
-      const previous = tail;
-      let release!: () => void;
-      tail = new Promise((r) => (release = r));
-      await previous;
       const touched: Touched = new Map();
-      let result;
-      inFlight++;
-      try {
+      const result = await exclusive(async () => {
         raw.exec('BEGIN IMMEDIATE');
         try {
-          result = await inTx.run(touched, () => fn(db));
+          const r = await inTx.run(touched, () => fn(db));
           raw.exec('COMMIT');
           localCommits++;
+          return r;
         } catch (err) {
-          raw.exec('ROLLBACK');
+          if (raw.inTransaction) raw.exec('ROLLBACK');
           throw err;
         }
-      } finally {
-        inFlight--;
-        release();
-      }
+      });
       await announce(database, touched);
       return result;
     },
     touchTenant(tenantId, aspect) {
       touchIn(inTx.getStore(), tenantId, aspect);
     },
+    commitRows(table, rows, marks) {
+      const outer = inTx.getStore();
+      if (!outer) return grouped.add({ table, rows, marks });
+      for (const m of marks) touchIn(outer, m.tenantId, m.aspect);
+      return database.insertMany(db, table, rows);
+    },
+    unmarkedEpoch,
+    localGeneration: (aspect, tenantId) => generations.get(`${aspect}:${tenantId ?? '*'}`) ?? 0,
     tenantsChanged: null,
     async ping() {
       raw.query('select 1').get();

@@ -8,7 +8,7 @@ import { Database, type Statement } from 'bun:sqlite';
 import { OwnCommits, walIndexAt } from './sqlite-change-signal';
 
 export type BackgroundMessage =
-  | { type: 'open'; file: string; checkpointEveryMs: number; /** OwnCommits' memory: where this worker's appends are declared */ ownCommits: SharedArrayBuffer; /** the main thread's mapping of the wal-index header (it owns the descriptor) */ walIndexAddress: number | null }
+  | { type: 'open'; file: string; checkpointEveryMs: number; /** OwnCommits' memory: where this worker's appends are declared */ ownCommits: SharedArrayBuffer; /** OwnCommits.writer's section, shared with the main connection's writer */ commitSection: SharedArrayBuffer; /** the main thread's mapping of the wal-index header (it owns the descriptor) */ walIndexAddress: number | null }
   /** one transaction: every group's rows, or none of them */
   | { type: 'append'; id: number; groups: { sql: string; /** values per row */ width: number; /** JSON of the rows' values, one flat array */ values: string }[] }
   | { type: 'stop' };
@@ -30,7 +30,7 @@ self.onmessage = (e: MessageEvent<BackgroundMessage>) => {
     db.exec('PRAGMA busy_timeout = 5000');
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');
-    own = OwnCommits.writer(m.walIndexAddress === null ? null : walIndexAt(m.walIndexAddress), m.ownCommits);
+    own = OwnCommits.writer(m.walIndexAddress === null ? null : walIndexAt(m.walIndexAddress), m.ownCommits, m.commitSection, true);
     timer = setInterval(() => {
       try {
         db!.exec('PRAGMA wal_checkpoint(PASSIVE)');
@@ -52,6 +52,7 @@ self.onmessage = (e: MessageEvent<BackgroundMessage>) => {
       own!.afterCommit();
       reply({ type: 'appended', id: m.id });
     } catch (err) {
+      own!.release();
       reply({ type: 'appended', id: m.id, error: err instanceof Error ? err.message : String(err) });
     }
   } else {

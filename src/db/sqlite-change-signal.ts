@@ -86,7 +86,8 @@ export function mapWalIndex(dbFile: string): WalIndexMap | null {
 /** The header of a mapping made by mapWalIndex in this process (worker threads share its memory). */
 export const walIndexAt = (address: number) => new Uint32Array(toArrayBuffer(address as Pointer, 0, 2 * HEADER_WORDS * 4));
 
-export function walChangeSignal(live: Uint32Array, exempt?: OwnCommits): () => number {
+/** exempt: records of commits not to count (one connection each; interleaved commits of two count) */
+export function walChangeSignal(live: Uint32Array, exempt: OwnCommits[] = []): () => number {
   const seen = new Uint32Array(HEADER_WORDS);
   seen.set(live.subarray(0, HEADER_WORDS));
   let version = 0;
@@ -96,7 +97,7 @@ export function walChangeSignal(live: Uint32Array, exempt?: OwnCommits): () => n
       if (live[i] !== seen[i]) {
         // compared and kept as one snapshot: a commit landing meanwhile shows at the next call
         now.set(live.subarray(0, HEADER_WORDS));
-        if (!exempt?.explains(seen, now)) version++;
+        if (!explainedBy(exempt, seen, now)) version++;
         seen.set(now);
         return version;
       }
@@ -124,9 +125,19 @@ export class OwnCommits {
    * holds the write lock (no other connection can commit then); `afterCommit` extends the chain
    * only if the change counter moved by exactly one (nothing else was committed in between), and
    * starts a new one when something else was committed since the chain's last header.
+   *
+   * `section`: shared by the writers of one process (the main connection and the background
+   * worker's). From beforeCommit to afterCommit a writer holds it, so that the other writer cannot
+   * commit between this one's COMMIT and its reading of the header after it (which then would show
+   * two commits, and the chain would break: every cache dropped). Never held for long: a writer
+   * takes it while it holds SQLite's write lock, so the other can only be finishing afterCommit.
+   * `release` ends it whatever happened (call it in a finally).
    */
-  static writer(header: Uint32Array | null, shared: SharedArrayBuffer) {
+  static writer(header: Uint32Array | null, shared: SharedArrayBuffer, section?: SharedArrayBuffer, waitForSection = false) {
     const words = new Int32Array(shared);
+    const held = section ? new Int32Array(section) : null;
+    let holding = false;
+    let undeclared = false;
     const before = new Uint32Array(HEADER_WORDS);
     let chain: Uint32Array[] = [];
     const publish = () => {
@@ -138,18 +149,63 @@ export class OwnCommits {
     return {
       /** call inside the transaction, after its first write (the write lock is held) */
       beforeCommit() {
+        if (held && !holding) {
+          // the other writer is between its COMMIT and its afterCommit: microseconds, unless its
+          // thread was preempted there. A worker waits (asleep) until released; the main thread
+          // does not wait: its commit goes undeclared (the caches drop once), as any other would
+          if (Atomics.compareExchange(held, 0, 0, 1) === 0) holding = true;
+          else if (waitForSection) {
+            for (let tries = 0; Atomics.compareExchange(held, 0, 0, 1) !== 0; tries++) {
+              if (tries > 1000) break; // ~1 s: the other side is gone
+              Atomics.wait(held, 0, 1, 1);
+            }
+            holding = true;
+          } else {
+            undeclared = true;
+            return;
+          }
+        }
         if (header) before.set(header.subarray(0, HEADER_WORDS));
       },
       /** call once it committed */
       afterCommit() {
-        if (!header) return;
+        if (!header) return this.release();
+        if (undeclared) {
+          chain = [];
+          publish();
+          return this.release();
+        }
         const after = consistentHeader(header);
         if (!after || after[CHANGE_COUNTER] !== ((before[CHANGE_COUNTER]! + 1) >>> 0)) chain = [];
         else if (chain.length && sameHeader(chain[chain.length - 1]!, before)) chain = [...chain.slice(1 - CHAIN), after];
         else chain = [before.slice(), after];
         publish();
+        this.release();
+      },
+      release() {
+        if (held && holding) {
+          Atomics.store(held, 0, 0);
+          Atomics.notify(held, 0);
+        }
+        holding = false;
+        undeclared = false;
       },
     };
+  }
+
+  /** reader side: the chain as published (null while being written or empty) */
+  chain(): Uint32Array[] | null {
+    const words = new Int32Array(this.shared);
+    const seq = Atomics.load(words, 0);
+    if (seq === 0 || seq & 1) return null;
+    const length = Atomics.load(words, 1);
+    const chain: Uint32Array[] = [];
+    for (let k = 0; k < length; k++) {
+      const h = new Uint32Array(HEADER_WORDS);
+      for (let i = 0; i < HEADER_WORDS; i++) h[i] = Atomics.load(words, 2 + k * HEADER_WORDS + i) >>> 0;
+      chain.push(h);
+    }
+    return Atomics.load(words, 0) === seq ? chain : null;
   }
 
   /** reader side: is the change from `from` to `to` only commits of the chain? */
@@ -171,6 +227,32 @@ export class OwnCommits {
     }
     return explained && Atomics.load(words, 0) === seq; // not rewritten while being compared
   }
+}
+
+/**
+ * Is the change from `from` to `to` only commits declared by these records? With one record, its
+ * chain must lead from one to the other; with several (two connections committing in turns), a
+ * path may go from one chain to another through a header both hold.
+ */
+export function explainedBy(records: OwnCommits[], from: Uint32Array, to: Uint32Array): boolean {
+  if (records.length === 1) return records[0]!.explains(from, to);
+  const chains: Uint32Array[][] = [];
+  for (const r of records) {
+    const c = r.chain();
+    if (c) chains.push(c);
+  }
+  // headers reachable from `from` by declared commits, until nothing new is reached
+  const reached: Uint32Array[] = [from];
+  const has = (h: Uint32Array) => reached.some((r) => sameHeader(r, h));
+  for (let grown = true; grown; ) {
+    grown = false;
+    for (const chain of chains) {
+      const k = chain.findIndex(has);
+      if (k < 0) continue;
+      for (const h of chain.slice(k + 1)) if (!has(h)) (reached.push(h), (grown = true));
+    }
+  }
+  return has(to);
 }
 
 /** headers kept in a chain: a look at the signal between more commits than this drops the caches */

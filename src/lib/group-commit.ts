@@ -1,40 +1,59 @@
 /**
- * Group commit: each caller adds a row and waits until it is committed; rows that arrive while a
- * write is in flight go together in the next transaction. A stored answer is durable before it is
- * returned (unlike FlushBuffer, which writes after answering), at the cost of one transaction per
- * batch rather than per request: under load the batch grows, so commits stop being the limit.
+ * Group commit: each caller adds an item and waits until it is committed; the items of many
+ * concurrent callers go to the database together (one transaction, or one multi-row statement, per
+ * batch), so a commit's fixed cost is shared. A stored answer is durable before it is returned
+ * (unlike FlushBuffer, which writes after answering).
+ *
+ * - `startAtTurnEnd`: a batch starts once the current event-loop turn is over (setImmediate), so
+ *   it holds every request of that turn; otherwise at once.
+ * - `maxInFlight`: batches written at the same time (PostgreSQL: several connections); items that
+ *   arrive meanwhile wait for the next batch, which is how batches grow under load.
+ * - A batch that fails is written again one item at a time, so one bad item fails only its caller.
  */
 export class GroupCommit<T> {
   private queue: { item: T; settle: (err?: unknown) => void }[] = [];
-  private running = false;
+  private inFlight = 0;
+  private scheduled = false;
 
   constructor(
     private readonly write: (items: T[]) => Promise<void>,
-    private readonly maxBatch = 500,
+    private readonly opts: { maxBatch?: number; maxInFlight?: number; startAtTurnEnd?: boolean } = {},
   ) {}
 
   add(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ item, settle: (err) => (err === undefined ? resolve() : reject(err)) });
-      if (!this.running) void this.drain();
+      this.schedule();
     });
   }
 
-  private async drain() {
-    this.running = true;
+  private schedule() {
+    if (this.scheduled || this.inFlight >= (this.opts.maxInFlight ?? 1) || !this.queue.length) return;
+    this.scheduled = true;
+    if (this.opts.startAtTurnEnd) setImmediate(() => this.run());
+    else queueMicrotask(() => this.run());
+  }
+
+  private async run() {
+    this.scheduled = false;
+    if (!this.queue.length) return;
+    const batch = this.queue.splice(0, this.opts.maxBatch ?? 500);
+    this.inFlight++;
+    this.schedule(); // what is left over a full batch goes alongside, if a slot is free
     try {
-      while (this.queue.length) {
-        const batch = this.queue.splice(0, this.maxBatch);
-        try {
-          await this.write(batch.map((b) => b.item));
-          for (const b of batch) b.settle();
-        } catch (err) {
-          // every caller of a failed batch gets the error (and nothing of it is stored: one transaction)
-          for (const b of batch) b.settle(err ?? new Error('group commit failed'));
-        }
-      }
+      await this.write(batch.map((b) => b.item));
+      for (const b of batch) b.settle();
+    } catch (err) {
+      if (batch.length === 1) batch[0]!.settle(err ?? new Error('group commit failed'));
+      else
+        for (const b of batch)
+          await this.write([b.item]).then(
+            () => b.settle(),
+            (e) => b.settle(e ?? new Error('group commit failed')),
+          );
     } finally {
-      this.running = false;
+      this.inFlight--;
+      this.schedule();
     }
   }
 }

@@ -2,51 +2,69 @@ import type { Database } from '../db/client';
 
 /**
  * An in-process cache of hot reads (the key lookup, the latest score) that never serves a value
- * older than the last commit that changed it. Each entry is tagged with the epoch it was loaded
- * under, and is served only while that epoch is current:
- * - SQLite: the database's change signal (`changeEpoch`), which moves on every commit of any
- *   connection or process, so any commit drops every entry.
+ * older than the last commit that changed it. Each entry is tagged with what it was loaded under,
+ * and is served only while that is current:
+ * - SQLite without a caller generation: the database's change signal (`changeEpoch`), which moves
+ *   on every commit of any connection or process, so any commit drops the entry.
+ * - SQLite with a caller generation (Database.localGeneration: the tenant's, or the aspect's, count
+ *   of group commits that marked it): the change signal without those group commits
+ *   (`unmarkedEpoch`) and that generation, so a batch of new scores drops only what it marked.
  * - PostgreSQL (no such signal): the caller passes the epoch, i.e. the tenant's cache generation
  *   that this very request read from Redis with its rate-limit decision (cache-generations.ts).
  *   Without one (no Redis, Redis failing, or a caller outside a request), nothing is cached.
- * A value may be tagged with an epoch only if its load started after that epoch was read.
+ * A value may be tagged only with what was current before its load started.
  */
 export type Epoch = number | null;
 
+type Entry<V> = { value: V; /** SQLite: changeEpoch, or unmarkedEpoch with gen */ epoch: number | null; gen: number | null; loadedAtMs: number };
+
 export class ReadCache<V> {
-  private entries = new Map<string, { value: V; epoch: number; loadedAtMs: number }>();
+  private entries = new Map<string, Entry<V>>();
 
   constructor(
-    private readonly database: Pick<Database, 'changeEpoch'>,
+    private readonly database: Pick<Database, 'changeEpoch' | 'unmarkedEpoch'>,
     private readonly maxEntries = 10_000,
     /** a backstop for caller-given generations (an announcement still failing, Redis restored from an old snapshot) */
     private readonly maxAgeMs = 10_000,
   ) {}
 
-  /** The epoch a read is checked against: the database's own signal where it has one, else the caller's. */
-  private epoch(given: Epoch | undefined): Epoch {
-    return this.database.changeEpoch() ?? given ?? null;
+  /** what an entry loaded now would be tagged with; null: not cacheable */
+  private tag(given: Epoch | undefined): { epoch: number | null; gen: number | null } | null {
+    const gen = given ?? null;
+    if (gen !== null) {
+      const unmarked = this.database.unmarkedEpoch();
+      return { epoch: unmarked, gen };
+    }
+    const local = this.database.changeEpoch();
+    return local === null ? null : { epoch: local, gen: null };
   }
 
   /** The cached value if it is current for `epoch` (undefined: not cached). Synchronous. */
   peek(key: string, epoch?: Epoch): V | undefined {
-    const local = this.database.changeEpoch();
-    const e = local ?? epoch ?? null;
-    if (e === null) return undefined;
     const entry = this.entries.get(key);
-    if (!entry || entry.epoch !== e) return undefined;
-    // the age backstop is for caller-given generations only: the local signal cannot miss a commit
-    return local !== null || Date.now() - entry.loadedAtMs < this.maxAgeMs ? entry.value : undefined;
+    if (!entry) return undefined;
+    const gen = epoch ?? null;
+    if (gen === null) {
+      // without a generation only the full signal can vouch for it (nothing at all committed since)
+      const local = this.database.changeEpoch();
+      return local !== null && entry.gen === null && entry.epoch === local ? entry.value : undefined;
+    }
+    if (entry.gen !== gen) return undefined;
+    const unmarked = this.database.unmarkedEpoch();
+    if (unmarked !== null) return entry.epoch === unmarked ? entry.value : undefined;
+    // the age backstop is for generations from Redis only: the local signal cannot miss a commit
+    return Date.now() - entry.loadedAtMs < this.maxAgeMs ? entry.value : undefined;
   }
 
   /**
-   * The cached value and the epoch it was loaded under, whether or not that epoch is still current:
-   * for a read that learns the current epoch only later in the request (the key lookup comes before
-   * the rate-limit call that returns the tenant's generation), and must then confirm it.
+   * The cached value and the generation it was loaded under, whether or not that is still current
+   * (PostgreSQL): for a read that learns the current generation only later in the request (the key
+   * lookup comes before the rate-limit call that returns the tenant's generation), and must then
+   * confirm it.
    */
   candidate(key: string): { value: V; epoch: number } | undefined {
     const entry = this.entries.get(key);
-    return entry && Date.now() - entry.loadedAtMs < this.maxAgeMs ? entry : undefined;
+    return entry && entry.gen !== null && Date.now() - entry.loadedAtMs < this.maxAgeMs ? { value: entry.value, epoch: entry.gen } : undefined;
   }
 
   async get(key: string, load: () => Promise<V | null>, epoch?: Epoch): Promise<V | null> {
@@ -57,12 +75,15 @@ export class ReadCache<V> {
 
   /** Loads and caches whatever is cached now (for an entry the caller found current but too old for its own rule). */
   async load(key: string, load: () => Promise<V | null>, epoch?: Epoch): Promise<V | null> {
-    const before = this.epoch(epoch);
+    const before = this.tag(epoch);
     const value = await load();
     // never cache a miss; with the database's own signal, only if nothing was committed meanwhile
-    if (value !== null && before !== null && this.epoch(epoch) === before) {
-      if (this.entries.size >= this.maxEntries) this.entries.clear();
-      this.entries.set(key, { value, epoch: before, loadedAtMs: Date.now() });
+    if (value !== null && before !== null) {
+      const after = this.tag(epoch);
+      if (after && after.epoch === before.epoch) {
+        if (this.entries.size >= this.maxEntries) this.entries.clear();
+        this.entries.set(key, { value, epoch: before.epoch, gen: before.gen, loadedAtMs: Date.now() });
+      }
     }
     return value;
   }

@@ -102,7 +102,7 @@ function admitted(ctx: AppContext, request: Request, set: { headers: Record<stri
  * The admitted key carries the score generation for the request's score reads.
  */
 function confirmKey(ctx: AppContext, found: FoundKey, d: RateDecision, now: Date): MaybePromise<FoundKey | ApiError> {
-  if (ctx.database.changeEpoch() !== null) return found;
+  if (ctx.database.changeEpoch() !== null) return withLocalScoreGeneration(ctx, found);
   const generation = d.generation ?? null;
   const { scoreGeneration } = d;
   if (found.cachedUnder === undefined) {
@@ -116,6 +116,12 @@ function confirmKey(ctx: AppContext, found: FoundKey, d: RateDecision, now: Date
   // cached under another generation, which the limiter could not check (Redis failing, or the
   // generation kept moving while this request re-read): read it again
   return reread(ctx, found, generation, now).then((k) => (k instanceof ApiError || generation === null ? k : { ...k, scoreGeneration }));
+}
+
+/** SQLite: the tenant's local score generation, under which this request's score reads are cached (ReadCache) */
+function withLocalScoreGeneration(ctx: AppContext, found: FoundKey): FoundKey {
+  const scoreGeneration = ctx.database.localGeneration('scores', found.tenant.id);
+  return found.scoreGeneration === scoreGeneration ? found : { ...found, scoreGeneration };
 }
 
 function reread(ctx: AppContext, found: FoundKey, generation: number | null, now: Date): Promise<FoundKey | ApiError> {

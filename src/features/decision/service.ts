@@ -102,7 +102,7 @@ type DecisionRow = Database['t']['creditDecisions']['$inferInsert'];
 
 export class DecisionService {
   /** decisions are stored before they are answered, many per transaction under load */
-  private readonly decisionWrites = new GroupCommit<DecisionRow>((rows) => this.database.appendRows(this.database.t.creditDecisions, rows), 250);
+  private readonly decisionWrites = new GroupCommit<DecisionRow>((rows) => this.database.appendRows(this.database.t.creditDecisions, rows), { maxBatch: 250 });
 
   constructor(
     private readonly database: Database,

@@ -24,10 +24,10 @@ export class EsgService {
       synthetic: caller.env === 'sandbox',
       ...(body.customer_reference !== undefined ? { customer_reference: body.customer_reference } : {}),
     };
-    const { withTx, t } = this.database;
-    await withTx((tx) => {
-      this.database.touchTenant(caller.tenantId, 'scores'); // decisions read the latest assessment through a cache
-      return this.database.insertMany(tx, t.esgAssessments, [{
+    // by group commit (one transaction for many requests); decisions read the latest assessment through a cache
+    await this.database.commitRows(
+      this.database.t.esgAssessments,
+      [{
         id,
         tenantId: caller.tenantId,
         env: caller.env,
@@ -39,8 +39,9 @@ export class EsgService {
         algorithmVersion: ESG_ALGORITHM_VERSION,
         synthetic: response.synthetic,
         computedAt,
-      }]);
-    });
+      }],
+      [{ tenantId: caller.tenantId, aspect: 'scores' }],
+    );
     this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, meter: 'esg', requestId: caller.requestId });
     return response;
   }

@@ -176,7 +176,8 @@ export class ScoreService {
   /** Computes and stores a result (history is kept for the nightly re-score and the GDPR export). */
   async compute(caller: ScoreCaller, nif: string, trigger: 'request' | 'rescore', customerReference: string | null) {
     const evaluated = await this.evaluate(caller, nif, trigger);
-    await this.database.withTx((tx) => this.store(tx, caller, nif, evaluated, trigger, customerReference));
+    // by group commit: one transaction for the results of many concurrent requests (its latest score changes: read caches)
+    await this.database.commitRows(this.database.t.scoreResults, [this.resultRow(caller, { nif, evaluated, customerReference }, trigger)], [{ tenantId: caller.tenantId, aspect: 'scores' }]);
     this.billBureauLookup(caller, evaluated.bureauCostCents);
     return evaluated;
   }
@@ -233,7 +234,11 @@ export class ScoreService {
   /** Results in one multi-row insert. */
   async storeMany(tx: Db, caller: Pick<ScoreCaller, 'tenantId' | 'env'>, items: { nif: string; evaluated: Pick<Evaluated, 'result' | 'facts'>; customerReference: string | null }[], trigger: 'request' | 'rescore') {
     this.database.touchTenant(caller.tenantId, 'scores'); // its latest score changes (read caches)
-    await this.database.insertMany(tx, this.database.t.scoreResults, items.map(({ nif, evaluated: { result, facts }, customerReference }) => ({
+    await this.database.insertMany(tx, this.database.t.scoreResults, items.map((item) => this.resultRow(caller, item, trigger)));
+  }
+
+  private resultRow(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, { nif, evaluated: { result, facts }, customerReference }: { nif: string; evaluated: Pick<Evaluated, 'result' | 'facts'>; customerReference: string | null }, trigger: 'request' | 'rescore') {
+    return {
       id: crypto.randomUUID(),
       tenantId: caller.tenantId,
       env: caller.env,
@@ -249,7 +254,7 @@ export class ScoreService {
       computedAt: new Date(result.computed_at),
       facts: facts as unknown as Record<string, unknown>,
       sector: facts.sector,
-    })));
+    };
   }
 
   // hot-path reads, prepared once (Drizzle's query building costs more than the query itself)

@@ -112,7 +112,9 @@ export class TenantService {
   private authCache?: ReadCache<{ key: KeyRow; tenant: TenantRow }>;
   async findByHash(hash: string, generation?: number | null): Promise<{ key: KeyRow; tenant: TenantRow } | null> {
     this.authCache ??= new ReadCache(this.database);
-    return this.authCache.get(hash, () => this.lookupByHash(hash), generation);
+    // SQLite: keys and tenants change only in plain transactions, never in a group commit, so the
+    // aspect's local generation (which group commits would move) lets new scores leave them cached
+    return this.authCache.get(hash, () => this.lookupByHash(hash), generation ?? this.database.localGeneration('access'));
   }
   /**
    * findByHash from the in-process cache only (undefined: not cached). Synchronous. SQLite: exact.
@@ -121,7 +123,7 @@ export class TenantService {
    */
   cachedByHash(hash: string): { key: KeyRow; tenant: TenantRow; cachedUnder?: number } | undefined {
     if (!this.authCache) return undefined;
-    if (this.database.changeEpoch() !== null) return this.authCache.peek(hash);
+    if (this.database.changeEpoch() !== null) return this.authCache.peek(hash, this.database.localGeneration('access'));
     const c = this.authCache.candidate(hash);
     return c && { ...c.value, cachedUnder: c.epoch };
   }
