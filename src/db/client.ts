@@ -127,8 +127,8 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     async (members) => {
       const byTable = rowsByTable(members);
       const [first] = byTable;
-      if (byTable.size === 1 && first![1].length <= 500) await pgInsertBatches(db, first![0], first![1]);
-      else await db.transaction(async (tx) => { for (const [table, rows] of byTable) await pgInsertBatches(tx as unknown as Db, table, rows); });
+      if (byTable.size === 1 && first![1].length <= 500) await database.insertMany(db, first![0], first![1]);
+      else await db.transaction(async (tx) => { for (const [table, rows] of byTable) await database.insertMany(tx as unknown as Db, table, rows); });
       await announce(database, marksOf(members));
     },
     { startAtTurnEnd: true, maxInFlight: Math.max(1, Math.floor(poolSize / 2)), maxBatch: 500 },
@@ -476,7 +476,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
       exclusive(async () => {
         raw.exec('BEGIN IMMEDIATE');
         try {
-          for (const m of members) await database.insertMany(db, m.table, m.rows);
+          for (const [table, rows] of rowsByTable(members)) await database.insertMany(db, table, rows);
           markedWriter.beforeCommit();
           raw.exec('COMMIT');
         } catch (err) {

@@ -86,7 +86,7 @@ export function mapWalIndex(dbFile: string): WalIndexMap | null {
 /** The header of a mapping made by mapWalIndex in this process (worker threads share its memory). */
 export const walIndexAt = (address: number) => new Uint32Array(toArrayBuffer(address as Pointer, 0, 2 * HEADER_WORDS * 4));
 
-/** exempt: records of commits not to count (one connection each; interleaved commits of two count) */
+/** exempt: records of commits not to count (one per connection; their commits may interleave) */
 export function walChangeSignal(live: Uint32Array, exempt: OwnCommits[] = []): () => number {
   const seen = new Uint32Array(HEADER_WORDS);
   seen.set(live.subarray(0, HEADER_WORDS));
@@ -111,26 +111,27 @@ const CHANGE_COUNTER = 2; // iChange, at byte 8: +1 on every commit, never moved
 
 /**
  * The latest commits of one connection whose changes no cache depends on, in memory shared between
- * the thread that commits (the writer) and the one that reads the signal: a chain of headers
- * h0 → h1 → … → hn where each step is exactly one of those commits and nothing else. The reader
- * may have looked at any of them, so it ignores a change from any header of the chain to its last.
- * Layout (Int32): [0] a sequence number, odd while being written; [1] the chain's length; then
- * the headers, HEADER_WORDS each.
+ * the thread that commits (the writer) and the one that reads the signal: one step per commit,
+ * from the header just before it to the header just after it (nothing else committed between).
+ * The reader may have looked at any header: it ignores a change from one header to another if
+ * declared steps lead from the one to the other (explainedBy), through the steps of several
+ * connections if they committed in turns.
+ * Layout (Int32): [0] a sequence number, odd while being written; [1] the number of steps; then
+ * the steps, two headers of HEADER_WORDS each.
  */
 export class OwnCommits {
-  constructor(readonly shared = new SharedArrayBuffer(4 * (2 + CHAIN * HEADER_WORDS))) {}
+  constructor(readonly shared = new SharedArrayBuffer(4 * (2 + STEPS * 2 * HEADER_WORDS))) {}
 
   /**
    * Writer side, around each transaction: `beforeCommit` reads the header while the transaction
-   * holds the write lock (no other connection can commit then); `afterCommit` extends the chain
-   * only if the change counter moved by exactly one (nothing else was committed in between), and
-   * starts a new one when something else was committed since the chain's last header.
+   * holds the write lock (no other connection can commit then); `afterCommit` records the step
+   * only if the change counter moved by exactly one (nothing else was committed in between).
    *
    * `section`: shared by the writers of one process (the main connection and the background
    * worker's). From beforeCommit to afterCommit a writer holds it, so that the other writer cannot
    * commit between this one's COMMIT and its reading of the header after it (which then would show
-   * two commits, and the chain would break: every cache dropped). Never held for long: a writer
-   * takes it while it holds SQLite's write lock, so the other can only be finishing afterCommit.
+   * two commits: the step is lost, and every cache dropped). Never held for long: a writer takes it
+   * while it holds SQLite's write lock, so the other can only be finishing its afterCommit.
    * `release` ends it whatever happened (call it in a finally).
    */
   static writer(header: Uint32Array | null, shared: SharedArrayBuffer, section?: SharedArrayBuffer, waitForSection = false) {
@@ -139,11 +140,11 @@ export class OwnCommits {
     let holding = false;
     let undeclared = false;
     const before = new Uint32Array(HEADER_WORDS);
-    let chain: Uint32Array[] = [];
+    let steps: [Uint32Array, Uint32Array][] = [];
     const publish = () => {
       Atomics.add(words, 0, 1); // odd: being written
-      Atomics.store(words, 1, chain.length);
-      chain.forEach((h, k) => h.forEach((w, i) => Atomics.store(words, 2 + k * HEADER_WORDS + i, w | 0)));
+      Atomics.store(words, 1, steps.length);
+      steps.forEach((pair, k) => pair.forEach((h, j) => h.forEach((w, i) => Atomics.store(words, 2 + (2 * k + j) * HEADER_WORDS + i, w | 0))));
       Atomics.add(words, 0, 1); // even: complete
     };
     return {
@@ -169,17 +170,13 @@ export class OwnCommits {
       },
       /** call once it committed */
       afterCommit() {
-        if (!header) return this.release();
-        if (undeclared) {
-          chain = [];
-          publish();
-          return this.release();
+        if (header && !undeclared) {
+          const after = consistentHeader(header);
+          if (after && after[CHANGE_COUNTER] === ((before[CHANGE_COUNTER]! + 1) >>> 0)) {
+            steps = [...steps.slice(1 - STEPS), [before.slice(), after]];
+            publish();
+          }
         }
-        const after = consistentHeader(header);
-        if (!after || after[CHANGE_COUNTER] !== ((before[CHANGE_COUNTER]! + 1) >>> 0)) chain = [];
-        else if (chain.length && sameHeader(chain[chain.length - 1]!, before)) chain = [...chain.slice(1 - CHAIN), after];
-        else chain = [before.slice(), after];
-        publish();
         this.release();
       },
       release() {
@@ -193,70 +190,46 @@ export class OwnCommits {
     };
   }
 
-  /** reader side: the chain as published (null while being written or empty) */
-  chain(): Uint32Array[] | null {
+  /** reader side: the steps as published (empty while being written) */
+  steps(): [Uint32Array, Uint32Array][] {
     const words = new Int32Array(this.shared);
     const seq = Atomics.load(words, 0);
-    if (seq === 0 || seq & 1) return null;
+    if (seq === 0 || seq & 1) return [];
     const length = Atomics.load(words, 1);
-    const chain: Uint32Array[] = [];
+    const steps: [Uint32Array, Uint32Array][] = [];
     for (let k = 0; k < length; k++) {
-      const h = new Uint32Array(HEADER_WORDS);
-      for (let i = 0; i < HEADER_WORDS; i++) h[i] = Atomics.load(words, 2 + k * HEADER_WORDS + i) >>> 0;
-      chain.push(h);
+      const pair = [0, 1].map((j) => {
+        const h = new Uint32Array(HEADER_WORDS);
+        for (let i = 0; i < HEADER_WORDS; i++) h[i] = Atomics.load(words, 2 + (2 * k + j) * HEADER_WORDS + i) >>> 0;
+        return h;
+      });
+      steps.push(pair as [Uint32Array, Uint32Array]);
     }
-    return Atomics.load(words, 0) === seq ? chain : null;
+    return Atomics.load(words, 0) === seq ? steps : []; // rewritten while being read: nothing is explained
   }
 
-  /** reader side: is the change from `from` to `to` only commits of the chain? */
+  /** reader side: is the change from `from` to `to` only commits declared here? */
   explains(from: Uint32Array, to: Uint32Array): boolean {
-    const words = new Int32Array(this.shared);
-    const seq = Atomics.load(words, 0);
-    if (seq === 0 || seq & 1) return false;
-    const length = Atomics.load(words, 1);
-    const at = (k: number, i: number) => Atomics.load(words, 2 + k * HEADER_WORDS + i) >>> 0;
-    let explained = length >= 2;
-    for (let i = 0; explained && i < HEADER_WORDS; i++) explained = at(length - 1, i) === to[i];
-    if (explained) {
-      explained = false;
-      for (let k = 0; !explained && k < length - 1; k++) {
-        let same = true;
-        for (let i = 0; same && i < HEADER_WORDS; i++) same = at(k, i) === from[i];
-        explained = same;
-      }
-    }
-    return explained && Atomics.load(words, 0) === seq; // not rewritten while being compared
+    return explainedBy([this], from, to);
   }
 }
 
-/**
- * Is the change from `from` to `to` only commits declared by these records? With one record, its
- * chain must lead from one to the other; with several (two connections committing in turns), a
- * path may go from one chain to another through a header both hold.
- */
+/** Is the change from `from` to `to` only commits declared by these records (steps leading from one to the other)? */
 export function explainedBy(records: OwnCommits[], from: Uint32Array, to: Uint32Array): boolean {
-  if (records.length === 1) return records[0]!.explains(from, to);
-  const chains: Uint32Array[][] = [];
-  for (const r of records) {
-    const c = r.chain();
-    if (c) chains.push(c);
+  const steps = records.flatMap((r) => r.steps());
+  let at = from;
+  // each header has at most one declared step out of it (the next commit): follow them
+  for (let n = 0; n <= steps.length; n++) {
+    if (sameHeader(at, to)) return true;
+    const next = steps.find(([a]) => sameHeader(a, at));
+    if (!next) return false;
+    at = next[1];
   }
-  // headers reachable from `from` by declared commits, until nothing new is reached
-  const reached: Uint32Array[] = [from];
-  const has = (h: Uint32Array) => reached.some((r) => sameHeader(r, h));
-  for (let grown = true; grown; ) {
-    grown = false;
-    for (const chain of chains) {
-      const k = chain.findIndex(has);
-      if (k < 0) continue;
-      for (const h of chain.slice(k + 1)) if (!has(h)) (reached.push(h), (grown = true));
-    }
-  }
-  return has(to);
+  return false;
 }
 
-/** headers kept in a chain: a look at the signal between more commits than this drops the caches */
-const CHAIN = 16;
+/** steps kept per connection: a look at the signal between more commits than this drops the caches */
+const STEPS = 16;
 
 const sameHeader = (a: Uint32Array, b: Uint32Array) => a.every((w, i) => w === b[i]);
 

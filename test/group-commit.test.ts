@@ -1,0 +1,273 @@
+/**
+ * Group commit (lib/group-commit.ts, Database.commitRows): the writes of concurrent requests
+ * committed together, each answer given only once its write is durable, one bad item failing only
+ * its caller; on SQLite, new scores leave the key cache alone but never let a stale score through.
+ */
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
+import { Database as Sqlite } from 'bun:sqlite';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { and, count, eq } from 'drizzle-orm';
+import postgres from 'postgres';
+import { GroupCommit } from '../src/lib/group-commit';
+import { explainedBy, mapWalIndex, OwnCommits } from '../src/db/sqlite-change-signal';
+import { freshDatabase, makeApp, runCli, spawnServer, type TestApp } from './helpers';
+setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
+
+const TEST_DB = process.env.TEST_DB ?? 'sqlite';
+
+describe('GroupCommit', () => {
+  test("the items added during one event-loop turn are written as one batch; later ones in the next", async () => {
+    const batches: number[][] = [];
+    const g = new GroupCommit<number>(async (items) => void batches.push(items), { startAtTurnEnd: true });
+    const first = Array.from({ length: 50 }, (_, i) => g.add(i));
+    await Promise.all(first);
+    await Promise.all([g.add(50), g.add(51)]);
+    expect(batches).toEqual([Array.from({ length: 50 }, (_, i) => i), [50, 51]]);
+  });
+
+  test('a caller is answered only after its batch was written', async () => {
+    let written = false;
+    const g = new GroupCommit<number>(async () => {
+      await Bun.sleep(20);
+      written = true;
+    });
+    await g.add(1);
+    expect(written).toBe(true);
+  });
+
+  test('a failing batch is written again item by item: only the bad item fails, the others succeed', async () => {
+    const stored: number[] = [];
+    const g = new GroupCommit<number>(async (items) => {
+      if (items.includes(13)) throw new Error('bad item 13');
+      stored.push(...items);
+    }, { startAtTurnEnd: true });
+    const results = await Promise.allSettled([1, 2, 13, 4].map((i) => g.add(i)));
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((results[2] as PromiseRejectedResult).reason.message).toBe('bad item 13');
+    expect(stored.sort()).toEqual([1, 2, 4]);
+  });
+
+  test('at most maxInFlight batches at once; what arrives meanwhile waits for a slot', async () => {
+    let running = 0;
+    let peak = 0;
+    const sizes: number[] = [];
+    const g = new GroupCommit<number>(async (items) => {
+      running++;
+      peak = Math.max(peak, running);
+      sizes.push(items.length);
+      await Bun.sleep(10);
+      running--;
+    }, { maxInFlight: 2, maxBatch: 10 });
+    await Promise.all(Array.from({ length: 45 }, (_, i) => g.add(i)));
+    expect(peak).toBe(2);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(45);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(10);
+  });
+});
+
+describe('explainedBy: commits declared by two connections, in turns', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'explained-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('declared commits of both, interleaved, explain the change; any other commit among them does not', () => {
+    const f = join(dir, 'two.sqlite');
+    const other = new Sqlite(f, { create: true });
+    other.exec('PRAGMA journal_mode = WAL');
+    other.exec('create table t (x integer)');
+    const a = new Sqlite(f);
+    const b = new Sqlite(f);
+    const map = mapWalIndex(f)!;
+    const section = new SharedArrayBuffer(4);
+    const ownA = new OwnCommits();
+    const ownB = new OwnCommits();
+    const wa = OwnCommits.writer(map.header, ownA.shared, section);
+    const wb = OwnCommits.writer(map.header, ownB.shared, section, true);
+    const declared = (db: Sqlite, w: typeof wa, x: number) => {
+      db.transaction(() => {
+        db.exec(`insert into t values (${x})`);
+        w.beforeCommit();
+      }).immediate();
+      w.afterCommit();
+    };
+    const snapshot = () => map.header.slice(0, 12);
+    const h0 = snapshot();
+    declared(a, wa, 1);
+    declared(b, wb, 2);
+    declared(a, wa, 3);
+    declared(b, wb, 4);
+    expect(explainedBy([ownA, ownB], h0, snapshot())).toBe(true);
+    expect(explainedBy([ownA], h0, snapshot())).toBe(false); // one record alone cannot
+    const h1 = snapshot();
+    declared(a, wa, 5);
+    other.exec('insert into t values (6)'); // an undeclared commit between declared ones
+    declared(b, wb, 7);
+    expect(explainedBy([ownA, ownB], h1, snapshot())).toBe(false);
+    // the section is free again after every commit
+    expect(new Int32Array(section)[0]).toBe(0);
+    // a writer whose commit fails releases it too
+    expect(() =>
+      a.transaction(() => {
+        a.exec('insert into t values (8)');
+        wa.beforeCommit();
+        throw new Error('failed');
+      }).immediate(),
+    ).toThrow('failed');
+    wa.release();
+    expect(new Int32Array(section)[0]).toBe(0);
+    a.close();
+    b.close();
+    other.close();
+    map.close();
+  });
+});
+
+describe(`Database.commitRows on ${TEST_DB}`, () => {
+  let h: TestApp;
+  beforeAll(async () => {
+    h = await makeApp();
+  });
+  afterAll(() => h.close());
+
+  const scoreRows = async (tenantId: string) => {
+    const s = h.ctx.database.t.scoreResults;
+    const [row] = await h.ctx.database.db.select({ n: count() }).from(s).where(eq(s.tenantId, tenantId));
+    return Number(row!.n);
+  };
+
+  test('100 concurrent force_refresh scores: every one answered 200 is stored, in far fewer transactions than requests', async () => {
+    const t = await h.tenant();
+    const commits: number[] = [];
+    const database = h.ctx.database;
+    const insertMany = database.insertMany;
+    // counts the rows each batch inserts (SQLite: one transaction per batch; PostgreSQL: one statement)
+    database.insertMany = async (tx, table, rows) => {
+      if (table === database.t.scoreResults) commits.push(rows.length);
+      return insertMany(tx, table, rows);
+    };
+    try {
+      const answers = await Promise.all(Array.from({ length: 100 }, () => h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })));
+      expect(answers.every((a) => a.status === 200 && a.body.cache === 'fresh')).toBe(true);
+      expect(await scoreRows(t.tenant_id)).toBe(100);
+      expect(commits.length).toBeLessThan(100);
+      expect(commits.reduce((a, b) => a + b, 0)).toBe(100);
+    } finally {
+      database.insertMany = insertMany;
+    }
+  });
+
+  test('a cached_ok score right after a force_refresh answers the new result, never an older one', async () => {
+    const t = await h.tenant();
+    const fresh = await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } });
+    expect((await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' } })).body).toMatchObject({ cache: 'cached', computed_at: fresh.body.computed_at });
+    h.clock.advance(60_000);
+    const newer = await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } });
+    expect(newer.body.computed_at).not.toBe(fresh.body.computed_at);
+    const after = await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' } });
+    expect(after.body).toMatchObject({ cache: 'cached', computed_at: newer.body.computed_at });
+  });
+
+  test('another tenant scoring the same NIF does not change what this one reads', async () => {
+    const a = await h.tenant();
+    const b = await h.tenant();
+    const mine = await h.json('POST', '/v1/score', { key: a.api_key, body: { nif: '599000015', refresh: 'force_refresh' } });
+    h.clock.advance(60_000);
+    await Promise.all(Array.from({ length: 10 }, () => h.json('POST', '/v1/score', { key: b.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })));
+    const again = await h.json('POST', '/v1/score', { key: a.api_key, body: { nif: '599000015' } });
+    expect(again.body).toMatchObject({ cache: 'cached', computed_at: mine.body.computed_at });
+  });
+
+  test.skipIf(TEST_DB !== 'sqlite')('SQLite: new scores leave the cached key in place; a revoked key is refused on the next request', async () => {
+    const admin = await h.tenant();
+    const created = await h.json('POST', '/v1/admin/keys', { key: admin.api_key, body: { name: 'second', env: 'sandbox', scopes: ['score'] } });
+    expect(created.status).toBe(201);
+    const t = { api_key: created.body.api_key as string, api_key_id: created.body.api_key_id as string };
+    const tenants = h.ctx.tenants as unknown as { lookupByHash: (hash: string) => Promise<unknown> };
+    const lookup = tenants.lookupByHash;
+    let lookups = 0;
+    tenants.lookupByHash = (hash) => (lookups++, lookup.call(h.ctx.tenants, hash));
+    try {
+      await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' } });
+      lookups = 0;
+      // one after another: each its own commit, every one of which dropped the cached key before
+      for (let i = 0; i < 50; i++) expect((await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })).status).toBe(200);
+      // (a commit that meets the usage writer's may still go undeclared: a rare drop)
+      expect(lookups).toBeLessThan(10);
+      const revoked = await h.json('POST', '/v1/admin/keys/revoke', { key: admin.api_key, body: { api_key_id: t.api_key_id } });
+      expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+      const refused = await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } });
+      expect(refused.status).toBe(401);
+    } finally {
+      tenants.lookupByHash = lookup;
+    }
+  });
+
+  test('rows of a call inside a transaction join it: rolled back with it', async () => {
+    const t = await h.tenant();
+    const { database } = h.ctx;
+    const row = { id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', nif: '599000015', customerReference: null, sector: 'C', answers: {}, result: {}, algorithmVersion: 'x', synthetic: true, computedAt: new Date() };
+    await expect(
+      database.withTx(async () => {
+        await database.commitRows(database.t.esgAssessments, [row], [{ tenantId: t.tenant_id, aspect: 'scores' }]);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    const e = database.t.esgAssessments;
+    const [found] = await database.db.select({ n: count() }).from(e).where(and(eq(e.tenantId, t.tenant_id), eq(e.id, row.id)));
+    expect(Number(found!.n)).toBe(0);
+  });
+});
+
+describe('answered writes survive kill -9', () => {
+  test('every force_refresh and ESG assessment answered 200 before the process was killed is in the database', async () => {
+    const fresh = await freshDatabase();
+    const dataDir = mkdtempSync(join(tmpdir(), 'gc-kill-'));
+    const env = { ...fresh.env, SEED_DEMO_TENANT: 'false', ...(TEST_DB === 'sqlite' ? { DATA_DIR: dataDir } : {}) };
+    try {
+      const server = await spawnServer(env);
+      const t = JSON.parse((await runCli(['tenant', 'create', '--name', 'kill', '--plan', 'enterprise', '--rate-limit', '100000', '--json'], env)).stdout) as { tenant_id: string; api_key: string };
+      const headers = { authorization: `Bearer ${t.api_key}`, 'content-type': 'application/json' };
+      const { ESG_EXAMPLES } = await import('../src/features/esg/examples');
+      let answeredScores = 0;
+      let answeredEsg = 0;
+      let killed = false;
+      const fire = async (i: number) => {
+        try {
+          const esg = i % 2 === 1;
+          const res = await fetch(`${server.base}${esg ? '/v1/esg' : '/v1/score'}`, { method: 'POST', headers, body: JSON.stringify(esg ? ESG_EXAMPLES.developing_manufacturer : { nif: '599000015', refresh: 'force_refresh' }) });
+          if (res.status === 200 && !killed) esg ? answeredEsg++ : answeredScores++;
+        } catch {}
+      };
+      // requests in flight when the process dies: those answered before must all be there
+      let settled = false;
+      const inFlight = Promise.all(Array.from({ length: 400 }, (_, i) => fire(i))).then(() => (settled = true));
+      while (answeredScores + answeredEsg < 150 && !settled) await Bun.sleep(2);
+      killed = true;
+      server.proc.kill('SIGKILL');
+      await server.proc.exited;
+      await inFlight;
+      let stored: { scores: number; esg: number };
+      if (TEST_DB === 'sqlite') {
+        const db = new Sqlite(join(dataDir, 'service.sqlite'));
+        stored = {
+          scores: (db.query('select count(*) as n from score_results where tenant_id = ?').get(t.tenant_id) as { n: number }).n,
+          esg: (db.query('select count(*) as n from esg_assessments where tenant_id = ?').get(t.tenant_id) as { n: number }).n,
+        };
+        db.close();
+      } else {
+        const sql = postgres(fresh.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+        const [s] = await sql`select count(*)::int as n from score_results where tenant_id = ${t.tenant_id}`;
+        const [e] = await sql`select count(*)::int as n from esg_assessments where tenant_id = ${t.tenant_id}`;
+        stored = { scores: s!.n, esg: e!.n };
+        await sql.end();
+      }
+      expect(stored.scores).toBeGreaterThanOrEqual(answeredScores);
+      expect(stored.esg).toBeGreaterThanOrEqual(answeredEsg);
+      expect(answeredScores + answeredEsg).toBeGreaterThanOrEqual(150);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+      await fresh.drop();
+    }
+  }, 60_000);
+});
