@@ -96,14 +96,32 @@ const docColumns = (database: Database) => {
   };
 };
 
-export async function loadErpObservations(database: Database, tenantId: string, env: Env, nif: string, asOf: Date): Promise<ErpObservations | null> {
+/**
+ * SQL conditions of the two reads, for a caller that asks whether there is anything to read in a
+ * query of its own (the score asks in one round trip with its other reads): `asBuyer`, documents
+ * naming the company as customer; `own`, an active connection of the company's own books.
+ */
+export function erpPresenceConditions(database: Database) {
+  const inv = database.t.invoices;
+  const c = database.t.erpConnections;
+  const p = (name: string) => sql.placeholder(name);
+  return {
+    asBuyer: sql`exists (select 1 from ${inv} where ${inv.tenantId} = ${p('tenantId')} and ${inv.env} = ${p('env')} and ${inv.customerNif} = ${p('nif')} and ${inv.status} = 'N' and ${inv.documentType} in ('FT', 'ND'))`,
+    own: sql`exists (select 1 from ${c} where ${c.tenantId} = ${p('tenantId')} and ${c.env} = ${p('env')} and ${c.companyNif} = ${p('nif')} and ${c.status} = 'active')`,
+  };
+}
+
+/** `present`: what erpPresenceConditions found, when the caller asked already (reads are skipped where nothing is) */
+export async function loadErpObservations(database: Database, tenantId: string, env: Env, nif: string, asOf: Date, present?: { asBuyer: boolean; own: boolean }): Promise<ErpObservations | null> {
+  if (present && !present.asBuyer && !present.own) return null;
   const inv = database.t.invoices;
   const cols = docColumns(database);
   const today = asOf.toISOString().slice(0, 10);
   const reads = preparedReads(database);
   const params = { tenantId, env, nif };
-  const asBuyer = !(await reads.anyAsBuyer.execute(params)).length ? [] : (await reads.asBuyer.execute(params)).map((r) => ({ ...r, syncedAt: r.syncedAt instanceof Date ? r.syncedAt : new Date(r.syncedAt) })) as DocRow[];
-  const own = await reads.own.execute(params);
+  const anyAsBuyer = present ? present.asBuyer : (await reads.anyAsBuyer.execute(params)).length > 0;
+  const asBuyer = !anyAsBuyer ? [] : (await reads.asBuyer.execute(params)).map((r) => ({ ...r, syncedAt: r.syncedAt instanceof Date ? r.syncedAt : new Date(r.syncedAt) })) as DocRow[];
+  const own = present && !present.own ? [] : await reads.own.execute(params);
   let asSeller: DocRow[] = [];
   if (own.length) {
     const since = new Date(asOf.getTime() - 730 * 86_400_000).toISOString().slice(0, 10);

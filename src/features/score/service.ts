@@ -10,7 +10,7 @@ import { ALGORITHM_VERSION, REASON_CATALOGUE, scoreCompany, type CompanyProfile,
 import { sandboxLookup, SANDBOX_FIXTURES } from './fixtures';
 import type { ScoreResponseBody } from './model';
 import type { MaybePromise } from '../../lib/maybe-promise';
-import { loadErpObservations, type ErpObservations } from '../erp/observations-store';
+import { erpPresenceConditions, loadErpObservations, type ErpObservations } from '../erp/observations-store';
 import { REFERENCE_DAYS_BEYOND_TERMS, REFERENCE_DSO_DAYS, REFERENCE_TOP_CUSTOMER_SHARE } from './engine';
 
 export const SCORE_CACHE_MS = 24 * 3600_000;
@@ -189,8 +189,9 @@ export class ScoreService {
   async evaluate(caller: ScoreCaller, nif: string, trigger: 'request' | 'rescore'): Promise<Evaluated> {
     let profile: CompanyProfile;
     let bureauCostCents: number | null = null;
+    const inputs = await this.scoreInputs(caller, nif);
     if (caller.env === 'sandbox') {
-      const generation = (await this.rescoreCount(caller, nif)) + (trigger === 'rescore' ? 1 : 0);
+      const generation = inputs.rescores + (trigger === 'rescore' ? 1 : 0);
       const found = sandboxLookup(nif, generation);
       if (found.kind === 'invalid_nif') throw invalidNif('The tax authority does not recognise this NIF (sandbox fixture invalid_nif_422).');
       if (found.kind === 'not_found')
@@ -210,7 +211,7 @@ export class ScoreService {
       profile = composed.profile;
       bureauCostCents = composed.bureauCostCents;
     }
-    const erp = await loadErpObservations(this.database, caller.tenantId, caller.env, nif, this.now());
+    const erp = await loadErpObservations(this.database, caller.tenantId, caller.env, nif, this.now(), inputs);
     const engine = scoreCompany(withErpObservations(profile, erp), 'en');
     if (erp && usedErp(erp)) engine.data_sources.push(`erp:${erp.provider}`);
     const result: StoredResult = {
@@ -259,7 +260,6 @@ export class ScoreService {
 
   // hot-path reads, prepared once (Drizzle's query building costs more than the query itself)
   private latestQuery?: { execute(p: Record<string, string>): Promise<ScoreRow[]> };
-  private rescoreCountQuery?: { execute(p: Record<string, string>): Promise<{ n: number }[]> };
 
   private latestCache?: ReadCache<ScoreRow>;
 
@@ -284,16 +284,29 @@ export class ScoreService {
     return row ?? null;
   }
 
-  private async rescoreCount(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string) {
+  /**
+   * What every computed score reads before its profile, in one prepared query (one round trip on
+   * PostgreSQL): the NIF's earlier re-scores (the sandbox fixtures' generation), and whether the
+   * tenant's books hold anything about it (most do not, and then the ERP reads are skipped).
+   */
+  private async scoreInputs(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string): Promise<{ rescores: number; asBuyer: boolean; own: boolean }> {
     const s = this.database.t.scoreResults;
-    this.rescoreCountQuery ??= this.database.db
-      .select({ n: count() })
-      .from(s)
-      .where(and(eq(s.tenantId, sql.placeholder('tenantId')), eq(s.env, sql.placeholder('env')), eq(s.nif, sql.placeholder('nif')), eq(s.trigger, 'rescore')))
-      .prepare('score_rescore_count');
-    const [row] = await this.rescoreCountQuery.execute({ tenantId: caller.tenantId, env: caller.env, nif });
-    return Number(row?.n ?? 0);
+    if (!this.scoreInputsQuery) {
+      const p = (name: string) => sql.placeholder(name);
+      const erp = erpPresenceConditions(this.database);
+      this.scoreInputsQuery = this.database.db
+        .select({
+          rescores: sql<number>`(select count(*) from ${s} where ${s.tenantId} = ${p('tenantId')} and ${s.env} = ${p('env')} and ${s.nif} = ${p('nif')} and ${s.trigger} = 'rescore')`,
+          asBuyer: erp.asBuyer,
+          own: erp.own,
+        })
+        .from(sql`(select 1) as one`)
+        .prepare('score_inputs') as never;
+    }
+    const [row] = await this.scoreInputsQuery!.execute({ tenantId: caller.tenantId, env: caller.env, nif });
+    return { rescores: Number(row?.rescores ?? 0), asBuyer: Boolean(Number(row?.asBuyer ?? 0)) || row?.asBuyer === true, own: Boolean(Number(row?.own ?? 0)) || row?.own === true };
   }
+  private scoreInputsQuery?: { execute(p: Record<string, string>): Promise<{ rescores: number | string; asBuyer: unknown; own: unknown }[]> };
 
   /** a bureau lookup (live scores, requested or nightly re-scores): usage line bureau_passthrough at cost + 15 % */
   billBureauLookup(caller: ScoreCaller, costCents: number | null) {
