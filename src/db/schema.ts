@@ -1,4 +1,5 @@
 import type { Kit } from './kit';
+import { sql } from 'drizzle-orm';
 
 /** Every table of the service, written once for both dialects (see kit.ts). */
 export function defineSchema(k: Kit) {
@@ -127,8 +128,10 @@ export function defineSchema(k: Kit) {
     (t) => [
       k.index('score_sector_idx').on(t.tenantId, t.env, t.sector),
       k.index('score_lookup_idx').on(t.tenantId, t.env, t.nif, t.computedAt),
-      // the sandbox generation = number of re-scores of a NIF, counted on every fresh score
-      k.index('score_trigger_idx').on(t.tenantId, t.env, t.nif, t.trigger),
+      // the sandbox generation = number of re-scores of a NIF, counted on every fresh score: a partial
+      // index, so that the count is of re-scores alone however many requested scores the NIF has
+      // (PostgreSQL's cached plan for the whole index scanned those: ~1 ms a score under load)
+      k.index('score_rescores_idx').on(t.tenantId, t.env, t.nif).where(sql`${t.trigger} = 'rescore'`),
     ],
   );
 
