@@ -3,6 +3,7 @@ import type { Database, Db } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { ReadCache } from '../../lib/read-cache';
+import { TurnReads } from '../../lib/turn-reads';
 import type { UsageMeter } from '../usage/service';
 import type { Env } from '../tenants/service';
 import { composeLiveProfile, UpstreamError, type LiveAdapters } from './adapters';
@@ -289,7 +290,12 @@ export class ScoreService {
    * PostgreSQL): the NIF's earlier re-scores (the sandbox fixtures' generation), and whether the
    * tenant's books hold anything about it (most do not, and then the ERP reads are skipped).
    */
-  private async scoreInputs(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string): Promise<{ rescores: number; asBuyer: boolean; own: boolean }> {
+  private async scoreInputs(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string): Promise<ScoreInputs> {
+    if (this.database.pg) {
+      // PostgreSQL: the turn's requests in one query (TurnReads)
+      this.scoreInputsBatch ??= new TurnReads((keys) => readScoreInputs(this.database.pg!, keys), (k) => `${k.tenantId}|${k.env}|${k.nif}`);
+      return this.scoreInputsBatch.get({ tenantId: caller.tenantId, env: caller.env, nif });
+    }
     const s = this.database.t.scoreResults;
     if (!this.scoreInputsQuery) {
       const p = (name: string) => sql.placeholder(name);
@@ -306,6 +312,7 @@ export class ScoreService {
     const [row] = await this.scoreInputsQuery!.execute({ tenantId: caller.tenantId, env: caller.env, nif });
     return { rescores: Number(row?.rescores ?? 0), asBuyer: Boolean(Number(row?.asBuyer ?? 0)) || row?.asBuyer === true, own: Boolean(Number(row?.own ?? 0)) || row?.own === true };
   }
+  private scoreInputsBatch?: TurnReads<{ tenantId: string; env: string; nif: string }, ScoreInputs>;
   private scoreInputsQuery?: { execute(p: Record<string, string>): Promise<{ rescores: number | string; asBuyer: unknown; own: unknown }[]> };
 
   /** a bureau lookup (live scores, requested or nightly re-scores): usage line bureau_passthrough at cost + 15 % */
@@ -321,6 +328,24 @@ export class ScoreService {
   fixtures() {
     return SANDBOX_FIXTURES.map(({ nif, outcome, description }) => ({ nif, outcome, description }));
   }
+}
+
+type ScoreInputs = { rescores: number; asBuyer: boolean; own: boolean };
+
+/** scoreInputs for many (tenant, environment, NIF) at once, on PostgreSQL: one statement, one round trip. */
+async function readScoreInputs(pg: NonNullable<Database['pg']>, keys: { tenantId: string; env: string; nif: string }[]): Promise<ScoreInputs[]> {
+  const rows = await pg.unsafe<{ i: number; rescores: string; as_buyer: boolean; own: boolean }[]>(
+    `select k.i,
+       (select count(*) from score_results s where s.tenant_id = k.t and s.env = k.e and s.nif = k.n and s.trigger = 'rescore') as rescores,
+       exists (select 1 from invoices v where v.tenant_id = k.t and v.env = k.e and v.customer_nif = k.n and v.status = 'N' and v.document_type in ('FT', 'ND')) as as_buyer,
+       exists (select 1 from erp_connections c where c.tenant_id = k.t and c.env = k.e and c.company_nif = k.n and c.status = 'active') as own
+     from json_to_recordset($1::json) as k(i int, t text, e text, n text)`,
+    [JSON.stringify(keys.map((k, i) => ({ i, t: k.tenantId, e: k.env, n: k.nif })))],
+    { prepare: true },
+  );
+  const out: ScoreInputs[] = keys.map(() => ({ rescores: 0, asBuyer: false, own: false }));
+  for (const r of rows) out[r.i] = { rescores: Number(r.rescores), asBuyer: r.as_buyer, own: r.own };
+  return out;
 }
 
 /** What a credit decision needs beyond the score's answer, stored with it (score_results.facts). */
