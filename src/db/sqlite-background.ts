@@ -29,6 +29,9 @@ self.onmessage = (e: MessageEvent<BackgroundMessage>) => {
     db = new Database(m.file);
     db.exec('PRAGMA busy_timeout = 5000');
     db.exec('PRAGMA synchronous = NORMAL');
+    // checkpoints only from the timer below: one run by a COMMIT (past 1000 pages) would hold this
+    // writer's OwnCommits section for its whole duration (fsyncs), after the write lock is released
+    db.exec('PRAGMA wal_autocheckpoint = 0');
     db.exec('PRAGMA foreign_keys = ON');
     own = OwnCommits.writer(m.walIndexAddress === null ? null : walIndexAt(m.walIndexAddress), m.ownCommits, m.commitSection, true);
     timer = setInterval(() => {

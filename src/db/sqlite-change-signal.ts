@@ -152,16 +152,14 @@ export class OwnCommits {
       beforeCommit() {
         if (held && !holding) {
           // the other writer is between its COMMIT and its afterCommit: microseconds, unless its
-          // thread was preempted there. A worker waits (asleep) until released; the main thread
-          // does not wait: its commit goes undeclared (the caches drop once), as any other would
-          if (Atomics.compareExchange(held, 0, 0, 1) === 0) holding = true;
-          else if (waitForSection) {
-            for (let tries = 0; Atomics.compareExchange(held, 0, 0, 1) !== 0; tries++) {
-              if (tries > 1000) break; // ~1 s: the other side is gone
-              Atomics.wait(held, 0, 1, 1);
-            }
-            holding = true;
-          } else {
+          // thread was preempted there (or this one got SQLite's lock the moment it was released).
+          // A worker waits (asleep) until released; the main thread waits at most 0.2 ms, then its
+          // commit goes undeclared (the caches drop once), as any other would
+          const waits = waitForSection ? 1000 : 1; // the worker: ~1 s, then the other side is gone
+          let acquired = false;
+          for (let tries = 0; !(acquired = Atomics.compareExchange(held, 0, 0, 1) === 0) && tries < waits; tries++) Atomics.wait(held, 0, 1, waitForSection ? 1 : 0.2);
+          if (acquired || waitForSection) holding = true;
+          else {
             undeclared = true;
             return;
           }
