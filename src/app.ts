@@ -5,7 +5,7 @@ import { systemRoutes } from './features/system';
 import { adminRoutes } from './features/admin';
 import { gdprRoutes, subjectRequestRoutes } from './features/gdpr';
 import { scoreRoutes, scoreService } from './features/score';
-import { esgRoutes } from './features/esg';
+import { esgFastPath, esgRoutes, esgService } from './features/esg';
 import { erpRoutes, erpService } from './features/erp';
 import { webhookRoutes, webhookService } from './features/webhooks';
 import { RescoreService } from './features/score/rescore';
@@ -54,14 +54,18 @@ export function createApp(ctx: AppContext) {
   const confirming = confirmingService(ctx, decisions, audit);
   ctx.sweeps.set(CONFIRMING_DEFAULT_SWEEP, { everyMs: 60_000, run: () => confirming.flagDefaults() });
   let app: AnyElysia;
-  const scoreFast = scoreFastPath(ctx, scores);
+  const esg = esgService(ctx);
+  // the hot JSON POSTs answered without Elysia's lifecycle in their plain case (plugins/fast-path.ts)
+  const native = (fast: (request: Request) => Promise<Response | null>) => ({
+    POST: (request: Request) =>
+      fast(request)
+        .then((answer) => answer ?? app.handle(request))
+        .catch((error) => lastResort(ctx, request, error)),
+  });
   const nativeRoutes: NativeRoutes = {
-    '/v1/score': {
-      POST: (request) =>
-        scoreFast(request)
-          .then((answer) => answer ?? app.handle(request))
-          .catch((error) => lastResort(ctx, request, error)),
-    },
+    '/v1/score': native(scoreFastPath(ctx, scores)),
+    '/v1/esg': native(esgFastPath(ctx, esg, '/v1/esg')),
+    '/v1/esg-score': native(esgFastPath(ctx, esg, '/v1/esg-score')),
   };
   app = new Elysia({ name: 'api', encodeSchema: false, serve: { routes: nativeRoutes as never } })
     .use(httpPlumbing(ctx, () => app.routes.map((r) => ({ method: r.method, path: r.path }))))
@@ -72,7 +76,7 @@ export function createApp(ctx: AppContext) {
     .use(nifRoutes(ctx, nifs))
     .use(amlRoutes(ctx, aml))
     .use(kycRoutes(ctx, { nif: nifs, aml, scores }))
-    .use(esgRoutes(ctx))
+    .use(esgRoutes(ctx, esg))
     .use(csrdRoutes(ctx))
     .use(erpRoutes(ctx))
     .use(reconcileRoutes(ctx))

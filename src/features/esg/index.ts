@@ -1,4 +1,6 @@
-import { Elysia } from 'elysia';
+import { Elysia, t } from 'elysia';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { jsonFastPath } from '../../plugins/fast-path';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { langOf, localised } from '../../plugins/request-state';
@@ -9,8 +11,33 @@ import { EsgRequest, EsgResponse, ESG_OPENAPI_EXAMPLES, Questionnaire, validateE
 import { INDICATORS, SECTORS, type AnswerValue } from './questionnaire';
 import { EsgService } from './service';
 
-export function esgRoutes(ctx: AppContext) {
-  const service = new EsgService(ctx.database, ctx.usage, () => ctx.clock.now());
+export const esgService = (ctx: AppContext) => new EsgService(ctx.database, ctx.usage, () => ctx.clock.now());
+
+type EsgBody = { nif: string; sector: string; answers: Record<string, AnswerValue>; customer_reference?: string };
+
+/**
+ * POST /v1/esg (and its catalog alias) without Elysia's per-request lifecycle
+ * (plugins/fast-path.ts): the plain case of a body that passes the whole validation; any other
+ * body goes to the Elysia route, which reports every bad field.
+ */
+export function esgFastPath(ctx: AppContext, service: EsgService, route: '/v1/esg' | '/v1/esg-score') {
+  // compiled from a copy: Elysia marks the route's own schema object when it compiles the route.
+  // Unknown top-level fields go to the Elysia route, which strips them.
+  const body = TypeCompiler.Compile(t.Object(EsgRequest.properties, { additionalProperties: false }));
+  const response = TypeCompiler.Compile(EsgResponse);
+  return jsonFastPath<EsgBody, object>(ctx, {
+    route,
+    scope: 'esg',
+    accept: (input) => (body.Check(input) && !validateEsgBody(input).length && isValidNif(input.nif as string) ? (input as EsgBody) : null),
+    answer: (caller, b, lang) => service.assess(caller, b, lang),
+    serialise(result) {
+      if (!response.Check(result)) throw new Error('ESG response does not match its schema');
+      return JSON.stringify(result);
+    },
+  });
+}
+
+export function esgRoutes(ctx: AppContext, service: EsgService) {
   const assess = {
     // Elysia strips unknown keys instead of rejecting them: validate the whole body here first
     // (after auth, before Elysia's own validation) so every bad field is reported at once.
