@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { esgFastPath, esgService } from '../src/features/esg';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { expectError, jsonPost, makeApp, seenAnswer, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let h: TestApp;
@@ -17,23 +17,9 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const example = ESG_EXAMPLES.developing_manufacturer;
-const request = (key: string, body: unknown, headers: Record<string, string> = {}, path = '/v1/esg') =>
-  new Request(`http://localhost${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-
-/** what a client sees, minus what differs between any two requests (ids, times) */
-async function seen(res: Response) {
-  const headers = Object.fromEntries([...res.headers].filter(([k]) => !['x-request-id', 'date', 'content-length'].includes(k)));
-  const raw = (await res.json()) as Record<string, unknown>;
-  if (raw.requestId) expectError({ status: res.status, body: raw, headers: res.headers }, res.status, String(raw.code));
-  const { assessment_id, computed_at, requestId, ...rest } = raw;
-  if (assessment_id !== undefined) expect(assessment_id).toMatch(/^[0-9a-f-]{36}$/);
-  if (computed_at !== undefined) expect(typeof computed_at).toBe('string');
-  return { status: res.status, headers, body: { ...rest, ...(requestId ? { requestId: '…' } : {}) } };
-}
+const request = (key: string, body: unknown, headers: Record<string, string> = {}, path = '/v1/esg') => jsonPost(path, key, body, headers);
+/** assessment ids and times differ between any two assessments */
+const seen = (res: Response) => seenAnswer(res, ['assessment_id', 'computed_at']);
 
 describe('POST /v1/esg fast path', () => {
   test('answers the plain case itself, exactly as the Elysia route does (en, pt-PT, customer_reference), and stores it', async () => {
@@ -48,7 +34,7 @@ describe('POST /v1/esg fast path', () => {
       const viaFast = await fast(request(a.api_key, body, headers));
       expect(viaFast).not.toBeNull();
       const viaElysia = await h.app.handle(request(b.api_key, body, headers));
-      const f = await seen(viaFast!.clone());
+      const f = await seen(viaFast!.clone() as Response);
       expect(f).toEqual(await seen(viaElysia));
       expect(f.status).toBe(200);
       // stored before it was answered

@@ -240,3 +240,25 @@ export async function waitPort(port: number, up: boolean) {
     await Bun.sleep(50);
   }
 }
+
+/** A keyed JSON POST as a client sends it (body as given if it is already text). */
+export const jsonPost = (path: string, key: string, body: unknown, headers: Record<string, string> = {}) =>
+  new Request(`http://localhost${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+/**
+ * What a client sees of an answer, minus what differs between any two requests (request ids,
+ * dates, and the body fields named in `varying`): for comparing two paths that must answer alike.
+ * An error body is checked against §2.8 as sent.
+ */
+export async function seenAnswer(res: Response, varying: string[] = []) {
+  const headers = Object.fromEntries([...res.headers].filter(([k]) => !['x-request-id', 'date', 'content-length'].includes(k)));
+  const raw = (await res.json()) as Record<string, unknown>;
+  if (raw.requestId) expectError({ status: res.status, body: raw, headers: res.headers }, res.status, String(raw.code));
+  const body: Record<string, unknown> = { ...raw, ...(raw.requestId ? { requestId: '…' } : {}) };
+  for (const field of varying) if (field in body) body[field] = '…';
+  return { status: res.status, headers, body };
+}

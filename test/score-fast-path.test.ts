@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { scoreFastPath } from '../src/features/score/fast-path';
 import { SANDBOX_FIXTURES } from '../src/features/score/fixtures';
 import { dispatch } from '../src/app';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { expectError, jsonPost, makeApp, seenAnswer, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const nifOf = (outcome: string) => SANDBOX_FIXTURES.find((f) => f.outcome === outcome)!.nif;
@@ -15,22 +15,8 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const request = (key: string, body: unknown, headers: Record<string, string> = {}) =>
-  new Request('http://localhost/v1/score', {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-
-/** what a client sees, minus what differs between any two requests */
-async function seen(res: Response) {
-  const headers = Object.fromEntries([...res.headers].filter(([k]) => !['x-request-id', 'date', 'content-length'].includes(k)));
-  const raw = (await res.json()) as Record<string, unknown>;
-  // the error body as sent (for expectError), then without the one field that differs per request
-  if (raw.requestId) expectError({ status: res.status, body: raw, headers: res.headers }, res.status, String(raw.code));
-  const body = { ...raw, ...(raw.requestId ? { requestId: '…' } : {}) };
-  return { status: res.status, headers, body: body as Record<string, unknown> };
-}
+const request = (key: string, body: unknown, headers: Record<string, string> = {}) => jsonPost('/v1/score', key, body, headers);
+const seen = (res: Response) => seenAnswer(res);
 
 describe('POST /v1/score fast path', () => {
   test('answers the plain case itself, exactly as the Elysia route does (fresh, cached, pt-PT, customer_reference)', async () => {

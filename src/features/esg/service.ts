@@ -15,7 +15,7 @@ export class EsgService {
   async assess(caller: ScoreCaller, body: { nif: string; customer_reference?: string; sector: string; answers: Record<string, AnswerValue> }, lang: 'en' | 'pt') {
     const result = assessEsg({ sector: body.sector, answers: body.answers }, lang);
     const computedAt = this.now();
-    const id = crypto.randomUUID();
+    const id = Bun.randomUUIDv7(); // time-ordered: inserts land at the end of the primary-key index
     const response = {
       assessment_id: id,
       ...result,
