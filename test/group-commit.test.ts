@@ -139,27 +139,28 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
   test('100 concurrent force_refresh scores: every one answered 200 is stored, in far fewer transactions than requests', async () => {
     const t = await h.tenant();
     const database = h.ctx.database;
-    // the batches: SQLite inserts each batch's rows in one call (in one transaction); PostgreSQL copies them in one transaction
+    // the batches: SQLite inserts each batch's rows in one call (in one transaction); PostgreSQL
+    // copies them in one statement on a connection reserved for it (only group commits reserve one)
     let batches = 0;
     let rowsWritten = 0;
     const insertMany = database.insertMany;
     const pg = database.pg;
-    const begin = pg?.begin;
+    const reserve = pg?.reserve;
     database.insertMany = async (tx, table, rows) => {
       if (table === database.t.scoreResults) (batches++, (rowsWritten += rows.length));
       return insertMany(tx, table, rows);
     };
-    if (pg) pg.begin = ((...args: Parameters<typeof pg.begin>) => (batches++, begin!.apply(pg, args))) as typeof pg.begin;
+    if (pg) pg.reserve = (() => (batches++, reserve!.apply(pg))) as typeof pg.reserve;
     try {
       const answers = await Promise.all(Array.from({ length: 100 }, () => h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })));
-      expect(answers.every((a) => a.status === 200 && a.body.cache === 'fresh')).toBe(true);
+      expect(answers.filter((a) => a.status !== 200 || a.body.cache !== 'fresh').map((a) => a.body)).toEqual([]);
       expect(await scoreRows(t.tenant_id)).toBe(100);
       expect(batches).toBeGreaterThan(0);
       expect(batches).toBeLessThan(50);
       if (!pg) expect(rowsWritten).toBe(100);
     } finally {
       database.insertMany = insertMany;
-      if (pg) pg.begin = begin!;
+      if (pg) pg.reserve = reserve!;
     }
   });
 
