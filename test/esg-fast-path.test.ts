@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { esgFastPath, esgService } from '../src/features/esg';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
-import { expectError, jsonPost, makeApp, seenAnswer, type TestApp } from './helpers';
+import { expectError, jsonPost, makeApp, seenAnswer, throughBothPaths, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let h: TestApp;
@@ -29,17 +29,13 @@ describe('POST /v1/esg fast path', () => {
       [ESG_EXAMPLES[Object.keys(ESG_EXAMPLES)[0] as keyof typeof ESG_EXAMPLES], { 'content-type': 'application/json; charset=utf-8' }],
     ];
     for (const [body, headers] of cases) {
-      const a = await h.tenant({ rateLimitPerMinute: 1000 });
-      const b = await h.tenant({ rateLimitPerMinute: 1000 });
-      const viaFast = await fast(request(a.api_key, body, headers));
-      expect(viaFast).not.toBeNull();
-      const viaElysia = await h.app.handle(request(b.api_key, body, headers));
-      const f = await seen(viaFast!.clone() as Response);
+      const { viaFast, viaElysia, tenant } = await throughBothPaths(h, fast, (key) => request(key, body, headers));
+      const f = await seen(viaFast.clone() as Response);
       expect(f).toEqual(await seen(viaElysia));
       expect(f.status).toBe(200);
       // stored before it was answered
-      const { assessment_id } = (await viaFast!.json()) as { assessment_id: string };
-      const csrd = await h.json('POST', '/v1/csrd/report', { key: a.api_key, body: { assessment_id } });
+      const { assessment_id } = (await viaFast.json()) as { assessment_id: string };
+      const csrd = await h.json('POST', '/v1/csrd/report', { key: tenant.api_key, body: { assessment_id } });
       expect(csrd.status).toBe(201);
     }
   });

@@ -262,3 +262,15 @@ export async function seenAnswer(res: Response, varying: string[] = []) {
   for (const field of varying) if (field in body) body[field] = '…';
   return { status: res.status, headers, body };
 }
+
+/**
+ * One request through a fast path and through the Elysia route, sent by two new tenants with the
+ * same budget (so that their rate-limit headers match): both answers, for comparing them.
+ */
+export async function throughBothPaths(h: TestApp, fast: (request: Request) => Promise<Response | null>, build: (key: string) => Request) {
+  const a = await h.tenant({ rateLimitPerMinute: 1000 });
+  const b = await h.tenant({ rateLimitPerMinute: 1000 });
+  const viaFast = await fast(build(a.api_key));
+  if (!viaFast) throw new Error('the fast path handed the request over');
+  return { viaFast, viaElysia: await h.app.handle(build(b.api_key)), tenant: a };
+}
