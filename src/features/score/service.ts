@@ -177,8 +177,11 @@ export class ScoreService {
   /** Computes and stores a result (history is kept for the nightly re-score and the GDPR export). */
   async compute(caller: ScoreCaller, nif: string, trigger: 'request' | 'rescore', customerReference: string | null) {
     const evaluated = await this.evaluate(caller, nif, trigger);
-    // by group commit: one transaction for the results of many concurrent requests (its latest score changes: read caches)
-    await this.database.commitRows(this.database.t.scoreResults, [this.resultRow(caller, { nif, evaluated, customerReference }, trigger)], [{ tenantId: caller.tenantId, aspect: 'scores' }]);
+    // by group commit: one transaction for the results of many concurrent requests (its latest
+    // score changes: read caches). Requested scores only: a re-score changes the re-score count,
+    // which scoreInputs caches on SQLite as something only plain transactions change
+    if (trigger === 'rescore') await this.database.withTx((tx) => this.store(tx, caller, nif, evaluated, trigger, customerReference));
+    else await this.database.commitRows(this.database.t.scoreResults, [this.resultRow(caller, { nif, evaluated, customerReference }, trigger)], [{ tenantId: caller.tenantId, aspect: 'scores' }]);
     this.billBureauLookup(caller, evaluated.bureauCostCents);
     return evaluated;
   }
@@ -296,6 +299,15 @@ export class ScoreService {
       this.scoreInputsBatch ??= new TurnReads((keys) => readScoreInputs(this.database.pg!, keys), (k) => `${k.tenantId}|${k.env}|${k.nif}`);
       return this.scoreInputsBatch.get({ tenantId: caller.tenantId, env: caller.env, nif });
     }
+    // SQLite: cached under the change signal without group commits (ReadCache with a generation).
+    // Re-scores, books and connections are written in plain transactions only, which move that
+    // signal; the group commits of requested scores and assessments change nothing read here.
+    this.scoreInputsCache ??= new ReadCache(this.database);
+    return (await this.scoreInputsCache.get(`${caller.tenantId}|${caller.env}|${nif}`, () => this.readScoreInputs(caller, nif), 0))!;
+  }
+  private scoreInputsCache?: ReadCache<ScoreInputs>;
+
+  private async readScoreInputs(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string): Promise<ScoreInputs> {
     const s = this.database.t.scoreResults;
     if (!this.scoreInputsQuery) {
       const p = (name: string) => sql.placeholder(name);
