@@ -224,6 +224,18 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     expect(row!.answers).toEqual(ESG_EXAMPLES.developing_manufacturer.answers);
   });
 
+  test("a re-score, committed apart from the group commits, reaches the next request's inputs at once (the deteriorating fixture)", async () => {
+    const t = await h.tenant();
+    const nif = '599000082'; // deteriorating_on_rescore: its profile depends on the count of re-scores
+    const score = async () => (await h.json('POST', '/v1/score', { key: t.api_key, body: { nif, refresh: 'force_refresh' } })).body.score as number;
+    const before = await Promise.all(Array.from({ length: 5 }, score)); // inputs read and cached
+    expect(new Set(before).size).toBe(1);
+    const rescored = await h.json('POST', '/v1/sandbox/rescore', { key: t.api_key });
+    expect(rescored.status).toBe(200);
+    const after = await score();
+    expect(after).toBeLessThan(before[0]!);
+  });
+
   test('rows of a call inside a transaction join it: rolled back with it', async () => {
     const t = await h.tenant();
     const { database } = h.ctx;
