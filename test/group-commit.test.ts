@@ -49,6 +49,18 @@ describe('GroupCommit', () => {
     expect(stored.sort()).toEqual([1, 2, 4]);
   });
 
+  test('a failure that is not about an item (the database down or busy) fails every caller at once, without retries', async () => {
+    let writes = 0;
+    const down = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const g = new GroupCommit<number>(async () => {
+      writes++;
+      throw down;
+    }, { startAtTurnEnd: true, retryAlone: (err) => err !== down });
+    const results = await Promise.allSettled([1, 2, 3].map((i) => g.add(i)));
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(writes).toBe(1);
+  });
+
   test('at most maxInFlight batches at once; what arrives meanwhile waits for a slot', async () => {
     let running = 0;
     let peak = 0;
@@ -140,17 +152,17 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     const t = await h.tenant();
     const database = h.ctx.database;
     // the batches: SQLite inserts each batch's rows in one call (in one transaction); PostgreSQL
-    // copies them in one statement on a connection reserved for it (only group commits reserve one)
+    // copies them in one transaction (the usage appends' flushes, also transactions, count too)
     let batches = 0;
     let rowsWritten = 0;
     const insertMany = database.insertMany;
     const pg = database.pg;
-    const reserve = pg?.reserve;
+    const begin = pg?.begin;
     database.insertMany = async (tx, table, rows) => {
       if (table === database.t.scoreResults) (batches++, (rowsWritten += rows.length));
       return insertMany(tx, table, rows);
     };
-    if (pg) pg.reserve = (() => (batches++, reserve!.apply(pg))) as typeof pg.reserve;
+    if (pg) pg.begin = ((...args: Parameters<typeof pg.begin>) => (batches++, begin!.apply(pg, args))) as typeof pg.begin;
     try {
       const answers = await Promise.all(Array.from({ length: 100 }, () => h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })));
       expect(answers.filter((a) => a.status !== 200 || a.body.cache !== 'fresh').map((a) => a.body)).toEqual([]);
@@ -160,7 +172,7 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
       if (!pg) expect(rowsWritten).toBe(100);
     } finally {
       database.insertMany = insertMany;
-      if (pg) pg.reserve = reserve!;
+      if (pg) pg.begin = begin!;
     }
   });
 
@@ -236,6 +248,40 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     expect(after).toBeLessThan(before[0]!);
   });
 
+  test('what a transaction wrote and another read cached is dropped when the transaction rolls back', async () => {
+    const { database } = h.ctx;
+    const { ReadCache } = await import('../src/lib/read-cache');
+    const t = await h.tenant();
+    const e = database.t.esgAssessments;
+    const id = crypto.randomUUID();
+    const cache = new ReadCache<{ id: string }>(database);
+    const read = async () => (await database.db.select({ id: e.id }).from(e).where(eq(e.id, id)))[0] ?? null;
+    const gen = database.localGeneration('scores', t.tenant_id);
+    await expect(
+      database.withTx(async (tx) => {
+        await database.insertMany(tx, e, [{ id, tenantId: t.tenant_id, env: 'sandbox', nif: '599000015', customerReference: null, sector: 'C', answers: {}, result: {}, algorithmVersion: 'x', synthetic: true, computedAt: new Date() }]);
+        await cache.get('k', read, gen); // on SQLite, one connection: this read sees the uncommitted row
+        await cache.get('k2', read);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(cache.peek('k', database.localGeneration('scores', t.tenant_id))).toBeUndefined();
+    expect(cache.peek('k2')).toBeUndefined();
+    expect(await read()).toBeNull();
+  });
+
+  test.skipIf(TEST_DB !== 'postgres')('PostgreSQL: rows written again after a commit whose answer was lost (their ids exist) are skipped, not a failure', async () => {
+    const { database } = h.ctx;
+    const t = await h.tenant();
+    const row = { id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', nif: '599000015', customerReference: null, sector: 'C', answers: {}, result: { n: 1 }, algorithmVersion: 'x', synthetic: true, computedAt: new Date() };
+    const marks = [{ tenantId: t.tenant_id, aspect: 'scores' as const }];
+    await database.commitRows(database.t.esgAssessments, [row], marks);
+    await database.commitRows(database.t.esgAssessments, [row], marks);
+    const e = database.t.esgAssessments;
+    const [found] = await database.db.select({ n: count() }).from(e).where(eq(e.id, row.id));
+    expect(Number(found!.n)).toBe(1);
+  });
+
   test('rows of a call inside a transaction join it: rolled back with it', async () => {
     const t = await h.tenant();
     const { database } = h.ctx;
@@ -301,6 +347,36 @@ describe('answered writes survive kill -9', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
       await fresh.drop();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(TEST_DB !== 'postgres')('PostgreSQL: a connection killed in the middle of a group commit', () => {
+  test('the batch fails as a dependency outage, and no later query waits on the dead connection', async () => {
+    const h = await makeApp({}, { workers: false });
+    const admin = postgres('postgres://postgres@127.0.0.1:5432/test', { max: 1, onnotice: () => {} });
+    try {
+      const t = await h.tenant();
+      const { database } = h.ctx;
+      const [{ d: dbName }] = await database.pg!<{ d: string }[]>`select current_database() as d`;
+      // large enough for the COPY to be running when it is killed
+      const rows = Array.from({ length: 100_000 }, (_, i) => ({ id: Bun.randomUUIDv7(), tenantId: t.tenant_id, env: 'sandbox', nif: '599000015', score: 1, tier: 'A', pd: 0.01, result: { i, pad: 'x'.repeat(200) }, algorithmVersion: 'v', synthetic: true, trigger: 'request', computedAt: new Date() }));
+      const outcome = database.commitRows(database.t.scoreResults, rows, [{ tenantId: t.tenant_id, aspect: 'scores' }]).then(() => 'committed', (e) => `failed ${e.code ?? e.message}`);
+      let killed = 0;
+      for (let i = 0; i < 250 && !killed; i++) {
+        await Bun.sleep(20);
+        killed = (await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${dbName} and query ilike 'copy%' and state = 'active'`).length;
+      }
+      const result = await outcome;
+      if (killed) expect(result).toMatch(/^failed (ECONNRESET|CONNECTION_|57P01)/);
+      // every connection of the pool answers again (12 queries at once over a pool of 10)
+      for (let round = 0; round < 3; round++) {
+        const answers = await Promise.all(Array.from({ length: 12 }, () => Promise.race([database.pg!`select pg_sleep(0.02)`.then(() => 'ok', () => 'error'), Bun.sleep(5000).then(() => 'hung')])));
+        expect(answers.filter((a) => a === 'hung')).toEqual([]);
+      }
+    } finally {
+      await admin.end();
+      await h.close().catch(() => {});
     }
   }, 60_000);
 });

@@ -15,6 +15,7 @@ import { migrationsFolder } from './migrations';
 import { mapWalIndex, OwnCommits, walChangeSignal, type WalIndexMap } from './sqlite-change-signal';
 import type { BackgroundMessage, BackgroundReply } from './sqlite-background';
 import { GroupCommit } from '../lib/group-commit';
+import { dependencyDown } from '../lib/dependency-down';
 
 export type Db = PostgresJsDatabase<Record<string, never>>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -125,25 +126,23 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   const grouped = new GroupCommit<RowsToCommit>(
     async (members) => {
       // COPY, as the usage appends: Drizzle's multi-row INSERT cost this process ~100 µs a row to
-      // build. One table (the usual case): one COPY statement, atomic without BEGIN and COMMIT (two
-      // round trips fewer per batch), on a connection reserved for it: postgres.js would otherwise
-      // pipeline other queries onto the connection in the middle of the COPY (protocol lost)
+      // build. In a transaction even for one table: a COPY needs a connection of its own (postgres.js
+      // would pipeline other queries onto it mid-COPY), and a reserved one that died mid-COPY went
+      // back to the pool dead (postgres.js 3.4.9), where later queries waited for ever
       const byTable = rowsByTable(members);
-      if (byTable.size === 1) {
-        const [[table, rows]] = byTable;
-        const reserved = await client.reserve();
-        try {
-          await pgCopyOne(reserved, table, rows);
-        } finally {
-          reserved.release();
-        }
-      } else
+      try {
         await client.begin(async (tx) => {
           for (const [table, rows] of byTable) await pgCopyOne(tx, table, rows);
         });
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        // a batch (or an item of it) written again after a commit whose answer was lost: COPY has
+        // no ON CONFLICT, so it goes again as inserts that skip the rows already there
+        for (const [table, rows] of byTable) await insertSkippingExisting(database, table, rows);
+      }
       await announce(database, marksOf(members));
     },
-    { startAtTurnEnd: true, maxInFlight: Math.max(1, Math.floor(poolSize / 2)), maxBatch: 500 },
+    { startAtTurnEnd: true, maxInFlight: Math.max(1, Math.floor(poolSize / 2)), maxBatch: 500, retryAlone: (err) => !dependencyDown(err) },
   );
   const database: Database = {
     dialect: 'postgres',
@@ -482,18 +481,28 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
   // commitRows' commits, declared so that the unmarked signal can tell them from any other
   const markedOwn = new OwnCommits();
   const markedWriter = OwnCommits.writer(walIndex?.header ?? null, markedOwn.shared, commitSection);
-  const changeEpoch =
+  // rollbacks of this connection: other requests may have read (and cached) what the transaction
+  // had written before it was undone, which no commit will ever announce
+  let rollbacks = 0;
+  const fullSignal =
     (walIndex ? walChangeSignal(walIndex.header, [ownCommits]) : null) ??
     (() => {
       foreignCommits();
       return localCommits + markedCommits;
     });
-  const unmarkedEpoch =
+  const unmarkedSignal =
     (walIndex ? walChangeSignal(walIndex.header, [ownCommits, markedOwn]) : null) ??
     (() => {
       foreignCommits();
       return localCommits;
     });
+  const changeEpoch = () => fullSignal() + rollbacks;
+  const unmarkedEpoch = () => unmarkedSignal() + rollbacks;
+  const rollback = () => {
+    if (!raw.inTransaction) return;
+    raw.exec('ROLLBACK');
+    rollbacks++;
+  };
   const generations = new Map<string, number>();
   const bumpGeneration = (key: string) => generations.set(key, (generations.get(key) ?? 0) + 1);
   // one transaction per event-loop turn for the rows of that turn's requests
@@ -507,7 +516,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
           raw.exec('COMMIT');
         } catch (err) {
           markedWriter.release();
-          if (raw.inTransaction) raw.exec('ROLLBACK');
+          rollback();
           throw err;
         }
         markedWriter.afterCommit();
@@ -517,7 +526,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
           bumpGeneration(`${aspect}:*`);
         }
       }),
-    { startAtTurnEnd: true, maxBatch: 1000 },
+    { startAtTurnEnd: true, maxBatch: 1000, retryAlone: (err) => !dependencyDown(err) },
   );
   // one prepared insert per table and row shape (columns holding a value; nulls are left to the default)
   const inserts = new Map<string, { execute(p: Record<string, unknown>): Promise<unknown> }>();
@@ -558,7 +567,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
           localCommits++;
           return r;
         } catch (err) {
-          if (raw.inTransaction) raw.exec('ROLLBACK');
+          rollback();
           throw err;
         }
       });
