@@ -12,7 +12,7 @@ import { and, count, eq } from 'drizzle-orm';
 import postgres from 'postgres';
 import { GroupCommit } from '../src/lib/group-commit';
 import { explainedBy, mapWalIndex, OwnCommits } from '../src/db/sqlite-change-signal';
-import { freshDatabase, makeApp, runCli, spawnServer, type TestApp } from './helpers';
+import { expectError, freshDatabase, makeApp, runCli, spawnServer, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const TEST_DB = process.env.TEST_DB ?? 'sqlite';
@@ -55,7 +55,7 @@ describe('GroupCommit', () => {
     const g = new GroupCommit<number>(async () => {
       writes++;
       throw down;
-    }, { startAtTurnEnd: true, retryAlone: (err) => err !== down });
+    }, { startAtTurnEnd: true });
     const results = await Promise.allSettled([1, 2, 3].map((i) => g.add(i)));
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
     expect(writes).toBe(1);
@@ -379,4 +379,40 @@ describe.skipIf(TEST_DB !== 'postgres')('PostgreSQL: a connection killed in the 
       await h.close().catch(() => {});
     }
   }, 60_000);
+});
+
+describe.skipIf(TEST_DB !== 'sqlite')('SQLite: the write lock held by another process during a group commit', () => {
+  test('every write of the batch answers 503 service_unavailable with Retry-After at once, and nothing of it is stored', async () => {
+    const h = await makeApp({ SQLITE_BUSY_TIMEOUT_MS: '200' });
+    try {
+      const t = await h.tenant();
+      const { ESG_EXAMPLES } = await import('../src/features/esg/examples');
+      const locker = new Sqlite(join(h.config.dataDir, 'service.sqlite'));
+      locker.exec('BEGIN IMMEDIATE');
+      locker.exec(`INSERT INTO app_meta (key, value) VALUES ('group-commit-test', 'x') ON CONFLICT DO NOTHING`);
+      const started = performance.now();
+      const answers = await Promise.all([
+        ...Array.from({ length: 4 }, () => h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })),
+        ...Array.from({ length: 4 }, () => h.json('POST', '/v1/esg', { key: t.api_key, body: ESG_EXAMPLES.developing_manufacturer })),
+      ]);
+      const elapsed = performance.now() - started;
+      locker.exec('ROLLBACK');
+      locker.close();
+      for (const a of answers) {
+        const e = expectError(a, 503, 'service_unavailable');
+        expect(Number(a.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(JSON.stringify(e)).not.toMatch(/SQLITE|insert into|service\.sqlite/i);
+      }
+      // one wait for the lock for the whole batch, not one per request after another
+      expect(elapsed).toBeLessThan(8 * 200);
+      const { scoreResults, esgAssessments } = h.ctx.database.t;
+      const stored = async (table: typeof scoreResults | typeof esgAssessments) => Number((await h.ctx.database.db.select({ n: count() }).from(table).where(eq(table.tenantId, t.tenant_id)))[0]!.n);
+      expect(await stored(scoreResults)).toBe(0);
+      expect(await stored(esgAssessments)).toBe(0);
+      // and once the lock is gone, the same writes go through
+      expect((await h.json('POST', '/v1/esg', { key: t.api_key, body: ESG_EXAMPLES.developing_manufacturer })).status).toBe(200);
+    } finally {
+      await h.close();
+    }
+  });
 });

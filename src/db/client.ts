@@ -15,7 +15,6 @@ import { migrationsFolder } from './migrations';
 import { mapWalIndex, OwnCommits, walChangeSignal, type WalIndexMap } from './sqlite-change-signal';
 import type { BackgroundMessage, BackgroundReply } from './sqlite-background';
 import { GroupCommit } from '../lib/group-commit';
-import { dependencyDown } from '../lib/dependency-down';
 
 export type Db = PostgresJsDatabase<Record<string, never>>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -74,7 +73,7 @@ export interface Database {
   touchTenant(tenantId: string, aspect: CacheAspect): void;
   /**
    * Inserts rows by group commit (lib/group-commit.ts): the rows of concurrent callers are committed
-   * together, one transaction per event-loop turn on SQLite, one multi-row INSERT per batch on
+   * together, one transaction per event-loop turn on SQLite, one transaction of COPYs per batch on
    * PostgreSQL, and their marks (as touchTenant's) are announced once per batch. Resolves once the
    * rows are committed and announced, so the caller may answer. `marks` must name every cached read
    * the rows change: on SQLite such a commit moves the named tenants' generations
@@ -88,11 +87,11 @@ export interface Database {
    */
   unmarkedEpoch(): number | null;
   /**
-   * SQLite: how many commitRows batches marked this tenant (or, without one, any tenant) with this
-   * aspect in this process: the local counterpart of the PostgreSQL + Redis cache generations.
-   * PostgreSQL: undefined (the generations are in Redis).
+   * SQLite: how many commitRows batches marked this tenant with this aspect in this process: the
+   * local counterpart of the PostgreSQL + Redis cache generations. PostgreSQL: undefined (the
+   * generations are in Redis).
    */
-  localGeneration(aspect: CacheAspect, tenantId?: string): number | undefined;
+  localGeneration(aspect: CacheAspect, tenantId: string): number | undefined;
   tenantsChanged: ((touched: TenantTouch[]) => Promise<unknown>) | null;
   /** PostgreSQL only: the raw client (advisory locks, LISTEN) */
   pg?: postgres.Sql;
@@ -122,44 +121,21 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   let observer: ReturnType<typeof postgres> | null = null;
   const db = drizzlePg(client) as Db;
   const txStore = new AsyncLocalStorage<{ tx: Db; touched: Touched }>();
-  // a batch is one COPY per table in one transaction; several batches at once, on connections of the pool
+  // a batch is one transaction of COPYs; several batches at once, on connections of the pool. COPY,
+  // as the usage appends: Drizzle's multi-row INSERT cost this process ~100 µs a row to build
   const grouped = new GroupCommit<RowsToCommit>(
     async (members) => {
-      // COPY, as the usage appends: Drizzle's multi-row INSERT cost this process ~100 µs a row to
-      // build. In a transaction even for one table: a COPY needs a connection of its own (postgres.js
-      // would pipeline other queries onto it mid-COPY), and a reserved one that died mid-COPY went
-      // back to the pool dead (postgres.js 3.4.9), where later queries waited for ever
-      const byTable = rowsByTable(members);
-      try {
-        await client.begin(async (tx) => {
-          for (const [table, rows] of byTable) await pgCopyOne(tx, table, rows);
-        });
-      } catch (err) {
-        if (!isUniqueViolation(err)) throw err;
-        // a batch (or an item of it) written again after a commit whose answer was lost: COPY has
-        // no ON CONFLICT, so it goes again as inserts that skip the rows already there
-        for (const [table, rows] of byTable) await insertSkippingExisting(database, table, rows);
-      }
+      await copyAppending(database, rowsByTable(members), true);
       await announce(database, marksOf(members));
     },
-    { startAtTurnEnd: true, maxInFlight: Math.max(1, Math.floor(poolSize / 2)), maxBatch: 500, retryAlone: (err) => !dependencyDown(err) },
+    { startAtTurnEnd: true, maxInFlight: Math.max(1, Math.floor(poolSize / 2)), maxBatch: 500 },
   );
   const database: Database = {
     dialect: 'postgres',
     writeOne: (fn) => fn(),
     insertMany: pgInsertBatches,
     async appendRows(table, rows) {
-      if (!rows.length) return;
-      // COPY: the cheapest way into PostgreSQL for the server (a third of the CPU per row of an
-      // INSERT from a JSON parameter, measured) and for this process (one text, no parameters)
-      try {
-        await client.begin((tx) => pgCopy(tx, table, rows));
-      } catch (err) {
-        if ((err as { code?: string }).code !== '23505') throw err;
-        // a retried batch whose earlier attempt was committed after all: COPY has no ON CONFLICT,
-        // so the batch goes again as an INSERT that skips the rows already there
-        await insertSkippingExisting(database, table, rows);
-      }
+      if (rows.length) await copyAppending(database, new Map([[table, rows]]));
     },
     async poolUsage() {
       observer ??= postgres(url, { max: 1, onnotice: () => {}, idle_timeout: 60, connect_timeout: 2, connection: { application_name: `${poolName}-metrics` } });
@@ -206,22 +182,27 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   return database;
 }
 
-/** Rows by COPY inside the caller's transaction (jsonColumns: JSON values travel as their JSON text). */
-async function pgCopy(tx: postgres.TransactionSql | postgres.Sql, table: Table, rows: Record<string, unknown>[], jsonColumns = false) {
-  for (const g of rowShapes(table, rows, jsonColumns)) await copyRows(tx, table, g.used, g.rows);
-}
-
 /**
- * Rows of one table by one COPY (one statement: atomic on its own), nulls written as such: every
- * column that any row names, the others left to their defaults. For group commits, whose rows all
- * name the same columns.
+ * Rows of tables appended by COPY in one transaction: the cheapest way into PostgreSQL for the
+ * server (a third of the CPU per row of an INSERT from a JSON parameter, measured) and for this
+ * process (one text, no parameters). Rows whose key already exists are skipped: COPY has no ON
+ * CONFLICT, so a batch refused for a duplicate key (written again after a commit whose answer was
+ * lost) goes again as inserts that skip the rows already there. jsonColumns: JSON values travel as
+ * their JSON text (the SQLite background worker's appends take scalar columns only).
  */
-function pgCopyOne(sql: postgres.TransactionSql | postgres.Sql, table: Table, rows: Record<string, unknown>[]) {
-  const used = fieldsOf(table).filter((f) => rows.some((r) => r[f.key] !== undefined));
-  return copyRows(sql, table, used, rows);
+async function copyAppending(database: Database, byTable: Map<Table, Record<string, unknown>[]>, jsonColumns = false) {
+  try {
+    await database.pg!.begin(async (tx) => {
+      for (const [table, rows] of byTable)
+        for (const g of rowShapes(table, rows, jsonColumns)) await copyRows(tx, table, g.used, g.rows);
+    });
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    for (const [table, rows] of byTable) await insertSkippingExisting(database, table, rows);
+  }
 }
 
-async function copyRows(sql: postgres.TransactionSql | postgres.Sql, table: Table, used: { key: string; column: Column }[], rows: Record<string, unknown>[]) {
+async function copyRows(tx: postgres.TransactionSql, table: Table, used: { key: string; column: Column }[], rows: Record<string, unknown>[]) {
   // the text is built 500 rows at a time, letting requests in between: a flush of thousands of
   // rows built in one go held the event loop for milliseconds
   async function* lines() {
@@ -230,7 +211,7 @@ async function copyRows(sql: postgres.TransactionSql | postgres.Sql, table: Tabl
       yield copyLines(used, rows.slice(i, i + 500));
     }
   }
-  const copy = sql.unsafe(`copy "${getTableName(table)}" (${columnList(used)}) from stdin`);
+  const copy = tx.unsafe(`copy "${getTableName(table)}" (${columnList(used)}) from stdin`);
   // the COPY's own query promise also rejects when the connection dies mid-stream: the
   // pipeline reports that error, and this promise must not go unhandled (it ended the process)
   copy.catch(() => {});
@@ -344,9 +325,11 @@ function marksOf(members: RowsToCommit[]): Touched {
 /** the marks of one transaction, deduplicated */
 type Touched = Map<string, TenantTouch>;
 
+const touchKey = (aspect: CacheAspect, tenantId: string) => `${aspect}:${tenantId}`;
+
 function touchIn(touched: Touched | undefined, tenantId: string, aspect: CacheAspect) {
   if (!touched) throw new Error('touchTenant outside a transaction');
-  touched.set(`${aspect}:${tenantId}`, { tenantId, aspect });
+  touched.set(touchKey(aspect, tenantId), { tenantId, aspect });
 }
 
 /** after a commit: only a database without a change signal of its own (PostgreSQL) needs announcing */
@@ -375,7 +358,7 @@ function rowShapes(table: Table, rows: Record<string, unknown>[], jsonColumns = 
 
 const columnList = (fields: { column: Column }[]) => fields.map((f) => `"${f.column.name}"`).join(', ');
 
-/** Rows in COPY's text format (null as \N). */
+/** Rows of one shape in COPY's text format (never null here: a row shape holds only the values present). */
 function copyLines(used: { key: string; column: Column }[], rows: Record<string, unknown>[]): string {
   // columns whose driver mapping is the identity (or toISOString for a timestamp) are written
   // directly: the per-value mapping call was most of the cost of building a batch
@@ -387,8 +370,7 @@ function copyLines(used: { key: string; column: Column }[], rows: Record<string,
     for (let i = 0; i < used.length; i++) {
       const { key, column } = used[i]!;
       const value = row[key];
-      if (value === null || value === undefined) fields[i] = '\\N';
-      else if (!direct[i]) fields[i] = copyEscape(String(column.mapToDriverValue(value)));
+      if (!direct[i]) fields[i] = copyEscape(String(column.mapToDriverValue(value)));
       else if (typeof value === 'string') fields[i] = copyEscape(value);
       else if (typeof value === 'boolean') fields[i] = value ? 't' : 'f';
       else if (value instanceof Date) fields[i] = value.toISOString();
@@ -503,8 +485,8 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
     raw.exec('ROLLBACK');
     rollbacks++;
   };
+  // by touchKey
   const generations = new Map<string, number>();
-  const bumpGeneration = (key: string) => generations.set(key, (generations.get(key) ?? 0) + 1);
   // one transaction per event-loop turn for the rows of that turn's requests
   const grouped = new GroupCommit<RowsToCommit>(
     (members) =>
@@ -521,12 +503,9 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
         }
         markedWriter.afterCommit();
         markedCommits++;
-        for (const { tenantId, aspect } of marksOf(members).values()) {
-          bumpGeneration(`${aspect}:${tenantId}`);
-          bumpGeneration(`${aspect}:*`);
-        }
+        for (const key of marksOf(members).keys()) generations.set(key, (generations.get(key) ?? 0) + 1);
       }),
-    { startAtTurnEnd: true, maxBatch: 1000, retryAlone: (err) => !dependencyDown(err) },
+    { startAtTurnEnd: true, maxBatch: 1000 },
   );
   // one prepared insert per table and row shape (columns holding a value; nulls are left to the default)
   const inserts = new Map<string, { execute(p: Record<string, unknown>): Promise<unknown> }>();
@@ -584,7 +563,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
       return database.insertMany(db, table, rows);
     },
     unmarkedEpoch,
-    localGeneration: (aspect, tenantId) => generations.get(`${aspect}:${tenantId ?? '*'}`) ?? 0,
+    localGeneration: (aspect, tenantId) => generations.get(touchKey(aspect, tenantId)) ?? 0,
     tenantsChanged: null,
     async ping() {
       raw.query('select 1').get();

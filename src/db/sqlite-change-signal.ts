@@ -205,11 +205,6 @@ export class OwnCommits {
     }
     return Atomics.load(words, 0) === seq ? steps : []; // rewritten while being read: nothing is explained
   }
-
-  /** reader side: is the change from `from` to `to` only commits declared here? */
-  explains(from: Uint32Array, to: Uint32Array): boolean {
-    return explainedBy([this], from, to);
-  }
 }
 
 /** Is the change from `from` to `to` only commits declared by these records (steps leading from one to the other)? */

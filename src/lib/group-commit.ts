@@ -1,3 +1,5 @@
+import { dependencyDown } from './dependency-down';
+
 /**
  * Group commit: each caller adds an item and waits until it is committed; the items of many
  * concurrent callers go to the database together (one transaction, or one multi-row statement, per
@@ -9,9 +11,8 @@
  * - `maxInFlight`: batches written at the same time (PostgreSQL: several connections); items that
  *   arrive meanwhile wait for the next batch, which is how batches grow under load.
  * - A batch that fails is written again one item at a time, so one bad item fails only its caller;
- *   unless `retryAlone(error)` says the failure is not about an item (the database is down or
- *   busy): then every caller gets it at once, rather than one after another, each after its own
- *   timeout.
+ *   unless the failure is not about an item (the database is down or busy: lib/dependency-down.ts):
+ *   then every caller gets it at once, rather than one after another, each after its own timeout.
  */
 export class GroupCommit<T> {
   private queue: { item: T; settle: (err?: unknown) => void }[] = [];
@@ -20,7 +21,7 @@ export class GroupCommit<T> {
 
   constructor(
     private readonly write: (items: T[]) => Promise<void>,
-    private readonly opts: { maxBatch?: number; maxInFlight?: number; startAtTurnEnd?: boolean; retryAlone?: (error: unknown) => boolean } = {},
+    private readonly opts: { maxBatch?: number; maxInFlight?: number; startAtTurnEnd?: boolean } = {},
   ) {}
 
   add(item: T): Promise<void> {
@@ -47,7 +48,7 @@ export class GroupCommit<T> {
       await this.write(batch.map((b) => b.item));
       for (const b of batch) b.settle();
     } catch (err) {
-      if (batch.length === 1 || this.opts.retryAlone?.(err) === false) for (const b of batch) b.settle(err ?? new Error('group commit failed'));
+      if (batch.length === 1 || dependencyDown(err)) for (const b of batch) b.settle(err ?? new Error('group commit failed'));
       else
         for (const b of batch)
           await this.write([b.item]).then(

@@ -6,8 +6,8 @@ import type { Database } from '../db/client';
  * and is served only while that is current:
  * - SQLite without a caller generation: the database's change signal (`changeEpoch`), which moves
  *   on every commit of any connection or process, so any commit drops the entry.
- * - SQLite with a caller generation (Database.localGeneration: the tenant's, or the aspect's, count
- *   of group commits that marked it): the change signal without those group commits
+ * - SQLite with a caller generation (Database.localGeneration: the tenant's count of group commits
+ *   that marked it, or plainCommitsGeneration): the change signal without those group commits
  *   (`unmarkedEpoch`) and that generation, so a batch of new scores drops only what it marked.
  * - PostgreSQL (no such signal): the caller passes the epoch, i.e. the tenant's cache generation
  *   that this very request read from Redis with its rate-limit decision (cache-generations.ts).
@@ -15,6 +15,15 @@ import type { Database } from '../db/client';
  * A value may be tagged only with what was current before its load started.
  */
 export type Epoch = number | null;
+
+/**
+ * The generation for reads that only plain transactions change, never a group commit (keys and
+ * tenants, books, re-score counts): on SQLite they stay cached across group commits (under
+ * `unmarkedEpoch` alone); on PostgreSQL only under a generation the caller read from Redis.
+ */
+export function plainCommitsGeneration(database: Pick<Database, 'unmarkedEpoch'>, given?: Epoch): Epoch | undefined {
+  return given ?? (database.unmarkedEpoch() !== null ? 0 : undefined);
+}
 
 type Entry<V> = { value: V; /** SQLite: changeEpoch, or unmarkedEpoch with gen */ epoch: number | null; gen: number | null; loadedAtMs: number };
 

@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, sql, type SQLWrapper } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import type { Env } from '../tenants/service';
 import { buyerBehaviour, sellerBooks, type BuyerBehaviour, type ObservedDocument, type SellerBooks, type SellerDocument } from './observations';
@@ -61,20 +61,17 @@ function mostCommonProvider(rows: DocRow[]) {
  * The two reads every score makes, prepared once per database: Drizzle's query building costs more
  * than these indexed reads themselves (about 200 µs a score when built each time, measured).
  */
-const prepared = new WeakMap<Database, { anyAsBuyer: { execute(p: Record<string, string>): Promise<unknown[]> }; asBuyer: { execute(p: Record<string, string>): Promise<DocRow[]> }; own: { execute(p: Record<string, string>): Promise<{ provider: string; ref: string }[]> } }>();
+const prepared = new WeakMap<Database, { asBuyer: { execute(p: Record<string, string>): Promise<DocRow[]> }; own: { execute(p: Record<string, string>): Promise<{ provider: string; ref: string }[]> } }>();
 function preparedReads(database: Database) {
   let p = prepared.get(database);
   if (!p) {
     const inv = database.t.invoices;
     const c = database.t.erpConnections;
-    const asBuyerWhere = and(eq(inv.tenantId, sql.placeholder('tenantId')), eq(inv.env, sql.placeholder('env')), eq(inv.customerNif, sql.placeholder('nif')), eq(inv.status, 'N'), inArray(inv.documentType, ['FT', 'ND']));
     p = {
-      // without ORDER BY: a third of the cost when there is nothing (most scores: the tenant's books do not name the company)
-      anyAsBuyer: database.db.select({ one: sql`1` }).from(inv).where(asBuyerWhere).limit(1).prepare('erp_observations_any_as_buyer') as never,
       asBuyer: database.db
         .select(docColumns(database))
         .from(inv)
-        .where(asBuyerWhere)
+        .where(and(eq(inv.tenantId, sql.placeholder('tenantId')), eq(inv.env, sql.placeholder('env')), eq(inv.customerNif, sql.placeholder('nif')), eq(inv.status, 'N'), inArray(inv.documentType, ['FT', 'ND'])))
         .orderBy(desc(inv.issueDate))
         .limit(MAX_DOCUMENTS)
         .prepare('erp_observations_as_buyer') as never,
@@ -97,31 +94,30 @@ const docColumns = (database: Database) => {
 };
 
 /**
- * SQL conditions of the two reads, for a caller that asks whether there is anything to read in a
- * query of its own (the score asks in one round trip with its other reads): `asBuyer`, documents
- * naming the company as customer; `own`, an active connection of the company's own books.
+ * Whether the two reads below would find anything, as SQL for a caller that asks in a query of its
+ * own (a score asks in one round trip with its other reads; most tenants' books do not name the
+ * company scored): `asBuyer`, documents naming it as customer; `own`, an active connection of its
+ * own books. `key` names the tenant, environment and NIF: placeholders, or a batch's columns.
  */
-export function erpPresenceConditions(database: Database) {
+export function erpPresence(database: Database, key: { tenantId: SQLWrapper; env: SQLWrapper; nif: SQLWrapper }) {
   const inv = database.t.invoices;
   const c = database.t.erpConnections;
-  const p = (name: string) => sql.placeholder(name);
   return {
-    asBuyer: sql`exists (select 1 from ${inv} where ${inv.tenantId} = ${p('tenantId')} and ${inv.env} = ${p('env')} and ${inv.customerNif} = ${p('nif')} and ${inv.status} = 'N' and ${inv.documentType} in ('FT', 'ND'))`,
-    own: sql`exists (select 1 from ${c} where ${c.tenantId} = ${p('tenantId')} and ${c.env} = ${p('env')} and ${c.companyNif} = ${p('nif')} and ${c.status} = 'active')`,
+    asBuyer: sql<boolean>`exists (select 1 from ${inv} where ${inv.tenantId} = ${key.tenantId} and ${inv.env} = ${key.env} and ${inv.customerNif} = ${key.nif} and ${inv.status} = 'N' and ${inv.documentType} in ('FT', 'ND'))`,
+    own: sql<boolean>`exists (select 1 from ${c} where ${c.tenantId} = ${key.tenantId} and ${c.env} = ${key.env} and ${c.companyNif} = ${key.nif} and ${c.status} = 'active')`,
   };
 }
 
-/** `present`: what erpPresenceConditions found, when the caller asked already (reads are skipped where nothing is) */
-export async function loadErpObservations(database: Database, tenantId: string, env: Env, nif: string, asOf: Date, present?: { asBuyer: boolean; own: boolean }): Promise<ErpObservations | null> {
-  if (present && !present.asBuyer && !present.own) return null;
+/** `present`: what erpPresence found (the reads of what is not there are skipped). */
+export async function loadErpObservations(database: Database, tenantId: string, env: Env, nif: string, asOf: Date, present: { asBuyer: boolean; own: boolean }): Promise<ErpObservations | null> {
+  if (!present.asBuyer && !present.own) return null;
   const inv = database.t.invoices;
   const cols = docColumns(database);
   const today = asOf.toISOString().slice(0, 10);
   const reads = preparedReads(database);
   const params = { tenantId, env, nif };
-  const anyAsBuyer = present ? present.asBuyer : (await reads.anyAsBuyer.execute(params)).length > 0;
-  const asBuyer = !anyAsBuyer ? [] : (await reads.asBuyer.execute(params)).map((r) => ({ ...r, syncedAt: r.syncedAt instanceof Date ? r.syncedAt : new Date(r.syncedAt) })) as DocRow[];
-  const own = present && !present.own ? [] : await reads.own.execute(params);
+  const asBuyer = !present.asBuyer ? [] : (await reads.asBuyer.execute(params)).map((r) => ({ ...r, syncedAt: r.syncedAt instanceof Date ? r.syncedAt : new Date(r.syncedAt) })) as DocRow[];
+  const own = !present.own ? [] : await reads.own.execute(params);
   let asSeller: DocRow[] = [];
   if (own.length) {
     const since = new Date(asOf.getTime() - 730 * 86_400_000).toISOString().slice(0, 10);

@@ -1,8 +1,8 @@
-import { and, count, desc, eq, max, sql } from 'drizzle-orm';
+import { and, desc, eq, max, sql, type SQLWrapper } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
-import { ReadCache } from '../../lib/read-cache';
+import { plainCommitsGeneration, ReadCache } from '../../lib/read-cache';
 import { TurnReads } from '../../lib/turn-reads';
 import type { UsageMeter } from '../usage/service';
 import type { Env } from '../tenants/service';
@@ -11,7 +11,7 @@ import { ALGORITHM_VERSION, REASON_CATALOGUE, scoreCompany, type CompanyProfile,
 import { sandboxLookup, SANDBOX_FIXTURES } from './fixtures';
 import type { ScoreResponseBody } from './model';
 import type { MaybePromise } from '../../lib/maybe-promise';
-import { erpPresenceConditions, loadErpObservations, type ErpObservations } from '../erp/observations-store';
+import { erpPresence, loadErpObservations, type ErpObservations } from '../erp/observations-store';
 import { REFERENCE_DAYS_BEYOND_TERMS, REFERENCE_DSO_DAYS, REFERENCE_TOP_CUSTOMER_SHARE } from './engine';
 
 export const SCORE_CACHE_MS = 24 * 3600_000;
@@ -53,7 +53,7 @@ export class ScoreService {
       const cached = await this.latest(caller, req.nif, new Date(this.now().getTime() - SCORE_CACHE_MS));
       if (cached) return this.answerFromCache(caller, cached, req, lang);
     }
-    const computed = await this.compute(caller, req.nif, 'request', req.customer_reference ?? null);
+    const computed = await this.compute(caller, req.nif, req.customer_reference ?? null);
     this.bill(caller, 'score');
     return { ...computed.result, reasons: relabel(computed.result.reasons, lang), cache: 'fresh' as const, ...echo };
   }
@@ -149,7 +149,7 @@ export class ScoreService {
         if (!lastSync || lastSync.getTime() < row.computedAt.getTime()) return { result: row.result as StoredResult, facts: row.facts as unknown as ScoreFacts };
       }
     }
-    const evaluated = await this.compute(caller, nif, 'request', customerReference);
+    const evaluated = await this.compute(caller, nif, customerReference);
     return { result: evaluated.result, facts: evaluated.facts };
   }
 
@@ -174,14 +174,15 @@ export class ScoreService {
     return at === null ? null : at instanceof Date ? at : new Date(at as unknown as string | number);
   }
 
-  /** Computes and stores a result (history is kept for the nightly re-score and the GDPR export). */
-  async compute(caller: ScoreCaller, nif: string, trigger: 'request' | 'rescore', customerReference: string | null) {
-    const evaluated = await this.evaluate(caller, nif, trigger);
-    // by group commit: one transaction for the results of many concurrent requests (its latest
-    // score changes: read caches). Requested scores only: a re-score changes the re-score count,
-    // which scoreInputs caches on SQLite as something only plain transactions change
-    if (trigger === 'rescore') await this.database.withTx((tx) => this.store(tx, caller, nif, evaluated, trigger, customerReference));
-    else await this.database.commitRows(this.database.t.scoreResults, [this.resultRow(caller, { nif, evaluated, customerReference }, trigger)], [{ tenantId: caller.tenantId, aspect: 'scores' }]);
+  /**
+   * Computes and stores a requested result (history is kept for the nightly re-score and the GDPR
+   * export), by group commit: one transaction for the results of many concurrent requests. Its
+   * tenant's latest score changes (read caches). Re-scores are stored by the re-score job's own
+   * transaction: they change the re-score count, which scoreInputs caches as plain-commit data.
+   */
+  async compute(caller: ScoreCaller, nif: string, customerReference: string | null) {
+    const evaluated = await this.evaluate(caller, nif, 'request');
+    await this.database.commitRows(this.database.t.scoreResults, [this.resultRow(caller, { nif, evaluated, customerReference }, 'request')], [{ tenantId: caller.tenantId, aspect: 'scores' }]);
     this.billBureauLookup(caller, evaluated.bureauCostCents);
     return evaluated;
   }
@@ -289,43 +290,52 @@ export class ScoreService {
   }
 
   /**
-   * What every computed score reads before its profile, in one prepared query (one round trip on
-   * PostgreSQL): the NIF's earlier re-scores (the sandbox fixtures' generation), and whether the
-   * tenant's books hold anything about it (most do not, and then the ERP reads are skipped).
+   * What every computed score reads before its profile: the NIF's earlier re-scores (the sandbox
+   * fixtures' generation), and whether the tenant's books hold anything about it (most do not, and
+   * then the ERP reads are skipped). Only plain transactions change these: on SQLite they are
+   * cached across the group commits of new scores; on PostgreSQL the turn's requests are read in
+   * one query (TurnReads).
    */
   private async scoreInputs(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string): Promise<ScoreInputs> {
+    const key = { tenantId: caller.tenantId, env: caller.env, nif };
     if (this.database.pg) {
-      // PostgreSQL: the turn's requests in one query (TurnReads)
-      this.scoreInputsBatch ??= new TurnReads((keys) => readScoreInputs(this.database.pg!, keys), (k) => `${k.tenantId}|${k.env}|${k.nif}`);
-      return this.scoreInputsBatch.get({ tenantId: caller.tenantId, env: caller.env, nif });
+      this.scoreInputsBatch ??= new TurnReads((keys) => this.readScoreInputsBatch(keys), (k) => `${k.tenantId}|${k.env}|${k.nif}`);
+      return this.scoreInputsBatch.get(key);
     }
-    // SQLite: cached under the change signal without group commits (ReadCache with a generation).
-    // Re-scores, books and connections are written in plain transactions only, which move that
-    // signal; the group commits of requested scores and assessments change nothing read here.
     this.scoreInputsCache ??= new ReadCache(this.database);
-    return (await this.scoreInputsCache.get(`${caller.tenantId}|${caller.env}|${nif}`, () => this.readScoreInputs(caller, nif), 0))!;
-  }
-  private scoreInputsCache?: ReadCache<ScoreInputs>;
-
-  private async readScoreInputs(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string): Promise<ScoreInputs> {
-    const s = this.database.t.scoreResults;
-    if (!this.scoreInputsQuery) {
+    const read = async () => {
       const p = (name: string) => sql.placeholder(name);
-      const erp = erpPresenceConditions(this.database);
-      this.scoreInputsQuery = this.database.db
-        .select({
-          rescores: sql<number>`(select count(*) from ${s} where ${s.tenantId} = ${p('tenantId')} and ${s.env} = ${p('env')} and ${s.nif} = ${p('nif')} and ${s.trigger} = 'rescore')`,
-          asBuyer: erp.asBuyer,
-          own: erp.own,
-        })
-        .from(sql`(select 1) as one`)
-        .prepare('score_inputs') as never;
-    }
-    const [row] = await this.scoreInputsQuery!.execute({ tenantId: caller.tenantId, env: caller.env, nif });
-    return { rescores: Number(row?.rescores ?? 0), asBuyer: Boolean(Number(row?.asBuyer ?? 0)) || row?.asBuyer === true, own: Boolean(Number(row?.own ?? 0)) || row?.own === true };
+      this.scoreInputsQuery ??= this.database.db.select(this.inputColumns({ tenantId: p('tenantId'), env: p('env'), nif: p('nif') })).from(sql`(select 1) as one`).prepare('score_inputs') as never;
+      return toScoreInputs((await this.scoreInputsQuery!.execute(key))[0]);
+    };
+    return (await this.scoreInputsCache.get(`${caller.tenantId}|${caller.env}|${nif}`, read, plainCommitsGeneration(this.database)))!;
   }
+
+  /** PostgreSQL: the inputs of many (tenant, environment, NIF) in one statement, in order. */
+  private async readScoreInputsBatch(keys: { tenantId: string; env: string; nif: string }[]): Promise<ScoreInputs[]> {
+    this.scoreInputsBatchQuery ??= this.database.db
+      .select({ i: sql<number>`k.i`, ...this.inputColumns({ tenantId: sql`k.t`, env: sql`k.e`, nif: sql`k.n` }) })
+      .from(sql`json_to_recordset(${sql.placeholder('keys')}::json) as k(i int, t text, e text, n text)`)
+      .prepare('score_inputs_batch') as never;
+    const rows = await this.scoreInputsBatchQuery!.execute({ keys: JSON.stringify(keys.map((k, i) => ({ i, t: k.tenantId, e: k.env, n: k.nif }))) });
+    const out = keys.map(() => toScoreInputs(undefined));
+    for (const row of rows) out[row.i] = toScoreInputs(row);
+    return out;
+  }
+
+  /** The inputs' columns for one (tenant, environment, NIF): placeholders, or a batch's columns. */
+  private inputColumns(key: { tenantId: SQLWrapper; env: SQLWrapper; nif: SQLWrapper }) {
+    const s = this.database.t.scoreResults;
+    return {
+      rescores: sql<number>`(select count(*) from ${s} where ${s.tenantId} = ${key.tenantId} and ${s.env} = ${key.env} and ${s.nif} = ${key.nif} and ${s.trigger} = 'rescore')`,
+      ...erpPresence(this.database, key),
+    };
+  }
+
+  private scoreInputsCache?: ReadCache<ScoreInputs>;
   private scoreInputsBatch?: TurnReads<{ tenantId: string; env: string; nif: string }, ScoreInputs>;
-  private scoreInputsQuery?: { execute(p: Record<string, string>): Promise<{ rescores: number | string; asBuyer: unknown; own: unknown }[]> };
+  private scoreInputsQuery?: { execute(p: Record<string, string>): Promise<ScoreInputRow[]> };
+  private scoreInputsBatchQuery?: { execute(p: Record<string, string>): Promise<(ScoreInputRow & { i: number })[]> };
 
   /** a bureau lookup (live scores, requested or nightly re-scores): usage line bureau_passthrough at cost + 15 % */
   billBureauLookup(caller: ScoreCaller, costCents: number | null) {
@@ -343,22 +353,9 @@ export class ScoreService {
 }
 
 type ScoreInputs = { rescores: number; asBuyer: boolean; own: boolean };
-
-/** scoreInputs for many (tenant, environment, NIF) at once, on PostgreSQL: one statement, one round trip. */
-async function readScoreInputs(pg: NonNullable<Database['pg']>, keys: { tenantId: string; env: string; nif: string }[]): Promise<ScoreInputs[]> {
-  const rows = await pg.unsafe<{ i: number; rescores: string; as_buyer: boolean; own: boolean }[]>(
-    `select k.i,
-       (select count(*) from score_results s where s.tenant_id = k.t and s.env = k.e and s.nif = k.n and s.trigger = 'rescore') as rescores,
-       exists (select 1 from invoices v where v.tenant_id = k.t and v.env = k.e and v.customer_nif = k.n and v.status = 'N' and v.document_type in ('FT', 'ND')) as as_buyer,
-       exists (select 1 from erp_connections c where c.tenant_id = k.t and c.env = k.e and c.company_nif = k.n and c.status = 'active') as own
-     from json_to_recordset($1::json) as k(i int, t text, e text, n text)`,
-    [JSON.stringify(keys.map((k, i) => ({ i, t: k.tenantId, e: k.env, n: k.nif })))],
-    { prepare: true },
-  );
-  const out: ScoreInputs[] = keys.map(() => ({ rescores: 0, asBuyer: false, own: false }));
-  for (const r of rows) out[r.i] = { rescores: Number(r.rescores), asBuyer: r.as_buyer, own: r.own };
-  return out;
-}
+/** as the drivers answer: counts as numbers or text, truths as booleans or 0/1 */
+type ScoreInputRow = { rescores: unknown; asBuyer: unknown; own: unknown };
+const toScoreInputs = (row: ScoreInputRow | undefined): ScoreInputs => ({ rescores: Number(row?.rescores ?? 0), asBuyer: Boolean(Number(row?.asBuyer ?? 0)), own: Boolean(Number(row?.own ?? 0)) });
 
 /** What a credit decision needs beyond the score's answer, stored with it (score_results.facts). */
 export interface ScoreFacts {

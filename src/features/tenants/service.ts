@@ -1,7 +1,7 @@
 import { and, eq, like, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { randomHex, sha256Hex } from '../../lib/crypto';
-import { ReadCache } from '../../lib/read-cache';
+import { plainCommitsGeneration, ReadCache } from '../../lib/read-cache';
 
 export const PLANS = ['free', 'starter', 'growth', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -112,9 +112,8 @@ export class TenantService {
   private authCache?: ReadCache<{ key: KeyRow; tenant: TenantRow }>;
   async findByHash(hash: string, generation?: number | null): Promise<{ key: KeyRow; tenant: TenantRow } | null> {
     this.authCache ??= new ReadCache(this.database);
-    // SQLite: keys and tenants change only in plain transactions, never in a group commit, so the
-    // aspect's local generation (which group commits would move) lets new scores leave them cached
-    return this.authCache.get(hash, () => this.lookupByHash(hash), generation ?? this.database.localGeneration('access'));
+    // keys and tenants change only in plain transactions: new scores leave them cached (SQLite)
+    return this.authCache.get(hash, () => this.lookupByHash(hash), plainCommitsGeneration(this.database, generation));
   }
   /**
    * findByHash from the in-process cache only (undefined: not cached). Synchronous. SQLite: exact.
@@ -123,7 +122,7 @@ export class TenantService {
    */
   cachedByHash(hash: string): { key: KeyRow; tenant: TenantRow; cachedUnder?: number } | undefined {
     if (!this.authCache) return undefined;
-    if (this.database.changeEpoch() !== null) return this.authCache.peek(hash, this.database.localGeneration('access'));
+    if (this.database.changeEpoch() !== null) return this.authCache.peek(hash, plainCommitsGeneration(this.database));
     const c = this.authCache.candidate(hash);
     return c && { ...c.value, cachedUnder: c.epoch };
   }
