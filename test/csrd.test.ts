@@ -133,6 +133,27 @@ describe('POST /v1/csrd/report — JSON', () => {
     expect(b.indicators.length).toBe(27);
   });
 
+  test('an assessment of an earlier algorithm: its stored recommendations, rendered in the report language (references) or as stored (texts)', async () => {
+    const e = h.ctx.database.t.esgAssessments;
+    const id = await assess(ESG_EXAMPLES.developing_manufacturer);
+    const [row] = await h.ctx.database.db.select().from(e).where(eq(e.id, id));
+    const stored = (row!.result as { recommendations: { id: string; priority: number }[] }).recommendations;
+    // stored as references: the engine of that algorithm is not run again
+    await h.ctx.database.withTx((tx) => tx.update(e).set({ algorithmVersion: 'esg-0.9.0', answers: {} }).where(eq(e.id, id)));
+    const pt = await report({ assessment_id: id, language: 'pt-PT' });
+    expect(pt.status).toBe(201);
+    expect(pt.body.recommendations.map((r: any) => [r.id, r.priority])).toEqual(stored.map((r) => [r.id, r.priority]));
+    expect(pt.body.recommendations[0].title).toBe('Passar para energia renovável');
+    const en = await report({ assessment_id: id, language: 'en' });
+    expect(en.body.recommendations[0].title).toBe('Switch to renewable energy');
+    // stored with their texts (assessments written before references): reported as stored
+    const texts = [{ id: 'rec-retired', pillar: 'E', priority: 1, title: 'A retired recommendation', body: 'Its text as stored.', effort: 'low', impact: 'high', timeline: '1-3 months', sdgs: [7] }];
+    await h.ctx.database.withTx((tx) => tx.update(e).set({ result: { ...(row!.result as object), recommendations: texts } }).where(eq(e.id, id)));
+    const old = await report({ assessment_id: id, language: 'pt-PT' });
+    expect(old.status).toBe(201);
+    expect(old.body.recommendations).toEqual(texts);
+  });
+
   test('missing answers are "not_reported"; by assessment_id; English by language or Accept-Language', async () => {
     const id = await assess(ESG_EXAMPLES.lagging_services);
     const en = await report({ assessment_id: id, language: 'en' });

@@ -2,6 +2,8 @@ import { describe, expect, test } from 'bun:test';
 import {
   ESG_ALGORITHM_VERSION,
   assessEsg,
+  recommendationRef,
+  renderRecommendation,
   sectorWeights,
   tierForOverall,
   type EsgResult,
@@ -17,6 +19,7 @@ import {
   type Indicator,
 } from '../src/features/esg/questionnaire';
 import { mulberry32 } from '../src/lib/prng';
+import { esgAnswerBody } from '../src/features/esg/answer-json';
 
 // ───────────────────────────── Seeded PRNG (mulberry32) ─────────────────────────────
 type Rng = () => number;
@@ -459,5 +462,55 @@ describe('engine', () => {
     const j = rank('J', 'rec-health-safety');
     expect(f).toBeGreaterThanOrEqual(0);
     expect(j === -1 || f < j).toBe(true);
+  });
+});
+
+describe('stored recommendations and the answer JSON', () => {
+  test('a recommendation rendered from its stored reference is the one the engine returned (2,000 random assessments, en and pt)', () => {
+    const rng = mulberry32(2311);
+    let missing = 0;
+    let weak = 0;
+    for (let n = 0; n < 2000; n++) {
+      const input = randomInput(rng);
+      for (const lang of ['en', 'pt'] as const) {
+        for (const r of assessEsg(input, lang).recommendations) {
+          const ref = recommendationRef(r);
+          expect(Object.keys(ref).sort()).toEqual(['basis', 'id', 'impact', 'priority']);
+          if (ref.basis === 'missing') missing++;
+          else weak++;
+          expect(renderRecommendation(ref, lang)).toEqual(r);
+        }
+      }
+    }
+    // both openings of the body were exercised
+    expect(missing).toBeGreaterThan(100);
+    expect(weak).toBeGreaterThan(100);
+  });
+
+  test('a reference the catalogue does not know renders as nothing; an unknown recommendation has no reference', () => {
+    expect(renderRecommendation({ id: 'rec-retired', priority: 1, impact: 'high', basis: 'weak' }, 'en')).toBeNull();
+    const [r] = assessEsg({ sector: 'C25', answers: {} }, 'en').recommendations;
+    expect(() => recommendationRef({ ...r!, id: 'rec-unknown' })).toThrow(/unknown recommendation/);
+  });
+
+  test('esgAnswerBody is exactly JSON.stringify of the answer in UTF-8, whatever the strings around it hold', async () => {
+    const rng = mulberry32(77);
+    const references = ['x', '"recommendations":[]', '\\"recommendations\\":[]', 'é "q" \n 🙂', ''];
+    for (let n = 0; n < 500; n++) {
+      const input = randomInput(rng);
+      const lang = n % 2 ? 'pt' : 'en';
+      const answer = {
+        assessment_id: crypto.randomUUID(),
+        ...assessEsg(input, lang),
+        algorithm_version: ESG_ALGORITHM_VERSION,
+        computed_at: new Date(1_700_000_000_000 + n).toISOString(),
+        synthetic: true,
+        ...(n % 3 ? { customer_reference: references[n % references.length]! } : {}),
+      };
+      expect(await esgAnswerBody(answer).text()).toBe(JSON.stringify(answer));
+    }
+    // no recommendations at all
+    const none = { overall: 100, recommendations: [], customer_reference: '"recommendations":[]' };
+    expect(await esgAnswerBody(none as never).text()).toBe(JSON.stringify(none));
   });
 });

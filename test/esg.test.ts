@@ -3,7 +3,9 @@ import { eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { EsgResponse } from '../src/features/esg/model';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
-import { isValidSector } from '../src/features/esg/questionnaire';
+import { answersSchema, INDICATORS, isValidSector, validateAnswers } from '../src/features/esg/questionnaire';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { mulberry32 } from '../src/lib/prng';
 import { expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
@@ -162,6 +164,40 @@ describe('the OpenAPI document states the rules the service enforces', () => {
     const codes = ['', 'a', 'c25', 'C', 'C1', 'C100', 'V', 'Z01'];
     for (const letter of 'ABCDEFGHIJKLMNOPQRSTU') for (let d = 0; d < 100; d++) codes.push(letter, `${letter}${String(d).padStart(2, '0')}`);
     for (const code of codes) expect(pattern.test(code), code).toBe(isValidSector(code));
+  });
+
+  test('every answers object the service accepts (validateAnswers, all the fast path checks) passes the documented answers schema', () => {
+    // the fast path (plugins/fast-path.ts) leaves the compiled schema out; the Elysia route applies it
+    const documented = TypeCompiler.Compile(answersSchema());
+    const rng = mulberry32(4242);
+    const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
+    // values of every kind, each indicator's valid ones and near misses alike
+    const candidates = (i: (typeof INDICATORS)[number]): unknown[] => {
+      const lo = i.min ?? -5;
+      const hi = i.max ?? 1e6;
+      const options = i.options ?? [];
+      return [
+        lo, hi, lo - 1, hi + 1, (lo + hi) / 2, Math.floor((lo + hi) / 2), 0.5, -0, 1e300,
+        true, false, 'not_applicable', '', 'x', ...options, null, {}, [],
+        options.slice(0, 2), options.slice(-1), [options[0], options[0]], [...options], [1], ['unknown'],
+      ];
+    };
+    let accepted = 0;
+    for (let n = 0; n < 20_000; n++) {
+      const answers: Record<string, unknown> = {};
+      for (const ind of INDICATORS) {
+        if (rng() > 0.3) continue;
+        // mostly values this indicator accepts (so that many objects pass), the rest anything
+        const all = candidates(ind);
+        const valid = all.filter((v) => !validateAnswers({ [ind.key]: v }).length);
+        answers[ind.key] = rng() < 0.9 && valid.length ? pick(valid) : pick(all);
+      }
+      if (rng() < 0.05) answers.unknown_indicator = 1;
+      if (validateAnswers(answers).length) continue;
+      accepted++;
+      expect(documented.Check(answers), JSON.stringify(answers)).toBe(true);
+    }
+    expect(accepted).toBeGreaterThan(100);
   });
 
   test('waste_recycled_pct "not_applicable" only with waste_total_t 0: in the document, and answered so', async () => {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { and, count, eq } from 'drizzle-orm';
 import postgres from 'postgres';
 import { GroupCommit } from '../src/lib/group-commit';
+import { storedRecommendations } from '../src/features/esg/service';
 import { explainedBy, mapWalIndex, OwnCommits } from '../src/db/sqlite-change-signal';
 import { expectError, freshDatabase, makeApp, runCli, spawnServer, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
@@ -232,7 +233,10 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     const [row] = await h.ctx.database.db.select().from(e).where(eq(e.id, res.body.assessment_id));
     expect(row!.customerReference).toBe(tricky);
     expect((row!.result as { customer_reference: string }).customer_reference).toBe(tricky);
-    expect(row!.result).toEqual(res.body);
+    // stored with its recommendations as references to the catalogue, rendered back to the answer
+    const stored = row!.result as { recommendations: Parameters<typeof storedRecommendations>[0] };
+    expect(stored.recommendations.every((r) => !('title' in r))).toBe(true);
+    expect({ ...stored, recommendations: storedRecommendations(stored.recommendations, 'en') }).toEqual(res.body);
     expect(row!.answers).toEqual(ESG_EXAMPLES.developing_manufacturer.answers);
   });
 

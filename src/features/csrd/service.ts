@@ -2,7 +2,8 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import type { UsageMeter } from '../usage/service';
-import { assessEsg, ESG_ALGORITHM_VERSION, sectorWeights, type EsgResult } from '../esg/engine';
+import { assessEsg, ESG_ALGORITHM_VERSION, sectorWeights, type EsgResult, type RecommendationRef } from '../esg/engine';
+import { storedRecommendations } from '../esg/service';
 import type { AnswerValue } from '../esg/questionnaire';
 import { indicatorRows, mapDisclosures, sdgLinks, type CompanyDetails, type ReportLanguage } from './mapping';
 import type { CsrdReportBody, CsrdReportInput } from './model';
@@ -15,7 +16,7 @@ export interface CsrdCaller {
   requestId: string;
 }
 
-type StoredResult = EsgResult & { algorithm_version?: string; computed_at?: string; synthetic?: boolean };
+type StoredResult = Omit<EsgResult, 'recommendations'> & { recommendations: (EsgResult['recommendations'][number] | RecommendationRef)[]; algorithm_version?: string; computed_at?: string; synthetic?: boolean };
 
 const sha256Hex = (bytes: Uint8Array) => new Bun.CryptoHasher('sha256').update(bytes).digest('hex');
 
@@ -51,8 +52,9 @@ export class CsrdService {
     const period = body.reporting_period ?? { start: `${year}-01-01`, end: `${year}-12-31` };
     // recommendations in the report's language: the same engine recomputes them (identical ids,
     // order and numbers) while the assessment's algorithm is the current one; else the stored ones
+    const lang = language === 'pt-PT' ? 'pt' : 'en';
     const recommendations =
-      row.algorithmVersion === ESG_ALGORITHM_VERSION ? assessEsg({ sector: row.sector, answers }, language === 'pt-PT' ? 'pt' : 'en').recommendations : stored.recommendations;
+      row.algorithmVersion === ESG_ALGORITHM_VERSION ? assessEsg({ sector: row.sector, answers }, lang).recommendations : storedRecommendations(stored.recommendations, lang);
     const id = `rep_${crypto.randomUUID()}`;
     const createdAt = this.now();
     const mapped = mapDisclosures({ sector: row.sector, answers, company, language });

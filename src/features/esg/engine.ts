@@ -650,6 +650,46 @@ function buildTexts(lang: 'en' | 'pt'): RecText[] {
 }
 const TEXTS = { en: buildTexts('en'), pt: buildTexts('pt') } as const;
 
+const REC_INDEX: ReadonlyMap<string, number> = new Map(REC_DEFS.map((d, r) => [d.id, r]));
+
+/**
+ * What an assessment stores of a recommendation: the catalogue renders the rest in any language
+ * (renderRecommendation), so a stored assessment is ~1 KB instead of ~6 KB of texts.
+ */
+export interface RecommendationRef {
+  id: string;
+  priority: number;
+  impact: Recommendation['impact'];
+  /** the indicator is not disclosed (missing) or below good practice (weak): picks the body's opening */
+  basis: 'missing' | 'weak';
+}
+
+export function recommendationRef(r: Recommendation): RecommendationRef {
+  const k = REC_INDEX.get(r.id);
+  if (k === undefined) throw new Error(`esg engine: unknown recommendation ${r.id}`);
+  const missing = r.body === TEXTS.en[k]!.bodyMissing || r.body === TEXTS.pt[k]!.bodyMissing;
+  return { id: r.id, priority: r.priority, impact: r.impact, basis: missing ? 'missing' : 'weak' };
+}
+
+/** The recommendation as assessEsg returns it, from its stored reference (null: not in this catalogue). */
+export function renderRecommendation(ref: RecommendationRef, lang: 'en' | 'pt'): Recommendation | null {
+  const k = REC_INDEX.get(ref.id);
+  if (k === undefined) return null;
+  const d = REC_DEFS[k]!;
+  const tx = TEXTS[lang][k]!;
+  return {
+    id: d.id,
+    pillar: d.pillar,
+    priority: ref.priority,
+    title: tx.title,
+    body: ref.basis === 'missing' ? tx.bodyMissing : tx.bodyWeak,
+    effort: d.effort,
+    impact: ref.impact,
+    timeline: tx.timeline,
+    sdgs: REC_SDGS[k]!.slice(),
+  };
+}
+
 /** Per section (index 0..20 for A..U, 21 = unknown): weights and group-dependent tables. */
 interface SectorTable {
   wE: number; wS: number; wG: number; // integer percent

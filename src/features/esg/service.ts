@@ -1,7 +1,7 @@
 import type { Database } from '../../db/client';
 import type { UsageMeter } from '../usage/service';
 import type { ScoreCaller } from '../score/service';
-import { assessEsg, ESG_ALGORITHM_VERSION } from './engine';
+import { assessEsg, ESG_ALGORITHM_VERSION, recommendationRef, renderRecommendation, type Recommendation, type RecommendationRef } from './engine';
 import type { AnswerValue } from './questionnaire';
 
 /** Runs the pure engine, stores the assessment (inputs and result) and meters it. */
@@ -35,7 +35,8 @@ export class EsgService {
         customerReference: body.customer_reference ?? null,
         sector: body.sector,
         answers: body.answers,
-        result: response,
+        // the answer, its recommendations as references to the catalogue (renderRecommendation)
+        result: { ...response, recommendations: response.recommendations.map(recommendationRef) },
         algorithmVersion: ESG_ALGORITHM_VERSION,
         synthetic: response.synthetic,
         computedAt,
@@ -45,4 +46,12 @@ export class EsgService {
     this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, meter: 'esg', requestId: caller.requestId });
     return response;
   }
+}
+
+/**
+ * The recommendations of a stored assessment, in a language: references are rendered from the
+ * catalogue; assessments stored with their texts (before references) keep them.
+ */
+export function storedRecommendations(stored: (Recommendation | RecommendationRef)[], lang: 'en' | 'pt'): Recommendation[] {
+  return stored.flatMap((r) => ('title' in r ? [r] : (renderRecommendation(r, lang) ?? [])));
 }

@@ -1,0 +1,38 @@
+import type { Recommendation } from './engine';
+
+/**
+ * The body of an ESG answer: exactly JSON.stringify(answer) (same keys, same order), as UTF-8.
+ * Its recommendations are ~5 KB of catalogue texts in only a few thousand distinct forms
+ * (recommendation × language × basis × priority × impact): each form is serialised and encoded
+ * once and reused; the rest of the answer is serialised as usual.
+ */
+export function esgAnswerBody(answer: { recommendations: Recommendation[] }): Blob {
+  const head = JSON.stringify({ ...answer, recommendations: EMPTY });
+  const at = head.indexOf(SLOT) + SLOT.length - 1; // just after the array's "["
+  const parts: (string | Uint8Array)[] = [head.slice(0, at)];
+  for (let i = 0; i < answer.recommendations.length; i++) {
+    if (i) parts.push(',');
+    parts.push(recommendationJson(answer.recommendations[i]!));
+  }
+  parts.push(head.slice(at));
+  return new Blob(parts);
+}
+
+const EMPTY: never[] = [];
+const SLOT = '"recommendations":[]';
+const IMPACTS = { low: 0, medium: 1, high: 2 } as const;
+const utf8 = new TextEncoder();
+
+// by recommendation id, then its body (which holds the language and the basis), then priority × impact
+const forms = new Map<string, Map<string, Uint8Array[]>>();
+
+function recommendationJson(r: Recommendation): Uint8Array {
+  let byBody = forms.get(r.id);
+  if (!byBody) forms.set(r.id, (byBody = new Map()));
+  let byRank = byBody.get(r.body);
+  if (!byRank) byBody.set(r.body, (byRank = []));
+  const slot = r.priority * 3 + IMPACTS[r.impact];
+  // only small integers are memoised: anything else is serialised as it is
+  if (!Number.isInteger(slot) || slot < 0 || slot > 300) return utf8.encode(JSON.stringify(r));
+  return (byRank[slot] ??= utf8.encode(JSON.stringify(r)));
+}
