@@ -167,6 +167,21 @@ describe('appendRows (usage records off the request thread)', () => {
     expect(stored).toHaveLength(600);
   });
 
+  test('inside a transaction the rows join it: committed with it, gone if it rolls back (never waiting for its own lock)', async () => {
+    const { usageRecords } = h.ctx.database.t;
+    const t = await h.tenant();
+    const row = (requestIds: string) => ({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'live', meter: 'score', quantity: 1, billable: true, requestIds, createdAt: new Date() });
+    const within = (requestIds: string, fail: boolean) =>
+      h.ctx.database.withTx(async () => {
+        await Promise.race([h.ctx.database.appendRows(usageRecords, [row(requestIds)]), Bun.sleep(3000).then(() => Promise.reject(new Error('appendRows waited for its own transaction')))]);
+        if (fail) throw new Error('rolled back');
+      });
+    await within('req_in_tx', false);
+    await expect(within('req_rolled_back', true)).rejects.toThrow('rolled back');
+    const stored = await h.ctx.database.db.select({ r: usageRecords.requestIds }).from(usageRecords).where(eq(usageRecords.tenantId, t.tenant_id));
+    expect(stored.map((x) => x.r)).toEqual(['req_in_tx']);
+  });
+
   test('a row that breaks a constraint fails its whole batch, and nothing of it is written', async () => {
     const { usageRecords } = h.ctx.database.t;
     const t = await h.tenant();

@@ -48,6 +48,7 @@ export interface Database {
    * connection). Resolves once all are committed.
    * For buffered hot-path records (usage), whose writes would otherwise compete with requests.
    * Rows whose key already exists are skipped, so a batch retried after a failure is idempotent.
+   * Inside a transaction (withTx) the rows join it instead: committed or rolled back with it.
    */
   appendRows(table: Table, rows: Record<string, unknown>[]): Promise<void>;
   /**
@@ -135,7 +136,9 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     writeOne: (fn) => fn(),
     insertMany: pgInsertBatches,
     async appendRows(table, rows) {
-      if (rows.length) await copyAppending(database, new Map([[table, rows]]));
+      if (!rows.length) return;
+      if (txStore.getStore()) await insertSkippingExisting(database, table, rows); // joins the caller's transaction
+      else await copyAppending(database, new Map([[table, rows]]));
     },
     async poolUsage() {
       observer ??= postgres(url, { max: 1, onnotice: () => {}, idle_timeout: 60, connect_timeout: 2, connection: { application_name: `${poolName}-metrics` } });
@@ -545,7 +548,8 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
       // 250 rows a transaction: the worker's write lock blocks the service's own writes meanwhile
       for (let i = 0; i < rows.length; i += 250) {
         const chunk = rows.slice(i, i + 250);
-        await (background ? background.append(table, chunk) : appendHere(table, chunk));
+        // inside a transaction of this connection: in it (the worker would wait for its lock)
+        await (background && !inTx.getStore() ? background.append(table, chunk) : appendHere(table, chunk));
       }
     },
     poolUsage: async () => ({ busy: inFlight, open: 1 }),
