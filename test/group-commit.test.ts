@@ -19,6 +19,22 @@ setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 const TEST_DB = process.env.TEST_DB ?? 'sqlite';
 
 describe('GroupCommit', () => {
+  test("a batch, and a buffered flush, run in their creator's context, not in that of the caller that started them (a transaction's)", async () => {
+    const { AsyncLocalStorage } = await import('node:async_hooks');
+    const { FlushBuffer } = await import('../src/lib/flush-buffer');
+    const inTransaction = new AsyncLocalStorage<string>();
+    const seen: (string | undefined)[] = [];
+    const turnEnd = new GroupCommit<number>(async () => void seen.push(inTransaction.getStore()), { startAtTurnEnd: true });
+    const atOnce = new GroupCommit<number>(async () => void seen.push(inTransaction.getStore()));
+    const buffer = new FlushBuffer<number>(async () => void seen.push(inTransaction.getStore()), { intervalMs: 60_000, maxItems: 1, onError: () => {} });
+    await inTransaction.run('a caller\'s transaction', async () => {
+      await Promise.all([turnEnd.add(1), atOnce.add(2)]);
+      buffer.push(3); // full: flushed at once
+      await buffer.flush();
+    });
+    expect(seen).toEqual([undefined, undefined, undefined]);
+  });
+
   test("the items added during one event-loop turn are written as one batch; later ones in the next", async () => {
     const batches: number[][] = [];
     const g = new GroupCommit<number>(async (items) => void batches.push(items), { startAtTurnEnd: true });

@@ -1,3 +1,5 @@
+import { AsyncResource } from 'node:async_hooks';
+
 /**
  * Keeps hot-path writes off the request: items are collected (coalesced by key) and written
  * in batches every interval, when the batch is full, and on shutdown (flush()).
@@ -10,6 +12,9 @@ export class FlushBuffer<T> {
   epoch = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  // writes run in the context this was created in, not in that of the caller whose item filled
+  // the buffer (a request inside a transaction must not lend it to everyone's buffered items)
+  private readonly detached = AsyncResource.bind(<R>(fn: () => R) => fn());
 
   constructor(
     private readonly write: (items: T[]) => Promise<void>,
@@ -51,7 +56,7 @@ export class FlushBuffer<T> {
       this.pushed = [];
       this.epoch++;
       try {
-        await this.write(batch);
+        await this.detached(() => this.write(batch));
       } catch (err) {
         // keep them for the next attempt rather than lose billing data (first, as they were:
         // their epoch is over, so nothing adds to them; keyed ones are not coalesced again)

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { dependencyDown } from './dependency-down';
 
 /**
@@ -18,6 +19,9 @@ export class GroupCommit<T> {
   private queue: { item: T; settle: (err?: unknown) => void }[] = [];
   private inFlight = 0;
   private scheduled = false;
+  // batches run in the context this was created in, not in that of the caller that happened to
+  // schedule them: a caller inside a transaction must not lend it to a batch of other callers' rows
+  private readonly detached = AsyncResource.bind(<R>(fn: () => R) => fn());
 
   constructor(
     private readonly write: (items: T[]) => Promise<void>,
@@ -34,8 +38,8 @@ export class GroupCommit<T> {
   private schedule() {
     if (this.scheduled || this.inFlight >= (this.opts.maxInFlight ?? 1) || !this.queue.length) return;
     this.scheduled = true;
-    if (this.opts.startAtTurnEnd) setImmediate(() => this.run());
-    else queueMicrotask(() => this.run());
+    if (this.opts.startAtTurnEnd) setImmediate(() => this.detached(() => this.run()));
+    else queueMicrotask(() => this.detached(() => this.run()));
   }
 
   private async run() {
