@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import {
   ESG_ALGORITHM_VERSION,
   assessEsg,
+  RECOMMENDATION_IDS,
   recommendationRef,
   renderRecommendation,
   sectorWeights,
@@ -487,6 +488,16 @@ describe('stored recommendations and the answer JSON', () => {
     expect(weak).toBeGreaterThan(100);
   });
 
+  test('the recommendation catalogue of this algorithm version is pinned: stored references render as they were answered', () => {
+    // Changing a recommendation's texts, SDGs, pillar or effort, or removing one, changes what the
+    // stored assessments of this version render to: bump ESG_ALGORITHM_VERSION and keep the earlier
+    // catalogue for them (docs/esg.md), then pin the new one here.
+    const PINNED: Record<string, string> = { 'esg-1.0.0': '8cd2b9cef366848d3b9f42b8f5ada05199addbdf17e777d6b2c4369a7ea5cf81' };
+    const rendered = RECOMMENDATION_IDS.flatMap((id) => (['en', 'pt'] as const).flatMap((lang) => (['missing', 'weak'] as const).map((basis) => renderRecommendation({ id, priority: 1, impact: 'high', basis }, lang))));
+    expect(rendered.every((r) => r !== null)).toBe(true);
+    expect(new Bun.CryptoHasher('sha256').update(JSON.stringify(rendered)).digest('hex')).toBe(PINNED[ESG_ALGORITHM_VERSION]!);
+  });
+
   test('a reference the catalogue does not know renders as nothing; an unknown recommendation has no reference', () => {
     expect(renderRecommendation({ id: 'rec-retired', priority: 1, impact: 'high', basis: 'weak' }, 'en')).toBeNull();
     const [r] = assessEsg({ sector: 'C25', answers: {} }, 'en').recommendations;
@@ -508,6 +519,15 @@ describe('stored recommendations and the answer JSON', () => {
         ...(n % 3 ? { customer_reference: references[n % references.length]! } : {}),
       };
       expect(await esgAnswerBody(answer).text()).toBe(JSON.stringify(answer));
+    }
+    // strings that look like the recommendations' key, before it and after it
+    const [first] = assessEsg({ sector: 'C25', answers: {} }, 'pt').recommendations;
+    for (const before of references) {
+      const answer = { note: before, nested: { recommendations: [] as never[], text: before }, recommendations: [first!], customer_reference: before };
+      expect(await esgAnswerBody(answer).text()).toBe(JSON.stringify(answer));
+      const odd = JSON.parse(`{"__proto__": ${JSON.stringify(before)}, "recommendations": [], "1": 2, "tail": null}`);
+      odd.recommendations = [first!];
+      expect(await esgAnswerBody(odd).text()).toBe(JSON.stringify(odd));
     }
     // no recommendations at all
     const none = { overall: 100, recommendations: [], customer_reference: '"recommendations":[]' };

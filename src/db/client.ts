@@ -400,7 +400,7 @@ function fieldsOf(table: Table) {
   let fields = tableFields.get(table);
   if (!fields) {
     fields = Object.entries(getTableColumns(table)).map(([key, column]) => ({ key, column: column as Column }));
-    if (fields.length > 31) throw new Error(`${getTableName(table)} has more columns than a row shape mask holds`);
+    if (fields.length > 32) throw new Error(`${getTableName(table)} has more columns than a row shape mask holds`);
     tableFields.set(table, fields);
   }
   return fields;
@@ -523,7 +523,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
   );
   // one prepared insert per table and row shape (columns holding a value; nulls are left to the
   // default), run by bun:sqlite itself: Drizzle's prepared query maps every value through its
-  // placeholders again (~6 % of a force-refreshed score's CPU, measured)
+  // placeholders again (~5 % of a force-refreshed score's CPU, measured)
   const inserts = new WeakMap<Table, Map<number, { statement: ReturnType<typeof raw.prepare>; used: { key: string; column: Column }[] }>>();
   const database: Database = {
     dialect: 'sqlite',

@@ -7,19 +7,26 @@ import type { Recommendation } from './engine';
  * once and reused; the rest of the answer is serialised as usual.
  */
 export function esgAnswerBody(answer: { recommendations: Recommendation[] }): Blob {
-  const head = JSON.stringify({ ...answer, recommendations: EMPTY });
-  const at = head.indexOf(SLOT) + SLOT.length - 1; // just after the array's "["
-  const parts: (string | Uint8Array)[] = [head.slice(0, at)];
+  // the members before and after `recommendations`, each serialised as an object of its own:
+  // JSON.stringify writes an object's members in Object.keys order, so joining them is exact
+  const before: Record<string, unknown> = Object.create(null); // a key "__proto__" stays a member
+  const after: Record<string, unknown> = Object.create(null);
+  let side = before;
+  for (const key of Object.keys(answer)) {
+    if (key === 'recommendations') side = after;
+    else side[key] = (answer as Record<string, unknown>)[key];
+  }
+  const head = JSON.stringify(before);
+  const tail = JSON.stringify(after);
+  const parts: (string | Uint8Array)[] = [head.length > 2 ? `${head.slice(0, -1)},"recommendations":[` : '{"recommendations":['];
   for (let i = 0; i < answer.recommendations.length; i++) {
     if (i) parts.push(',');
     parts.push(recommendationJson(answer.recommendations[i]!));
   }
-  parts.push(head.slice(at));
+  parts.push(tail.length > 2 ? `],${tail.slice(1)}` : ']}');
   return new Blob(parts);
 }
 
-const EMPTY: never[] = [];
-const SLOT = '"recommendations":[]';
 const IMPACTS = { low: 0, medium: 1, high: 2 } as const;
 const utf8 = new TextEncoder();
 

@@ -651,6 +651,8 @@ function buildTexts(lang: 'en' | 'pt'): RecText[] {
 const TEXTS = { en: buildTexts('en'), pt: buildTexts('pt') } as const;
 
 const REC_INDEX: ReadonlyMap<string, number> = new Map(REC_DEFS.map((d, r) => [d.id, r]));
+/** The recommendation catalogue of this algorithm version, by id (pinned by a test: see docs/esg.md). */
+export const RECOMMENDATION_IDS: readonly string[] = REC_DEFS.map((d) => d.id);
 
 /**
  * What an assessment stores of a recommendation: the catalogue renders the rest in any language
