@@ -46,6 +46,7 @@ const EnvSchema = T.Object({
   RESCORE_TZ: T.Optional(T.String({ minLength: 1 })),
   RESCORE_LOOKBACK_DAYS: T.Optional(Int(1, 3650)),
   SQLITE_BUSY_TIMEOUT_MS: T.Optional(Int(0, 600_000)),
+  SQLITE_WAL_RESTART_MB: T.Optional(Int(1, 65_536)),
   AML_UN_SOURCE: T.Optional(T.String({ minLength: 1, description: 'path or http(s) URL of the UN consolidated list XML, or "none"' })),
   SAFT_SYNC_MAX_BYTES: T.Optional(Int(0, 536_870_912)),
   SAFT_MAX_BYTES: T.Optional(Int(1024, 4_294_967_296)),
@@ -117,6 +118,8 @@ export interface Config {
   amlRefreshCron: string;
   /** SQLite: how long a statement waits for another process's lock before it fails (the request then answers 503) */
   sqliteBusyTimeoutMs: number;
+  /** SQLite: the WAL size (bytes) past which writes pause for a checkpoint that restarts it */
+  sqliteWalRestartBytes: number;
   /** the base rate the spreads index quotes over (GET /v1/index/spreads) */
   baseRate: { name: string; valuePct: number; asOf: string };
   /** ERP_* variables (providers, sync knobs): validated by the ERP registry when the app is built */
@@ -185,6 +188,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rescoreTz: timeZone(e.RESCORE_TZ ?? 'Europe/Lisbon'),
     rescoreLookbackDays: int('RESCORE_LOOKBACK_DAYS', 90),
     sqliteBusyTimeoutMs: int('SQLITE_BUSY_TIMEOUT_MS', 5000),
+    sqliteWalRestartBytes: int('SQLITE_WAL_RESTART_MB', 256) * 1024 * 1024,
     // the UN sample shipped with the service by default, so screening works on a fresh start
     amlRefreshCron: e.AML_REFRESH_CRON ?? '20 */6 * * *',
     saftSyncMaxBytes: int('SAFT_SYNC_MAX_BYTES', 20 * 1024 * 1024),

@@ -77,7 +77,7 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
   const clock = opts.clock ?? { now: () => new Date() };
   const now = () => clock.now();
   const closers: (() => Promise<void> | void)[] = [];
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteBusyTimeoutMs: config.sqliteBusyTimeoutMs });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteBusyTimeoutMs: config.sqliteBusyTimeoutMs, sqliteWalRestartBytes: config.sqliteWalRestartBytes });
   closers.push(() => database.close());
 
   let redis: Redis | null = null;

@@ -436,3 +436,30 @@ describe.skipIf(TEST_DB !== 'sqlite')('SQLite: the write lock held by another pr
     }
   });
 });
+
+describe.skipIf(TEST_DB !== 'sqlite')('SQLite: the WAL under sustained writes', () => {
+  test('stays bounded: past SQLITE_WAL_RESTART_MB the writes wait for a checkpoint that restarts it (background checkpoints alone never catch up)', async () => {
+    const h = await makeApp({ SQLITE_WAL_RESTART_MB: '1' });
+    try {
+      const t = await h.tenant();
+      const wal = join(h.config.dataDir, 'service.sqlite-wal');
+      let largest = 0;
+      // ~8,000 new scores back to back (~20 MB of WAL frames): batches arrive faster than a checkpoint pass
+      for (let round = 0; round < 160; round++) {
+        const answers = await Promise.all(Array.from({ length: 50 }, () => h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })));
+        expect(answers.every((a) => a.status === 200)).toBe(true);
+        largest = Math.max(largest, Bun.file(wal).size);
+      }
+      expect(await scoreRowsOf(h, t.tenant_id)).toBe(8000);
+      // twice the threshold forces a restart whatever the checkpoint's progress, plus the batch in flight
+      expect(largest).toBeLessThan(4 * 1024 * 1024);
+    } finally {
+      await h.close();
+    }
+  }, 120_000);
+});
+
+async function scoreRowsOf(h: TestApp, tenantId: string) {
+  const s = h.ctx.database.t.scoreResults;
+  return Number((await h.ctx.database.db.select({ n: count() }).from(s).where(eq(s.tenantId, tenantId)))[0]!.n);
+}

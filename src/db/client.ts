@@ -12,7 +12,7 @@ import { getTableColumns, getTableName, sql, type Column, type Table } from 'dri
 import { pgKit, sqliteKit } from './kit';
 import { defineSchema, type Schema } from './schema';
 import { migrationsFolder } from './migrations';
-import { mapWalIndex, OwnCommits, walChangeSignal, type WalIndexMap } from './sqlite-change-signal';
+import { mapWalIndex, OwnCommits, WAL_BACKFILL_WORD, WAL_MAX_FRAME_WORD, walChangeSignal, type WalIndexMap } from './sqlite-change-signal';
 import type { BackgroundMessage, BackgroundReply } from './sqlite-background';
 import { GroupCommit } from '../lib/group-commit';
 
@@ -102,8 +102,8 @@ const pgSchema = defineSchema(pgKit);
 const sqliteSchema = defineSchema(sqliteKit);
 const MIGRATION_LOCK_ID = 72_431_001;
 
-export async function openDatabase(opts: { databaseUrl: string | null; dataDir: string; poolSize?: number; sqliteBusyTimeoutMs?: number }): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openSqlite(opts.dataDir, opts.sqliteBusyTimeoutMs ?? 5000);
+export async function openDatabase(opts: { databaseUrl: string | null; dataDir: string; poolSize?: number; sqliteBusyTimeoutMs?: number; sqliteWalRestartBytes?: number }): Promise<Database> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openSqlite(opts.dataDir, opts.sqliteBusyTimeoutMs ?? 5000, opts.sqliteWalRestartBytes ?? 256 * 1024 * 1024);
 }
 
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
@@ -241,12 +241,12 @@ async function pgInsertBatches(tx: Db, table: Table, rows: Record<string, unknow
  */
 type Append = (table: Table, rows: Record<string, unknown>[]) => Promise<void>;
 
-function sqliteBackground(file: string, walIndex: WalIndexMap | null, ownCommits: OwnCommits, commitSection: SharedArrayBuffer, fallback: Append, log: (msg: string) => void) {
+function sqliteBackground(file: string, busyTimeoutMs: number, walIndex: WalIndexMap | null, ownCommits: OwnCommits, commitSection: SharedArrayBuffer, fallback: Append, log: (msg: string) => void) {
   // In a `bun build --compile` binary the worker is an extra entry point, found by its path from
   // the bundle's root (src/); from source, next to this file.
   const compiled = import.meta.url.includes('/$bunfs/');
   const worker = new Worker(compiled ? './db/sqlite-background.ts' : new URL('./sqlite-background.ts', import.meta.url).href);
-  worker.postMessage({ type: 'open', file, checkpointEveryMs: 500, ownCommits: ownCommits.shared, commitSection, walIndexAddress: walIndex?.address ?? null } satisfies BackgroundMessage);
+  worker.postMessage({ type: 'open', file, checkpointEveryMs: 500, busyTimeoutMs, ownCommits: ownCommits.shared, commitSection, walIndexAddress: walIndex?.address ?? null } satisfies BackgroundMessage);
   worker.unref();
   const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   let nextId = 1;
@@ -291,6 +291,16 @@ function sqliteBackground(file: string, walIndex: WalIndexMap | null, ownCommits
         pending.set(id, { resolve, reject });
         worker.ref(); // an append in flight keeps the process alive until it is committed
         worker.postMessage({ type: 'append', id, groups: messageGroups } satisfies BackgroundMessage);
+      });
+    },
+    /** a checkpoint of the whole WAL; resolves when done (the caller holds the main connection's writes) */
+    restart(): Promise<void> {
+      if (broken) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        worker.ref();
+        worker.postMessage({ type: 'restart', id } satisfies BackgroundMessage);
       });
     },
     /** a last checkpoint, then the worker ends (bounded, so shutdown never hangs) */
@@ -406,8 +416,11 @@ function fieldsOf(table: Table) {
   return fields;
 }
 
-/** busyTimeoutMs: how long a statement waits for another process's lock before failing (then 503) */
-function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
+/**
+ * busyTimeoutMs: how long a statement waits for another process's lock before failing (then 503).
+ * walRestartBytes: the WAL size past which writes pause for a checkpoint that restarts it.
+ */
+function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: number): Database {
   let file = ':memory:';
   if (dataDir !== ':memory:') {
     mkdirSync(dataDir, { recursive: true });
@@ -437,7 +450,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
   if (file !== ':memory:') {
     raw.exec('PRAGMA wal_autocheckpoint = 0');
     raw.exec('PRAGMA journal_size_limit = 67108864'); // the WAL is truncated back to 64 MiB when it restarts
-    background = sqliteBackground(file, walIndex, ownCommits, commitSection, appendHere, (msg) =>
+    background = sqliteBackground(file, busyTimeoutMs, walIndex, ownCommits, commitSection, appendHere, (msg) =>
       console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg })),
     );
   }
@@ -501,6 +514,23 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
   };
   // by touchKey
   const generations = new Map<string, number>();
+  // PASSIVE checkpoints never catch up with sustained writes (frames arrive during every pass), so
+  // the WAL, and every read's search of its index, would grow without end: past a size, this
+  // connection's writes wait (on the event loop) for one checkpoint that copies all of it
+  const pageSize = (raw.query('PRAGMA page_size').get() as { page_size: number }).page_size;
+  let restartingWal = false;
+  const restartWalIfLarge = () => {
+    if (!background || !walIndex || restartingWal) return;
+    const frames = walIndex.header[WAL_MAX_FRAME_WORD]!;
+    // when the background checkpoint has nearly caught up (the pause is then short), or the WAL is
+    // twice the size (it has not been catching up)
+    const behind = frames - walIndex.header[WAL_BACKFILL_WORD]!;
+    if (frames * pageSize < walRestartBytes || (behind * pageSize > walRestartBytes / 8 && frames * pageSize < 2 * walRestartBytes)) return;
+    restartingWal = true;
+    void exclusive(() => background!.restart())
+      .catch((err) => console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: `sqlite WAL checkpoint failed: ${err instanceof Error ? err.message : err}` })))
+      .finally(() => (restartingWal = false));
+  };
   // one transaction per event-loop turn for the rows of that turn's requests
   const grouped = new GroupCommit<RowsToCommit>(
     (members) =>
@@ -518,6 +548,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
         markedWriter.afterCommit();
         markedCommits++;
         for (const key of marksOf(members).keys()) generations.set(key, (generations.get(key) ?? 0) + 1);
+        restartWalIfLarge();
       }),
     { startAtTurnEnd: true, maxBatch: 1000 },
   );
@@ -565,6 +596,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Database {
           const r = await inTx.run(touched, () => fn(db));
           raw.exec('COMMIT');
           localCommits++;
+          restartWalIfLarge();
           return r;
         } catch (err) {
           rollback();

@@ -1,21 +1,26 @@
 // Worker thread with its own SQLite connection, for the work that must not stall the service's
 // event loop:
 // - WAL checkpoints (and their fsyncs): the main connection runs with wal_autocheckpoint=0.
-//   PASSIVE never blocks writers; when the WAL is fully copied, the next writer restarts it.
+//   PASSIVE never blocks writers; when the WAL is fully copied, the next writer restarts it. Under
+//   sustained writes it never is (new frames arrive during every pass), so past a size the main
+//   thread holds its writes and asks for a RESTART checkpoint (client.ts).
 // - appends of buffered rows (usage records: one per second of calls alike), each batch in one
 //   transaction. Their B-tree inserts cost ~6 µs a row, which the request thread no longer pays.
 import { Database, type Statement } from 'bun:sqlite';
 import { OwnCommits, walIndexAt } from './sqlite-change-signal';
 
 export type BackgroundMessage =
-  | { type: 'open'; file: string; checkpointEveryMs: number; /** OwnCommits' memory: where this worker's appends are declared */ ownCommits: SharedArrayBuffer; /** OwnCommits.writer's section, shared with the main connection's writer */ commitSection: SharedArrayBuffer; /** the main thread's mapping of the wal-index header (it owns the descriptor) */ walIndexAddress: number | null }
+  | { type: 'open'; file: string; checkpointEveryMs: number; busyTimeoutMs: number; /** OwnCommits' memory: where this worker's appends are declared */ ownCommits: SharedArrayBuffer; /** OwnCommits.writer's section, shared with the main connection's writer */ commitSection: SharedArrayBuffer; /** the main thread's mapping of the wal-index header (it owns the descriptor) */ walIndexAddress: number | null }
   /** one transaction: every group's rows, or none of them */
   | { type: 'append'; id: number; groups: { sql: string; /** values per row */ width: number; /** JSON of the rows' values, one flat array */ values: string }[] }
+  /** a checkpoint that copies the whole WAL (the main connection holds its writes meanwhile), so that the next write restarts it */
+  | { type: 'restart'; id: number }
   | { type: 'stop' };
 export type BackgroundReply = { type: 'appended'; id: number; error?: string } | { type: 'stopped' };
 
 declare const self: Worker;
 let db: Database | null = null;
+let busyTimeoutMs = 5000;
 // usage rows change nothing the service's read caches hold: each append is declared, so that its
 // commit alone does not drop them (sqlite-change-signal.ts)
 let own: ReturnType<typeof OwnCommits.writer> | null = null;
@@ -27,7 +32,8 @@ self.onmessage = (e: MessageEvent<BackgroundMessage>) => {
   const m = e.data;
   if (m.type === 'open') {
     db = new Database(m.file);
-    db.exec('PRAGMA busy_timeout = 5000');
+    busyTimeoutMs = m.busyTimeoutMs;
+    db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     db.exec('PRAGMA synchronous = NORMAL');
     // checkpoints only from the timer below: one run by a COMMIT (past 1000 pages) would hold this
     // writer's OwnCommits section for its whole duration (fsyncs), after the write lock is released
@@ -56,6 +62,20 @@ self.onmessage = (e: MessageEvent<BackgroundMessage>) => {
       reply({ type: 'appended', id: m.id });
     } catch (err) {
       own!.release();
+      reply({ type: 'appended', id: m.id, error: err instanceof Error ? err.message : String(err) });
+    }
+  } else if (m.type === 'restart') {
+    try {
+      // the main connection's writes wait meanwhile: another process's long read makes this give up
+      // after 100 ms (the next one tries again), not hold them for the whole busy timeout
+      db!.exec('PRAGMA busy_timeout = 100');
+      try {
+        db!.exec('PRAGMA wal_checkpoint(RESTART)');
+      } finally {
+        db!.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+      }
+      reply({ type: 'appended', id: m.id });
+    } catch (err) {
       reply({ type: 'appended', id: m.id, error: err instanceof Error ? err.message : String(err) });
     }
   } else {

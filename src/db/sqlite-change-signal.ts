@@ -84,7 +84,14 @@ export function mapWalIndex(dbFile: string): WalIndexMap | null {
 }
 
 /** The header of a mapping made by mapWalIndex in this process (worker threads share its memory). */
-export const walIndexAt = (address: number) => new Uint32Array(toArrayBuffer(address as Pointer, 0, 2 * HEADER_WORDS * 4));
+export const walIndexAt = (address: number) => new Uint32Array(toArrayBuffer(address as Pointer, 0, WAL_INDEX_WORDS * 4));
+
+/** the two header copies, then the checkpoint information (its first word: nBackfill, the frames copied into the database) */
+const WAL_INDEX_WORDS = 2 * 12 + 10;
+/** word of nBackfill in the mapping */
+export const WAL_BACKFILL_WORD = 24;
+/** word of mxFrame (the WAL's last valid frame) in the header */
+export const WAL_MAX_FRAME_WORD = 4;
 
 /** exempt: records of commits not to count (one per connection; their commits may interleave) */
 export function walChangeSignal(live: Uint32Array, exempt: OwnCommits[] = []): () => number {
