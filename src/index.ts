@@ -5,7 +5,8 @@ import { seedDemoTenant } from './seed';
 import { startWorkers } from './workers';
 import { serveMetricsPort } from './features/metrics';
 import { loadConfiguredLists } from './features/aml';
-import { dependencyDown, lastResort } from './plugins/http-errors';
+import { lastResort } from './plugins/http-errors';
+import { dependencyDown } from './lib/dependency-down';
 
 /** `bun run start`: the service. ROLE=all (default) | api | worker. `… cli <command>`: the operator CLI. */
 async function main() {

@@ -441,6 +441,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: num
   // WAL checkpoints (and their fsyncs) and buffered appends run on a worker thread, not on the
   // event loop; appends use the main connection in memory, or when the worker failed
   const appendHere: Append = (table, rows) => insertSkippingExisting(database, table, rows);
+  const logError = (msg: string) => console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg }));
   let background: ReturnType<typeof sqliteBackground> | null = null;
   const ownCommits = new OwnCommits();
   const commitSection = new SharedArrayBuffer(4); // see OwnCommits.writer
@@ -450,9 +451,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: num
   if (file !== ':memory:') {
     raw.exec('PRAGMA wal_autocheckpoint = 0');
     raw.exec('PRAGMA journal_size_limit = 67108864'); // the WAL is truncated back to 64 MiB when it restarts
-    background = sqliteBackground(file, busyTimeoutMs, walIndex, ownCommits, commitSection, appendHere, (msg) =>
-      console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg })),
-    );
+    background = sqliteBackground(file, busyTimeoutMs, walIndex, ownCommits, commitSection, appendHere, logError);
   }
 
   // bun:sqlite is one connection: a transaction is BEGIN IMMEDIATE … COMMIT behind an in-process
@@ -519,16 +518,22 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: num
   // connection's writes wait (on the event loop) for one checkpoint that copies all of it
   const pageSize = (raw.query('PRAGMA page_size').get() as { page_size: number }).page_size;
   let restartingWal = false;
+  let restartNotBefore = 0;
   const restartWalIfLarge = () => {
-    if (!background || !walIndex || restartingWal) return;
+    if (!background || !walIndex || restartingWal || performance.now() < restartNotBefore) return;
     const frames = walIndex.header[WAL_MAX_FRAME_WORD]!;
     // when the background checkpoint has nearly caught up (the pause is then short), or the WAL is
     // twice the size (it has not been catching up)
     const behind = frames - walIndex.header[WAL_BACKFILL_WORD]!;
     if (frames * pageSize < walRestartBytes || (behind * pageSize > walRestartBytes / 8 && frames * pageSize < 2 * walRestartBytes)) return;
     restartingWal = true;
-    void exclusive(() => background!.restart())
-      .catch((err) => console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: `sqlite WAL checkpoint failed: ${err instanceof Error ? err.message : err}` })))
+    void exclusive(async () => {
+      await background!.restart();
+      // another process's read kept it from copying everything: each try pauses the writes, so not
+      // again for a while
+      if (walIndex.header[WAL_BACKFILL_WORD]! < walIndex.header[WAL_MAX_FRAME_WORD]!) restartNotBefore = performance.now() + 5000;
+    })
+      .catch((err) => logError(`sqlite WAL checkpoint failed: ${err instanceof Error ? err.message : err}`))
       .finally(() => (restartingWal = false));
   };
   // one transaction per event-loop turn for the rows of that turn's requests

@@ -1,3 +1,4 @@
+import { dependencyDown } from '../lib/dependency-down';
 import { assertNoCoercionTraps, jsonTooDeep, tooDeepError } from '../lib/json-guard';
 import { Elysia } from 'elysia';
 import { ApiError, errorBody, isJsonObject, JSON_UTF8, notAnObject, validationError, type FieldError } from '../lib/errors';
@@ -106,8 +107,6 @@ export function errorResponder(ctx: AppContext) {
   };
 }
 
-export { dependencyDown } from '../lib/dependency-down';
-import { dependencyDown } from '../lib/dependency-down';
 
 /** seconds a caller should wait after a 503 for a dependency that is down */
 export const DEPENDENCY_RETRY_AFTER_S = 5;
