@@ -519,6 +519,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: num
   const pageSize = (raw.query('PRAGMA page_size').get() as { page_size: number }).page_size;
   let restartingWal = false;
   let restartNotBefore = 0;
+  let restartBackoffMs = 250;
   const restartWalIfLarge = () => {
     if (!background || !walIndex || restartingWal || performance.now() < restartNotBefore) return;
     const frames = walIndex.header[WAL_MAX_FRAME_WORD]!;
@@ -529,9 +530,12 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: num
     restartingWal = true;
     void exclusive(async () => {
       await background!.restart();
-      // another process's read kept it from copying everything: each try pauses the writes, so not
-      // again for a while
-      if (walIndex.header[WAL_BACKFILL_WORD]! < walIndex.header[WAL_MAX_FRAME_WORD]!) restartNotBefore = performance.now() + 5000;
+      // a read kept it from copying everything: each try pauses the writes, so the next one waits,
+      // longer each time (0.25 s doubling up to 5 s: a long read elsewhere, not a passing one)
+      if (walIndex.header[WAL_BACKFILL_WORD]! < walIndex.header[WAL_MAX_FRAME_WORD]!) {
+        restartNotBefore = performance.now() + restartBackoffMs;
+        restartBackoffMs = Math.min(5000, restartBackoffMs * 2);
+      } else restartBackoffMs = 250;
     })
       .catch((err) => logError(`sqlite WAL checkpoint failed: ${err instanceof Error ? err.message : err}`))
       .finally(() => (restartingWal = false));
