@@ -12,7 +12,8 @@ import { and, count, eq } from 'drizzle-orm';
 import postgres from 'postgres';
 import { GroupCommit } from '../src/lib/group-commit';
 import { storedRecommendations } from '../src/features/esg/service';
-import { explainedBy, mapWalIndex, OwnCommits } from '../src/db/sqlite-change-signal';
+import { explainedBy, mapWalIndex, OwnCommits, WAL_BACKFILL_WORD, WAL_MAX_FRAME_WORD } from '../src/db/sqlite-change-signal';
+import { checkpointDue } from '../src/db/checkpoint-due';
 import { expectError, freshDatabase, makeApp, runCli, spawnServer, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
@@ -465,6 +466,29 @@ describe.skipIf(TEST_DB !== 'sqlite')('SQLite: the WAL under sustained writes', 
     }
   }, 120_000);
 
+  test('past half SQLITE_WAL_RESTART_MB the background checkpoints catch up every 25 ms, not every 500 ms', async () => {
+    const h = await makeApp({ SQLITE_WAL_RESTART_MB: '1' }); // catch-up from 128 frames of 4 KiB
+    try {
+      const t = await h.tenant();
+      const header = walIndexHeaderOf(h);
+      // after each round of 50 scores (~30 frames) that leaves the WAL past 128 frames, a pass copies
+      // them within 200 ms (at the 500 ms cadence, rounds in a row would rarely all be copied so soon)
+      let checked = 0;
+      for (let round = 0; round < 20 && checked < 4; round++) {
+        await forceRefreshRounds(h, t.api_key, 1);
+        const frames = header[WAL_MAX_FRAME_WORD]!;
+        if (frames < 128) continue;
+        const started = performance.now();
+        while (header[WAL_BACKFILL_WORD]! < frames && performance.now() - started < 200) await Bun.sleep(5);
+        expect(header[WAL_BACKFILL_WORD]!).toBeGreaterThanOrEqual(frames);
+        checked++;
+      }
+      expect(checked).toBe(4);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
+
   test('a read held open by another connection keeps the WAL from restarting, and the writes are not paused again and again for it', async () => {
     const h = await makeApp({ SQLITE_WAL_RESTART_MB: '1' });
     try {
@@ -490,6 +514,29 @@ describe.skipIf(TEST_DB !== 'sqlite')('SQLite: the WAL under sustained writes', 
     }
   }, 120_000);
 });
+
+describe('checkpointDue (the background worker\'s cadence)', () => {
+  const o = { everyMs: 500, catchUpFrames: 1000 };
+  test('a small WAL (or none mapped) every 500 ms', () => {
+    expect(checkpointDue({ frames: 999, backfilled: 0 }, 499, o)).toBe(false);
+    expect(checkpointDue({ frames: 999, backfilled: 0 }, 500, o)).toBe(true);
+    expect(checkpointDue({ frames: 0, backfilled: 0 }, 600, o)).toBe(true);
+    expect(checkpointDue(null, 499, o)).toBe(false);
+    expect(checkpointDue(null, 500, o)).toBe(true);
+  });
+  test('a WAL past catchUpFrames at every tick while frames remain to copy, whenever the last pass ran', () => {
+    expect(checkpointDue({ frames: 1000, backfilled: 999 }, 0, o)).toBe(true);
+    expect(checkpointDue({ frames: 5000, backfilled: 10 }, 25, o)).toBe(true);
+    expect(checkpointDue({ frames: 1000, backfilled: 1000 }, 10_000, o)).toBe(false);
+  });
+});
+
+/** the wal-index header of a test app's database, mapped read-only; never unmapped: closing a descriptor of the -shm would drop this process's SQLite locks on it */
+function walIndexHeaderOf(h: TestApp) {
+  const map = mapWalIndex(join(h.config.dataDir, 'service.sqlite'));
+  if (!map) throw new Error('no wal-index to map');
+  return map.header;
+}
 
 async function scoreRowsOf(h: TestApp, tenantId: string) {
   const s = h.ctx.database.t.scoreResults;

@@ -241,12 +241,12 @@ async function pgInsertBatches(tx: Db, table: Table, rows: Record<string, unknow
  */
 type Append = (table: Table, rows: Record<string, unknown>[]) => Promise<void>;
 
-function sqliteBackground(file: string, busyTimeoutMs: number, walIndex: WalIndexMap | null, ownCommits: OwnCommits, commitSection: SharedArrayBuffer, fallback: Append, log: (msg: string) => void) {
+function sqliteBackground(file: string, busyTimeoutMs: number, catchUpFrames: number, walIndex: WalIndexMap | null, ownCommits: OwnCommits, commitSection: SharedArrayBuffer, fallback: Append, log: (msg: string) => void) {
   // In a `bun build --compile` binary the worker is an extra entry point, found by its path from
   // the bundle's root (src/); from source, next to this file.
   const compiled = import.meta.url.includes('/$bunfs/');
   const worker = new Worker(compiled ? './db/sqlite-background.ts' : new URL('./sqlite-background.ts', import.meta.url).href);
-  worker.postMessage({ type: 'open', file, checkpointEveryMs: 500, busyTimeoutMs, ownCommits: ownCommits.shared, commitSection, walIndexAddress: walIndex?.address ?? null } satisfies BackgroundMessage);
+  worker.postMessage({ type: 'open', file, checkpointEveryMs: 500, catchUpFrames, catchUpEveryMs: 25, busyTimeoutMs, ownCommits: ownCommits.shared, commitSection, walIndexAddress: walIndex?.address ?? null } satisfies BackgroundMessage);
   worker.unref();
   const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   let nextId = 1;
@@ -448,10 +448,12 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: num
   // mapped once for this process (the change signal and the background worker's commits): its
   // descriptor is closed only after every connection (see WalIndexMap)
   const walIndex = file === ':memory:' ? null : mapWalIndex(file);
+  const pageSize = (raw.query('PRAGMA page_size').get() as { page_size: number }).page_size;
   if (file !== ':memory:') {
     raw.exec('PRAGMA wal_autocheckpoint = 0');
     raw.exec('PRAGMA journal_size_limit = 67108864'); // the WAL is truncated back to 64 MiB when it restarts
-    background = sqliteBackground(file, busyTimeoutMs, walIndex, ownCommits, commitSection, appendHere, logError);
+    // past half the restart size, the worker's checkpoints catch up every 25 ms
+    background = sqliteBackground(file, busyTimeoutMs, Math.ceil(walRestartBytes / pageSize / 2), walIndex, ownCommits, commitSection, appendHere, logError);
   }
 
   // bun:sqlite is one connection: a transaction is BEGIN IMMEDIATE … COMMIT behind an in-process
@@ -516,17 +518,16 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: num
   // PASSIVE checkpoints never catch up with sustained writes (frames arrive during every pass), so
   // the WAL, and every read's search of its index, would grow without end: past a size, this
   // connection's writes wait (on the event loop) for one checkpoint that copies all of it
-  const pageSize = (raw.query('PRAGMA page_size').get() as { page_size: number }).page_size;
   let restartingWal = false;
   let restartNotBefore = 0;
   let restartBackoffMs = 250;
   const restartWalIfLarge = () => {
     if (!background || !walIndex || restartingWal || performance.now() < restartNotBefore) return;
     const frames = walIndex.header[WAL_MAX_FRAME_WORD]!;
-    // when the background checkpoint has nearly caught up (the pause is then short), or the WAL is
-    // twice the size (it has not been catching up)
+    // when the background checkpoint has nearly caught up (at most 1/8 of the size or 8 MiB to copy:
+    // the pause is then mostly its fsyncs), or the WAL is twice the size (it has not been catching up)
     const behind = frames - walIndex.header[WAL_BACKFILL_WORD]!;
-    if (frames * pageSize < walRestartBytes || (behind * pageSize > walRestartBytes / 8 && frames * pageSize < 2 * walRestartBytes)) return;
+    if (frames * pageSize < walRestartBytes || (behind * pageSize > Math.min(walRestartBytes / 8, 8 * 1024 * 1024) && frames * pageSize < 2 * walRestartBytes)) return;
     restartingWal = true;
     void exclusive(async () => {
       await background!.restart();
