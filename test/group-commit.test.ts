@@ -402,6 +402,38 @@ describe.skipIf(TEST_DB !== 'postgres')('PostgreSQL: a connection killed in the 
   }, 60_000);
 });
 
+describe.skipIf(TEST_DB !== 'sqlite')('SQLite: the write lock held by another connection for a moment', () => {
+  test('writes wait for it on the event loop, not asleep in SQLite: other requests are answered meanwhile, and the writes go through once it is released', async () => {
+    const h = await makeApp({ SQLITE_BUSY_TIMEOUT_MS: '3000' });
+    try {
+      const t = await h.tenant();
+      await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' } }); // cached from now on
+      const locker = new Sqlite(join(h.config.dataDir, 'service.sqlite'));
+      locker.exec('BEGIN IMMEDIATE');
+      locker.exec(`INSERT INTO app_meta (key, value) VALUES ('busy-test', 'x') ON CONFLICT DO NOTHING`);
+      // released by a timer of this same thread: SQLite's busy handler would sleep through it (and
+      // fail the writes after the busy timeout)
+      let releasedAt = 0;
+      setTimeout(() => {
+        locker.exec('ROLLBACK');
+        locker.close();
+        releasedAt = performance.now();
+      }, 150);
+      const writes = Promise.all(Array.from({ length: 4 }, () => h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })));
+      await Bun.sleep(20);
+      const read = await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' } });
+      expect(read.status).toBe(200);
+      expect(releasedAt).toBe(0); // answered while the writes were still waiting
+      const answers = await writes;
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+      expect(performance.now() - releasedAt).toBeLessThan(1000);
+      expect(await scoreRowsOf(h, t.tenant_id)).toBe(5);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe.skipIf(TEST_DB !== 'sqlite')('SQLite: the write lock held by another process during a group commit', () => {
   test('every write of the batch answers 503 service_unavailable with Retry-After at once, and nothing of it is stored', async () => {
     const h = await makeApp({ SQLITE_BUSY_TIMEOUT_MS: '200' });
