@@ -700,14 +700,16 @@ describe('(f) sandbox fixtures', () => {
     expect(i.reasons[0]!.code).toBe('INSOLVENCY_PROCEEDINGS');
   });
 
-  test('static fixtures do not depend on the generation; lookups return fresh copies', () => {
+  test('static fixtures do not depend on the generation; lookups return them frozen, so no caller can spoil them', () => {
     for (const f of SANDBOX_FIXTURES) {
       if (f.outcome === 'deteriorating_on_rescore') continue;
       const a = sandboxLookup(f.nif, 0);
       expect(sandboxLookup(f.nif, 7)).toEqual(a);
       if (a.kind === 'profile') {
-        a.profile.age_years = -999;
-        expect((sandboxLookup(f.nif, 0) as { profile: CompanyProfile }).profile.age_years).not.toBe(-999);
+        const age = a.profile.age_years;
+        expect(() => (a.profile.age_years = -999)).toThrow(TypeError);
+        if (a.profile.financials) expect(() => ((a.profile.financials as { revenue: number }).revenue = -1)).toThrow(TypeError);
+        expect((sandboxLookup(f.nif, 0) as { profile: CompanyProfile }).profile.age_years).toBe(age);
       }
     }
   });

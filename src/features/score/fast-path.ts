@@ -33,6 +33,8 @@ export function scoreFastPath(ctx: AppContext, service: ScoreService) {
       let json = serialised.get(result);
       if (json === undefined) {
         if (!response.Check(result)) throw new Error('score response does not match its schema');
+        // a fresh score's answer is new and answered once: its text as it is
+        if (!Object.isFrozen(result)) return JSON.stringify(result);
         serialised.set(result, (json = new Blob([JSON.stringify(result)])));
       }
       return json;
