@@ -1,0 +1,1 @@
+DROP INDEX "esg_tenant_idx";
