@@ -545,19 +545,28 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: num
   // BEGIN IMMEDIATE without SQLite's busy handler, which sleeps the whole thread (the event loop)
   // 1 ms and more at a time while the worker's usage append holds the write lock (~40 a second
   // under load: measured ~1 % of the thread, and as many 1 ms stalls): tried again from the event
-  // loop instead, until the busy timeout, then its error as before
+  // loop instead, until the busy timeout, then its error as before. Any busy code is tried again,
+  // as the busy handler would (a lock, a snapshot another commit overtook, a WAL being recovered).
+  const noBusyWait = raw.prepare('PRAGMA busy_timeout = 0');
+  const busyWait = raw.prepare(`PRAGMA busy_timeout = ${busyTimeout}`);
   const beginWrite = async () => {
     const deadline = performance.now() + busyTimeoutMs;
     for (let attempt = 0; ; attempt++) {
-      raw.exec('PRAGMA busy_timeout = 0');
+      let refused: unknown = null;
+      noBusyWait.run();
       try {
         raw.exec('BEGIN IMMEDIATE');
-        return;
       } catch (err) {
-        if ((err as { code?: string }).code !== 'SQLITE_BUSY' || performance.now() >= deadline) throw err;
-      } finally {
-        raw.exec(`PRAGMA busy_timeout = ${busyTimeout}`);
+        refused = err;
       }
+      try {
+        busyWait.run(); // before anything else runs on this connection: reads keep the configured wait
+      } catch (err) {
+        rollback();
+        throw err;
+      }
+      if (refused === null) return;
+      if (!String((refused as { code?: unknown }).code).startsWith('SQLITE_BUSY') || performance.now() >= deadline) throw refused;
       await (attempt < 16 ? new Promise((r) => setImmediate(r)) : Bun.sleep(1));
     }
   };
