@@ -4,8 +4,8 @@
  * the pure matcher, and the whole service call (screen + store), p50/p95/p99.
  *   bun run bench/aml.ts [--db sqlite|postgres]
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { loadConfig } from '../src/config';
@@ -15,6 +15,7 @@ import { mulberry32 } from '../src/lib/prng';
 import { amlService, openListSource } from '../src/features/aml';
 import { buildIndex, screen } from '../src/features/aml/matcher';
 import { parseEuList, parseUnList, type ListEntry } from '../src/features/aml/lists';
+import { benchDataDir } from './temp-dir';
 
 const dbKind = process.argv.includes('--db') ? process.argv[process.argv.indexOf('--db') + 1] : 'sqlite';
 const rand = mulberry32(19);
@@ -41,7 +42,7 @@ function euFile(entities: number, namesPer: number) {
   return parts.join('\n');
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'bench-aml-'));
+const dir = benchDataDir('bench-aml-');
 const file = join(dir, 'eu.xml');
 writeFileSync(file, euFile(5000, 5));
 const size = Bun.file(file).size;

@@ -7,12 +7,12 @@
  * --prof writes the service's CPU profile (Bun's --cpu-prof-md) into DIR.
  * Needs wrk; PostgreSQL and Redis on 127.0.0.1 for --mode pg.
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { wrk } from './wrk';
+import { benchDataDir } from './temp-dir';
 
 const { values } = parseArgs({ options: { mode: { type: 'string', default: 'pg' }, rate: { type: 'string', default: '0' }, seconds: { type: 'string', default: '5' }, reps: { type: 'string', default: '2' }, prof: { type: 'string' }, root: { type: 'string' }, connections: { type: 'string', default: '100' } } });
 const ROOT = values.root ?? join(import.meta.dir, '..');
@@ -57,7 +57,7 @@ const admin = mode === 'pg' ? postgres('postgres://postgres@127.0.0.1:5432/test'
 if (mode === 'pg') {
   await admin!.unsafe(`create database ${dbName}`);
   Object.assign(env, { DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${dbName}`, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: dbName, ENCRYPTION_KEY: 'b'.repeat(64) });
-} else if (mode === 'sqlite') env.DATA_DIR = mkdtempSync(join(tmpdir(), 'benchcpu-'));
+} else if (mode === 'sqlite') env.DATA_DIR = benchDataDir('benchcpu-');
 
 const profile = values.prof ? ['--cpu-prof-md', `--cpu-prof-dir=${values.prof}`] : [];
 const server = Bun.spawn(['bun', ...profile, mode === 'bare' ? 'bench/bare-server.ts' : 'src/index.ts'], { cwd: ROOT, env, stdout: 'ignore', stderr: 'inherit' });

@@ -8,14 +8,13 @@
  *   bun run bench/decision.ts [--seconds 5] [--connections 50] [--pairs 3]
  * Needs wrk (Debian package), PostgreSQL and Redis on 127.0.0.1.
  */
-import { mkdtempSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus } from 'node:os';
 import postgres from 'postgres';
 import { decide, OPERATION_TYPES } from '../src/features/decision/policy';
 import { scoreCompany, type CompanyProfile } from '../src/features/score/engine';
 import { SANDBOX_FIXTURES, sandboxLookup } from '../src/features/score/fixtures';
 import { benchCli, startProcess, wrk } from './wrk';
+import { benchDataDir } from './temp-dir';
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: number) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : def);
@@ -86,7 +85,7 @@ async function runService(setup: string, env: Record<string, string>) {
   await svc.proc.exited;
 }
 
-await runService('SQLite', { DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-decision-')) });
+await runService('SQLite', { DATA_DIR: benchDataDir('bench-decision-') });
 const dbName = `bench_dec_${Date.now()}`;
 const admin = postgres('postgres://postgres@127.0.0.1:5432/test', { max: 1, onnotice: () => {} });
 await admin.unsafe(`create database ${dbName}`);

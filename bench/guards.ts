@@ -6,18 +6,16 @@
  */
 import { Elysia } from 'elysia';
 import { cpus } from 'node:os';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loadConfig } from '../src/config';
 import { createContext } from '../src/context';
 import { createApp, dispatch } from '../src/app';
 import { createLogger } from '../src/lib/log';
 import { SANDBOX_FIXTURES } from '../src/features/score/fixtures';
+import { benchDataDir } from './temp-dir';
 
 const fixtures = { fixtures: SANDBOX_FIXTURES.map(({ nif, outcome, description }) => ({ nif, outcome, description })) };
 const bare = new Elysia().get('/v1/sandbox/fixtures', () => fixtures);
-const ctx = await createContext(loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-guards-')), LOG_LEVEL: 'silent', SEED_DEMO_TENANT: 'false' }), { log: createLogger('silent') });
+const ctx = await createContext(loadConfig({ DATA_DIR: benchDataDir('bench-guards-'), LOG_LEVEL: 'silent', SEED_DEMO_TENANT: 'false' }), { log: createLogger('silent') });
 const app = createApp(ctx);
 const t = await ctx.tenants.createTenant({ name: 'bench', plan: 'enterprise', rateLimitPerMinute: 1e8, dailyQuota: 1e9 });
 const auth = { authorization: `Bearer ${t.api_key}` };

@@ -7,12 +7,12 @@
  *   bun run bench/load.ts [--seconds 5] [--connections 50]
  * Needs: wrk (apt-get install wrk), PostgreSQL and Redis on 127.0.0.1 for the second half.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir, cpus } from 'node:os';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
 import { benchCli, startProcess, wrk as runWrk } from './wrk';
+import { benchDataDir } from './temp-dir';
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: number) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : def);
@@ -85,7 +85,7 @@ async function runLive() {
   const tax = slow({ status: 'regular', vat_registered: true });
   const PORT = String(port++);
   const env = {
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-live-')), PORT, SEED_DEMO_TENANT: 'false',
+    DATA_DIR: benchDataDir('bench-live-'), PORT, SEED_DEMO_TENANT: 'false',
     BUREAU_URL: `http://127.0.0.1:${bureau.port}`, BUREAU_API_KEY: 'k', CRC_URL: `http://127.0.0.1:${crc.port}`, CRC_API_KEY: 'k', TAX_URL: `http://127.0.0.1:${tax.port}`, TAX_API_KEY: 'k',
   };
   const svc = await start(['bun', 'run', 'src/index.ts'], env);
@@ -107,7 +107,7 @@ row('bare Elysia', 'GET /bare', await wrk(`http://127.0.0.1:${barePort}/bare`), 
 // the same POST with its answer released at the end of the event-loop turn, as the score fast
 // path does (src/lib/turn-end.ts): how much of the ratio that trick alone is worth
 row('bare Elysia', 'POST /bare-turn-end (same, answer at the end of the turn)', await wrk(`http://127.0.0.1:${barePort}/bare-turn-end`, { method: 'POST', body: { nif: '599000015' } }), bareRes.rps);
-await runService('SQLite', { DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-sqlite-')), SEED_DEMO_TENANT: 'false' }, bareRes.rps);
+await runService('SQLite', { DATA_DIR: benchDataDir('bench-sqlite-'), SEED_DEMO_TENANT: 'false' }, bareRes.rps);
 
 const dbName = `bench_${Date.now()}`;
 const admin = postgres('postgres://postgres@127.0.0.1:5432/test', { max: 1, onnotice: () => {} });

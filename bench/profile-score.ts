@@ -5,17 +5,15 @@
  * turn's requests in one call); with DATABASE_URL, REDIS_URL, REDIS_PREFIX and ENCRYPTION_KEY set it
  * runs on PostgreSQL + Redis.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loadConfig } from '../src/config';
 import { createContext } from '../src/context';
 import { createApp, dispatch } from '../src/app';
 import { createLogger } from '../src/lib/log';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
+import { benchDataDir } from './temp-dir';
 
 const N = Number(process.argv[2] ?? 200_000);
-const ctx = await createContext(loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-profile-')), LOG_LEVEL: 'silent', SEED_DEMO_TENANT: 'false', ...Object.fromEntries(['DATABASE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'ENCRYPTION_KEY'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!])) }), { log: createLogger('silent') });
+const ctx = await createContext(loadConfig({ DATA_DIR: benchDataDir('bench-profile-'), LOG_LEVEL: 'silent', SEED_DEMO_TENANT: 'false', ...Object.fromEntries(['DATABASE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'ENCRYPTION_KEY'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!])) }), { log: createLogger('silent') });
 // ablations, to find where the time goes: OFF=usage,metrics,limiter
 const off = new Set((process.env.OFF ?? '').split(',').filter(Boolean));
 if (off.has('usage')) ctx.usage.record = () => {};

@@ -4,15 +4,14 @@
  *   bun run bench/score-batch.ts [--runs 5]
  * Target (issue 23): under 250 ms on SQLite.
  */
-import { mkdtempSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus } from 'node:os';
 import postgres from 'postgres';
 import { createApp, dispatch } from '../src/app';
 import { loadConfig } from '../src/config';
 import { createContext } from '../src/context';
 import { createLogger } from '../src/lib/log';
 import { SANDBOX_FIXTURES } from '../src/features/score/fixtures';
+import { benchDataDir } from './temp-dir';
 
 const args = process.argv.slice(2);
 const RUNS = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 5;
@@ -37,7 +36,7 @@ async function run(label: string, env: Record<string, string>) {
 }
 
 console.log(`machine: ${cpus().length} × ${cpus()[0]?.model}; ${new Date().toISOString()}`);
-await run('SQLite', { DATABASE_URL: '', REDIS_URL: '', DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-batch-')) });
+await run('SQLite', { DATABASE_URL: '', REDIS_URL: '', DATA_DIR: benchDataDir('bench-batch-') });
 const name = `bench_batch_${Date.now()}`;
 const admin = postgres('postgres://postgres@127.0.0.1:5432/postgres', { max: 1, onnotice: () => {} });
 await admin.unsafe(`create database ${name}`);

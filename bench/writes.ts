@@ -4,12 +4,11 @@
  *   bun run bench/writes.ts [--db sqlite|postgres] [--seconds 4] [--pairs 3] [--connections 50]
  * Needs wrk; PostgreSQL and Redis on 127.0.0.1 for --db postgres.
  */
-import { mkdtempSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus } from 'node:os';
 import postgres from 'postgres';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
 import { benchCli, startProcess, wrk as runWrk } from './wrk';
+import { benchDataDir } from './temp-dir';
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1]! : def);
@@ -32,7 +31,7 @@ const env: Record<string, string> = {
   SEED_DEMO_TENANT: 'false',
   ...(admin
     ? { DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${dbName}`, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: dbName, ENCRYPTION_KEY: 'b'.repeat(64) }
-    : { DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-writes-')) }),
+    : { DATA_DIR: benchDataDir('bench-writes-') }),
 };
 const rows: string[] = [];
 let svc: Awaited<ReturnType<typeof startProcess>> | undefined;
