@@ -3,6 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { ScoreResponse } from '../src/features/score/model';
 import { SANDBOX_FIXTURES } from '../src/features/score/fixtures';
+import { REASON_CATALOGUE } from '../src/features/score/engine';
 import { expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
@@ -86,6 +87,35 @@ describe('POST /v1/score — sandbox', () => {
     const ptLabel = pt.body.reasons.find((x: any) => x.code === 'HIGH_CONCENTRATION').label;
     expect(ptLabel).not.toBe(enLabel);
     expect(ptLabel).toMatch(/cliente/i);
+  });
+
+  test('a result is stored without its reasons\' labels; fresh and cached answers render them alike, also from rows stored with labels', async () => {
+    const t = await h.tenant();
+    const s = h.ctx.database.t.scoreResults;
+    const nif = nifOf('tier_d_recent_default');
+    const fresh = await score({ nif, refresh: 'force_refresh' }, { key: t.api_key });
+    const cached = await score({ nif }, { key: t.api_key });
+    expect(cached.body.cache).toBe('cached');
+    expect(JSON.stringify(cached.body.reasons)).toBe(JSON.stringify(fresh.body.reasons));
+    for (const r of fresh.body.reasons) expect(Object.keys(r)).toEqual(['code', 'label', 'impact', 'weight']);
+    const [row] = await h.ctx.database.db.select().from(s).where(and(eq(s.tenantId, t.tenant_id), eq(s.nif, nif)));
+    const stored = (row!.result as { reasons: Record<string, unknown>[] }).reasons;
+    expect(stored.length).toBe(fresh.body.reasons.length);
+    for (const r of stored) expect(Object.keys(r)).toEqual(['code', 'impact', 'weight']);
+    // a row stored before, with English labels (for a NIF this tenant never scored, so that no cache holds it)
+    const other = nifOf('tier_b_concentration');
+    const withLabels = { ...row!.result, reasons: fresh.body.reasons };
+    await h.ctx.database.db.insert(s).values({ ...row!, id: crypto.randomUUID(), nif: other, result: withLabels });
+    for (const [header, lang] of [['en', 'en'], ['pt-PT', 'pt']] as const) {
+      const before = await score({ nif: other }, { key: t.api_key, headers: { 'accept-language': header } });
+      expect(before.body.cache).toBe('cached');
+      expect(before.body.tier).toBe(fresh.body.tier); // the row inserted above, not a new score of that NIF
+      expect(before.body.reasons.map((r: { code: string }) => r.code)).toEqual(fresh.body.reasons.map((r: { code: string }) => r.code));
+      for (const r of before.body.reasons) {
+        expect(Object.keys(r)).toEqual(['code', 'label', 'impact', 'weight']);
+        expect(r.label).toBe(REASON_CATALOGUE[r.code]![lang]);
+      }
+    }
   });
 
   test('NIF not 9 digits → 422 validation_failed on nif; bad check digit → 422 invalid_nif', async () => {

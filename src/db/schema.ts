@@ -112,7 +112,7 @@ export function defineSchema(k: Kit) {
       score: k.int('score').notNull(),
       tier: k.text('tier').notNull(),
       pd: k.real('pd'),
-      /** the response body as computed (without cache / customer_reference) */
+      /** the response body as computed (without cache / customer_reference; since 2026-11-27 its reasons without labels, which every read renders from the catalogue) */
       result: k.json<Record<string, unknown>>('result').notNull(),
       algorithmVersion: k.text('algorithm_version').notNull(),
       synthetic: k.bool('synthetic').notNull(),

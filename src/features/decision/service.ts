@@ -51,7 +51,7 @@ export function signalsOf(result: StoredResult, facts: ScoreFacts, esg: { overal
     let source = REASON_SOURCE[r.code] ?? 'company_registry';
     if (erp && BUYER_REASONS.has(r.code) && erp.buyer?.sufficient) source = `erp:${erp.provider}`;
     if (erp && SELLER_REASONS.has(r.code) && erp.seller?.sufficient) source = `erp:${erp.provider}`;
-    return { factor: r.code.toLowerCase(), weight: r.impact === 'positive' ? '+' : '-', label: REASON_CATALOGUE[r.code]?.en ?? r.label, source, strength: r.weight };
+    return { factor: r.code.toLowerCase(), weight: r.impact === 'positive' ? '+' : '-', label: REASON_CATALOGUE[r.code]?.en ?? r.label ?? r.code, source, strength: r.weight };
   });
   if (erp) {
     const source = `erp:${erp.provider}`;

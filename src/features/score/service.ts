@@ -28,9 +28,16 @@ export interface ScoreCaller {
 export type StoredResult = Omit<ScoreResponseBody, 'cache' | 'customer_reference'>;
 type ScoreRow = Database['t']['scoreResults']['$inferSelect'];
 
-/** Labels are not stored: they are rendered in the caller's language from the catalogue. */
-const relabel = (reasons: Reason[], lang: Lang): Reason[] =>
-  reasons.map((r) => ({ ...r, label: REASON_CATALOGUE[r.code]?.[lang] ?? r.label }));
+/**
+ * Labels are rendered in the caller's language from the catalogue, in the answer's key order
+ * (rows stored since 2026-11-27 hold no label; earlier ones an English one, used only for a code
+ * the catalogue no longer has).
+ */
+const relabel = (reasons: (Omit<Reason, 'label'> & { label?: string })[], lang: Lang): Reason[] =>
+  reasons.map((r) => ({ code: r.code, label: REASON_CATALOGUE[r.code]?.[lang] ?? r.label ?? r.code, impact: r.impact, weight: r.weight }));
+
+/** A result as stored: its reasons without labels (~250 of a row's ~1,500 bytes, rendered again on every read). */
+const storedResult = (result: StoredResult) => ({ ...result, reasons: result.reasons.map((r) => ({ code: r.code, impact: r.impact, weight: r.weight })) });
 
 export class ScoreService {
   constructor(
@@ -253,7 +260,7 @@ export class ScoreService {
       score: result.score,
       tier: result.tier,
       pd: result.pd_estimate,
-      result,
+      result: storedResult(result),
       algorithmVersion: ALGORITHM_VERSION,
       synthetic: result.synthetic,
       trigger,
