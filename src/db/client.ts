@@ -13,7 +13,7 @@ import { pgKit, sqliteKit } from './kit';
 import { defineSchema, type Schema } from './schema';
 import { migrationsFolder } from './migrations';
 import { mapWalIndex, OwnCommits, WAL_BACKFILL_WORD, WAL_MAX_FRAME_WORD, walChangeSignal, type WalIndexMap } from './sqlite-change-signal';
-import type { BackgroundMessage, BackgroundReply } from './sqlite-background';
+import type { BackgroundMessage, BackgroundReply, BackgroundRequest } from './sqlite-background';
 import { GroupCommit } from '../lib/group-commit';
 
 export type Db = PostgresJsDatabase<Record<string, never>>;
@@ -267,9 +267,17 @@ function sqliteBackground(file: string, busyTimeoutMs: number, catchUpFrames: nu
     const p = pending.get(m.id);
     pending.delete(m.id);
     if (!pending.size) worker.unref();
-    if (m.error) p?.reject(new Error(`background append failed: ${m.error}`));
+    if (m.error) p?.reject(new Error(`background ${m.of} failed: ${m.error}`));
     else p?.resolve();
   };
+  /** a message answered by one reply; the worker keeps the process alive until it has replied */
+  const request = (message: BackgroundRequest) =>
+    new Promise<void>((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ ...message, id } satisfies BackgroundMessage);
+    });
   return {
     append(table: Table, rows: Record<string, unknown>[]): Promise<void> {
       if (broken) return fallback(table, rows);
@@ -286,22 +294,12 @@ function sqliteBackground(file: string, busyTimeoutMs: number, catchUpFrames: nu
         // as JSON text: one string copies far faster than a structured clone of many small arrays
         return { sql, width: g.used.length, values: JSON.stringify(values) };
       });
-      return new Promise<void>((resolve, reject) => {
-        const id = nextId++;
-        pending.set(id, { resolve, reject });
-        worker.ref(); // an append in flight keeps the process alive until it is committed
-        worker.postMessage({ type: 'append', id, groups: messageGroups } satisfies BackgroundMessage);
-      });
+      return request({ type: 'append', groups: messageGroups });
     },
     /** a checkpoint of the whole WAL; resolves when done (the caller holds the main connection's writes) */
     restart(): Promise<void> {
       if (broken) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        const id = nextId++;
-        pending.set(id, { resolve, reject });
-        worker.ref();
-        worker.postMessage({ type: 'restart', id } satisfies BackgroundMessage);
-      });
+      return request({ type: 'restart' });
     },
     /** a last checkpoint, then the worker ends (bounded, so shutdown never hangs) */
     async stop() {

@@ -14,12 +14,15 @@ import { checkpointDue } from './checkpoint-due';
 
 export type BackgroundMessage =
   | { type: 'open'; file: string; checkpointEveryMs: number; /** past this many frames in the WAL, a pass every catchUpEveryMs (checkpointDue) */ catchUpFrames: number; catchUpEveryMs: number; busyTimeoutMs: number; /** OwnCommits' memory: where this worker's appends are declared */ ownCommits: SharedArrayBuffer; /** OwnCommits.writer's section, shared with the main connection's writer */ commitSection: SharedArrayBuffer; /** the main thread's mapping of the wal-index header (it owns the descriptor) */ walIndexAddress: number | null }
-  /** one transaction: every group's rows, or none of them */
-  | { type: 'append'; id: number; groups: { sql: string; /** values per row */ width: number; /** JSON of the rows' values, one flat array */ values: string }[] }
-  /** a checkpoint that copies the whole WAL (the main connection holds its writes meanwhile), so that the next write restarts it */
-  | { type: 'restart'; id: number }
+  | (BackgroundRequest & { id: number })
   | { type: 'stop' };
-export type BackgroundReply = { type: 'appended'; id: number; error?: string } | { type: 'stopped' };
+/** what the worker answers with one reply each (matched by id) */
+export type BackgroundRequest =
+  /** one transaction: every group's rows, or none of them */
+  | { type: 'append'; groups: { sql: string; /** values per row */ width: number; /** JSON of the rows' values, one flat array */ values: string }[] }
+  /** a checkpoint that copies the whole WAL (the main connection holds its writes meanwhile), so that the next write restarts it */
+  | { type: 'restart' };
+export type BackgroundReply = { type: 'done'; of: BackgroundRequest['type']; id: number; error?: string } | { type: 'stopped' };
 
 declare const self: Worker;
 let db: Database | null = null;
@@ -71,10 +74,10 @@ self.onmessage = (e: MessageEvent<BackgroundMessage>) => {
         own!.beforeCommit(); // BEGIN IMMEDIATE: this connection holds the write lock
       }).immediate();
       own!.afterCommit();
-      reply({ type: 'appended', id: m.id });
+      reply({ type: 'done', of: m.type, id: m.id });
     } catch (err) {
       own!.release();
-      reply({ type: 'appended', id: m.id, error: err instanceof Error ? err.message : String(err) });
+      reply({ type: 'done', of: m.type, id: m.id, error: err instanceof Error ? err.message : String(err) });
     }
   } else if (m.type === 'restart') {
     try {
@@ -86,9 +89,9 @@ self.onmessage = (e: MessageEvent<BackgroundMessage>) => {
       } finally {
         db!.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
       }
-      reply({ type: 'appended', id: m.id });
+      reply({ type: 'done', of: m.type, id: m.id });
     } catch (err) {
-      reply({ type: 'appended', id: m.id, error: err instanceof Error ? err.message : String(err) });
+      reply({ type: 'done', of: m.type, id: m.id, error: err instanceof Error ? err.message : String(err) });
     }
   } else {
     if (timer) clearInterval(timer);

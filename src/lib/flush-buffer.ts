@@ -1,4 +1,4 @@
-import { AsyncResource } from 'node:async_hooks';
+import { inCreatorContext } from './creator-context';
 
 /**
  * Keeps hot-path writes off the request: items are collected (coalesced by key) and written
@@ -12,9 +12,7 @@ export class FlushBuffer<T> {
   epoch = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> = Promise.resolve();
-  // writes run in the context this was created in, not in that of the caller whose item filled
-  // the buffer (a request inside a transaction must not lend it to everyone's buffered items)
-  private readonly detached = AsyncResource.bind(<R>(fn: () => R) => fn());
+  private readonly detached = inCreatorContext();
 
   constructor(
     private readonly write: (items: T[]) => Promise<void>,

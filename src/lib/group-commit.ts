@@ -1,4 +1,4 @@
-import { AsyncResource } from 'node:async_hooks';
+import { inCreatorContext } from './creator-context';
 import { dependencyDown } from './dependency-down';
 
 /**
@@ -19,9 +19,7 @@ export class GroupCommit<T> {
   private queue: { item: T; settle: (err?: unknown) => void }[] = [];
   private inFlight = 0;
   private scheduled = false;
-  // batches run in the context this was created in, not in that of the caller that happened to
-  // schedule them: a caller inside a transaction must not lend it to a batch of other callers' rows
-  private readonly detached = AsyncResource.bind(<R>(fn: () => R) => fn());
+  private readonly detached = inCreatorContext();
 
   constructor(
     private readonly write: (items: T[]) => Promise<void>,
