@@ -4,6 +4,7 @@
  * rate or flat out. On this shared host req/s moves with the neighbours; CPU per request moves
  * much less, so it is what an optimisation is judged by (against a run of the code before it).
  *   bun run bench/cpu.ts [--mode pg|sqlite|bare] [--rate N (0 = flat out)] [--seconds 5] [--reps 2] [--connections 100] [--prof DIR]
+ * --route score|force_refresh|esg: the cached score (default), a force-refreshed score or POST /v1/esg.
  * --prof writes the service's CPU profile (Bun's --cpu-prof-md) into DIR.
  * Needs wrk; PostgreSQL and Redis on 127.0.0.1 for --mode pg.
  */
@@ -12,9 +13,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { wrk } from './wrk';
+import { ESG_EXAMPLES } from '../src/features/esg/examples';
 import { benchDataDir } from './temp-dir';
 
-const { values } = parseArgs({ options: { mode: { type: 'string', default: 'pg' }, rate: { type: 'string', default: '0' }, seconds: { type: 'string', default: '5' }, reps: { type: 'string', default: '2' }, prof: { type: 'string' }, root: { type: 'string' }, connections: { type: 'string', default: '100' } } });
+const { values } = parseArgs({ options: { mode: { type: 'string', default: 'pg' }, rate: { type: 'string', default: '0' }, seconds: { type: 'string', default: '5' }, reps: { type: 'string', default: '2' }, prof: { type: 'string' }, root: { type: 'string' }, connections: { type: 'string', default: '100' }, route: { type: 'string', default: 'score' } } });
 const ROOT = values.root ?? join(import.meta.dir, '..');
 const PORT = String(24500 + Math.floor(Math.random() * 400));
 const TICK_US = 1e6 / 100; // /proc/<pid>/stat counts in clock ticks (USER_HZ = 100)
@@ -74,8 +76,9 @@ try {
     const cli = Bun.spawn(['bun', 'src/cli.ts', 'tenant', 'create', '--name', 'bench', '--plan', 'enterprise', '--rate-limit', '100000000', '--daily-quota', '1000000000', '--json'], { cwd: ROOT, env, stdout: 'pipe', stderr: 'inherit' });
     key = JSON.parse(await new Response(cli.stdout).text()).api_key;
   }
-  const url = `http://127.0.0.1:${PORT}${mode === 'bare' ? '/bare' : '/v1/score'}`;
-  const body = JSON.stringify({ nif: '599000015' });
+  const route = values.route!;
+  const url = `http://127.0.0.1:${PORT}${mode === 'bare' ? '/bare' : route === 'esg' ? '/v1/esg' : '/v1/score'}`;
+  const body = JSON.stringify(route === 'esg' ? ESG_EXAMPLES.developing_manufacturer : { nif: '599000015', ...(route === 'force_refresh' ? { refresh: 'force_refresh' } : {}) });
   await wrk(url, { method: 'POST', body, key, connections: Number(values.connections), seconds: 2 }); // warm-up (JIT, caches)
   const redisPids = mode === 'pg' ? pidsOf('redis-server') : [];
   const pgPids = mode === 'pg' ? pidsOf('postgres') : [];
@@ -90,7 +93,7 @@ try {
     const [s1, r1, p1, k1] = [cpuUs(server.pid), sumCpu(redisPids), sumCpu(pgPids), cpuUs(server.pid, 'sys')];
     const per = (a: number, b: number) => ((b - a) / r.requests).toFixed(2);
     console.log(
-      `${mode} rate=${rate || 'max'} rps=${Math.round(r.rps)} p50=${r.p50_ms.toFixed(2)} p95=${r.p95_ms.toFixed(2)} p99=${r.p99_ms.toFixed(2)} non2xx=${r.non2xx}` +
+      `${mode} ${route} rate=${rate || 'max'} rps=${Math.round(r.rps)} p50=${r.p50_ms.toFixed(2)} p95=${r.p95_ms.toFixed(2)} p99=${r.p99_ms.toFixed(2)} non2xx=${r.non2xx}` +
         ` | µs/req service=${per(s0, s1)} (kernel ${per(k0, k1)}, parks/req ${((v1 - v0) / r.requests).toFixed(3)}) redis=${per(r0, r1)} pg=${per(p0, p1)} | service busy ${Math.round((100 * (s1 - s0)) / wall)} %`,
     );
   }
