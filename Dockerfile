@@ -21,7 +21,8 @@ ENV NODE_ENV=production \
     ROLE=all \
     PORT=3000 \
     DATA_DIR=/data \
-    LOG_LEVEL=info
+    LOG_LEVEL=info \
+    MIMALLOC_PURGE_DELAY=-1
 COPY --from=deps /app/node_modules ./node_modules
 # depending on the check stage makes BuildKit run the typecheck for every image
 COPY --from=check /app/.typechecked ./.typechecked

@@ -12,7 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { wrk } from './wrk';
+import { RUNTIME_ENV, wrk } from './wrk';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
 import { benchDataDir } from './temp-dir';
 
@@ -53,7 +53,7 @@ const parks = (pid: number) => {
 };
 
 const mode = values.mode!;
-const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT, LOG_LEVEL: 'warn', SEED_DEMO_TENANT: 'false', ANON_RATE_LIMIT_PER_MINUTE: '1000000' };
+const env: Record<string, string> = { ...(process.env as Record<string, string>), ...RUNTIME_ENV, PORT, LOG_LEVEL: 'warn', SEED_DEMO_TENANT: 'false', ANON_RATE_LIMIT_PER_MINUTE: '1000000' };
 const dbName = `benchcpu_${Date.now()}`;
 const admin = mode === 'pg' ? postgres('postgres://postgres@127.0.0.1:5432/test', { max: 1, onnotice: () => {} }) : null;
 if (mode === 'pg') {

@@ -34,9 +34,15 @@ export async function wrk(url: string, o: { method?: string; body?: unknown; key
 
 const ROOT = join(import.meta.dir, '..');
 
+/**
+ * The runtime settings the service starts with (`bun run start`, the Docker image), given to every
+ * process a bench starts, the bare baseline included: mimalloc keeps freed pages (see README).
+ */
+export const RUNTIME_ENV = { MIMALLOC_PURGE_DELAY: process.env.MIMALLOC_PURGE_DELAY ?? '-1' };
+
 /** Starts a bench process (the service or the bare server) and waits until it answers. */
 export async function startProcess(cmd: string[], env: Record<string, string>) {
-  const p = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdout: 'pipe', stderr: 'inherit' });
+  const p = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...RUNTIME_ENV, LOG_LEVEL: 'warn', ...env }, stdout: 'pipe', stderr: 'inherit' });
   let out = '';
   void (async () => {
     for await (const c of p.stdout as unknown as AsyncIterable<Uint8Array>) out += new TextDecoder().decode(c);
