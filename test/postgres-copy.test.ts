@@ -22,7 +22,10 @@ function recordingProxy(target: { host: string; port: number }) {
         client.data.upstream = await Bun.connect({
           hostname: target.host,
           port: target.port,
-          socket: { data: (_s, d) => void client.write(d), close: () => client.end() },
+          socket: {
+            data: (_s, d) => void client.write(d),
+            close: () => void client.end(),
+          },
         });
         for (const p of client.data.pending) client.data.upstream.write(p);
       },
@@ -48,7 +51,7 @@ function recordingProxy(target: { host: string; port: number }) {
         if (st.upstream) st.upstream.write(d);
         else st.pending.push(Buffer.from(d));
       },
-      close: (client) => client.data.upstream?.end(),
+      close: (client) => void client.data.upstream?.end(),
     },
   });
   return { sent, server };
