@@ -118,6 +118,35 @@ describe('POST /v1/score — sandbox', () => {
     }
   });
 
+  test('a stored reason whose code the catalogue no longer has keeps its stored label, or shows its code when it has none', async () => {
+    const t = await h.tenant();
+    const s = h.ctx.database.t.scoreResults;
+    const nif = nifOf('tier_a_low_pd');
+    await score({ nif, refresh: 'force_refresh' }, { key: t.api_key });
+    const [row] = await h.ctx.database.db.select().from(s).where(and(eq(s.tenantId, t.tenant_id), eq(s.nif, nif)));
+    const retired = [
+      { code: 'RETIRED_WITH_LABEL', label: 'A reason of an older catalogue', impact: 'negative', weight: 0.2 },
+      { code: 'RETIRED_BARE', impact: 'positive', weight: 0.1 },
+    ];
+    const other = nifOf('tier_b_concentration');
+    await h.ctx.database.db.insert(s).values({ ...row!, id: crypto.randomUUID(), nif: other, result: { ...row!.result, reasons: retired } });
+    for (const header of ['en', 'pt-PT']) {
+      const answer = await score({ nif: other }, { key: t.api_key, headers: { 'accept-language': header } });
+      expect(answer.status).toBe(200);
+      expect(answer.body.cache).toBe('cached');
+      expect(answer.body.reasons).toEqual([
+        { code: 'RETIRED_WITH_LABEL', label: 'A reason of an older catalogue', impact: 'negative', weight: 0.2 },
+        { code: 'RETIRED_BARE', label: 'RETIRED_BARE', impact: 'positive', weight: 0.1 },
+      ]);
+    }
+    // a credit decision explains itself with the same labels
+    const decision = await h.json('POST', '/v1/decision', { key: t.api_key, body: { nif: other, context: { operation_type: 'factoring', amount_eur: 10_000, expected_term_days: 60 } } });
+    expect(decision.status).toBe(200);
+    const signals = decision.body.signals as { factor: string; label: string }[];
+    expect(signals.find((x) => x.factor === 'retired_with_label')?.label).toBe('A reason of an older catalogue');
+    expect(signals.find((x) => x.factor === 'retired_bare')?.label).toBe('RETIRED_BARE');
+  });
+
   test('NIF not 9 digits → 422 validation_failed on nif; bad check digit → 422 invalid_nif', async () => {
     for (const nif of ['12345678', '1234567890', 'abcdefghi', '']) {
       const b = expectError(await score({ nif }), 422, 'validation_failed');
