@@ -247,6 +247,16 @@ export class GenerationFeed {
       }
       if (value > g[aspect]) g[aspect] = value;
     }
+    // this process's own announcement: applied just above, so acknowledged here, without a PUBLISH
+    // back to itself (a Redis round trip and a message per group commit)
+    if (parts[0] === this.ackChannel) {
+      const w = this.waiters.get(parts[1] ?? '');
+      if (w && !this.closed) {
+        w.acked.add(this.id);
+        w.check();
+      }
+      return;
+    }
     // '-': announced by a process without a feed (the CLI), which waits instead
     if (parts[0] && parts[0] !== '-' && parts[1] && this.redis.status === 'ready') this.redis.publish(parts[0], `${parts[1]} ${this.id}`).catch(() => {});
   }
