@@ -14,6 +14,7 @@ import { defineSchema, type Schema } from './schema';
 import { migrationsFolder } from './migrations';
 import { mapWalIndex, OwnCommits, WAL_BACKFILL_WORD, WAL_MAX_FRAME_WORD, walChangeSignal, type WalIndexMap } from './sqlite-change-signal';
 import type { BackgroundMessage, BackgroundReply, BackgroundRequest } from './sqlite-background';
+type BackgroundDone = Extract<BackgroundReply, { type: 'done' }>;
 import { GroupCommit } from '../lib/group-commit';
 
 export type Db = PostgresJsDatabase<Record<string, never>>;
@@ -248,7 +249,7 @@ function sqliteBackground(file: string, busyTimeoutMs: number, catchUpFrames: nu
   const worker = new Worker(compiled ? './db/sqlite-background.ts' : new URL('./sqlite-background.ts', import.meta.url).href);
   worker.postMessage({ type: 'open', file, checkpointEveryMs: 500, catchUpFrames, catchUpEveryMs: 25, busyTimeoutMs, ownCommits: ownCommits.shared, commitSection, walIndexAddress: walIndex?.address ?? null } satisfies BackgroundMessage);
   worker.unref();
-  const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  const pending = new Map<number, { resolve: (reply: BackgroundDone) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let stopped: (() => void) | null = null;
   let broken = false;
@@ -268,11 +269,11 @@ function sqliteBackground(file: string, busyTimeoutMs: number, catchUpFrames: nu
     pending.delete(m.id);
     if (!pending.size) worker.unref();
     if (m.error) p?.reject(new Error(`background ${m.of} failed: ${m.error}`));
-    else p?.resolve();
+    else p?.resolve(m);
   };
   /** a message answered by one reply; the worker keeps the process alive until it has replied */
   const request = (message: BackgroundRequest) =>
-    new Promise<void>((resolve, reject) => {
+    new Promise<BackgroundDone>((resolve, reject) => {
       const id = nextId++;
       pending.set(id, { resolve, reject });
       worker.ref();
@@ -294,12 +295,15 @@ function sqliteBackground(file: string, busyTimeoutMs: number, catchUpFrames: nu
         // as JSON text: one string copies far faster than a structured clone of many small arrays
         return { sql, width: g.used.length, values: JSON.stringify(values) };
       });
-      return request({ type: 'append', groups: messageGroups });
+      return request({ type: 'append', groups: messageGroups }).then(() => {});
     },
-    /** a checkpoint of the whole WAL; resolves when done (the caller holds the main connection's writes) */
-    restart(): Promise<void> {
-      if (broken) return Promise.resolve();
-      return request({ type: 'restart' });
+    /**
+     * A checkpoint of the whole WAL (the caller holds the main connection's writes); resolves with
+     * whether it copied everything (false: a reader kept it from finishing).
+     */
+    restart(): Promise<boolean> {
+      if (broken) return Promise.resolve(true);
+      return request({ type: 'restart' }).then((done) => !done.incomplete);
     },
     /** a last checkpoint, then the worker ends (bounded, so shutdown never hangs) */
     async stop() {
@@ -529,10 +533,11 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: num
     if (frames * pageSize < walRestartBytes || (behind * pageSize > Math.min(walRestartBytes / 8, 8 * 1024 * 1024) && frames * pageSize < 2 * walRestartBytes)) return;
     restartingWal = true;
     void exclusive(async () => {
-      await background!.restart();
       // a read kept it from copying everything: each try pauses the writes, so the next one waits,
-      // longer each time (0.25 s doubling up to 5 s: a long read elsewhere, not a passing one)
-      if (walIndex.header[WAL_BACKFILL_WORD]! < walIndex.header[WAL_MAX_FRAME_WORD]!) {
+      // longer each time (0.25 s doubling up to 5 s: a long read elsewhere, not a passing one). Told
+      // by the checkpoint itself: the WAL's header can already show the worker's next append, which
+      // restarts the WAL at once (read as "not all copied", that made the WAL grow for 0.25 s)
+      if (!(await background!.restart())) {
         restartNotBefore = performance.now() + restartBackoffMs;
         restartBackoffMs = Math.min(5000, restartBackoffMs * 2);
       } else restartBackoffMs = 250;

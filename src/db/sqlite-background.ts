@@ -22,7 +22,10 @@ export type BackgroundRequest =
   | { type: 'append'; groups: { sql: string; /** values per row */ width: number; /** JSON of the rows' values, one flat array */ values: string }[] }
   /** a checkpoint that copies the whole WAL (the main connection holds its writes meanwhile), so that the next write restarts it */
   | { type: 'restart' };
-export type BackgroundReply = { type: 'done'; of: BackgroundRequest['type']; id: number; error?: string } | { type: 'stopped' };
+export type BackgroundReply =
+  /** incomplete: a restart that could not copy the whole WAL (a reader elsewhere) */
+  | { type: 'done'; of: BackgroundRequest['type']; id: number; error?: string; incomplete?: boolean }
+  | { type: 'stopped' };
 
 declare const self: Worker;
 let db: Database | null = null;
@@ -84,12 +87,14 @@ self.onmessage = (e: MessageEvent<BackgroundMessage>) => {
       // the main connection's writes wait meanwhile: another process's long read makes this give up
       // after 100 ms (the next one tries again), not hold them for the whole busy timeout
       db!.exec('PRAGMA busy_timeout = 100');
+      let result: { busy: number; log: number; checkpointed: number } | null;
       try {
-        db!.exec('PRAGMA wal_checkpoint(RESTART)');
+        result = db!.query('PRAGMA wal_checkpoint(RESTART)').get() as typeof result;
       } finally {
         db!.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
       }
-      reply({ type: 'done', of: m.type, id: m.id });
+      // busy: it could not finish; otherwise every frame of the log was copied
+      reply({ type: 'done', of: m.type, id: m.id, incomplete: !result || result.busy !== 0 || result.checkpointed < result.log });
     } catch (err) {
       reply({ type: 'done', of: m.type, id: m.id, error: err instanceof Error ? err.message : String(err) });
     }
