@@ -14,7 +14,6 @@ import { defineSchema, type Schema } from './schema';
 import { migrationsFolder } from './migrations';
 import { mapWalIndex, OwnCommits, WAL_BACKFILL_WORD, WAL_MAX_FRAME_WORD, walChangeSignal, type WalIndexMap } from './sqlite-change-signal';
 import type { BackgroundMessage, BackgroundReply, BackgroundRequest } from './sqlite-background';
-type BackgroundDone = Extract<BackgroundReply, { type: 'done' }>;
 import { GroupCommit } from '../lib/group-commit';
 
 export type Db = PostgresJsDatabase<Record<string, never>>;
@@ -241,6 +240,7 @@ async function pgInsertBatches(tx: Db, table: Table, rows: Record<string, unknow
  * no schema. Each append resolves when its transaction committed.
  */
 type Append = (table: Table, rows: Record<string, unknown>[]) => Promise<void>;
+type BackgroundDone = Extract<BackgroundReply, { type: 'done' }>;
 
 function sqliteBackground(file: string, busyTimeoutMs: number, catchUpFrames: number, walIndex: WalIndexMap | null, ownCommits: OwnCommits, commitSection: SharedArrayBuffer, fallback: Append, log: (msg: string) => void) {
   // In a `bun build --compile` binary the worker is an extra entry point, found by its path from

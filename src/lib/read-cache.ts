@@ -29,6 +29,8 @@ type Entry<V> = { value: V; /** SQLite: changeEpoch, or unmarkedEpoch with gen *
 
 export class ReadCache<V> {
   private entries = new Map<string, Entry<V>>();
+  /** loads in flight, by key, with the tag they began under (shared by get) */
+  private loading = new Map<string, { epoch: number | null; gen: number | null; promise: Promise<V | null> }>();
 
   constructor(
     private readonly database: Pick<Database, 'changeEpoch' | 'unmarkedEpoch'>,
@@ -97,8 +99,6 @@ export class ReadCache<V> {
     this.loading.set(key, { ...before, promise });
     return promise;
   }
-
-  private loading = new Map<string, { epoch: number | null; gen: number | null; promise: Promise<V | null> }>();
 
   /** Loads and caches whatever is cached now (for an entry the caller found current but too old for its own rule); never shared. */
   load(key: string, load: () => Promise<V | null>, epoch?: Epoch): Promise<V | null> {

@@ -9,7 +9,7 @@ import type { AdminService } from '../admin/service';
 import type { UsageMeter } from '../usage/service';
 import type { Env } from '../tenants/service';
 import { LATE_GRACE_DAYS } from '../erp/observations';
-import { REASON_CATALOGUE } from '../score/engine';
+import { reasonLabel } from '../score/engine';
 import { SCORE_CACHE_MS, type ScoreCaller, type ScoreFacts, type ScoreService, type StoredResult } from '../score/service';
 import { lookupNaics, riskLevel, SECTOR_RATE_SOURCE, CONCORDANCE_SOURCE } from '../sector-risk/table';
 import type { DecisionResponseBody } from './model';
@@ -51,7 +51,7 @@ export function signalsOf(result: StoredResult, facts: ScoreFacts, esg: { overal
     let source = REASON_SOURCE[r.code] ?? 'company_registry';
     if (erp && BUYER_REASONS.has(r.code) && erp.buyer?.sufficient) source = `erp:${erp.provider}`;
     if (erp && SELLER_REASONS.has(r.code) && erp.seller?.sufficient) source = `erp:${erp.provider}`;
-    return { factor: r.code.toLowerCase(), weight: r.impact === 'positive' ? '+' : '-', label: REASON_CATALOGUE[r.code]?.en ?? r.label ?? r.code, source, strength: r.weight };
+    return { factor: r.code.toLowerCase(), weight: r.impact === 'positive' ? '+' : '-', label: reasonLabel(r, 'en'), source, strength: r.weight };
   });
   if (erp) {
     const source = `erp:${erp.provider}`;

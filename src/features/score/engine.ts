@@ -350,6 +350,12 @@ export const REASON_CATALOGUE: Record<string, { en: string; pt: string; impact: 
   LIMITED_DATA: { en: 'Limited data available', pt: 'Dados disponíveis limitados', impact: 'negative' },
 };
 
+/**
+ * A reason's label in a language: the catalogue's; for a code the catalogue no longer has, the
+ * label stored with it (rows from before labels were left out), else the code itself.
+ */
+export const reasonLabel = (r: { code: string; label?: string }, lang: Lang): string => REASON_CATALOGUE[r.code]?.[lang] ?? r.label ?? r.code;
+
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------

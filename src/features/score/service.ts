@@ -7,7 +7,7 @@ import { TurnReads } from '../../lib/turn-reads';
 import type { UsageMeter } from '../usage/service';
 import type { Env } from '../tenants/service';
 import { composeLiveProfile, UpstreamError, type LiveAdapters } from './adapters';
-import { ALGORITHM_VERSION, REASON_CATALOGUE, scoreCompany, type CompanyProfile, type Lang, type Reason } from './engine';
+import { ALGORITHM_VERSION, reasonLabel, scoreCompany, type CompanyProfile, type Lang, type Reason } from './engine';
 import { sandboxLookup, SANDBOX_FIXTURES } from './fixtures';
 import type { ScoreResponseBody } from './model';
 import type { MaybePromise } from '../../lib/maybe-promise';
@@ -34,7 +34,7 @@ type ScoreRow = Database['t']['scoreResults']['$inferSelect'];
  * the catalogue no longer has).
  */
 const relabel = (reasons: (Omit<Reason, 'label'> & { label?: string })[], lang: Lang): Reason[] =>
-  reasons.map((r) => ({ code: r.code, label: REASON_CATALOGUE[r.code]?.[lang] ?? r.label ?? r.code, impact: r.impact, weight: r.weight }));
+  reasons.map((r) => ({ code: r.code, label: reasonLabel(r, lang), impact: r.impact, weight: r.weight }));
 
 /** A result as stored: its reasons without labels (~250 of a row's ~1,500 bytes, rendered again on every read). */
 const storedResult = (result: StoredResult) => ({ ...result, reasons: result.reasons.map((r) => ({ code: r.code, impact: r.impact, weight: r.weight })) });
