@@ -371,6 +371,29 @@ describe('sync runs in the sandbox (demo data)', () => {
     expect(recent.every((i) => Date.parse(i.updated_at) >= Date.parse(mid))).toBe(true);
   });
 
+  test('estimate and webhook flag come from earlier runs, even when this run finishes before its 202 is built', async () => {
+    const t = await h.tenant();
+    await connect('demo', 'fast', t.api_key);
+    const jobs = h.ctx.jobs;
+    const enqueue = jobs.enqueue;
+    // the queue runs the job to the end before enqueue returns (a fast worker on another replica)
+    jobs.enqueue = async (...args: Parameters<typeof enqueue>) => {
+      await enqueue.apply(jobs, args);
+      await jobs.idle!();
+    };
+    try {
+      const first = await sync({ provider: 'demo', customer_reference: 'fast' }, t.api_key);
+      expect(first.status).toBe(202);
+      expect(first.body).toMatchObject({ status: 'queued', estimated_duration_seconds: null, webhook_will_fire: false });
+      expect((await waitRun(first.body.run_id, t.api_key)).status).toBe('succeeded');
+      const second = await sync({ provider: 'demo', customer_reference: 'fast', mode: 'full' }, t.api_key);
+      expect(second.status).toBe(202);
+      expect(second.body.estimated_duration_seconds).toBeInteger();
+    } finally {
+      jobs.enqueue = enqueue;
+    }
+  });
+
   test('re-running never duplicates; full re-pulls everything; incremental continues from the cursor; since is inclusive', async () => {
     const t = await h.tenant();
     await connect('demo', 'dup', t.api_key);

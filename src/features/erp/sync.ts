@@ -118,6 +118,8 @@ export class SyncService {
       )
       .orderBy(desc(r.createdAt))
       .limit(10);
+    // from the runs finished before this one: once enqueued, a short run can finish before these queries
+    const [estimate, webhook] = await Promise.all([this.estimateSeconds(caller, body.provider), this.webhookWillFire(caller)]);
     const joined = inflight.find(
       (x) => (x.since?.getTime() ?? null) === (since?.getTime() ?? null) && (x.status === 'queued' || (x.heartbeatAt?.getTime() ?? 0) >= staleBefore),
     );
@@ -149,7 +151,6 @@ export class SyncService {
       );
       await this.enqueue(runId, 0);
     }
-    const [estimate, webhook] = await Promise.all([this.estimateSeconds(caller, body.provider), this.webhookWillFire(caller)]);
     this.ctx.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, meter: 'erp_sync', requestId: caller.requestId });
     return { run_id: runId, status, estimated_duration_seconds: estimate, webhook_will_fire: webhook };
   }
