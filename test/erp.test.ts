@@ -347,7 +347,7 @@ describe('sync runs in the sandbox (demo data)', () => {
       expect(inv.customer_reference).toBe('acme');
     }
     // the rows are the generator's, for seed tenant:customer_reference
-    const expected = [...demoInvoices({ seed: `${t.tenant_id}:acme`, invoices: DEMO_SIZE_PRESETS.small, startDate: '2025-11-01' })];
+    const expected = [...demoInvoices({ seed: 'acme', invoices: DEMO_SIZE_PRESETS.small, startDate: '2025-11-01' })];
     const byId = new Map(invoices.map((i) => [i.provider_document_id, i]));
     for (const e of expected) {
       const got = byId.get(e.provider_document_id);
@@ -413,7 +413,7 @@ describe('sync runs in the sandbox (demo data)', () => {
     expect(await dbCount('bankTransactions', t.tenant_id)).toBe(nTxn);
 
     // since: rows with updated_at >= since, including every row sharing the boundary timestamp
-    const gen = [...demoInvoices({ seed: `${t.tenant_id}:dup`, invoices: 50, startDate: '2025-11-01' })];
+    const gen = [...demoInvoices({ seed: 'dup', invoices: 50, startDate: '2025-11-01' })];
     const counts = new Map<string, number>();
     for (const g of gen) counts.set(g.updated_at, (counts.get(g.updated_at) ?? 0) + 1);
     const shared = [...counts.entries()].find(([, n]) => n > 1)![0];
@@ -644,6 +644,17 @@ describe('auth, environments and isolation', () => {
     const live = await h.ctx.tenants.createKey({ tenantId: a.tenant_id, env: 'live', scopes: ['*'] });
     expect((await h.json('GET', '/v1/erp/demo/invoices', { key: live.api_key })).body.data).toEqual([]);
     expectError(await h.json('GET', `/v1/erp-connector/sync/${run.run_id}`, { key: live.api_key }), 404, 'resource_not_found');
+
+    // B syncing the same reference gets the same sandbox books (the README's answers are everyone's), in rows of its own
+    await connect('demo', 'shared-ref', b.api_key);
+    await syncAndWait({ provider: 'demo', customer_reference: 'shared-ref' }, b.api_key);
+    const numbers = async (k: string) => (await allPages('/v1/erp/demo/invoices?customer_reference=shared-ref', k, 50)).map((i) => `${i.number}|${i.gross_total_cents}`).sort();
+    const ofA = await allPages('/v1/erp/demo/invoices?customer_reference=shared-ref', a.api_key, 50);
+    const ofB = await allPages('/v1/erp/demo/invoices?customer_reference=shared-ref', b.api_key, 50);
+    expect(await numbers(b.api_key)).toEqual(await numbers(a.api_key));
+    expect(ofB.filter((i) => ofA.some((x) => x.id === i.id))).toEqual([]);
+    expect(await dbCount('invoices', a.tenant_id)).toBe(ofA.length);
+    expect(await dbCount('invoices', b.tenant_id)).toBe(ofB.length);
   });
 
   test('live key: demo → 422 provider_not_available; unconfigured provider → 503; configured but not connected → 409', async () => {

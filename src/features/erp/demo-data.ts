@@ -81,7 +81,7 @@ export interface SyncedTransaction {
 }
 
 export interface DemoDatasetOptions {
-  /** Any string, e.g. `${tenantId}:${customerReference}`. */
+  /** Any string; sandbox syncs use the customer reference, so every tenant gets the same books for it. */
   seed: string;
   /** Number of documents (credit and debit notes included). */
   invoices: number;

@@ -346,7 +346,7 @@ export class SyncService {
     used.connectionId = conn.id;
     if (conn.status !== 'active') throw new UpstreamError('relink_required', 'the connection needs to be linked again');
     if (run.env === 'sandbox') {
-      const opts = { seed: `${run.tenantId}:${run.customerReference}`, invoices: this.settings.demoInvoices, startDate: this.settings.demoStartDate, provider: run.provider };
+      const opts = { seed: run.customerReference, invoices: this.settings.demoInvoices, startDate: this.settings.demoStartDate, provider: run.provider };
       return [
         { kind: 'invoices', ordered: true, pages: chunks(demoInvoices(opts), batch), idOf: (x: SyncedInvoice) => x.provider_document_id },
         { kind: 'transactions', ordered: true, pages: chunks(demoTransactions(opts), batch), idOf: (x: SyncedTransaction) => x.provider_transaction_id },
