@@ -45,6 +45,32 @@ describe('GroupCommit', () => {
     expect(batches).toEqual([Array.from({ length: 50 }, (_, i) => i), [50, 51]]);
   });
 
+  test('minIntervalMs: items of several turns within the interval share a batch; the first after a quiet spell starts at the turn end', async () => {
+    const oneItemPerTurn = async (g: GroupCommit<number>, from: number) => {
+      const added: Promise<void>[] = [];
+      for (let i = from; i < from + 5; i++) {
+        added.push(g.add(i));
+        await new Promise((r) => setImmediate(r));
+      }
+      await Promise.all(added);
+    };
+    const plain: number[][] = [];
+    await oneItemPerTurn(new GroupCommit<number>(async (items) => void plain.push(items), { startAtTurnEnd: true }), 1);
+    expect(plain).toEqual([[1], [2], [3], [4], [5]]);
+
+    const batches: { items: number[]; at: number }[] = [];
+    const g = new GroupCommit<number>(async (items) => void batches.push({ items, at: performance.now() }), { startAtTurnEnd: true, minIntervalMs: 300 });
+    await g.add(0);
+    await oneItemPerTurn(g, 1);
+    expect(batches.map((b) => b.items)).toEqual([[0], [1, 2, 3, 4, 5]]);
+    expect(batches[1]!.at - batches[0]!.at).toBeGreaterThanOrEqual(299);
+    await Bun.sleep(320);
+    const quiet = performance.now();
+    await g.add(6);
+    expect(batches[2]!.items).toEqual([6]);
+    expect(batches[2]!.at - quiet).toBeLessThan(150); // not held for the interval
+  });
+
   test('a caller is answered only after its batch was written', async () => {
     let written = false;
     const g = new GroupCommit<number>(async () => {

@@ -9,6 +9,9 @@ import { dependencyDown } from './dependency-down';
  *
  * - `startAtTurnEnd`: a batch starts once the current event-loop turn is over (setImmediate), so
  *   it holds every request of that turn; otherwise at once.
+ * - `minIntervalMs`: a batch starts no sooner than this after the previous one started, so that
+ *   under moderate load a commit holds the requests of several turns (its fixed cost shared by
+ *   more); a batch after a quiet spell still starts at once.
  * - `maxInFlight`: batches written at the same time (PostgreSQL: several connections); items that
  *   arrive meanwhile wait for the next batch, which is how batches grow under load.
  * - A batch that fails is written again one item at a time, so one bad item fails only its caller;
@@ -19,11 +22,12 @@ export class GroupCommit<T> {
   private queue: { item: T; settle: (err?: unknown) => void }[] = [];
   private inFlight = 0;
   private scheduled = false;
+  private lastStart = 0;
   private readonly detached = inCreatorContext();
 
   constructor(
     private readonly write: (items: T[]) => Promise<void>,
-    private readonly opts: { maxBatch?: number; maxInFlight?: number; startAtTurnEnd?: boolean } = {},
+    private readonly opts: { maxBatch?: number; maxInFlight?: number; startAtTurnEnd?: boolean; minIntervalMs?: number } = {},
   ) {}
 
   add(item: T): Promise<void> {
@@ -36,7 +40,9 @@ export class GroupCommit<T> {
   private schedule() {
     if (this.scheduled || this.inFlight >= (this.opts.maxInFlight ?? 1) || !this.queue.length) return;
     this.scheduled = true;
-    if (this.opts.startAtTurnEnd) setImmediate(() => this.detached(() => this.run()));
+    const wait = this.opts.minIntervalMs ? this.lastStart + this.opts.minIntervalMs - performance.now() : 0;
+    if (wait > 0) setTimeout(() => this.detached(() => this.run()), wait);
+    else if (this.opts.startAtTurnEnd) setImmediate(() => this.detached(() => this.run()));
     else queueMicrotask(() => this.detached(() => this.run()));
   }
 
@@ -44,6 +50,7 @@ export class GroupCommit<T> {
     this.scheduled = false;
     if (!this.queue.length) return;
     const batch = this.queue.splice(0, this.opts.maxBatch ?? 500);
+    this.lastStart = performance.now();
     this.inFlight++;
     this.schedule(); // what is left over a full batch goes alongside, if a slot is free
     try {
