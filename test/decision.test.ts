@@ -215,6 +215,22 @@ describe('the tenant\'s ERP books feed decisions', () => {
     expect((await decide({ nif: '599000040', context: ctx(5000, 'trade_credit') }, other.api_key, undefined, erp)).body.erp_source).toBeNull();
   });
 
+  test('a buyer is judged as far as the books\' bank data reaches: days passing after the last sync do not age its record', async () => {
+    const t = await erp.tenant();
+    await syncDemo(t.api_key, 'books-reach', {}, erp);
+    const judge = async () => {
+      const d = (await decide({ nif: '599000040', refresh: 'force_refresh', context: ctx(5000, 'trade_credit') }, t.api_key, undefined, erp)).body;
+      return { score: d.score, pd: d.pd_estimate, erp: d.signals.filter((s: any) => s.source === 'erp:demo').map((s: any) => s.label) };
+    };
+    // the demo books' bank data (the last documents' payments) ends within 100 days of the test clock; from then on,
+    // with no sync meanwhile, nothing is known about the payments of the days that pass
+    erp.clock.advance(100 * 86_400_000);
+    const then = await judge();
+    expect(then.erp.length).toBeGreaterThan(0);
+    erp.clock.advance(60 * 86_400_000);
+    expect(await judge()).toEqual(then);
+  });
+
   test('the connected company\'s own books (company_nif at initiate) feed decisions on it; a bad company_nif is 422', async () => {
     const t = await erp.tenant();
     const bad = await erp.json('POST', '/v1/erp-connector/oauth/initiate', { key: t.api_key, body: { provider: 'demo', customer_reference: 'own', return_url: 'https://example.com/', company_nif: '599000011' } });

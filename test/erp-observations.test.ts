@@ -11,6 +11,8 @@ const doc = (issue: string, due: string | null, gross: number, payments: [string
   payments: payments.map(([date, amount_cents]) => ({ date, amount_cents })),
 });
 
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
 describe('buyer behaviour', () => {
   test('days late over documents paid in full, overdue over unpaid past-due ones, p90 by nearest rank', () => {
     const docs = [
@@ -32,6 +34,21 @@ describe('buyer behaviour', () => {
       days_beyond_terms: (0 + 10 + 60 + 50) / 4,
       sufficient: true,
     });
+  });
+  test('a document falling due after its books\' bank data reaches is not judged: neither overdue nor counted as due', () => {
+    const reach = '2026-10-31';
+    const known = (d: ObservedDocument) => ({ ...d, payments_known_until: reach });
+    const docs = [
+      known(doc('2026-08-01', '2026-08-31', 10000, [['2026-09-10', 10000]])), // 10 days late
+      known(doc('2026-09-15', '2026-10-15', 5000)), // unpaid, due before the reach: overdue, 16 days beyond terms at the reach
+      known(doc('2026-10-10', '2026-11-09', 7000)), // due after the reach: its payment may not be synced yet
+      doc('2026-10-10', '2026-11-09', 3000), // the same without a known reach: judged as of asOf
+    ];
+    const b = buyerBehaviour(docs, '2026-11-20');
+    expect(b).toMatchObject({ documents: 4, due_documents: 3, overdue_eur: 80, days_beyond_terms: round1((10 + 16 + 11) / 3) });
+    // a reach later than asOf changes nothing
+    const later = buyerBehaviour(docs.map((d) => ({ ...d, payments_known_until: '2027-01-01' })), '2026-11-20');
+    expect(later).toEqual(buyerBehaviour(docs.map((d) => ({ ...d, payments_known_until: null })), '2026-11-20'));
   });
   test('too little history is not acted on', () => {
     const b = buyerBehaviour([doc('2026-10-01', '2026-10-31', 100, [['2026-11-30', 100]])], '2026-12-01');

@@ -1,6 +1,7 @@
-import { and, desc, eq, gte, inArray, sql, type SQLWrapper } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNotNull, sql, type SQLWrapper } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import type { Env } from '../tenants/service';
+import { parseSyncCursor } from './util';
 import { buyerBehaviour, sellerBooks, type BuyerBehaviour, type ObservedDocument, type SellerBooks, type SellerDocument } from './observations';
 
 /** the most recent documents read per company (older ones add little to behaviour) */
@@ -39,12 +40,38 @@ async function matchedPayments(database: Database, tenantId: string, env: Env, r
   return (r: DocRow) => byDoc.get(`${r.provider}|${r.customerReference}|${r.number}`) ?? [];
 }
 
-const toDoc = (r: DocRow, payments: { date: string; amount_cents: number }[]): ObservedDocument => ({
+const toDoc = (r: DocRow, payments: { date: string; amount_cents: number }[], paymentsKnownUntil: string | null = null): ObservedDocument => ({
   issue_date: r.issueDate,
   due_date: r.dueDate,
   gross_cents: Number(r.grossTotalCents),
   payments,
+  payments_known_until: paymentsKnownUntil,
 });
+
+/** books read for their bank data's reach, at most (documents of other books are judged as of today) */
+const MAX_BOOKS = 20;
+
+/**
+ * How far each book's bank data reaches (YYYY-MM-DD), by provider|customer_reference: the
+ * transactions' high-water mark of its last succeeded sync. Books with no transactions synced
+ * (a provider without bank data) are absent: their documents are judged as of today.
+ */
+async function bankDataReach(database: Database, tenantId: string, env: Env, rows: DocRow[]) {
+  const r = database.t.syncRuns;
+  const books = [...new Map(rows.map((x) => [`${x.provider}|${x.customerReference}`, x])).values()].slice(0, MAX_BOOKS);
+  const reach = new Map<string, string>();
+  for (const book of books) {
+    const [last] = await database.db
+      .select({ cursor: r.cursor })
+      .from(r)
+      .where(and(eq(r.tenantId, tenantId), eq(r.env, env), eq(r.provider, book.provider), eq(r.customerReference, book.customerReference), eq(r.status, 'succeeded'), isNotNull(r.cursor)))
+      .orderBy(desc(r.createdAt))
+      .limit(1);
+    const at = parseSyncCursor(last?.cursor ?? null)?.transactions?.updated_at;
+    if (at) reach.set(`${book.provider}|${book.customerReference}`, at.slice(0, 10));
+  }
+  return (x: DocRow) => reach.get(`${x.provider}|${x.customerReference}`) ?? null;
+}
 
 function mostCommonProvider(rows: DocRow[]) {
   const counts = new Map<string, number>();
@@ -134,7 +161,8 @@ export async function loadErpObservations(database: Database, tenantId: string, 
   if (!asBuyer.length && !asSeller.length) return null;
 
   const paymentsOf = await matchedPayments(database, tenantId, env, [...asBuyer, ...asSeller]);
-  const buyer = asBuyer.length ? buyerBehaviour(asBuyer.map((r) => toDoc(r, paymentsOf(r))), today) : null;
+  const reachOf = asBuyer.length ? await bankDataReach(database, tenantId, env, asBuyer) : () => null;
+  const buyer = asBuyer.length ? buyerBehaviour(asBuyer.map((r) => toDoc(r, paymentsOf(r), reachOf(r))), today) : null;
   const seller = asSeller.length
     ? sellerBooks(
         asSeller.map((r): SellerDocument => ({ ...toDoc(r, paymentsOf(r)), customer_nif: r.customerNif, net_cents: Number(r.netTotalCents), credit: r.documentType === 'NC' })),

@@ -9,6 +9,11 @@ export interface ObservedDocument {
   gross_cents: number;
   /** bank payments matched to the document: booking date and amount */
   payments: { date: string; amount_cents: number }[];
+  /**
+   * How far the bank data of the document's books reaches (YYYY-MM-DD), when known: past it a
+   * payment may exist that was not synced yet, so a document falling due later is not judged.
+   */
+  payments_known_until?: string | null;
 }
 
 /** Paid more than this many days after the due date counts as paid late (bank value-date slack). */
@@ -55,9 +60,12 @@ function percentile(sorted: number[], q: number): number {
   return sorted[rank - 1]!;
 }
 
-/** How a buyer pays the tenant's books (documents where it is the customer), as of `asOf` (YYYY-MM-DD). */
+/**
+ * How a buyer pays the tenant's books (documents where it is the customer), as of `asOf`
+ * (YYYY-MM-DD), or of each document's `payments_known_until` when earlier.
+ */
 export function buyerBehaviour(docs: readonly ObservedDocument[], asOf: string): BuyerBehaviour {
-  const today = dayNumber(asOf);
+  const asOfDay = dayNumber(asOf);
   const lateDays: number[] = [];
   const beyond: number[] = [];
   let overdueCents = 0;
@@ -66,6 +74,7 @@ export function buyerBehaviour(docs: readonly ObservedDocument[], asOf: string):
   for (const doc of docs) {
     months.add(doc.issue_date.slice(0, 7));
     if (!doc.due_date) continue;
+    const today = doc.payments_known_until ? Math.min(asOfDay, dayNumber(doc.payments_known_until)) : asOfDay;
     const due = dayNumber(doc.due_date);
     const { day: paidDay, paidCents } = paidInFullOn(doc);
     if (paidDay !== null) {
