@@ -3,6 +3,7 @@
  * happy paths, every error, tenant and environment isolation, the tenant's ERP books feeding them.
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
+import { eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { CreditLimitResponse, DecisionResponse, PolicyResponse, SectorRiskResponse, SpreadsResponse } from '../src/features/decision/model';
 import { NOTCHES } from '../src/features/decision/policy';
@@ -215,20 +216,34 @@ describe('the tenant\'s ERP books feed decisions', () => {
     expect((await decide({ nif: '599000040', context: ctx(5000, 'trade_credit') }, other.api_key, undefined, erp)).body.erp_source).toBeNull();
   });
 
-  test('a buyer is judged as far as the books\' bank data reaches: days passing after the last sync do not age its record', async () => {
-    const t = await erp.tenant();
-    await syncDemo(t.api_key, 'books-reach', {}, erp);
-    const judge = async () => {
-      const d = (await decide({ nif: '599000040', refresh: 'force_refresh', context: ctx(5000, 'trade_credit') }, t.api_key, undefined, erp)).body;
-      return { score: d.score, pd: d.pd_estimate, erp: d.signals.filter((s: any) => s.source === 'erp:demo').map((s: any) => s.label) };
-    };
-    // the demo books' bank data (the last documents' payments) ends within 100 days of the test clock; from then on,
-    // with no sync meanwhile, nothing is known about the payments of the days that pass
-    erp.clock.advance(100 * 86_400_000);
-    const then = await judge();
-    expect(then.erp.length).toBeGreaterThan(0);
-    erp.clock.advance(60 * 86_400_000);
-    expect(await judge()).toEqual(then);
+  test('a buyer is judged as far as the books\' bank data reaches: days passing after the last sync do not age its record; books without bank data are judged as of today', async () => {
+    const startedAt = erp.clock.ms;
+    try {
+      const judge = async (k: string) => {
+        const d = (await decide({ nif: '599000040', refresh: 'force_refresh', context: ctx(5000, 'trade_credit') }, k, undefined, erp)).body;
+        return { score: d.score, pd: d.pd_estimate, erp: d.signals.filter((s: any) => s.source === 'erp:demo').map((s: any) => s.label) };
+      };
+      const withBank = await erp.tenant();
+      await syncDemo(withBank.api_key, 'books-reach', {}, erp);
+      // the same books without their bank data (as from a provider that has none): their sync cursor
+      // still names a transactions position, which must not pass for a reach
+      const noBank = await erp.tenant();
+      await syncDemo(noBank.api_key, 'books-reach', {}, erp);
+      const b = erp.ctx.database.t.bankTransactions;
+      await erp.ctx.database.withTx((tx) => tx.delete(b).where(eq(b.tenantId, noBank.tenant_id)));
+
+      // the demo books' bank data (the last documents' payments) ends within 100 days of the test
+      // clock; from then on, with no sync meanwhile, nothing is known about the days that pass
+      erp.clock.advance(100 * 86_400_000);
+      const then = await judge(withBank.api_key);
+      const thenNoBank = await judge(noBank.api_key);
+      expect(then.erp.length).toBeGreaterThan(0);
+      erp.clock.advance(60 * 86_400_000);
+      expect(await judge(withBank.api_key)).toEqual(then);
+      expect((await judge(noBank.api_key)).pd).toBeGreaterThan(thenNoBank.pd); // unpaid documents keep ageing to today
+    } finally {
+      erp.clock.ms = startedAt;
+    }
   });
 
   test('the connected company\'s own books (company_nif at initiate) feed decisions on it; a bad company_nif is 422', async () => {

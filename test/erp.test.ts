@@ -651,6 +651,8 @@ describe('auth, environments and isolation', () => {
     const numbers = async (k: string) => (await allPages('/v1/erp/demo/invoices?customer_reference=shared-ref', k, 50)).map((i) => `${i.number}|${i.gross_total_cents}`).sort();
     const ofA = await allPages('/v1/erp/demo/invoices?customer_reference=shared-ref', a.api_key, 50);
     const ofB = await allPages('/v1/erp/demo/invoices?customer_reference=shared-ref', b.api_key, 50);
+    expect(ofA.length).toBeGreaterThan(0);
+    expect(ofB.length).toBe(ofA.length);
     expect(await numbers(b.api_key)).toEqual(await numbers(a.api_key));
     expect(ofB.filter((i) => ofA.some((x) => x.id === i.id))).toEqual([]);
     expect(await dbCount('invoices', a.tenant_id)).toBe(ofA.length);

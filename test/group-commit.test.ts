@@ -63,12 +63,12 @@ describe('GroupCommit', () => {
     await g.add(0);
     await oneItemPerTurn(g, 1);
     expect(batches.map((b) => b.items)).toEqual([[0], [1, 2, 3, 4, 5]]);
-    expect(batches[1]!.at - batches[0]!.at).toBeGreaterThanOrEqual(299);
+    expect(batches[1]!.at - batches[0]!.at).toBeGreaterThanOrEqual(290); // timers may fire a little early
     await Bun.sleep(320);
     const quiet = performance.now();
     await g.add(6);
     expect(batches[2]!.items).toEqual([6]);
-    expect(batches[2]!.at - quiet).toBeLessThan(150); // not held for the interval
+    expect(batches[2]!.at - quiet).toBeLessThan(250); // not held for the interval
   });
 
   test('a caller is answered only after its batch was written', async () => {

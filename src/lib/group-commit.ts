@@ -22,7 +22,7 @@ export class GroupCommit<T> {
   private queue: { item: T; settle: (err?: unknown) => void }[] = [];
   private inFlight = 0;
   private scheduled = false;
-  private lastStart = 0;
+  private lastStart = -Infinity;
   private readonly detached = inCreatorContext();
 
   constructor(
@@ -52,7 +52,7 @@ export class GroupCommit<T> {
     const batch = this.queue.splice(0, this.opts.maxBatch ?? 500);
     this.lastStart = performance.now();
     this.inFlight++;
-    this.schedule(); // what is left over a full batch goes alongside, if a slot is free
+    this.schedule(); // what is left over a full batch goes alongside if a slot is free (after minIntervalMs, if set)
     try {
       await this.write(batch.map((b) => b.item));
       for (const b of batch) b.settle();

@@ -53,24 +53,43 @@ const MAX_BOOKS = 20;
 
 /**
  * How far each book's bank data reaches (YYYY-MM-DD), by provider|customer_reference: the
- * transactions' high-water mark of its last succeeded sync. Books with no transactions synced
- * (a provider without bank data) are absent: their documents are judged as of today.
+ * high-water mark of the transactions' last-modified times in its last succeeded sync. Books with
+ * no transactions synced (a provider without bank data) are absent, whatever their cursor says:
+ * their documents are judged as of today.
  */
 async function bankDataReach(database: Database, tenantId: string, env: Env, rows: DocRow[]) {
-  const r = database.t.syncRuns;
   const books = [...new Map(rows.map((x) => [`${x.provider}|${x.customerReference}`, x])).values()].slice(0, MAX_BOOKS);
+  const query = preparedReach(database);
+  const found = await Promise.all(books.map((b) => query.execute({ tenantId, env, provider: b.provider, ref: b.customerReference })));
   const reach = new Map<string, string>();
-  for (const book of books) {
-    const [last] = await database.db
-      .select({ cursor: r.cursor })
-      .from(r)
-      .where(and(eq(r.tenantId, tenantId), eq(r.env, env), eq(r.provider, book.provider), eq(r.customerReference, book.customerReference), eq(r.status, 'succeeded'), isNotNull(r.cursor)))
-      .orderBy(desc(r.createdAt))
-      .limit(1);
-    const at = parseSyncCursor(last?.cursor ?? null)?.transactions?.updated_at;
+  books.forEach((book, i) => {
+    const last = found[i]![0];
+    const at = last && Boolean(last.hasBank) ? parseSyncCursor(last.cursor)?.transactions?.updated_at : undefined;
     if (at) reach.set(`${book.provider}|${book.customerReference}`, at.slice(0, 10));
-  }
+  });
   return (x: DocRow) => reach.get(`${x.provider}|${x.customerReference}`) ?? null;
+}
+
+const reachQueries = new WeakMap<Database, { execute(p: Record<string, string>): Promise<{ cursor: string | null; hasBank: unknown }[]> }>();
+function preparedReach(database: Database) {
+  let q = reachQueries.get(database);
+  if (!q) {
+    const r = database.t.syncRuns;
+    const b = database.t.bankTransactions;
+    const p = (name: string) => sql.placeholder(name);
+    q = database.db
+      .select({
+        cursor: r.cursor,
+        hasBank: sql<unknown>`exists (select 1 from ${b} where ${b.tenantId} = ${p('tenantId')} and ${b.env} = ${p('env')} and ${b.provider} = ${p('provider')} and ${b.customerReference} = ${p('ref')})`,
+      })
+      .from(r)
+      .where(and(eq(r.tenantId, p('tenantId')), eq(r.env, p('env')), eq(r.provider, p('provider')), eq(r.customerReference, p('ref')), eq(r.status, 'succeeded'), isNotNull(r.cursor)))
+      .orderBy(desc(r.createdAt), desc(r.id)) // ids are UUIDv7: the later of two runs created in the same millisecond
+      .limit(1)
+      .prepare('erp_bank_reach') as never;
+    reachQueries.set(database, q!);
+  }
+  return q!;
 }
 
 function mostCommonProvider(rows: DocRow[]) {
