@@ -460,6 +460,26 @@ describe.skipIf(TEST_DB !== 'sqlite')('SQLite: the write lock held by another co
   });
 });
 
+describe.skipIf(TEST_DB !== 'sqlite')('SQLite: a write refused for another reason than a lock', () => {
+  test('fails at once with that error (no waiting out the busy timeout), and the next write goes through', async () => {
+    const h = await makeApp({ SQLITE_BUSY_TIMEOUT_MS: '3000' });
+    const raw = (h.ctx.database.db as unknown as { $client: Sqlite }).$client;
+    try {
+      raw.exec('BEGIN'); // a transaction left open on the service's own connection: BEGIN IMMEDIATE is an SQLITE_ERROR, not a busy code
+      const started = performance.now();
+      const refused = await h.ctx.database.withTx(async () => 'written').catch((e: unknown) => e);
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(String((refused as { code?: string }).code)).toBe('SQLITE_ERROR');
+      expect(String((refused as Error).message)).toContain('within a transaction');
+      raw.exec('ROLLBACK');
+      expect(await h.ctx.database.withTx(async () => 'written')).toBe('written');
+    } finally {
+      if (raw.inTransaction) raw.exec('ROLLBACK');
+      await h.close();
+    }
+  });
+});
+
 describe.skipIf(TEST_DB !== 'sqlite')('SQLite: the write lock held by another process during a group commit', () => {
   test('every write of the batch answers 503 service_unavailable with Retry-After at once, and nothing of it is stored', async () => {
     const h = await makeApp({ SQLITE_BUSY_TIMEOUT_MS: '200' });
