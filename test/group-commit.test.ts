@@ -196,17 +196,21 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     const t = await h.tenant();
     const database = h.ctx.database;
     // the batches: SQLite inserts each batch's rows in one call (in one transaction); PostgreSQL
-    // copies them in one transaction (the usage appends' flushes, also transactions, count too)
+    // in one statement
     let batches = 0;
     let rowsWritten = 0;
     const insertMany = database.insertMany;
     const pg = database.pg;
-    const begin = pg?.begin;
+    const unsafe = pg?.unsafe;
     database.insertMany = async (tx, table, rows) => {
       if (table === database.t.scoreResults) (batches++, (rowsWritten += rows.length));
       return insertMany(tx, table, rows);
     };
-    if (pg) pg.begin = ((...args: Parameters<typeof pg.begin>) => (batches++, begin!.apply(pg, args))) as typeof pg.begin;
+    if (pg)
+      pg.unsafe = ((text: string, ...rest: unknown[]) => {
+        if (text.startsWith('insert into "score_results"')) batches++;
+        return (unsafe as (...a: unknown[]) => unknown).call(pg, text, ...rest);
+      }) as typeof pg.unsafe;
     try {
       const answers = await Promise.all(Array.from({ length: 100 }, () => h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })));
       expect(answers.filter((a) => a.status !== 200 || a.body.cache !== 'fresh').map((a) => a.body)).toEqual([]);
@@ -216,7 +220,7 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
       if (!pg) expect(rowsWritten).toBe(100);
     } finally {
       database.insertMany = insertMany;
-      if (pg) pg.begin = begin!;
+      if (pg) pg.unsafe = unsafe!;
     }
   });
 
@@ -266,10 +270,10 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     }
   });
 
-  test('JSON values with backslashes, tabs, newlines, quotes and non-ASCII are stored as sent (COPY text on PostgreSQL)', async () => {
+  test('JSON values with backslashes, tabs, newlines, quotes, braces, commas and non-ASCII are stored as sent (array literals on PostgreSQL)', async () => {
     const t = await h.tenant();
     const { ESG_EXAMPLES } = await import('../src/features/esg/examples');
-    const tricky = 'a\\b\tc\nd\re "q" \\N é € 🙂';
+    const tricky = 'a\\b\tc\nd\re "q" \\N {x,"y"} NULL é € 🙂';
     const res = await h.json('POST', '/v1/esg', { key: t.api_key, body: { ...ESG_EXAMPLES.developing_manufacturer, customer_reference: tricky } });
     expect(res.status).toBe(200);
     const e = h.ctx.database.t.esgAssessments;
@@ -281,6 +285,29 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     expect(stored.recommendations.every((r) => !('title' in r))).toBe(true);
     expect({ ...stored, recommendations: storedRecommendations(stored.recommendations, 'en') }).toEqual(res.body);
     expect(row!.answers).toEqual(ESG_EXAMPLES.developing_manufacturer.answers);
+  });
+
+  test('rows of several tables in one batch are written together; a row refused by a constraint fails its caller alone', async () => {
+    const t = await h.tenant();
+    const { ESG_EXAMPLES } = await import('../src/features/esg/examples');
+    const database = h.ctx.database;
+    const captured: { table: Parameters<typeof database.commitRows>[0]; row: Record<string, unknown> }[] = [];
+    const commitRows = database.commitRows;
+    database.commitRows = (table, rows, marks) => (captured.push({ table, row: rows[0]! }), commitRows.call(database, table, rows, marks));
+    try {
+      expect((await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })).status).toBe(200);
+      expect((await h.json('POST', '/v1/esg', { key: t.api_key, body: ESG_EXAMPLES.developing_manufacturer })).status).toBe(200);
+    } finally {
+      database.commitRows = commitRows;
+    }
+    const [score, esg] = captured;
+    const again = (c: typeof score, over: Record<string, unknown> = {}) => database.commitRows(c!.table, [{ ...c!.row, id: Bun.randomUUIDv7(), ...over }], []);
+    // one turn: two tables, and a row of a tenant that does not exist (a foreign-key violation)
+    const outcomes = await Promise.allSettled([again(score), again(esg), again(score, { tenantId: crypto.randomUUID() }), again(esg)]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    const e = database.t.esgAssessments;
+    expect(await scoreRows(t.tenant_id)).toBe(2);
+    expect(Number((await database.db.select({ n: count() }).from(e).where(eq(e.tenantId, t.tenant_id)))[0]!.n)).toBe(3);
   });
 
   test("a re-score, committed apart from the group commits, reaches the next request's inputs at once (the deteriorating fixture)", async () => {
