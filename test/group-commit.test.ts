@@ -208,7 +208,7 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     };
     if (pg)
       pg.unsafe = ((text: string, ...rest: unknown[]) => {
-        if (text.startsWith('insert into "score_results"')) batches++;
+        if (text.includes('insert into "score_results"')) batches++;
         return (unsafe as (...a: unknown[]) => unknown).call(pg, text, ...rest);
       }) as typeof pg.unsafe;
     try {
@@ -302,11 +302,30 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     }
     const [score, esg] = captured;
     const again = (c: typeof score, over: Record<string, unknown> = {}) => database.commitRows(c!.table, [{ ...c!.row, id: Bun.randomUUIDv7(), ...over }], []);
-    // one turn: two tables, and a row of a tenant that does not exist (a foreign-key violation)
-    const outcomes = await Promise.allSettled([again(score), again(esg), again(score, { tenantId: crypto.randomUUID() }), again(esg)]);
-    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    const pg = database.pg;
+    const unsafe = pg?.unsafe;
+    const statements: string[] = [];
+    if (pg) pg.unsafe = ((text: string, ...rest: unknown[]) => (statements.push(text), (unsafe as (...a: unknown[]) => unknown).call(pg, text, ...rest))) as typeof pg.unsafe;
+    let outcomes: PromiseSettledResult<void>[];
+    try {
+      // one turn: two tables, rows with and without a customer reference, and a row of a tenant
+      // that does not exist (a foreign-key violation)
+      outcomes = await Promise.allSettled([again(score), again(esg), again(score, { tenantId: crypto.randomUUID() }), again(esg), again(score, { customerReference: 'ref-1' })]);
+    } finally {
+      if (pg) pg.unsafe = unsafe!;
+    }
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    if (pg) {
+      // PostgreSQL: first the whole batch as one statement, one INSERT per table whatever the rows'
+      // shapes; then, after it failed, item by item
+      const inserts = statements.filter((x) => x.includes('insert into'));
+      expect(inserts[0]!.startsWith('with w0 as (insert into "esg_assessments"')).toBe(true);
+      expect(inserts[0]!.split('insert into').length - 1).toBe(2);
+      expect(inserts.length).toBe(6);
+      expect(new Set(inserts.slice(1)).size).toBe(2); // one text per table, the same for rows with or without a reference
+    }
     const e = database.t.esgAssessments;
-    expect(await scoreRows(t.tenant_id)).toBe(2);
+    expect(await scoreRows(t.tenant_id)).toBe(3);
     expect(Number((await database.db.select({ n: count() }).from(e).where(eq(e.tenantId, t.tenant_id)))[0]!.n)).toBe(3);
   });
 
@@ -425,34 +444,54 @@ describe('answered writes survive kill -9', () => {
   }, 60_000);
 });
 
-describe.skipIf(TEST_DB !== 'postgres')('PostgreSQL: a connection killed in the middle of a group commit', () => {
-  test('the batch fails as a dependency outage, and no later query waits on the dead connection', async () => {
-    const h = await makeApp({}, { workers: false });
-    const admin = postgres('postgres://postgres@127.0.0.1:5432/test', { max: 1, onnotice: () => {} });
-    try {
-      const t = await h.tenant();
-      const { database } = h.ctx;
-      const [{ d: dbName }] = await database.pg!<{ d: string }[]>`select current_database() as d`;
-      // large enough for the COPY to be running when it is killed
-      const rows = Array.from({ length: 100_000 }, (_, i) => ({ id: Bun.randomUUIDv7(), tenantId: t.tenant_id, env: 'sandbox', nif: '599000015', score: 1, tier: 'A', pd: 0.01, result: { i, pad: 'x'.repeat(200) }, algorithmVersion: 'v', synthetic: true, trigger: 'request', computedAt: new Date() }));
-      const outcome = database.commitRows(database.t.scoreResults, rows, [{ tenantId: t.tenant_id, aspect: 'scores' }]).then(() => 'committed', (e) => `failed ${e.code ?? e.message}`);
-      let killed = 0;
-      for (let i = 0; i < 250 && !killed; i++) {
-        await Bun.sleep(20);
-        killed = (await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${dbName} and query ilike 'copy%' and state = 'active'`).length;
+describe.skipIf(TEST_DB !== 'postgres')('PostgreSQL: a connection killed in the middle of a write', () => {
+  // a group commit (one INSERT statement) and a usage append (a COPY in a transaction)
+  const writers = [
+    {
+      name: 'a group commit',
+      statement: 'insert into "score_results"%',
+      write: (database: TestApp['ctx']['database'], tenantId: string) => {
+        const rows = Array.from({ length: 100_000 }, (_, i) => ({ id: Bun.randomUUIDv7(), tenantId, env: 'sandbox', nif: '599000015', score: 1, tier: 'A', pd: 0.01, result: { i, pad: 'x'.repeat(200) }, algorithmVersion: 'v', synthetic: true, trigger: 'request', computedAt: new Date() }));
+        return database.commitRows(database.t.scoreResults, rows, [{ tenantId, aspect: 'scores' }]);
+      },
+    },
+    {
+      name: 'a usage append',
+      statement: 'copy%',
+      write: (database: TestApp['ctx']['database'], tenantId: string) => {
+        const rows = Array.from({ length: 200_000 }, (_, i) => ({ id: Bun.randomUUIDv7(), tenantId, env: 'sandbox', meter: 'score', quantity: 1, billable: false, requestIds: `req-${i}-${'x'.repeat(100)}`, createdAt: new Date() }));
+        return database.appendRows(database.t.usageRecords, rows);
+      },
+    },
+  ];
+  for (const writer of writers)
+    test(`${writer.name}: it fails as a dependency outage, and no later query waits on the dead connection`, async () => {
+      const h = await makeApp({}, { workers: false });
+      const admin = postgres('postgres://postgres@127.0.0.1:5432/test', { max: 1, onnotice: () => {} });
+      try {
+        const t = await h.tenant();
+        const { database } = h.ctx;
+        const [{ d: dbName }] = await database.pg!<{ d: string }[]>`select current_database() as d`;
+        // large enough for the statement to be running when it is killed
+        const outcome = writer.write(database, t.tenant_id).then(() => 'committed', (e) => `failed ${e.code ?? e.message}`);
+        let killed = 0;
+        for (let i = 0; i < 250 && !killed; i++) {
+          await Bun.sleep(20);
+          killed = (await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${dbName} and query ilike ${writer.statement} and state = 'active'`).length;
+        }
+        const result = await outcome;
+        expect(killed).toBeGreaterThan(0);
+        expect(result).toMatch(/^failed (ECONNRESET|CONNECTION_|57P01)/);
+        // every connection of the pool answers again (12 queries at once over a pool of 10)
+        for (let round = 0; round < 3; round++) {
+          const answers = await Promise.all(Array.from({ length: 12 }, () => Promise.race([database.pg!`select pg_sleep(0.02)`.then(() => 'ok', () => 'error'), Bun.sleep(5000).then(() => 'hung')])));
+          expect(answers.filter((a) => a === 'hung')).toEqual([]);
+        }
+      } finally {
+        await admin.end();
+        await h.close().catch(() => {});
       }
-      const result = await outcome;
-      if (killed) expect(result).toMatch(/^failed (ECONNRESET|CONNECTION_|57P01)/);
-      // every connection of the pool answers again (12 queries at once over a pool of 10)
-      for (let round = 0; round < 3; round++) {
-        const answers = await Promise.all(Array.from({ length: 12 }, () => Promise.race([database.pg!`select pg_sleep(0.02)`.then(() => 'ok', () => 'error'), Bun.sleep(5000).then(() => 'hung')])));
-        expect(answers.filter((a) => a === 'hung')).toEqual([]);
-      }
-    } finally {
-      await admin.end();
-      await h.close().catch(() => {});
-    }
-  }, 60_000);
+    }, 60_000);
 });
 
 describe.skipIf(TEST_DB !== 'sqlite')('SQLite: the write lock held by another connection for a moment', () => {

@@ -1,5 +1,5 @@
 /**
- * The patched postgres.js COPY FROM STDIN, as the service's group commits and usage appends use it:
+ * The patched postgres.js COPY FROM STDIN, as the service's usage appends and decisions use it:
  * the messages it sends, seen by a TCP proxy between it and PostgreSQL. Unpatched, every COPY
  * ended with a CopyFail ("null") after its CopyDone: ignored by the server, but a socket write per
  * COPY, and an abort of a later COPY on the same connection had one already begun.
