@@ -179,6 +179,27 @@ describe('explainedBy: commits declared by two connections, in turns', () => {
   });
 });
 
+/** The texts of the statements the PostgreSQL client runs by `unsafe` meanwhile (none on SQLite). */
+function recordStatements(database: TestApp['ctx']['database']) {
+  const texts: string[] = [];
+  const pg = database.pg;
+  const unsafe = pg?.unsafe;
+  if (pg) pg.unsafe = ((text: string, ...rest: unknown[]) => (texts.push(text), (unsafe as (...a: unknown[]) => unknown).call(pg, text, ...rest))) as typeof pg.unsafe;
+  return { texts, restore: () => void (pg && (pg.unsafe = unsafe!)) };
+}
+
+describe('castType (the casts of a PostgreSQL group commit)', () => {
+  test('a column type with a plain cast gives its SQL name; one without (serial) is refused when the statement is built', async () => {
+    const { pgTable, serial, text, jsonb, timestamp } = await import('drizzle-orm/pg-core');
+    const { castType } = await import('../src/db/client');
+    const table = pgTable('cast_probe', { id: serial('id'), name: text('name'), doc: jsonb('doc'), at: timestamp('at', { withTimezone: true }) });
+    expect(castType(table, table.name)).toBe('text');
+    expect(castType(table, table.doc)).toBe('jsonb');
+    expect(castType(table, table.at)).toBe('timestamp with time zone');
+    expect(() => castType(table, table.id)).toThrow('cast_probe.id (PgSerial) has no cast here');
+  });
+});
+
 describe(`Database.commitRows on ${TEST_DB}`, () => {
   let h: TestApp;
   beforeAll(async () => {
@@ -201,26 +222,22 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     let rowsWritten = 0;
     const insertMany = database.insertMany;
     const pg = database.pg;
-    const unsafe = pg?.unsafe;
     database.insertMany = async (tx, table, rows) => {
       if (table === database.t.scoreResults) (batches++, (rowsWritten += rows.length));
       return insertMany(tx, table, rows);
     };
-    if (pg)
-      pg.unsafe = ((text: string, ...rest: unknown[]) => {
-        if (text.includes('insert into "score_results"')) batches++;
-        return (unsafe as (...a: unknown[]) => unknown).call(pg, text, ...rest);
-      }) as typeof pg.unsafe;
+    const statements = recordStatements(database);
     try {
       const answers = await Promise.all(Array.from({ length: 100 }, () => h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })));
       expect(answers.filter((a) => a.status !== 200 || a.body.cache !== 'fresh').map((a) => a.body)).toEqual([]);
       expect(await scoreRows(t.tenant_id)).toBe(100);
+      batches += statements.texts.filter((x) => x.includes('insert into "score_results"')).length;
       expect(batches).toBeGreaterThan(0);
       expect(batches).toBeLessThan(50);
       if (!pg) expect(rowsWritten).toBe(100);
     } finally {
       database.insertMany = insertMany;
-      if (pg) pg.unsafe = unsafe!;
+      statements.restore();
     }
   });
 
@@ -302,23 +319,20 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     }
     const [score, esg] = captured;
     const again = (c: typeof score, over: Record<string, unknown> = {}) => database.commitRows(c!.table, [{ ...c!.row, id: Bun.randomUUIDv7(), ...over }], []);
-    const pg = database.pg;
-    const unsafe = pg?.unsafe;
-    const statements: string[] = [];
-    if (pg) pg.unsafe = ((text: string, ...rest: unknown[]) => (statements.push(text), (unsafe as (...a: unknown[]) => unknown).call(pg, text, ...rest))) as typeof pg.unsafe;
+    const statements = recordStatements(database);
     let outcomes: PromiseSettledResult<void>[];
     try {
       // one turn: two tables, rows with and without a customer reference, and a row of a tenant
       // that does not exist (a foreign-key violation)
       outcomes = await Promise.allSettled([again(score), again(esg), again(score, { tenantId: crypto.randomUUID() }), again(esg), again(score, { customerReference: 'ref-1' })]);
     } finally {
-      if (pg) pg.unsafe = unsafe!;
+      statements.restore();
     }
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
-    if (pg) {
+    if (database.pg) {
       // PostgreSQL: first the whole batch as one statement, one INSERT per table whatever the rows'
       // shapes; then, after it failed, item by item
-      const inserts = statements.filter((x) => x.includes('insert into'));
+      const inserts = statements.texts.filter((x) => x.includes('insert into'));
       expect(inserts[0]!.startsWith('with w0 as (insert into "esg_assessments"')).toBe(true);
       expect(inserts[0]!.split('insert into').length - 1).toBe(2);
       expect(inserts.length).toBe(6);

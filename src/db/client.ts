@@ -245,11 +245,7 @@ async function insertInOneStatement(database: Database, byTable: Map<Table, Reco
         const items: string[] = new Array(g.rows.length);
         for (let r = 0; r < g.rows.length; r++) {
           const value = g.rows[r]![key];
-          if (value == null) items[r] = 'NULL';
-          else {
-            const text = !direct ? String(column.mapToDriverValue(value)) : value instanceof Date ? value.toISOString() : typeof value === 'boolean' ? (value ? 't' : 'f') : String(value);
-            items[r] = arrayElement(text);
-          }
+          items[r] = value == null ? 'NULL' : arrayElement(pgText(column, direct, value));
         }
         params.push('{' + items.join(',') + '}');
       }
@@ -267,22 +263,10 @@ async function insertInOneStatement(database: Database, byTable: Map<Table, Reco
 }
 
 /** Rows by the defaulted columns they give: every column without a default is in every group. */
-function insertShapes(table: Table, rows: Record<string, unknown>[]) {
-  const fields = fieldsOf(table);
-  const defaulted = fields.map((f) => f.column.hasDefault);
-  const shapes = new Map<number, { used: typeof fields; rows: Record<string, unknown>[] }>();
-  for (const row of rows) {
-    let shape = 0;
-    for (let i = 0; i < fields.length; i++) if (defaulted[i] && row[fields[i]!.key] != null) shape |= 1 << i;
-    let group = shapes.get(shape);
-    if (!group) shapes.set(shape, (group = { used: fields.filter((_, i) => !defaulted[i] || shape & (1 << i)), rows: [] }));
-    group.rows.push(row);
-  }
-  return [...shapes.entries()].sort((a, b) => a[0] - b[0]).map(([, g]) => g);
-}
+const insertShapes = (table: Table, rows: Record<string, unknown>[]) => groupByShape(table, rows, (column) => column.hasDefault);
 
 /** The type a text array element is cast to: only types whose SQL name is a valid cast (no serial, no enum needing quotes). */
-function castType(table: Table, column: Column) {
+export function castType(table: Table, column: Column) {
   if (!CASTABLE_COLUMNS.has(column.columnType)) throw new Error(`insertInOneStatement: ${getTableName(table)}.${column.name} (${column.columnType}) has no cast here`);
   return column.getSQLType();
 }
@@ -424,16 +408,26 @@ async function announce(database: Database, touched: Touched) {
  * leaves the other columns to their defaults. Scalar columns only (values travel as text).
  */
 function rowShapes(table: Table, rows: Record<string, unknown>[]) {
+  if (fieldsOf(table).some((f) => f.column.dataType === 'json')) throw new Error(`appendRows: ${getTableName(table)} has JSON columns`);
+  return groupByShape(table, rows, () => true);
+}
+
+/**
+ * Rows grouped by which of the columns `splitOn` picks hold a value (a bit mask); a group's `used`
+ * columns are those of them present plus every column not split on.
+ */
+function groupByShape(table: Table, rows: Record<string, unknown>[], splitOn: (column: Column) => boolean) {
   const fields = fieldsOf(table);
-  if (fields.some((f) => f.column.dataType === 'json')) throw new Error(`appendRows: ${getTableName(table)} has JSON columns`);
+  const split = fields.map((f) => splitOn(f.column));
   const shapes = new Map<number, { used: typeof fields; rows: Record<string, unknown>[] }>();
   for (const row of rows) {
-    const shape = rowShape(fields, row);
+    let shape = 0;
+    for (let i = 0; i < fields.length; i++) if (split[i] && row[fields[i]!.key] != null) shape |= 1 << i;
     let group = shapes.get(shape);
-    if (!group) shapes.set(shape, (group = { used: fields.filter((_, i) => shape & (1 << i)), rows: [] }));
+    if (!group) shapes.set(shape, (group = { used: fields.filter((_, i) => !split[i] || shape & (1 << i)), rows: [] }));
     group.rows.push(row);
   }
-  return [...shapes.values()];
+  return [...shapes.entries()].sort((a, b) => a[0] - b[0]).map(([, g]) => g);
 }
 
 /** which columns of a table hold a value in this row, as a bit mask */
@@ -449,8 +443,6 @@ const columnList = (fields: { column: Column }[]) => fields.map((f) => `"${f.col
 
 /** Rows of one shape in COPY's text format (never null here: a row shape holds only the values present). */
 function copyLines(used: { key: string; column: Column }[], rows: Record<string, unknown>[]): string {
-  // columns whose driver mapping is the identity (or toISOString for a timestamp) are written
-  // directly: the per-value mapping call was most of the cost of building a batch
   const direct = used.map((f) => DIRECT_COLUMNS.has(f.column.columnType));
   const lines: string[] = new Array(rows.length);
   const fields: string[] = new Array(used.length);
@@ -458,16 +450,23 @@ function copyLines(used: { key: string; column: Column }[], rows: Record<string,
     const row = rows[r]!;
     for (let i = 0; i < used.length; i++) {
       const { key, column } = used[i]!;
-      const value = row[key];
-      if (!direct[i]) fields[i] = copyEscape(String(column.mapToDriverValue(value)));
-      else if (typeof value === 'string') fields[i] = copyEscape(value);
-      else if (typeof value === 'boolean') fields[i] = value ? 't' : 'f';
-      else if (value instanceof Date) fields[i] = value.toISOString();
-      else fields[i] = copyEscape(String(value));
+      fields[i] = copyEscape(pgText(column, direct[i]!, row[key]));
     }
     lines[r] = fields.join('\t');
   }
   return lines.join('\n') + '\n';
+}
+/**
+ * A value as PostgreSQL's text input for its column, before COPY's or an array literal's escaping.
+ * `direct`: a column whose driver mapping is the identity (or toISOString for a timestamp), written
+ * without the per-value mapping call, which was most of the cost of building a batch.
+ */
+function pgText(column: Column, direct: boolean, value: unknown): string {
+  if (!direct) return String(column.mapToDriverValue(value));
+  if (typeof value === 'string') return value;
+  if (typeof value === 'boolean') return value ? 't' : 'f';
+  if (value instanceof Date) return value.toISOString();
+  return String(value);
 }
 /** One element of a PostgreSQL array literal: always quoted (so never NULL), quotes and backslashes escaped. */
 const arrayElement = (text: string) => '"' + (/["\\]/.test(text) ? text.replace(/["\\]/g, '\\$&') : text) + '"';
