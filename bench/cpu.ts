@@ -22,9 +22,9 @@ const PORT = String(24500 + Math.floor(Math.random() * 400));
 const TICK_US = 1e6 / 100; // /proc/<pid>/stat counts in clock ticks (USER_HZ = 100)
 
 /** utime + stime of a process (all its threads), in µs; `which` = 'sys': stime alone */
-function cpuUs(pid: number, which: 'all' | 'sys' = 'all'): number {
+function cpuUs(pid: number, which: 'all' | 'sys' = 'all', thread = false): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(thread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((which === 'sys' ? 0 : Number(f[11])) + Number(f[12])) * TICK_US;
   } catch {
@@ -85,16 +85,16 @@ try {
   const rate = Number(values.rate);
   for (let rep = 0; rep < Number(values.reps); rep++) {
     const t0 = performance.now();
-    const [s0, r0, p0, k0] = [cpuUs(server.pid), sumCpu(redisPids), sumCpu(pgPids), cpuUs(server.pid, 'sys')];
+    const [s0, r0, p0, k0, m0] = [cpuUs(server.pid), sumCpu(redisPids), sumCpu(pgPids), cpuUs(server.pid, 'sys'), cpuUs(server.pid, 'all', true)];
     const v0 = parks(server.pid);
     const r = await wrk(url, { method: 'POST', body, key, rate, connections: Number(values.connections), seconds: Number(values.seconds) });
     const wall = (performance.now() - t0) * 1000;
     const v1 = parks(server.pid);
-    const [s1, r1, p1, k1] = [cpuUs(server.pid), sumCpu(redisPids), sumCpu(pgPids), cpuUs(server.pid, 'sys')];
+    const [s1, r1, p1, k1, m1] = [cpuUs(server.pid), sumCpu(redisPids), sumCpu(pgPids), cpuUs(server.pid, 'sys'), cpuUs(server.pid, 'all', true)];
     const per = (a: number, b: number) => ((b - a) / r.requests).toFixed(2);
     console.log(
       `${mode} ${route} rate=${rate || 'max'} rps=${Math.round(r.rps)} p50=${r.p50_ms.toFixed(2)} p95=${r.p95_ms.toFixed(2)} p99=${r.p99_ms.toFixed(2)} non2xx=${r.non2xx}` +
-        ` | µs/req service=${per(s0, s1)} (kernel ${per(k0, k1)}, parks/req ${((v1 - v0) / r.requests).toFixed(3)}) redis=${per(r0, r1)} pg=${per(p0, p1)} | service busy ${Math.round((100 * (s1 - s0)) / wall)} %`,
+        ` | µs/req service=${per(s0, s1)} (main thread ${per(m0, m1)}, kernel ${per(k0, k1)}, parks/req ${((v1 - v0) / r.requests).toFixed(3)}) redis=${per(r0, r1)} pg=${per(p0, p1)} | service busy ${Math.round((100 * (s1 - s0)) / wall)} % (main thread ${Math.round((100 * (m1 - m0)) / wall)} %)`,
     );
   }
 } finally {

@@ -8,7 +8,7 @@ import { Database as Sqlite } from 'bun:sqlite';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { and, count, eq } from 'drizzle-orm';
+import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { GroupCommit } from '../src/lib/group-commit';
 import { storedRecommendations } from '../src/features/esg/service';
@@ -287,7 +287,7 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     }
   });
 
-  test('JSON values with backslashes, tabs, newlines, quotes, braces, commas and non-ASCII are stored as sent (array literals on PostgreSQL)', async () => {
+  test('JSON values with backslashes, tabs, newlines, quotes, braces, commas and non-ASCII are stored as sent (array literals and separated JSON texts on PostgreSQL)', async () => {
     const t = await h.tenant();
     const { ESG_EXAMPLES } = await import('../src/features/esg/examples');
     const tricky = 'a\\b\tc\nd\re "q" \\N {x,"y"} NULL é € 🙂';
@@ -302,6 +302,30 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     expect(stored.recommendations.every((r) => !('title' in r))).toBe(true);
     expect({ ...stored, recommendations: storedRecommendations(stored.recommendations, 'en') }).toEqual(res.body);
     expect(row!.answers).toEqual(ESG_EXAMPLES.developing_manufacturer.answers);
+  });
+
+  test('a JSON column left empty stays SQL NULL; a JSON string, or an object holding null and the text "null", is stored as it was (PostgreSQL: JSON texts split on a separator, the empty one NULL)', async () => {
+    const t = await h.tenant();
+    const database = h.ctx.database;
+    const captured: { table: Parameters<typeof database.commitRows>[0]; row: Record<string, unknown> }[] = [];
+    const commitRows = database.commitRows;
+    database.commitRows = (table, rows, marks) => (captured.push({ table, row: rows[0]! }), commitRows.call(database, table, rows, marks));
+    try {
+      expect((await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })).status).toBe(200);
+    } finally {
+      database.commitRows = commitRows;
+    }
+    const { table, row } = captured[0]!;
+    const facts = [null, 'null', 'a "quoted" \\ text, é 🙂 \x1e {,}', '', { erp: null, name: 'null', nested: { list: [1, null, '"'] } }];
+    const ids = facts.map(() => Bun.randomUUIDv7());
+    // one turn: one batch holding every shape
+    await Promise.all(facts.map((f, i) => database.commitRows(table, [{ ...row, id: ids[i], facts: f }], [])));
+    const s = database.t.scoreResults;
+    // read as text: Drizzle's reading of a JSON column parses a string value once more
+    const stored = await database.db.select({ id: s.id, text: sql<string | null>`cast(${s.facts} as text)` }).from(s).where(inArray(s.id, ids));
+    const byId = new Map(stored.map((r) => [r.id, r.text]));
+    expect(facts.map((_, i) => byId.get(ids[i]!))).toEqual([null, ...facts.slice(1).map(() => expect.any(String))] as never);
+    expect(facts.map((_, i) => { const text = byId.get(ids[i]!); return text === null ? null : JSON.parse(text!); })).toEqual(facts as never);
   });
 
   test('rows of several tables in one batch are written together; a row refused by a constraint fails its caller alone', async () => {
