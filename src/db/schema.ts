@@ -126,8 +126,11 @@ export function defineSchema(k: Kit) {
       sector: k.text('sector'),
     },
     (t) => [
-      k.index('score_sector_idx').on(t.tenantId, t.env, t.sector),
-      k.index('score_lookup_idx').on(t.tenantId, t.env, t.nif, t.computedAt),
+      // the latest score of a NIF; with the sector at its end it also answers sector risk's count
+      // of the tenant's scored companies in a sector (an index-only scan of the tenant's entries):
+      // a second index by sector cost every score's write ~2 µs on SQLite and ~3.5 µs in
+      // PostgreSQL (measured), on the product's busiest write
+      k.index('score_lookup_idx').on(t.tenantId, t.env, t.nif, t.computedAt, t.sector),
       // the sandbox generation = number of re-scores of a NIF, counted on every fresh score: a partial
       // index, so that the count is of re-scores alone however many requested scores the NIF has
       // (PostgreSQL's cached plan for the whole index scanned those: ~1 ms a score under load)
