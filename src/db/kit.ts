@@ -25,6 +25,11 @@ export const pgKit = {
   bool: (name: string) => pg.boolean(name),
   ts: (name: string) => pg.timestamp(name, { withTimezone: true, mode: 'date' }),
   json: <T>(name: string) => pg.jsonb(name).$type<T>(),
+  /**
+   * A JSON document stored and read whole, never queried inside: PostgreSQL's `json` keeps the
+   * text as sent (validated, not parsed into jsonb's binary form), the cheaper write
+   */
+  doc: <T>(name: string) => pg.json(name).$type<T>(),
   index: pg.index,
   uniqueIndex: pg.uniqueIndex,
 };
@@ -40,6 +45,7 @@ export const sqliteKit = {
   bool: (name: string) => sq.integer(name, { mode: 'boolean' }),
   ts: (name: string) => sq.integer(name, { mode: 'timestamp_ms' }),
   json: <T>(name: string) => sq.text(name, { mode: 'json' }).$type<T>(),
+  doc: <T>(name: string) => sq.text(name, { mode: 'json' }).$type<T>(),
   index: sq.index,
   uniqueIndex: sq.uniqueIndex,
 } as unknown as Kit;

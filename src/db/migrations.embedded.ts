@@ -18,6 +18,7 @@ import pg14 from '../../db/pg/0014_csrd_reports.sql' with { type: 'text' };
 import pg15 from '../../db/pg/0015_score_rescores_idx.sql' with { type: 'text' };
 import pg16 from '../../db/pg/0016_drop_esg_tenant_idx.sql' with { type: 'text' };
 import pg17 from '../../db/pg/0017_score_lookup_covers_sector.sql' with { type: 'text' };
+import pg18 from '../../db/pg/0018_documents_as_json.sql' with { type: 'text' };
 import sqliteJournal from '../../db/sqlite/meta/_journal.json' with { type: 'text' };
 import sqlite0 from '../../db/sqlite/0000_fat_rattler.sql' with { type: 'text' };
 import sqlite1 from '../../db/sqlite/0001_silky_runaways.sql' with { type: 'text' };
@@ -38,6 +39,6 @@ import sqlite15 from '../../db/sqlite/0015_drop_esg_tenant_idx.sql' with { type:
 import sqlite16 from '../../db/sqlite/0016_score_lookup_covers_sector.sql' with { type: 'text' };
 
 export const EMBEDDED_MIGRATIONS = {
-  pg: [['meta/_journal.json', pgJournal], ['0000_condemned_orphan.sql', pg0], ['0001_wise_human_robot.sql', pg1], ['0002_dazzling_mastermind.sql', pg2], ['0003_damp_stardust.sql', pg3], ['0004_usage_request_ids_uncompressed.sql', pg4], ['0005_webhook_backlog.sql', pg5], ['0006_credit_decisions.sql', pg6], ['0007_aml_screening.sql', pg7], ['0008_kyc.sql', pg8], ['0009_saft_runs.sql', pg9], ['0010_saft_run_recovery.sql', pg10], ['0011_receivables_finance.sql', pg11], ['0012_gdpr_requests.sql', pg12], ['0013_oauth_clients.sql', pg13], ['0014_csrd_reports.sql', pg14], ['0015_score_rescores_idx.sql', pg15], ['0016_drop_esg_tenant_idx.sql', pg16], ['0017_score_lookup_covers_sector.sql', pg17]] as [string, string][],
+  pg: [['meta/_journal.json', pgJournal], ['0000_condemned_orphan.sql', pg0], ['0001_wise_human_robot.sql', pg1], ['0002_dazzling_mastermind.sql', pg2], ['0003_damp_stardust.sql', pg3], ['0004_usage_request_ids_uncompressed.sql', pg4], ['0005_webhook_backlog.sql', pg5], ['0006_credit_decisions.sql', pg6], ['0007_aml_screening.sql', pg7], ['0008_kyc.sql', pg8], ['0009_saft_runs.sql', pg9], ['0010_saft_run_recovery.sql', pg10], ['0011_receivables_finance.sql', pg11], ['0012_gdpr_requests.sql', pg12], ['0013_oauth_clients.sql', pg13], ['0014_csrd_reports.sql', pg14], ['0015_score_rescores_idx.sql', pg15], ['0016_drop_esg_tenant_idx.sql', pg16], ['0017_score_lookup_covers_sector.sql', pg17], ['0018_documents_as_json.sql', pg18]] as [string, string][],
   sqlite: [['meta/_journal.json', sqliteJournal], ['0000_fat_rattler.sql', sqlite0], ['0001_silky_runaways.sql', sqlite1], ['0002_heavy_sunfire.sql', sqlite2], ['0003_lethal_pyro.sql', sqlite3], ['0004_webhook_backlog.sql', sqlite4], ['0005_credit_decisions.sql', sqlite5], ['0006_aml_screening.sql', sqlite6], ['0007_kyc.sql', sqlite7], ['0008_saft_runs.sql', sqlite8], ['0009_saft_run_recovery.sql', sqlite9], ['0010_receivables_finance.sql', sqlite10], ['0011_gdpr_requests.sql', sqlite11], ['0012_oauth_clients.sql', sqlite12], ['0013_csrd_reports.sql', sqlite13], ['0014_score_rescores_idx.sql', sqlite14], ['0015_drop_esg_tenant_idx.sql', sqlite15], ['0016_score_lookup_covers_sector.sql', sqlite16]] as [string, string][],
 };

@@ -113,7 +113,7 @@ export function defineSchema(k: Kit) {
       tier: k.text('tier').notNull(),
       pd: k.real('pd'),
       /** the response body as computed (without cache / customer_reference; since 2026-11-27 its reasons without labels, which every read renders from the catalogue) */
-      result: k.json<Record<string, unknown>>('result').notNull(),
+      result: k.doc<Record<string, unknown>>('result').notNull(),
       algorithmVersion: k.text('algorithm_version').notNull(),
       synthetic: k.bool('synthetic').notNull(),
       /** why it was computed: request | rescore */
@@ -121,7 +121,7 @@ export function defineSchema(k: Kit) {
       computedAt: k.ts('computed_at').notNull(),
       retainUntil: k.ts('retain_until'),
       /** what credit decisions size and explain a limit with (revenue, equity, PD scale, ERP inputs) */
-      facts: k.json<Record<string, unknown>>('facts'),
+      facts: k.doc<Record<string, unknown>>('facts'),
       /** NACE Rev. 2 section of the company (sector risk counts scored companies by it) */
       sector: k.text('sector'),
     },
@@ -147,8 +147,8 @@ export function defineSchema(k: Kit) {
       nif: k.text('nif').notNull(),
       customerReference: k.text('customer_reference'),
       sector: k.text('sector').notNull(),
-      answers: k.json<Record<string, unknown>>('answers').notNull(),
-      result: k.json<Record<string, unknown>>('result').notNull(),
+      answers: k.doc<Record<string, unknown>>('answers').notNull(),
+      result: k.doc<Record<string, unknown>>('result').notNull(),
       algorithmVersion: k.text('algorithm_version').notNull(),
       synthetic: k.bool('synthetic').notNull(),
       computedAt: k.ts('computed_at').notNull(),
