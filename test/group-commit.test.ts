@@ -307,15 +307,9 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
   test('a JSON column left empty stays SQL NULL; a JSON string, or an object holding null and the text "null", is stored as it was (PostgreSQL: JSON texts split on a separator, the empty one NULL)', async () => {
     const t = await h.tenant();
     const database = h.ctx.database;
-    const captured: { table: Parameters<typeof database.commitRows>[0]; row: Record<string, unknown> }[] = [];
-    const commitRows = database.commitRows;
-    database.commitRows = (table, rows, marks) => (captured.push({ table, row: rows[0]! }), commitRows.call(database, table, rows, marks));
-    try {
+    const [{ table, row }] = await committedRows(database, async () => {
       expect((await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })).status).toBe(200);
-    } finally {
-      database.commitRows = commitRows;
-    }
-    const { table, row } = captured[0]!;
+    });
     const facts = [null, 'null', 'a "quoted" \\ text, é 🙂 \x1e {,}', '', { erp: null, name: 'null', nested: { list: [1, null, '"'] } }];
     const ids = facts.map(() => Bun.randomUUIDv7());
     // one turn: one batch holding every shape
@@ -332,16 +326,10 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
     const t = await h.tenant();
     const { ESG_EXAMPLES } = await import('../src/features/esg/examples');
     const database = h.ctx.database;
-    const captured: { table: Parameters<typeof database.commitRows>[0]; row: Record<string, unknown> }[] = [];
-    const commitRows = database.commitRows;
-    database.commitRows = (table, rows, marks) => (captured.push({ table, row: rows[0]! }), commitRows.call(database, table, rows, marks));
-    try {
+    const [score, esg] = await committedRows(database, async () => {
       expect((await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015', refresh: 'force_refresh' } })).status).toBe(200);
       expect((await h.json('POST', '/v1/esg', { key: t.api_key, body: ESG_EXAMPLES.developing_manufacturer })).status).toBe(200);
-    } finally {
-      database.commitRows = commitRows;
-    }
-    const [score, esg] = captured;
+    });
     const again = (c: typeof score, over: Record<string, unknown> = {}) => database.commitRows(c!.table, [{ ...c!.row, id: Bun.randomUUIDv7(), ...over }], []);
     const statements = recordStatements(database);
     let outcomes: PromiseSettledResult<void>[];
@@ -725,4 +713,17 @@ function walIndexHeaderOf(h: TestApp) {
 async function scoreRowsOf(h: TestApp, tenantId: string) {
   const s = h.ctx.database.t.scoreResults;
   return Number((await h.ctx.database.db.select({ n: count() }).from(s).where(eq(s.tenantId, tenantId)))[0]!.n);
+}
+
+/** The first row of each commitRows call made while `run` runs, with its table (to commit copies of it). */
+async function committedRows(database: TestApp['ctx']['database'], run: () => Promise<void>) {
+  const captured: { table: Parameters<typeof database.commitRows>[0]; row: Record<string, unknown> }[] = [];
+  const commitRows = database.commitRows;
+  database.commitRows = (table, rows, marks) => (captured.push({ table, row: rows[0]! }), commitRows.call(database, table, rows, marks));
+  try {
+    await run();
+  } finally {
+    database.commitRows = commitRows;
+  }
+  return captured;
 }
