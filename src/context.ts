@@ -47,6 +47,8 @@ export interface AppContext {
   /** periodic sweeps of worker processes (outbox dispatch, recovery, purges): name → fn */
   sweeps: Map<string, { everyMs: number; run: () => Promise<unknown> }>;
   metrics: import('./features/metrics').PromMetrics;
+  /** PostgreSQL + Redis: this process's feed of tenants' cache generations (cache-generations.ts) */
+  generations: GenerationFeed | null;
   /** feature services built by createApp (tests and jobs reach them here) */
   services?: import('./workers').Services;
   /** OAuth access tokens (set by createApp): verifies the Bearer JWTs that are not API keys */
@@ -152,6 +154,7 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     events: new EventService(database, now),
     sweeps: new Map(),
     metrics,
+    generations: feed,
     onClose: (fn) => void closers.push(fn),
     async close() {
       for (const fn of closers.reverse()) {

@@ -451,6 +451,22 @@ describe('a repeated decision while nothing behind it changed', () => {
     expect(rows.reduce((n, r) => n + r.quantity, 0)).toBeGreaterThanOrEqual(10); // every call billed (a retried one too)
   });
 
+  test('on a NIF not scored yet (the decision computes its score): the same request next is the same decision, listed once', async () => {
+    // two tenants, each deciding twice: a change between the two calls (SQLite: a WAL restart by a
+    // checkpoint, which any in-process cache takes as one) could make one of them decide again, never both
+    const outcomes = [];
+    for (const nif of ['599000031', '599000058']) {
+      const t = await c.tenant();
+      const body = { ...same, nif };
+      const first = await c.json('POST', '/v1/decision', { key: t.api_key, body });
+      const second = await c.json('POST', '/v1/decision', { key: t.api_key, body });
+      expect([first.status, first.body.cache, second.status]).toEqual([200, 'fresh', 200]);
+      const listed = (await c.json('GET', `/v1/decisions?nif=${nif}`, { key: t.api_key })).body.data.map((d: any) => d.decision_id);
+      outcomes.push({ cached: second.body.cache === 'cached' && second.body.decision_id === first.body.decision_id, listed: listed.length });
+    }
+    expect(outcomes.some((o) => o.cached && o.listed === 1)).toBe(true);
+  });
+
   test('tenants do not share answers', async () => {
     const a = await c.tenant();
     const b = await c.tenant();

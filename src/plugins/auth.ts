@@ -124,6 +124,16 @@ function withLocalScoreGeneration(ctx: AppContext, found: FoundKey): FoundKey {
   return found.scoreGeneration === scoreGeneration ? found : { ...found, scoreGeneration };
 }
 
+/**
+ * The tenant's score generation as this process knows it now, for a request that committed scores
+ * of its own since it was admitted: SQLite's local count, or (PostgreSQL + Redis) the generation
+ * feed's, which has applied every change this process announced; undefined when it cannot tell.
+ */
+export function scoreGenerationNow(ctx: Pick<AppContext, 'database' | 'generations'>, tenantId: string): number | undefined {
+  if (ctx.database.changeEpoch() !== null) return ctx.database.localGeneration('scores', tenantId);
+  return ctx.generations?.current(tenantId)?.scores;
+}
+
 function reread(ctx: AppContext, found: FoundKey, generation: number | null, now: Date): Promise<FoundKey | ApiError> {
   const hash = found.key.keyHash;
   return ctx.tenants.findByHash(hash, generation).then((k) => {

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
-import { authed, jsonAnswer } from '../../plugins/auth';
+import { authed, jsonAnswer, scoreGenerationNow } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
 import { validationError } from '../../lib/errors';
 import { actorOf, AdminService } from '../admin/service';
@@ -15,7 +15,7 @@ const SCORE_ERRORS = ['invalid_nif', 'company_not_found', 'live_tier_not_availab
 
 export function decisionService(ctx: AppContext, scores: ScoreService) {
   const base = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
-  return new DecisionService(ctx.database, scores, ctx.usage, () => ctx.clock.now(), ctx.config.baseRate, base);
+  return new DecisionService(ctx.database, scores, ctx.usage, () => ctx.clock.now(), ctx.config.baseRate, base, (tenantId) => scoreGenerationNow(ctx, tenantId));
 }
 
 /** Credit decisions, limits, the spreads index and sector risk (scope `score`); the tenant's credit policy (scope `policy:manage`). */

@@ -111,6 +111,8 @@ export class DecisionService {
     private readonly now: () => Date,
     private readonly baseRate: { name: string; valuePct: number; asOf: string },
     private readonly docsBase: string,
+    /** the tenant's score cache generation as this process knows it now (PostgreSQL + Redis; undefined otherwise) */
+    private readonly scoreGenerationNow: (tenantId: string) => number | undefined = () => undefined,
   ) {}
 
   /**
@@ -135,15 +137,20 @@ export class DecisionService {
       this.bill(caller, 'decision');
       return hit.cached;
     }
+    // the score first (computed and committed if it is not cached): an answer loaded before that
+    // commit would be cached under the state before it, stale at once, and the same request next
+    // would decide again. On PostgreSQL the request's generation is then the one after the commit.
+    await this.scores.scoreWithFacts(caller, body.nif, 'cached_ok', body.customer_reference ?? null);
+    const current = caller.scoreGeneration === undefined ? caller : { ...caller, scoreGeneration: this.scoreGenerationNow(caller.tenantId) ?? caller.scoreGeneration };
     let fresh: { body: DecisionResponseBody; text: string; scoreComputedAtMs: number } | undefined;
     await this.answers.load(
       key,
       async () => {
-        fresh = await this.decideFresh(caller, body, startedAt);
+        fresh = await this.decideFresh(current, body, startedAt);
         const cachedBody = { ...fresh.body, cache: 'cached' as const };
         return { scoreComputedAtMs: fresh.scoreComputedAtMs, cached: { body: cachedBody, text: JSON.stringify(cachedBody) } };
       },
-      caller.scoreGeneration,
+      current.scoreGeneration,
     );
     return fresh!;
   }
