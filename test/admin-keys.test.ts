@@ -228,3 +228,25 @@ describe('POST /v1/admin/keys', () => {
     expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'one too many' } }), 409, 'too_many_active_keys');
   });
 });
+
+describe('Cache-Control on authenticated answers', () => {
+  test('no-store on every answer that shows a secret once (keys, webhook and OAuth client secrets), on their replays, and on any tenant answer (the score fast path too)', async () => {
+    const t = await h.tenant();
+    const k = t.api_key;
+    const created = await h.call('POST', '/v1/admin/keys', { key: k, body: { name: 'ci' }, headers: { 'idempotency-key': 'nostore-1' } });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('cache-control')).toBe('no-store');
+    const replayed = await h.call('POST', '/v1/admin/keys', { key: k, body: { name: 'ci' }, headers: { 'idempotency-key': 'nostore-1' } });
+    expect([replayed.headers.get('idempotent-replayed'), replayed.headers.get('cache-control')]).toEqual(['true', 'no-store']);
+    const rotated = await h.call('POST', '/v1/admin/keys/rotate', { key: k, body: {} });
+    expect([rotated.status, rotated.headers.get('cache-control')]).toEqual([201, 'no-store']);
+    const hook = await h.call('POST', '/v1/admin/webhooks', { key: k, body: { url: 'https://example.com/hook', enabled_events: ['*'] } });
+    expect([hook.status, hook.headers.get('cache-control')]).toEqual([201, 'no-store']);
+    const client = await h.call('POST', '/v1/admin/oauth-clients', { key: k, body: { name: 'backend' } });
+    expect([client.status, client.headers.get('cache-control')]).toEqual([201, 'no-store']);
+    const score = await h.call('POST', '/v1/score', { key: k, body: { nif: '599000015' } });
+    expect([score.status, score.headers.get('cache-control')]).toEqual([200, 'no-store']);
+    const listed = await h.call('GET', '/v1/admin/keys', { key: k });
+    expect([listed.status, listed.headers.get('cache-control')]).toEqual([200, 'no-store']);
+  });
+});

@@ -93,14 +93,16 @@ describe('POST /v1/basel/capital', () => {
   test('errors: no PD nor NIF, bad values with their paths, a NIF failing its check digit, an unknown company; scope', async () => {
     const none = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ ead_eur: 1 }, { pd: 0.01, ead_eur: 1, nif: '599000032' }] } });
     expect(expectError(none, 422, 'validation_failed').fields).toEqual([
-      { path: 'exposures[0].pd', message: expect.any(String) },
-      { path: 'exposures[1].nif', message: 'fails the NIF check digit' },
+      { path: 'exposures.0.pd', message: expect.any(String) },
+      { path: 'exposures.1.nif', message: 'fails the NIF check digit' },
     ]);
+    // only NIFs failing their check digit: invalid_nif, as on every route with a NIF
+    expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 1 }, { ead_eur: 1, nif: '599000032' }] } }), 422, 'invalid_nif').fields).toEqual([{ path: 'exposures.1.nif', message: 'fails the NIF check digit' }]);
     expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 1, ead_eur: 1 }] } }), 422, 'validation_failed').fields[0].path).toContain('exposures');
     expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 0 }] } }), 422, 'validation_failed');
     expectError(await h.json('POST', '/v1/basel/capital', { key, body: { regime: 'basel4', exposures: [{ pd: 0.01, ead_eur: 1 }] } }), 422, 'validation_failed');
     expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [] } }), 422, 'validation_failed');
-    expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 1 }, { nif: '599000074', ead_eur: 1 }] } }), 404, 'company_not_found').fields[0].path).toBe('exposures[1].nif');
+    expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 1 }, { nif: '599000074', ead_eur: 1 }] } }), 404, 'company_not_found').fields[0].path).toBe('exposures.1.nif');
     const narrow = await h.tenant({ scopes: ['esg'] });
     expectError(await h.json('POST', '/v1/basel/capital', { key: narrow.api_key, body: { exposures: [{ pd: 0.01, ead_eur: 1 }] } }), 403, 'insufficient_scope');
   });

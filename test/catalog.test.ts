@@ -25,6 +25,8 @@ describe('GET /v1/catalog', () => {
     expect(r.body.data.length).toBe(API_CATALOG.length);
     expect(r.body.data.find((e: any) => e.path === '/v1/factoring/operation')).toMatchObject({ method: 'POST', readiness: 'live', served: true });
     expect(r.body.data.find((e: any) => e.path === '/v1/basel/capital')).toMatchObject({ served: true, readiness: expect.stringContaining('roadmap') });
+    // the spec's label, whatever this deployment serves (§4.3: roadmap, fourth quarter 2026)
+    expect(r.body.data.find((e: any) => e.path === '/v1/credit-limit/{buyer_nif}')).toMatchObject({ method: 'GET', served: true, readiness: 'roadmap, fourth quarter 2026' });
     expect(r.body.roadmap_url).toMatch(/\/roadmap$/);
     // a served entry really answers (not 404) at its path
     const doc = (await h.json('GET', '/openapi.json')).body;

@@ -61,12 +61,12 @@ describe('programmes, suppliers, payables', () => {
     const url = `/v1/confirming/anchor/${p.programme_id}/payables`;
     expectError(await h.json('POST', url, { key: t.api_key, body: { payables: [payable('L1', 600_000), payable('L2', 500_000)] } }), 409, 'limit_exceeded');
     const bad = await h.json('POST', url, { key: t.api_key, body: { payables: [{ ...payable('U1', 1), supplier_nif: '599000023' }, payable('U2', 1, '2026-11-20'), payable('U3', 1), payable('U3', 1)] } });
-    expect(expectError(bad, 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['payables[0].supplier_nif', 'payables[1].due_date', 'payables[3].number']);
+    expect(expectError(bad, 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['payables.0.supplier_nif', 'payables.1.due_date', 'payables.3.number']);
     expect((await h.json('GET', url, { key: t.api_key })).body.data).toEqual([]);
     // an invoice held by a factoring operation of the same seller cannot be a payable, and back
     await h.json('POST', '/v1/factoring/operation', { key: t.api_key, body: { seller_nif: SUPPLIER, modality: 'recourse', invoices: [{ number: 'SHARED-1', debtor_nif: ANCHOR, issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 10_000 }] } });
     const clash = await h.json('POST', url, { key: t.api_key, body: { payables: [payable('OK-1', 10_000), payable('SHARED-1', 10_000)] } });
-    expect(expectError(clash, 409, 'invoice_already_assigned').fields).toEqual([{ path: 'payables[1].number', message: expect.stringContaining('fop_') }]);
+    expect(expectError(clash, 409, 'invoice_already_assigned').fields).toEqual([{ path: 'payables.1.number', message: expect.stringContaining('fop_') }]);
     await h.json('POST', url, { key: t.api_key, body: { payables: [payable('CF-1', 10_000)] } });
     expectError(await h.json('POST', '/v1/factoring/operation', { key: t.api_key, body: { seller_nif: SUPPLIER, modality: 'recourse', invoices: [{ number: 'CF-1', debtor_nif: ANCHOR, issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 10_000 }] } }), 409, 'invoice_already_assigned');
     expectError(await h.json('POST', `/v1/confirming/anchor/${p.programme_id}/suppliers`, { key: t.api_key, body: { supplier_nif: SUPPLIER, name: 'x', iban: IBAN } }), 409, 'already_exists');

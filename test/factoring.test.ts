@@ -114,24 +114,26 @@ describe('POST /v1/factoring/operation', () => {
     expect(r.body.debtors[0].name).toBe('Alfa, S.A.');
     const missing = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [{ number: 'E2', erp: { provider: 'demo', customer_reference: 'books' } }, { number: 'NOPE', erp: { provider: 'demo', customer_reference: 'books' } }] }, t.api_key);
     expect(expectError(missing, 422, 'validation_failed').fields).toEqual([
-      { path: 'invoices[0].due_date', message: expect.stringContaining('not in the ERP data') },
-      { path: 'invoices[1].number', message: expect.stringContaining('no invoice NOPE') },
+      { path: 'invoices.0.due_date', message: expect.stringContaining('not in the ERP data') },
+      { path: 'invoices.1.number', message: expect.stringContaining('no invoice NOPE') },
     ]);
   });
 
   test('errors: every problem with its path, the seller\u2019s NIF, an unknown debtor, the body schema', async () => {
     expect(expectError(await create({ seller_nif: '599000032', modality: 'recourse', invoices: [inv('X', TIER_A, 1000)] }), 422, 'invalid_nif').fields[0].path).toBe('seller_nif');
+    // a debtor's NIF failing its check digit, alone: invalid_nif too, at its path
+    expect(expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('X', TIER_A, 1000), inv('Y', '599000032', 1000)] }), 422, 'invalid_nif').fields).toEqual([{ path: 'invoices.1.debtor_nif', message: 'fails the NIF check digit' }]);
     const bad = await create({
       seller_nif: SELLER,
       modality: 'recourse',
       invoices: [inv('A', '599000032', 1000), inv('B', SELLER, 1000), { number: 'C', debtor_nif: TIER_A, issue_date: '2026-11-02', due_date: '2026-11-01', amount_cents: 10 }, inv('D', TIER_A, 10, '2026-11-20'), inv('A', TIER_A, 10), { number: 'F' }],
     });
     expect(expectError(bad, 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual([
-      'invoices[0].debtor_nif', 'invoices[1].debtor_nif', 'invoices[2].due_date', 'invoices[3].due_date', 'invoices[4].number',
-      'invoices[5].debtor_nif', 'invoices[5].issue_date', 'invoices[5].due_date', 'invoices[5].amount_cents',
+      'invoices.0.debtor_nif', 'invoices.1.debtor_nif', 'invoices.2.due_date', 'invoices.3.due_date', 'invoices.4.number',
+      'invoices.5.debtor_nif', 'invoices.5.issue_date', 'invoices.5.due_date', 'invoices.5.amount_cents',
     ]);
     const unknown = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('U1', TIER_A, 1000), inv('U2', '599000074', 1000)] });
-    expect(expectError(unknown, 404, 'company_not_found').fields[0].path).toBe('invoices[1].debtor_nif');
+    expect(expectError(unknown, 404, 'company_not_found').fields[0].path).toBe('invoices.1.debtor_nif');
     expectError(await create({ seller_nif: SELLER, modality: 'maybe', invoices: [inv('M', TIER_A, 1000)] }), 422, 'validation_failed');
     expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [] }), 422, 'validation_failed');
     expect(expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('Fl', TIER_A, 10.5)] }), 422, 'validation_failed').fields[0].path).toContain('amount_cents');
@@ -146,7 +148,7 @@ describe('double assignment, lifecycle, events, audit', () => {
     const first = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('D 1/1', TIER_A, 10_000), inv('D 1/2', TIER_A, 20_000)] });
     const again = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('D 1/9', TIER_A, 5_000), inv('D 1/2', TIER_A, 20_000)] });
     const err = expectError(again, 409, 'invoice_already_assigned');
-    expect(err.fields).toEqual([{ path: 'invoices[1].number', message: expect.stringContaining(first.body.operation_id) }]);
+    expect(err.fields).toEqual([{ path: 'invoices.1.number', message: expect.stringContaining(first.body.operation_id) }]);
     // the same number from another seller is another invoice
     expect((await create({ seller_nif: '599000040', modality: 'recourse', invoices: [inv('D 1/2', TIER_A, 20_000)] })).status).toBe(201);
     expectError(await act(first.body.operation_id, 'cancel'), 422, 'validation_failed');

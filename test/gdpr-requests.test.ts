@@ -125,7 +125,10 @@ describe('POST /v1/gdpr/request', () => {
     const t = await h.tenant();
     const k = t.api_key;
     expect(expectError(await post(k, { type: 'access', subject: { nif: '599000015' } }), 422, 'validation_failed').fields).toEqual([{ path: 'subject.nif', message: expect.stringContaining('natural person') }]);
-    expect(expectError(await post(k, { type: 'access', subject: { nif: '212345673' } }), 422, 'validation_failed').fields[0].path).toBe('subject.nif');
+    // a wrong check digit alone: invalid_nif, as on every route with a NIF
+    expect(expectError(await post(k, { type: 'access', subject: { nif: '212345673' } }), 422, 'invalid_nif').fields).toEqual([{ path: 'subject.nif', message: 'fails the NIF check digit' }]);
+    // with other problems: validation_failed, every one listed
+    expect(expectError(await post(k, { type: 'access', subject: { nif: '212345673' }, corrections: { name: 'B' } }), 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['subject.nif', 'corrections']);
     expect(expectError(await post(k, { type: 'access', subject: {} }), 422, 'validation_failed').fields[0].path).toBe('subject');
     expect(expectError(await post(k, { type: 'access', subject: { name: 'A' }, corrections: { name: 'B' } }), 422, 'validation_failed').fields[0].path).toBe('corrections');
     expect(expectError(await post(k, { type: 'rectification', subject: { name: 'A' } }), 422, 'validation_failed').fields[0].path).toBe('corrections');

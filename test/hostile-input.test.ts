@@ -86,3 +86,45 @@ describe('NUL characters', () => {
     }
   });
 });
+
+describe('a whole number sent as text', () => {
+  test.each([
+    ['/v1/insurance/submit', { buyer_nif: '599000015', requested_limit_cents: '15000000', terms: { payment_terms_days: 60 } }, 'requested_limit_cents'],
+    ['/v1/insurance/submit', { buyer_nif: '599000015', requested_limit_cents: '10', terms: { payment_terms_days: 60 } }, 'requested_limit_cents'],
+    ['/v1/decision', { nif: '599000015', context: { operation_type: 'factoring', amount_eur: 1000, expected_term_days: '30' } }, 'context.expected_term_days'],
+    ['/v1/confirming/anchor', { anchor_nif: '599000015', limit_cents: '10', payment_terms_days: 90 }, 'limit_cents'],
+  ] as const)('%s %j → 422 on that field (a JSON number is expected, as for every number)', async (path, body, field) => {
+    const b = expectError(await h.json('POST', path, { key, body }), 422, 'validation_failed');
+    expect(b.fields).toEqual([{ path: field, message: 'Expected integer' }]);
+  });
+
+  test('PATCH credit policy: margin_bps "85" is refused, not stored', async () => {
+    const t = await h.tenant();
+    const before = (await h.json('GET', '/v1/admin/credit-policy', { key: t.api_key })).body;
+    const b = expectError(await h.json('PATCH', '/v1/admin/credit-policy', { key: t.api_key, body: { margin_bps: '85' } }), 422, 'validation_failed');
+    expect(b.fields).toEqual([{ path: 'margin_bps', message: 'Expected integer' }]);
+    expect((await h.json('GET', '/v1/admin/credit-policy', { key: t.api_key })).body).toEqual(before);
+  });
+});
+
+describe('a list field given text, an object or a number', () => {
+  test.each([
+    ['/v1/kyc/verify', { nif: '599000015', representatives: 'Ana' }, 'representatives'],
+    ['/v1/kyc/verify', { nif: '599000015', representatives: { name: 'Ana', role: 'manager' } }, 'representatives'],
+    ['/v1/kyc/verify', { nif: '599000015', representatives: 5 }, 'representatives'],
+    ['/v1/score/batch', { items: '599000015' }, 'items'],
+    ['/v1/reconcile', { transactions: 'none', invoices: [] }, 'transactions'],
+    ['/v1/admin/oauth-clients', { name: 'x', scopes: 'score' }, 'scopes'],
+  ] as const)('%s %j → 422 "Expected array" on the field itself, not one error per character', async (path, body, field) => {
+    const b = expectError(await h.json('POST', path, { key, body }), 422, 'validation_failed');
+    expect(b.fields).toContainEqual({ path: field, message: 'Expected array' });
+    expect(b.fields.filter((f: any) => f.path.startsWith(`${field}.`))).toEqual([]);
+  });
+});
+
+describe('a NIF in the path failing its check digit', () => {
+  test('GET /v1/credit-limit/{buyer_nif}: invalid_nif at path.buyer_nif, as a malformed one is named', async () => {
+    expect(expectError(await h.json('GET', '/v1/credit-limit/599000016', { key }), 422, 'invalid_nif').fields).toEqual([{ path: 'path.buyer_nif', message: 'not a valid NIF' }]);
+    expect(expectError(await h.json('GET', '/v1/credit-limit/59900001', { key }), 422, 'validation_failed').fields[0].path).toBe('path.buyer_nif');
+  });
+});

@@ -105,7 +105,7 @@ describe('POST /v1/notice/cession', () => {
     expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: given({ payment: { iban: 'PT50000201231234567890155' } }) }), 422, 'invalid_iban').fields[0].path).toBe('payment.iban');
     const badNif = given();
     badNif.parties.debtor.nif = '599000024';
-    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: badNif }), 422, 'validation_failed').fields[0].path).toBe('parties.debtor.nif');
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: badNif }), 422, 'invalid_nif').fields).toEqual([{ path: 'parties.debtor.nif', message: 'fails the NIF check digit' }]);
     const missing = await h.json('POST', '/v1/notice/cession', { key, body: { parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } });
     expect(expectError(missing, 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['parties.assignor', 'parties.debtor', 'invoices']);
     expectError(await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: 'fop_00000000-0000-7000-8000-000000000000', parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } }), 404, 'resource_not_found');

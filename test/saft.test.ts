@@ -202,11 +202,11 @@ describe('multipart uploads', () => {
 
   test('errors: no file part, an unknown or bad field, a bad key field, a file above SAFT_MAX_BYTES, no boundary', async () => {
     const noFile = await send(await multipart([['public_key', pem]]));
-    expect(expectError(noFile, 422, 'validation_failed').fields).toEqual([{ path: 'body.file', message: expect.stringContaining('file part') }]);
+    expect(expectError(noFile, 422, 'validation_failed').fields).toEqual([{ path: 'file', message: expect.stringContaining('file part') }]);
     const xml = new Blob(['<x/>'], { type: 'application/xml' });
-    expect(expectError(await send(await multipart([['colour', 'red'], ['file', xml, 'x.xml']])), 422, 'validation_failed').fields[0].path).toBe('body.colour');
-    expect(expectError(await send(await multipart([['import', 'yes'], ['file', xml, 'x.xml']])), 422, 'validation_failed').fields[0].path).toBe('body.import');
-    expect(expectError(await send(await multipart([['public_key', 'not a key!'], ['file', xml, 'x.xml']])), 422, 'validation_failed').fields[0].path).toBe('body.public_key');
+    expect(expectError(await send(await multipart([['colour', 'red'], ['file', xml, 'x.xml']])), 422, 'validation_failed').fields[0].path).toBe('colour');
+    expect(expectError(await send(await multipart([['import', 'yes'], ['file', xml, 'x.xml']])), 422, 'validation_failed').fields[0].path).toBe('import');
+    expect(expectError(await send(await multipart([['public_key', 'not a key!'], ['file', xml, 'x.xml']])), 422, 'validation_failed').fields[0].path).toBe('public_key');
     const big = new Blob([`<?xml version="1.0"?><x>${'y'.repeat(250_000)}</x>`], { type: 'application/xml' });
     expectError(await send(await multipart([['file', big, 'big.xml']])), 413, 'payload_too_large');
     expect(expectError(await h.json('POST', '/v1/saft/parse', { key, rawBody: 'x' as never, headers: { 'content-type': 'multipart/form-data' } }), 422, 'validation_failed').fields[0].path).toBe('(body)');

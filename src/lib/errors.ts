@@ -88,6 +88,24 @@ export class ApiError extends Error {
   }
 }
 
+/** The message of a field that fails the NIF check digit: what nifProblems counts as such. */
+export const NIF_CHECK_DIGIT_FAILS = 'fails the NIF check digit';
+
+/**
+ * Every problem of a request at once (422): invalid_nif when each one is a NIF failing its check
+ * digit, as a route with a single NIF answers it; otherwise validation_failed, listing them all.
+ */
+export function fieldProblems(fields: FieldError[], message?: string): ApiError {
+  if (fields.every((f) => f.message === NIF_CHECK_DIGIT_FAILS)) return new ApiError('invalid_nif', fields.length === 1 ? `${fields[0]!.path} fails the NIF (mod-11) check digit.` : 'NIFs fail the mod-11 check digit; see fields.', { fields });
+  return validationError(fields, message);
+}
+
+/** The same error with a field's path renamed: a check shared by routes that name the field otherwise. */
+export function withFieldPath(err: unknown, from: string, to: string): unknown {
+  if (!(err instanceof ApiError) || !err.extra.fields?.some((f) => f.path === from)) return err;
+  return new ApiError(err.code, err.message, { ...err.extra, fields: err.extra.fields.map((f) => (f.path === from ? { ...f, path: to } : f)) });
+}
+
 export const validationError = (fields: FieldError[], message = 'The request is invalid.') =>
   new ApiError('validation_failed', message, { fields });
 

@@ -43,7 +43,7 @@ export function readMultipartFile(request: Request, fileField = 'file'): Promise
     }
     const fields: Record<string, string> = {};
     busboy.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
-      if (valueTruncated) return fail(validationError([{ path: `body.${name}`, message: `a form field may hold at most ${FIELD_LIMIT_BYTES} bytes` }]));
+      if (valueTruncated) return fail(validationError([{ path: name, message: `a form field may hold at most ${FIELD_LIMIT_BYTES} bytes` }]));
       fields[name] = value;
     });
     busboy.on('file', (name: string, file: Readable, filename: string | undefined, _encoding: string, mimeType: string | undefined) => {
@@ -62,7 +62,7 @@ export function readMultipartFile(request: Request, fileField = 'file'): Promise
     busboy.on('partsLimit', () => fail(validationError([{ path: '(body)', message: `at most ${FIELDS_MAX} fields and one file` }])));
     busboy.on('fieldsLimit', () => fail(validationError([{ path: '(body)', message: `at most ${FIELDS_MAX} fields and one file` }])));
     busboy.on('error', (err: Error) => fail(new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: err.message.slice(0, 200) }] })));
-    busboy.on('finish', () => fail(validationError([{ path: `body.${fileField}`, message: `a file part named "${fileField}" is required` }])));
+    busboy.on('finish', () => fail(validationError([{ path: fileField, message: `a file part named "${fileField}" is required` }])));
     const source = request.body ? Readable.fromWeb(request.body as never) : Readable.from([]);
     source.on('error', (err) => {
       fail(err);

@@ -1,4 +1,4 @@
-import { FormatRegistry } from '@sinclair/typebox';
+import { FormatRegistry, Type, type IntegerOptions } from '@sinclair/typebox';
 import { t } from 'elysia';
 // loaded first for its side effect: see the formats registered below
 import '@elysiajs/openapi';
@@ -44,6 +44,13 @@ export const Uuid = t.String({ format: 'uuid' });
 export const Nif = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits, the last being its mod-11 check digit (a NIF that fails it is 422 invalid_nif)', examples: ['599000015'] });
 export const CustomerReference = t.String({ maxLength: 128, description: 'Your own reference, echoed back (max 128 characters)' });
 export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/**
+ * A whole number in a JSON body or answer: a JSON number only. Elysia's t.Integer also takes a
+ * numeric string ("10"), and when that string fails the check its error names no field; it stays
+ * for query and path parameters, which arrive as text.
+ */
+export const Int = (options?: IntegerOptions) => Type.Integer(options);
 
 /** cursor pagination: ?limit=&cursor= → {data, next_cursor} */
 export const PageQuery = {

@@ -265,6 +265,8 @@ export function authed(ctx: AppContext, scope: Scope | null) {
       const refused = refusal(admittedKey, scope);
       if (refused) throw refused;
       ctx.keyTouches.add(key.id, { keyId: key.id, at: now });
+      // a tenant's own data, and on some routes a secret shown once: never kept by a cache on the way
+      set.headers['cache-control'] = 'no-store';
       const auth: AuthContext = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, tenant, key, requestId: state.id, scoreGeneration };
       return { auth };
     })

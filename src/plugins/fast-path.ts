@@ -89,6 +89,7 @@ export function jsonFastPath<B, R extends object>(ctx: AppContext, route: FastRo
       if (refused) throw refused;
       const { key, tenant } = admitted;
       ctx.keyTouches.add(key.id, { keyId: key.id, at: now });
+      headers['cache-control'] = 'no-store'; // as the authed plugin sets it
       const lang = localised({ headers }, langOf({ 'accept-language': h.get('accept-language') ?? undefined }));
       const caller: FastCaller = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, requestId: state.id, scoreGeneration: admitted.scoreGeneration };
       let result = route.answer(caller, body, lang);
@@ -98,7 +99,7 @@ export function jsonFastPath<B, R extends object>(ctx: AppContext, route: FastRo
       await turnEnd(); // handed over with the rest of the turn's answers (lib/turn-end.ts)
       // the headers as one new object (Bun copies that into the response's headers faster than
       // the record grown a property at a time while admitting)
-      return new Response(json, { status, headers: { 'content-type': JSON_UTF8, 'x-request-id': state.id, ...rate, 'content-language': headers['content-language'] as string, vary: 'Accept-Language' } });
+      return new Response(json, { status, headers: { 'content-type': JSON_UTF8, 'x-request-id': state.id, ...rate, 'content-language': headers['content-language'] as string, vary: 'Accept-Language', 'cache-control': 'no-store' } });
     } catch (error) {
       const err = error instanceof ApiError ? error : unexpectedError(ctx, request, error);
       status = err.status;

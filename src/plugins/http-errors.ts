@@ -1,6 +1,7 @@
 import { dependencyDown } from '../lib/dependency-down';
 import { assertNoCoercionTraps, jsonTooDeep, tooDeepError } from '../lib/json-guard';
 import { Elysia } from 'elysia';
+import { ValueErrorType } from '@sinclair/typebox/errors';
 import { ApiError, errorBody, isJsonObject, JSON_UTF8, notAnObject, validationError, type FieldError } from '../lib/errors';
 import type { AppContext } from '../context';
 import { requestState } from './request-state';
@@ -247,7 +248,9 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       assertNoCoercionTraps(text, value);
       // every body of this API is a JSON object; the guard refuses others once the route's own
       // checks had their say (GDPR erase answers confirmation_required to anything else)
-      if (!isJsonObject(value)) requestState(request).nonObjectBody = true;
+      const state = requestState(request);
+      if (!isJsonObject(value)) state.nonObjectBody = true;
+      else state.parsedBody = value;
       return value;
     })
     .onError({ as: 'global' }, async ({ code, error, request, set, path, server }) => {
@@ -298,7 +301,23 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
 interface ValidationLike {
   type: string;
   all: { path: string; message: string; summary?: string; schema?: Record<string, unknown>; value?: unknown }[];
-  validator?: { minimum?: number; maximum?: number; type?: string };
+  validator?: { minimum?: number; maximum?: number; type?: string; Errors?: (value: unknown) => Iterable<ValidationLike['all'][number] & { type: number }> };
+}
+
+/**
+ * Elysia's normalisation runs before validation and can mangle a value of the wrong kind: a string
+ * where an array of objects is expected became one empty object per character, and the errors
+ * then named every character's fields. Errors on the body as parsed that sit above such errors
+ * (the field that is not an array) replace them; unknown fields are still ignored (stripped).
+ */
+function unmangled(error: ValidationLike, request: Request): ValidationLike['all'] {
+  const all = error.all ?? [];
+  const original = requestState(request).parsedBody;
+  if (error.type !== 'body' || original === undefined || typeof error.validator?.Errors !== 'function') return all;
+  const above: ValidationLike['all'] = [];
+  for (const e of error.validator.Errors(original)) if (e.type !== ValueErrorType.ObjectAdditionalProperties && all.some((a) => a.path.startsWith(`${e.path}/`))) above.push(e);
+  if (!above.length) return all;
+  return [...above, ...all.filter((a) => !above.some((e) => a.path.startsWith(`${e.path}/`)))];
 }
 
 const FORMAT_MESSAGES: Record<string, string> = {
@@ -351,7 +370,7 @@ function fromValidation(error: ValidationLike, request: Request): ApiError {
   const where = error.type === 'query' ? 'query.' : error.type === 'params' ? 'path.' : error.type === 'headers' ? 'header.' : '';
   const seen = new Set<string>();
   const fields: FieldError[] = [];
-  for (const e of error.all ?? []) {
+  for (const e of unmangled(error, request)) {
     const path = where + (e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)');
     if (seen.has(path)) continue; // first (most specific) message per path
     seen.add(path);

@@ -14,6 +14,8 @@ export interface RequestState {
   bodyText?: string | null;
   /** the JSON body was valid but not an object (refused by the guard after route transforms) */
   nonObjectBody?: boolean;
+  /** the JSON body as parsed, before Elysia's normalisation (validation errors are named on it) */
+  parsedBody?: unknown;
 }
 
 // kept on the Request itself under a private symbol: a WeakMap entry per request costs the

@@ -1,6 +1,6 @@
 import { t } from 'elysia';
 import { Type } from '@sinclair/typebox';
-import { DateTime, NullableDateTime, Uuid } from '../../lib/schemas';
+import { DateTime, NullableDateTime, Uuid, Int } from '../../lib/schemas';
 import { SCOPES } from '../tenants/service';
 
 export const AdminKey = t.Object(
@@ -10,7 +10,7 @@ export const AdminKey = t.Object(
     env: t.Union([t.Literal('sandbox'), t.Literal('live')]),
     key_prefix: t.String({ description: 'Leading characters of the key only' }),
     scopes: t.Array(t.String()),
-    rate_limit_per_minute: t.Optional(t.Union([t.Integer(), t.Null()])),
+    rate_limit_per_minute: t.Optional(t.Union([Int(), t.Null()])),
     last_used_at: t.Optional(NullableDateTime),
     revoked_at: t.Optional(NullableDateTime),
     expires_at: t.Optional(NullableDateTime),
@@ -34,7 +34,7 @@ export const RotateResponse = t.Object({
   api_key_id: t.String({ format: 'uuid' }),
   rotated_from: t.String({ format: 'uuid' }),
   old_expires_at: t.String({ format: 'date-time' }),
-  grace_days: t.Integer(),
+  grace_days: Int(),
   warning: t.String(),
 });
 export const RevokeRequest = t.Object({
@@ -58,8 +58,8 @@ export const UsageResponse = t.Object({
     t.Object({
       day: t.Optional(t.String({ format: 'date' })),
       meter: t.String(),
-      quantity: t.Integer(),
-      billable_quantity: t.Integer(),
+      quantity: Int(),
+      billable_quantity: Int(),
       amount_cents: t.Number({ description: 'Euro cents; 0 for sandbox usage' }),
     }),
   ),
@@ -78,7 +78,7 @@ export const CreateKeyResponse = t.Object({
   name: t.String(),
   env: t.Union([t.Literal('sandbox'), t.Literal('live')]),
   scopes: t.Array(t.String()),
-  rate_limit_per_minute: t.Union([t.Integer(), t.Null()]),
+  rate_limit_per_minute: t.Union([Int(), t.Null()]),
   expires_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
   created_at: t.String({ format: 'date-time' }),
   warning: t.String(),

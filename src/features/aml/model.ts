@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { CustomerReference, DateTime } from '../../lib/schemas';
+import { CustomerReference, DateTime, Int } from '../../lib/schemas';
 
 export const ScreenRequest = t.Object({
   name: t.String({ minLength: 1, maxLength: 300, description: 'The name to screen (a person or an organisation)' }),
@@ -40,7 +40,7 @@ export const ScreenResponse = t.Object({
   screening_id: t.String(),
   status: t.Union([t.Literal('clear'), t.Literal('potential_match'), t.Literal('match')], { description: 'match: a score ≥ 0.97; potential_match: ≥ min_score; clear: none' }),
   matches: t.Array(ScreenMatch),
-  lists: t.Array(t.Object({ name: t.String(), generated_at: DateTime, loaded_at: DateTime, entries: t.Integer() })),
+  lists: t.Array(t.Object({ name: t.String(), generated_at: DateTime, loaded_at: DateTime, entries: Int() })),
   query: t.Object({ name: t.String(), type: t.String(), birth_date: t.Union([t.String(), t.Null()]), country: t.Union([t.String(), t.Null()]), nif: t.Union([t.String(), t.Null()]), min_score: t.Number() }),
   monitor: t.Boolean(),
   screened_at: DateTime,

@@ -3,11 +3,12 @@ import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
 import { AuditTrail } from './service';
+import { Int } from '../../lib/schemas';
 
 export { AuditTrail, canonicalJson, entryHash, verifyChain, GENESIS_HASH, type AuditActor, type AuditEntryView } from './service';
 
 export const AuditEntry = t.Object({
-  seq: t.Integer({ minimum: 1 }),
+  seq: Int({ minimum: 1 }),
   type: t.String({ description: 'operation.created, decision.recorded, operation.approved, operation.funded, document.generated, …' }),
   created_at: t.String({ format: 'date-time' }),
   api_key_id: t.Union([t.String(), t.Null()], { description: 'The key that caused it (null for the service\u2019s own jobs)' }),
@@ -20,7 +21,7 @@ export const AuditTrailResponse = t.Object({
   subject_id: t.String(),
   entries: t.Array(AuditEntry),
   verified: t.Boolean({ description: 'true when every entry\u2019s hash and link were recomputed and hold' }),
-  broken_at_seq: t.Union([t.Integer(), t.Null()], { description: 'the first entry that does not hold, when verified is false' }),
+  broken_at_seq: t.Union([Int(), t.Null()], { description: 'the first entry that does not hold, when verified is false' }),
   head_hash: t.String({ description: 'the last entry\u2019s hash: keep it to detect a later rewrite of the whole chain' }),
 });
 

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { Nif } from '../../lib/schemas';
+import { Nif, Int } from '../../lib/schemas';
 
 const Regime = t.Union([t.Literal('crr2'), t.Literal('crr3')], { description: 'crr3 (Regulation (EU) 2024/1623, in force from 2025-01-01) by default; crr2 for comparison' });
 const Approach = t.Union([t.Literal('irb_foundation'), t.Literal('standardised')]);
@@ -27,7 +27,7 @@ export const CapitalRequest = t.Object({
 
 const Nullable = <S extends Parameters<typeof t.Union>[0][number]>(s: S) => t.Union([s, t.Null()]);
 export const CapitalLine = t.Object({
-  index: t.Integer(),
+  index: Int(),
   id: Nullable(t.String()),
   nif: Nullable(t.String()),
   approach: Approach,
@@ -65,7 +65,7 @@ export const CapitalResponse = t.Object({
     supporting_factor: t.Object({ threshold_eur: t.Number(), up_to: t.Number(), above: t.Number() }),
   }),
   lines: t.Array(CapitalLine),
-  totals: t.Object({ exposures: t.Integer(), ead_eur: t.Number(), rwa_eur: t.Number(), capital_eur: t.Number(), expected_loss_eur: t.Number(), average_risk_weight: t.Number({ description: 'total RWA / total EAD' }) }),
+  totals: t.Object({ exposures: Int(), ead_eur: t.Number(), rwa_eur: t.Number(), capital_eur: t.Number(), expected_loss_eur: t.Number(), average_risk_weight: t.Number({ description: 'total RWA / total EAD' }) }),
   algorithm_version: t.String(),
   computed_at: t.String({ format: 'date-time' }),
 });

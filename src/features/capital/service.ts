@@ -1,4 +1,4 @@
-import { ApiError, validationError, type FieldError } from '../../lib/errors';
+import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import type { ScoreCaller, ScoreService } from '../score/service';
 import type { UsageMeter } from '../usage/service';
@@ -20,10 +20,10 @@ export class CapitalService {
     const p = REGIMES[regime];
     const errors: FieldError[] = [];
     body.exposures.forEach((e, i) => {
-      if (e.pd === undefined && e.nif === undefined) errors.push({ path: `exposures[${i}].pd`, message: 'give pd, or nif to read it from the scoring engine' });
-      if (e.nif !== undefined && !isValidNif(e.nif)) errors.push({ path: `exposures[${i}].nif`, message: 'fails the NIF check digit' });
+      if (e.pd === undefined && e.nif === undefined) errors.push({ path: `exposures.${i}.pd`, message: 'give pd, or nif to read it from the scoring engine' });
+      if (e.nif !== undefined && !isValidNif(e.nif)) errors.push({ path: `exposures.${i}.nif`, message: NIF_CHECK_DIGIT_FAILS });
     });
-    if (errors.length) throw validationError(errors);
+    if (errors.length) throw fieldProblems(errors);
 
     // one score per distinct NIF (cached for 24 h like any score)
     const byNif = new Map<string, { pd: number; turnover: number | null; version: string }>();
@@ -33,7 +33,7 @@ export class CapitalService {
         const { result, facts } = await this.scores.scoreWithFacts(caller, e.nif);
         byNif.set(e.nif, { pd: facts.pd_scale, turnover: facts.revenue_eur, version: result.algorithm_version });
       } catch (err) {
-        if (err instanceof ApiError) throw new ApiError(err.code, `exposures[${i}] (${e.nif}): ${err.message}`, { fields: [{ path: `exposures[${i}].nif`, message: err.message }] });
+        if (err instanceof ApiError) throw new ApiError(err.code, `exposures[${i}] (${e.nif}): ${err.message}`, { fields: [{ path: `exposures.${i}.nif`, message: err.message }] });
         throw err;
       }
     }

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { Nif, Page } from '../../lib/schemas';
+import { Nif, Page, Int } from '../../lib/schemas';
 
 const Text = (max: number, description?: string) => t.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) });
 const IsoDate = t.String({ format: 'date' });
@@ -8,8 +8,8 @@ const Nullable = <S extends Parameters<typeof t.Union>[0][number]>(s: S) => t.Un
 export const ProgrammeRequest = t.Object({
   anchor_nif: Nif,
   anchor_name: t.Optional(Text(200)),
-  limit_cents: t.Integer({ minimum: 100_000, maximum: 1e13, description: 'The programme limit: payables in use (approved, accepted, funded) never exceed it' }),
-  payment_terms_days: t.Integer({ minimum: 1, maximum: 360, description: 'The anchor\u2019s payment terms to its suppliers' }),
+  limit_cents: Int({ minimum: 100_000, maximum: 1e13, description: 'The programme limit: payables in use (approved, accepted, funded) never exceed it' }),
+  payment_terms_days: Int({ minimum: 1, maximum: 360, description: 'The anchor\u2019s payment terms to its suppliers' }),
   frame_ancestors: t.Optional(t.Array(t.String({ pattern: '^https://[A-Za-z0-9.-]+(:[0-9]+)?$', description: 'an https origin' }), { maxItems: 10, description: 'Origins allowed to embed the supplier portal in an iframe (none: it cannot be embedded)' })),
 });
 export const ProgrammeView = t.Object({
@@ -17,12 +17,12 @@ export const ProgrammeView = t.Object({
   anchor_nif: t.String(),
   anchor_name: Nullable(t.String()),
   status: t.Literal('active'),
-  limit_cents: t.Integer(),
-  used_cents: t.Integer(),
-  available_cents: t.Integer(),
-  payment_terms_days: t.Integer(),
-  base_rate_bps: t.Integer(),
-  funding_spread_bps: t.Integer({ description: 'From the anchor\u2019s credit decision (operation_type confirming)' }),
+  limit_cents: Int(),
+  used_cents: Int(),
+  available_cents: Int(),
+  payment_terms_days: Int(),
+  base_rate_bps: Int(),
+  funding_spread_bps: Int({ description: 'From the anchor\u2019s credit decision (operation_type confirming)' }),
   decision_id: t.String(),
   frame_ancestors: t.Array(t.String()),
   created_at: t.String({ format: 'date-time' }),
@@ -30,13 +30,13 @@ export const ProgrammeView = t.Object({
 export const SupplierRequest = t.Object({ supplier_nif: Nif, name: Text(200), iban: t.String({ minLength: 15, maxLength: 42 }), email: t.Optional(t.String({ format: 'email', maxLength: 254 })) });
 export const SupplierView = t.Object({ supplier_nif: t.String(), name: t.String(), iban: t.String(), email: Nullable(t.String()), created_at: t.String({ format: 'date-time' }) });
 export const PayablesRequest = t.Object({
-  payables: t.Array(t.Object({ supplier_nif: Nif, number: Text(60), atcud: t.Optional(Text(100)), issue_date: IsoDate, due_date: IsoDate, amount_cents: t.Integer({ minimum: 1, maximum: 1e13 }) }), { minItems: 1, maxItems: 500 }),
+  payables: t.Array(t.Object({ supplier_nif: Nif, number: Text(60), atcud: t.Optional(Text(100)), issue_date: IsoDate, due_date: IsoDate, amount_cents: Int({ minimum: 1, maximum: 1e13 }) }), { minItems: 1, maxItems: 500 }),
 });
 const Offer = t.Object({
-  rate_bps: t.Integer({ description: 'Base rate + the programme\u2019s funding spread, annual' }),
-  days: t.Integer({ description: 'From computed_on to the due date' }),
-  discount_cents: t.Integer({ description: 'amount \u00d7 rate \u00d7 days / 360' }),
-  net_cents: t.Integer({ description: 'What the supplier receives if it takes early payment' }),
+  rate_bps: Int({ description: 'Base rate + the programme\u2019s funding spread, annual' }),
+  days: Int({ description: 'From computed_on to the due date' }),
+  discount_cents: Int({ description: 'amount \u00d7 rate \u00d7 days / 360' }),
+  net_cents: Int({ description: 'What the supplier receives if it takes early payment' }),
   computed_on: t.String({ format: 'date' }),
 });
 export const PayableView = t.Object({
@@ -47,7 +47,7 @@ export const PayableView = t.Object({
   atcud: Nullable(t.String()),
   issue_date: t.String(),
   due_date: t.String(),
-  amount_cents: t.Integer(),
+  amount_cents: Int(),
   status: t.Union([t.Literal('approved'), t.Literal('accepted'), t.Literal('funded'), t.Literal('settled'), t.Literal('defaulted'), t.Literal('cancelled')]),
   offer: Nullable(Offer),
   accepted_offer: Nullable(Offer),

@@ -189,11 +189,11 @@ export class ConfirmingService {
     const errors: FieldError[] = [];
     const seen = new Set<string>();
     body.payables.forEach((p, i) => {
-      if (!onboarded.has(p.supplier_nif)) errors.push({ path: `payables[${i}].supplier_nif`, message: 'is not a supplier of this programme (POST …/suppliers first)' });
-      if (p.due_date < p.issue_date) errors.push({ path: `payables[${i}].due_date`, message: 'is before the issue date' });
-      else if (p.due_date <= today) errors.push({ path: `payables[${i}].due_date`, message: 'has passed or is today: nothing to pay early' });
+      if (!onboarded.has(p.supplier_nif)) errors.push({ path: `payables.${i}.supplier_nif`, message: 'is not a supplier of this programme (POST …/suppliers first)' });
+      if (p.due_date < p.issue_date) errors.push({ path: `payables.${i}.due_date`, message: 'is before the issue date' });
+      else if (p.due_date <= today) errors.push({ path: `payables.${i}.due_date`, message: 'has passed or is today: nothing to pay early' });
       const k = `${p.supplier_nif}|${p.number}`;
-      if (seen.has(k)) errors.push({ path: `payables[${i}].number`, message: 'repeats an earlier payable of the same supplier' });
+      if (seen.has(k)) errors.push({ path: `payables.${i}.number`, message: 'repeats an earlier payable of the same supplier' });
       seen.add(k);
     });
     if (errors.length) throw validationError(errors, 'Some payables cannot be uploaded; see fields.');
@@ -226,7 +226,7 @@ export class ConfirmingService {
       const existing = await tx.select({ supplier: cp.supplierNif, number: cp.number, id: cp.id, status: cp.status }).from(cp).where(and(eq(cp.programmeId, programmeId), inArray(cp.number, rows.map((r) => r.number))));
       const clash = rows.flatMap((r, i) => {
         const e = existing.find((x) => x.supplier === r.supplierNif && x.number === r.number);
-        return e ? [{ path: `payables[${i}].number`, message: `${r.number} is already payable ${e.id} (${e.status}) of this programme` }] : [];
+        return e ? [{ path: `payables.${i}.number`, message: `${r.number} is already payable ${e.id} (${e.status}) of this programme` }] : [];
       });
       if (clash.length) throw new ApiError('already_exists', `${clash.length} payable(s) are already in this programme; nothing was uploaded.`, { fields: clash });
       const keys = rows.map((r) => `${r.supplierNif}|${r.number}`);
@@ -234,7 +234,7 @@ export class ConfirmingService {
       if (taken.length) {
         const held = new Map(taken.map((x) => [x.key!, x.holder]));
         throw new ApiError('invoice_already_assigned', `${taken.length} invoice(s) are already assigned in a live operation or programme (Civil Code art. 584); nothing was uploaded.`, {
-          fields: rows.flatMap((r, i) => (held.has(`${r.supplierNif}|${r.number}`) ? [{ path: `payables[${i}].number`, message: `${r.number} is held by ${held.get(`${r.supplierNif}|${r.number}`)}` }] : [])),
+          fields: rows.flatMap((r, i) => (held.has(`${r.supplierNif}|${r.number}`) ? [{ path: `payables.${i}.number`, message: `${r.number} is held by ${held.get(`${r.supplierNif}|${r.number}`)}` }] : [])),
         });
       }
       const out = await tx.insert(this.t.confirmingPayables).values(rows).returning();

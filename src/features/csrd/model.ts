@@ -1,10 +1,10 @@
 import { t, type Static } from 'elysia';
 import { Value } from '@sinclair/typebox/value';
-import { DateTime, Nif } from '../../lib/schemas';
+import { DateTime, Nif, Int } from '../../lib/schemas';
 import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
 import { Recommendation } from '../esg/model';
 
-const Sdg = t.Integer({ minimum: 1, maximum: 17 });
+const Sdg = Int({ minimum: 1, maximum: 17 });
 const Pillar = t.Union([t.Literal('E'), t.Literal('S'), t.Literal('G')]);
 const Language = t.Union([t.Literal('pt-PT'), t.Literal('en')], { description: 'Language of the report (labels, texts, number format). Default: Accept-Language when it names pt or en, else pt-PT.' });
 const DateOnly = t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'A calendar date, YYYY-MM-DD', examples: ['2026-01-01'] });
@@ -22,7 +22,7 @@ export const CompanyDetails = t.Object(
     country: t.Optional(t.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 code of the country of primary operations', examples: ['PT'] })),
     turnover_eur: t.Optional(t.Number({ minimum: 0, maximum: 1e12, description: 'Turnover in euros (B1); with the intensities it also gives total energy (B3) and water withdrawal (B6)' })),
     balance_sheet_eur: t.Optional(t.Number({ minimum: 0, maximum: 1e12, description: 'Balance sheet total in euros (B1)' })),
-    employees: t.Optional(t.Integer({ minimum: 0, maximum: 10_000_000, description: 'Number of employees, headcount (B1)' })),
+    employees: t.Optional(Int({ minimum: 0, maximum: 10_000_000, description: 'Number of employees, headcount (B1)' })),
   },
   { description: 'Optional details for the cover and B1, as the caller states them (not checked against a registry).' },
 );
@@ -71,12 +71,12 @@ export const CsrdReport = t.Object({
   sector: t.String({ examples: ['C25'] }),
   company: CompanyDetails,
   scores: t.Object({
-    overall: t.Integer({ minimum: 0, maximum: 100 }),
-    environmental: t.Integer({ minimum: 0, maximum: 100 }),
-    social: t.Integer({ minimum: 0, maximum: 100 }),
-    governance: t.Integer({ minimum: 0, maximum: 100 }),
+    overall: Int({ minimum: 0, maximum: 100 }),
+    environmental: Int({ minimum: 0, maximum: 100 }),
+    social: Int({ minimum: 0, maximum: 100 }),
+    governance: Int({ minimum: 0, maximum: 100 }),
     tier: t.Union([t.Literal('leader'), t.Literal('advancer'), t.Literal('developing'), t.Literal('starter'), t.Literal('lagging')]),
-    vsme_alignment: t.Integer({ minimum: 0, maximum: 27 }),
+    vsme_alignment: Int({ minimum: 0, maximum: 27 }),
     weights: t.Object({ E: t.Number(), S: t.Number(), G: t.Number() }, { description: 'Pillar weights of the sector (fractions)' }),
     algorithm_version: t.String(),
     assessed_at: DateTime,

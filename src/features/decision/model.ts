@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { CustomerReference, DateTime, Nif, Page } from '../../lib/schemas';
+import { CustomerReference, DateTime, Nif, Page, Int } from '../../lib/schemas';
 import { MODALITIES, NOTCHES, OPERATION_TYPES, TERM_BUCKETS } from './policy';
 
 // written out (not mapped from the lists) so the static types stay literal; checked against the lists below
@@ -18,7 +18,7 @@ export const DecisionRequest = t.Object({
   context: t.Object({
     operation_type: OperationTypeSchema,
     amount_eur: t.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'The exposure asked for, in euros' }),
-    expected_term_days: t.Integer({ minimum: 1, maximum: 720, description: 'Expected term of the exposure, in days' }),
+    expected_term_days: Int({ minimum: 1, maximum: 720, description: 'Expected term of the exposure, in days' }),
     insurance_submission_id: t.Optional(t.String({ pattern: '^ins_[0-9a-f-]{36}$', description: 'A credit-insurance submission on this NIF (POST /v1/insurance/submit): with full or partial cover the modality is with_insurance and the limit at least the insured amount' })),
   }),
   customer_reference: t.Optional(CustomerReference),
@@ -36,27 +36,27 @@ export const Signal = t.Object({
 export const DecisionResponse = t.Object({
   decision_id: t.String({ examples: ['dec_01936c1e-8a2f-7b3c-9d4e-5f60718293a4'] }),
   nif: t.String(),
-  score: t.Integer({ minimum: 0, maximum: 100, description: 'The 0–1000 credit score divided by 10, rounded' }),
+  score: Int({ minimum: 0, maximum: 100, description: 'The 0–1000 credit score divided by 10, rounded' }),
   tier: NotchSchema,
   pd_estimate: t.Number({ minimum: 0, maximum: 1, description: '12-month PD the tier is read from (the score\'s PD, or its indicative PD when the data cannot support one)' }),
   breakdown: t.Object({
-    financial: t.Integer({ minimum: 0, maximum: 100 }),
-    behavioral: t.Integer({ minimum: 0, maximum: 100 }),
-    esg: t.Union([t.Integer({ minimum: 0, maximum: 100 }), t.Null()], { description: 'Overall score of the tenant\'s latest ESG assessment of this NIF; null without one' }),
+    financial: Int({ minimum: 0, maximum: 100 }),
+    behavioral: Int({ minimum: 0, maximum: 100 }),
+    esg: t.Union([Int({ minimum: 0, maximum: 100 }), t.Null()], { description: 'Overall score of the tenant\'s latest ESG assessment of this NIF; null without one' }),
   }),
   recommendation: t.Object({
     approved: t.Boolean(),
     limit_eur: t.Number({ minimum: 0 }),
-    suggested_spread_bps: t.Integer({ minimum: 0, description: 'Annual spread over the base rate (GET /v1/index/spreads)' }),
+    suggested_spread_bps: Int({ minimum: 0, description: 'Annual spread over the base rate (GET /v1/index/spreads)' }),
     modality: ModalitySchema,
     basis: t.Array(t.String(), { description: 'How the limit and the approval were reached, step by step' }),
   }),
   signals: t.Array(Signal),
   data_freshness: DateTime,
-  esg: t.Union([t.Object({ e: t.Integer(), s: t.Integer(), g: t.Integer() }), t.Null()]),
+  esg: t.Union([t.Object({ e: Int(), s: Int(), g: Int() }), t.Null()]),
   latency_ms: t.Number({ minimum: 0 }),
   erp_source: t.Union([t.String(), t.Null()], { description: 'The ERP provider whose synced books fed the decision, or null' }),
-  context: t.Object({ operation_type: OperationTypeSchema, amount_eur: t.Number(), expected_term_days: t.Integer(), insurance_submission_id: t.Optional(t.String()) }),
+  context: t.Object({ operation_type: OperationTypeSchema, amount_eur: t.Number(), expected_term_days: Int(), insurance_submission_id: t.Optional(t.String()) }),
   algorithm_version: t.String({ examples: ['decision-1.0.0+score-1.1.0'] }),
   synthetic: t.Boolean(),
   computed_at: DateTime,
@@ -102,7 +102,7 @@ export const CreditLimitResponse = t.Object({
   currency: t.Literal('EUR'),
   tier: NotchSchema,
   pd_estimate: t.Number({ minimum: 0, maximum: 1 }),
-  term_days: t.Integer(),
+  term_days: Int(),
   basis: t.Array(t.String()),
   erp_source: t.Union([t.String(), t.Null()]),
   valid_until: DateTime,
@@ -118,7 +118,7 @@ export const SpreadsQuery = t.Object({
 export const SpreadsResponse = t.Object({
   as_of: DateTime,
   base_rate: t.Object({ name: t.String(), value_pct: t.Number(), as_of: t.String({ format: 'date' }) }),
-  spreads: t.Array(t.Object({ tier: NotchSchema, term_days: t.Integer(), modality: ModalitySchema, spread_bps: t.Integer(), all_in_rate_pct: t.Number() })),
+  spreads: t.Array(t.Object({ tier: NotchSchema, term_days: Int(), modality: ModalitySchema, spread_bps: Int(), all_in_rate_pct: t.Number() })),
   methodology: t.String(),
   methodology_url: t.String(),
 });
@@ -127,7 +127,7 @@ export const PolicyResponse = t.Object({
   min_tier: NotchSchema,
   max_amount_eur: t.Number(),
   lgd: t.Object(Object.fromEntries(MODALITIES.map((m) => [m, t.Number({ minimum: 0, maximum: 1 })])) as Record<(typeof MODALITIES)[number], ReturnType<typeof t.Number>>),
-  margin_bps: t.Integer(),
+  margin_bps: Int(),
   is_default: t.Boolean({ description: 'true while the tenant has not changed the documented defaults in this environment' }),
   updated_at: t.Union([DateTime, t.Null()]),
 });
@@ -136,7 +136,7 @@ export const PolicyPatch = t.Object(
     min_tier: t.Optional(NotchSchema),
     max_amount_eur: t.Optional(t.Number({ minimum: 1000, maximum: 1e12 })),
     lgd: t.Optional(t.Partial(t.Object(Object.fromEntries(MODALITIES.map((m) => [m, t.Number({ minimum: 0, maximum: 1 })])) as Record<(typeof MODALITIES)[number], ReturnType<typeof t.Number>>), { additionalProperties: false })),
-    margin_bps: t.Optional(t.Integer({ minimum: 0, maximum: 5000 })),
+    margin_bps: t.Optional(Int({ minimum: 0, maximum: 5000 })),
   },
   { additionalProperties: false },
 );
@@ -151,7 +151,7 @@ export const SectorRiskResponse = t.Object({
   risk_level: t.Union([t.Literal('low'), t.Literal('moderate'), t.Literal('elevated'), t.Literal('high')]),
   default_rate_pct: t.Number(),
   overdue_rate_pct: t.Number(),
-  companies_scored: t.Integer({ minimum: 0, description: 'Companies this tenant scored in this environment whose sector is the NACE section of this code' }),
+  companies_scored: Int({ minimum: 0, description: 'Companies this tenant scored in this environment whose sector is the NACE section of this code' }),
   sources: t.Array(t.String()),
 });
 

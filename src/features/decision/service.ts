@@ -1,6 +1,6 @@
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
-import { ApiError } from '../../lib/errors';
+import { ApiError, withFieldPath } from '../../lib/errors';
 import { GroupCommit } from '../../lib/group-commit';
 import { ReadCache } from '../../lib/read-cache';
 import { pageOf } from '../../lib/schemas';
@@ -254,7 +254,9 @@ export class DecisionService {
   }
 
   async creditLimit(caller: ScoreCaller, buyerNif: string, termDays: number, refresh: 'cached_ok' | 'force_refresh') {
-    const { result, facts } = await this.scores.scoreWithFacts(caller, buyerNif, refresh);
+    const { result, facts } = await this.scores.scoreWithFacts(caller, buyerNif, refresh).catch((err) => {
+      throw withFieldPath(err, 'nif', 'path.buyer_nif'); // the NIF is the path's parameter here
+    });
     const policy = (await this.policy(caller)).policy;
     const limit = creditLimit({ pd: facts.pd_scale, revenue_eur: facts.revenue_eur, equity_eur: facts.equity_eur, adverse: facts.adverse }, termDays, policy);
     if (facts.erp?.buyer?.sufficient) {

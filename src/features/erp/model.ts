@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { DateTime, NullableDateTime, Page, PageQuery, Uuid } from '../../lib/schemas';
+import { DateTime, NullableDateTime, Page, PageQuery, Uuid, Int } from '../../lib/schemas';
 
 /** §2.5 provider enum; `demo` is accepted too and is sandbox-only (422 provider_not_available with live keys). */
 export const ERP_PROVIDERS = ['toconline', 'primavera', 'phc', 'sage', 'moloni', 'invoicexpress'] as const;
@@ -49,7 +49,7 @@ export const ErpSyncRequest = t.Object({
 export const ErpSyncResponse = t.Object({
   run_id: Uuid,
   status: t.Union([t.Literal('queued'), t.Literal('running')], { description: 'running when an identical sync was already in progress and this request joined it' }),
-  estimated_duration_seconds: t.Union([t.Integer({ minimum: 0 }), t.Null()], {
+  estimated_duration_seconds: t.Union([Int({ minimum: 0 }), t.Null()], {
     description: "median duration of this tenant's earlier succeeded runs for the provider; null without history",
   }),
   webhook_will_fire: t.Boolean({ description: "true when an active webhook endpoint of this environment subscribes to erp.sync.completed (or '*')" }),
@@ -64,9 +64,9 @@ export const SyncRun = t.Object({
   mode: t.Union([t.Literal('incremental'), t.Literal('full')]),
   since: NullableDateTime,
   status: RunStatus,
-  attempts: t.Integer({ minimum: 0, description: 'times a worker claimed the run (a stalled run is retried up to 3 times)' }),
-  invoices_count: t.Integer({ minimum: 0 }),
-  transactions_count: t.Integer({ minimum: 0 }),
+  attempts: Int({ minimum: 0, description: 'times a worker claimed the run (a stalled run is retried up to 3 times)' }),
+  invoices_count: Int({ minimum: 0 }),
+  transactions_count: Int({ minimum: 0 }),
   error_code: t.Union([t.String(), t.Null()], { description: 'relink_required, erp_not_connected, upstream_unavailable, upstream_rejected, stalled, internal_error' }),
   error_message: t.Union([t.String(), t.Null()]),
   created_at: DateTime,
@@ -127,10 +127,10 @@ export const Invoice = t.Object({
   customer_nif: t.Union([t.String(), t.Null()]),
   customer_name: t.Union([t.String(), t.Null()]),
   currency: t.String(),
-  net_total_cents: t.Integer(),
-  tax_total_cents: t.Integer(),
-  gross_total_cents: t.Integer(),
-  vat_breakdown: t.Array(t.Object({ rate: t.Number(), base_cents: t.Integer(), tax_cents: t.Integer() })),
+  net_total_cents: Int(),
+  tax_total_cents: Int(),
+  gross_total_cents: Int(),
+  vat_breakdown: t.Array(t.Object({ rate: t.Number(), base_cents: Int(), tax_cents: Int() })),
   status: t.String({ description: 'N normal, A annulled' }),
   references: t.Array(t.String()),
   updated_at: DateTime,
@@ -144,7 +144,7 @@ export const Transaction = t.Object({
   customer_reference: t.String(),
   provider_transaction_id: t.String(),
   booking_date: t.String({ format: 'date' }),
-  amount_cents: t.Integer({ description: 'positive = money in, negative = money out' }),
+  amount_cents: Int({ description: 'positive = money in, negative = money out' }),
   currency: t.String(),
   description: t.Union([t.String(), t.Null()]),
   counterparty_name: t.Union([t.String(), t.Null()]),

@@ -1,12 +1,12 @@
 import { t } from 'elysia';
 import { Value } from '@sinclair/typebox/value';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { CustomerReference, DateTime, Nif } from '../../lib/schemas';
+import { CustomerReference, DateTime, Nif, Int } from '../../lib/schemas';
 import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
 import { answersSchema, isValidSector, SECTOR_PATTERN, validateAnswers } from './questionnaire';
 import { ESG_EXAMPLES } from './examples';
 
-const Sdg = t.Integer({ minimum: 1, maximum: 17 });
+const Sdg = Int({ minimum: 1, maximum: 17 });
 
 /** The documented request: `answers` is generated from the questionnaire table. */
 export const EsgRequest = t.Object({
@@ -44,7 +44,7 @@ export function validateEsgBody(body: unknown): FieldError[] {
 export const Recommendation = t.Object({
   id: t.String(),
   pillar: t.Union([t.Literal('E'), t.Literal('S'), t.Literal('G')]),
-  priority: t.Integer({ minimum: 1 }),
+  priority: Int({ minimum: 1 }),
   title: t.String(),
   body: t.String(),
   effort: t.Union([t.Literal('low'), t.Literal('medium'), t.Literal('high')]),
@@ -55,12 +55,12 @@ export const Recommendation = t.Object({
 
 export const EsgResponse = t.Object({
   assessment_id: t.String({ format: 'uuid', description: 'The stored assessment: POST /v1/csrd/report builds a VSME report from it' }),
-  overall: t.Integer({ minimum: 0, maximum: 100 }),
+  overall: Int({ minimum: 0, maximum: 100 }),
   tier: t.Union([t.Literal('leader'), t.Literal('advancer'), t.Literal('developing'), t.Literal('starter'), t.Literal('lagging')]),
-  environmental: t.Integer({ minimum: 0, maximum: 100 }),
-  social: t.Integer({ minimum: 0, maximum: 100 }),
-  governance: t.Integer({ minimum: 0, maximum: 100 }),
-  vsme_alignment: t.Integer({ minimum: 0, maximum: 27 }),
+  environmental: Int({ minimum: 0, maximum: 100 }),
+  social: Int({ minimum: 0, maximum: 100 }),
+  governance: Int({ minimum: 0, maximum: 100 }),
+  vsme_alignment: Int({ minimum: 0, maximum: 27 }),
   aligned_sdgs: t.Array(Sdg),
   recommendations: t.Array(Recommendation),
   algorithm_version: t.String({ examples: ['esg-1.0.0'] }),

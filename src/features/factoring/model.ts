@@ -1,8 +1,8 @@
 import { t } from 'elysia';
-import { CustomerReference, Nif, Page } from '../../lib/schemas';
+import { CustomerReference, Nif, Page, Int } from '../../lib/schemas';
 
 const IsoDate = t.String({ format: 'date', description: 'YYYY-MM-DD' });
-const Cents = (description: string) => t.Integer({ minimum: 0, maximum: 1e13, description });
+const Cents = (description: string) => Int({ minimum: 0, maximum: 1e13, description });
 const Text = (max: number, description?: string) => t.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) });
 const Nullable = <S extends Parameters<typeof t.Union>[0][number]>(s: S) => t.Union([s, t.Null()]);
 
@@ -27,7 +27,7 @@ export const OperationInvoiceInput = t.Object(
     atcud: t.Optional(Text(100)),
     issue_date: t.Optional(IsoDate),
     due_date: t.Optional(IsoDate),
-    amount_cents: t.Optional(t.Integer({ minimum: 1, maximum: 1e13, description: 'The amount assigned, in euro cents' })),
+    amount_cents: t.Optional(Int({ minimum: 1, maximum: 1e13, description: 'The amount assigned, in euro cents' })),
   },
   { description: 'An invoice given in full (debtor_nif, issue_date, due_date, amount_cents), or by reference to ERP data (erp + number)' },
 );
@@ -37,7 +37,7 @@ export const CreateOperationRequest = t.Object({
   seller_name: t.Optional(Text(200)),
   seller_address: t.Optional(Text(300)),
   modality: ModalitySchema,
-  advance_rate_bps: t.Optional(t.Integer({ minimum: 1000, maximum: 10000, description: 'Share of the face value advanced at funding, in basis points (default 9000 with recourse, 8000 without)' })),
+  advance_rate_bps: t.Optional(Int({ minimum: 1000, maximum: 10000, description: 'Share of the face value advanced at funding, in basis points (default 9000 with recourse, 8000 without)' })),
   contract_reference: t.Optional(Text(100, 'The factoring contract (DL 171/95 art. 7: in writing)')),
   invoices: t.Array(OperationInvoiceInput, { minItems: 1, maxItems: 200 }),
   auto_approve: t.Optional(t.Boolean({ default: true, description: 'Approve at once when every debtor\u2019s decision approves within its limit (else the operation waits in submitted for the back office)' })),
@@ -48,16 +48,16 @@ const DebtorView = t.Object({
   nif: t.String(),
   name: Nullable(t.String()),
   address: Nullable(t.String()),
-  invoices_count: t.Integer(),
-  face_cents: t.Integer(),
-  share_of_operation_bps: t.Integer({ description: 'This debtor\u2019s share of the operation\u2019s face value' }),
-  other_exposure_cents: t.Integer({ description: 'The debtor\u2019s invoices in the tenant\u2019s other live operations' }),
+  invoices_count: Int(),
+  face_cents: Int(),
+  share_of_operation_bps: Int({ description: 'This debtor\u2019s share of the operation\u2019s face value' }),
+  other_exposure_cents: Int({ description: 'The debtor\u2019s invoices in the tenant\u2019s other live operations' }),
   decision: t.Object({
     decision_id: t.String(),
     approved: t.Boolean(),
     tier: t.String(),
-    limit_cents: t.Integer(),
-    spread_bps: t.Integer(),
+    limit_cents: Int(),
+    spread_bps: Int(),
     algorithm_version: t.String(),
   }),
   within_limit: t.Boolean({ description: 'face_cents + other_exposure_cents \u2264 the decision\u2019s limit (the concentration limit)' }),
@@ -69,25 +69,25 @@ const InvoiceView = t.Object({
   debtor_nif: t.String(),
   issue_date: t.String(),
   due_date: t.String(),
-  amount_cents: t.Integer(),
+  amount_cents: Int(),
   source: t.String({ description: 'request, or erp:<provider>' }),
-  days_to_due: t.Integer(),
-  advance_cents: t.Integer(),
-  discount_fee_cents: t.Integer(),
+  days_to_due: Int(),
+  advance_cents: Int(),
+  discount_fee_cents: Int(),
 });
 
 export const PricingView = t.Object({
   priced_at: t.String({ format: 'date', description: 'The date the days to due date run from (creation; funding reprices from its own date)' }),
   day_count: t.Literal('actual/360'),
-  face_cents: t.Integer(),
-  advance_rate_bps: t.Integer(),
-  advance_cents: t.Integer(),
-  base_rate: t.Object({ name: t.String(), bps: t.Integer(), as_of: t.String() }),
-  discount_fee_cents: t.Integer({ description: 'Interest on each invoice\u2019s advance at base rate + its debtor\u2019s spread, for its days to due date' }),
-  service_fee_bps: t.Integer(),
-  service_fee_cents: t.Integer({ description: 'Commission on the face value (collection and, without recourse, the credit-risk cover)' }),
-  net_to_seller_cents: t.Integer({ description: 'Paid to the seller at funding: advance \u2212 discount fee \u2212 service fee' }),
-  reserve_cents: t.Integer({ description: 'Face \u2212 advance: held until the debtors pay' }),
+  face_cents: Int(),
+  advance_rate_bps: Int(),
+  advance_cents: Int(),
+  base_rate: t.Object({ name: t.String(), bps: Int(), as_of: t.String() }),
+  discount_fee_cents: Int({ description: 'Interest on each invoice\u2019s advance at base rate + its debtor\u2019s spread, for its days to due date' }),
+  service_fee_bps: Int(),
+  service_fee_cents: Int({ description: 'Commission on the face value (collection and, without recourse, the credit-risk cover)' }),
+  net_to_seller_cents: Int({ description: 'Paid to the seller at funding: advance \u2212 discount fee \u2212 service fee' }),
+  reserve_cents: Int({ description: 'Face \u2212 advance: held until the debtors pay' }),
 });
 
 export const OperationResponse = t.Object({
@@ -106,12 +106,12 @@ export const OperationResponse = t.Object({
   settlement: Nullable(
     t.Object({
       settled_at: t.String({ format: 'date-time' }),
-      collected_cents: t.Integer(),
-      reserve_released_cents: t.Integer({ description: 'Paid to the seller at settlement: collected \u2212 advance \u2212 fees, not below 0' }),
-      shortfall_cents: t.Integer({ description: 'What the debtors did not pay of the face value' }),
+      collected_cents: Int(),
+      reserve_released_cents: Int({ description: 'Paid to the seller at settlement: collected \u2212 advance \u2212 fees, not below 0' }),
+      shortfall_cents: Int({ description: 'What the debtors did not pay of the face value' }),
     }),
   ),
-  default: Nullable(t.Object({ flagged_at: t.String({ format: 'date-time' }), days_past_due: t.Integer(), outstanding_cents: t.Integer(), automatic: t.Boolean() })),
+  default: Nullable(t.Object({ flagged_at: t.String({ format: 'date-time' }), days_past_due: Int(), outstanding_cents: Int(), automatic: t.Boolean() })),
   reason: Nullable(t.String({ description: 'The reason given with the last reject, cancel or default' })),
   allowed_actions: t.Array(ActionSchema),
   history: t.Array(t.Object({ status: StatusSchema, at: t.String({ format: 'date-time' }), reason: Nullable(t.String()) })),
@@ -124,7 +124,7 @@ export const TransitionParams = t.Object({ id: t.String({ pattern: '^fop_[0-9a-f
 export const TransitionBody = t.Optional(
   t.Object({
     reason: t.Optional(Text(500, 'Why (kept in the operation and its audit trail); required to reject, cancel or default')),
-    collected_cents: t.Optional(t.Integer({ minimum: 0, maximum: 1e13, description: 'settle: what the debtors paid (default: the face value)' })),
+    collected_cents: t.Optional(Int({ minimum: 0, maximum: 1e13, description: 'settle: what the debtors paid (default: the face value)' })),
   }),
 );
 export const OperationList = Page(OperationResponse);

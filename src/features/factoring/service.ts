@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, isNotNull, lt } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { ApiError, validationError, type FieldError } from '../../lib/errors';
+import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
@@ -104,7 +104,7 @@ export class FactoringService {
     const seen = new Map<string, number>();
     const inv = this.t.invoices;
     for (const [index, given] of body.invoices.entries()) {
-      const at = (field: string) => `invoices[${index}].${field}`;
+      const at = (field: string) => `invoices.${index}.${field}`;
       let r: Partial<ResolvedInvoice> & { number: string } = { number: given.number, source: 'request' };
       if (given.erp) {
         const [row] = await this.ctx.database.db
@@ -143,7 +143,7 @@ export class FactoringService {
       for (const field of ['debtor_nif', 'issue_date', 'due_date', 'amount_cents'] as const)
         if (r[field] === undefined || r[field] === null) errors.push({ path: at(field), message: given.erp ? 'not in the ERP data: give it in the request' : 'is required (or give erp to read the invoice from ERP data)' });
       if (errors.length > before) continue;
-      if (!isValidNif(r.debtor_nif!)) errors.push({ path: at('debtor_nif'), message: 'fails the NIF check digit' });
+      if (!isValidNif(r.debtor_nif!)) errors.push({ path: at('debtor_nif'), message: NIF_CHECK_DIGIT_FAILS });
       if (r.debtor_nif === body.seller_nif) errors.push({ path: at('debtor_nif'), message: 'is the seller: a company cannot be its own debtor' });
       if (!(r.amount_cents! > 0)) errors.push({ path: at('amount_cents'), message: 'must be above 0' });
       if (r.issue_date! > today) errors.push({ path: at('issue_date'), message: 'is in the future' });
@@ -154,7 +154,7 @@ export class FactoringService {
       seen.set(key, index);
       out.push({ ...(r as ResolvedInvoice), index, atcud: r.atcud ?? null, debtor_name: r.debtor_name ?? null, debtor_address: r.debtor_address ?? null });
     }
-    if (errors.length) throw validationError(errors, 'Some invoices cannot be assigned; see fields.');
+    if (errors.length) throw fieldProblems(errors, 'Some invoices cannot be assigned; see fields.');
     return out;
   }
 
@@ -195,7 +195,7 @@ export class FactoringService {
       try {
         decision = (await this.decisions.decide(caller, { nif, context: { operation_type: 'factoring', amount_eur: debtorFace / 100, expected_term_days: Math.min(720, term) } }, performance.now())).body;
       } catch (err) {
-        if (err instanceof ApiError) throw new ApiError(err.code, `Debtor ${nif}: ${err.message}`, { fields: [{ path: `invoices[${list[0]!.index}].debtor_nif`, message: err.message }] });
+        if (err instanceof ApiError) throw new ApiError(err.code, `Debtor ${nif}: ${err.message}`, { fields: [{ path: `invoices.${list[0]!.index}.debtor_nif`, message: err.message }] });
         throw err;
       }
       const other = await this.otherExposure(this.ctx.database.db, caller, nif);
@@ -309,7 +309,7 @@ export class FactoringService {
       if (err instanceof ApiError) throw err;
       if (isUniqueViolation(err))
         throw new ApiError('invoice_already_assigned', `An invoice of seller ${issuerNif} was assigned by another operation at the same time; nothing was stored.`, {
-          fields: invoices.map((i) => ({ path: `invoices[${i.index}].number`, message: 'may be assigned in another live operation' })),
+          fields: invoices.map((i) => ({ path: `invoices.${i.index}.number`, message: 'may be assigned in another live operation' })),
         });
       throw err;
     }
@@ -325,7 +325,7 @@ export class FactoringService {
     if (taken.length) {
       const holders = new Map(taken.map((r) => [r.key!, r.holder]));
       throw new ApiError('invoice_already_assigned', `${taken.length} invoice(s) are already assigned in a live operation or programme (the first notified assignment prevails, Civil Code art. 584); nothing was stored.`, {
-        fields: invoices.filter((i) => holders.has(`${issuerNif}|${i.number}`)).map((i) => ({ path: `invoices[${i.index}].number`, message: `${i.number} is held by ${holders.get(`${issuerNif}|${i.number}`)}` })),
+        fields: invoices.filter((i) => holders.has(`${issuerNif}|${i.number}`)).map((i) => ({ path: `invoices.${i.index}.number`, message: `${i.number} is held by ${holders.get(`${issuerNif}|${i.number}`)}` })),
       });
     }
     const now = this.now();

@@ -6,27 +6,28 @@ import { apiDoc } from '../../lib/api-doc';
 import { ApiError } from '../../lib/errors';
 import { balanceOn, forecast, type ForecastInvoice, type ForecastTransaction } from './engine';
 import { forecastPng, forecastSvg } from './chart';
+import { Int } from '../../lib/schemas';
 
-const Cents = t.Integer({ minimum: -1e13, maximum: 1e13 });
+const Cents = Int({ minimum: -1e13, maximum: 1e13 });
 export const ForecastRequest = t.Object({
   source: t.Object({ provider: t.String({ minLength: 1, maxLength: 32, description: 'An ERP provider, or saft for an imported SAF-T file' }), customer_reference: t.String({ minLength: 1, maxLength: 128 }) }, { description: 'The company\u2019s books the tenant holds' }),
   as_of: t.Optional(t.String({ format: 'date', description: 'The forecast date (default today); data after it is ignored' })),
-  weeks: t.Optional(t.Integer({ minimum: 1, maximum: 26, default: 13 })),
+  weeks: t.Optional(Int({ minimum: 1, maximum: 26, default: 13 })),
   opening_balance_cents: t.Optional(t.Object({ amount: Cents }, { description: 'The bank balance at as_of when you know it (else derived from the movements)' })),
-  payables: t.Optional(t.Array(t.Object({ due_date: t.String({ format: 'date' }), amount_cents: t.Integer({ minimum: 1, maximum: 1e13 }), counterparty: t.Optional(t.String({ maxLength: 200 })) }), { maxItems: 5000, description: 'Known outflows: supplier invoices, tax instalments…' })),
+  payables: t.Optional(t.Array(t.Object({ due_date: t.String({ format: 'date' }), amount_cents: Int({ minimum: 1, maximum: 1e13 }), counterparty: t.Optional(t.String({ maxLength: 200 })) }), { maxItems: 5000, description: 'Known outflows: supplier invoices, tax instalments…' })),
 });
 const Week = t.Object({
-  week: t.Integer(), start: t.String(), end: t.String(), receipts_p50_cents: t.Integer(), payments_cents: t.Integer(),
-  balance_p10_cents: t.Integer(), balance_p50_cents: t.Integer(), balance_p90_cents: t.Integer(), at_risk: t.Boolean({ description: 'p10 or p50 below zero' }),
+  week: Int(), start: t.String(), end: t.String(), receipts_p50_cents: Int(), payments_cents: Int(),
+  balance_p10_cents: Int(), balance_p50_cents: Int(), balance_p90_cents: Int(), at_risk: t.Boolean({ description: 'p10 or p50 below zero' }),
 });
 export const ForecastResponse = t.Object({
   as_of: t.String(),
   currency: t.Literal('EUR'),
   source: t.String(),
-  opening_balance_cents: t.Integer(),
+  opening_balance_cents: Int(),
   opening_balance_source: t.Union([t.Literal('given'), t.Literal('movements')], { description: 'given in the request, or the sum of the bank movements up to as_of' }),
   weeks: t.Array(Week),
-  weeks_at_risk: t.Array(t.Integer()),
+  weeks_at_risk: t.Array(Int()),
   assumptions: t.Record(t.String(), t.Unknown(), { description: 'open receivables, delays (the portfolio\u2019s and how many customers have their own), recurring outflows detected, payables, draws' }),
   algorithm_version: t.String(),
 });

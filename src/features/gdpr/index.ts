@@ -131,7 +131,7 @@ export function subjectRequestRoutes(ctx: AppContext, service = new SubjectReque
         detail: doc(
           'A data subject’s request (access, erasure, rectification, restriction) over the tenant’s data in this environment',
           'createSubjectRequest',
-          [],
+          ['invalid_nif'],
           'A natural person exercises a GDPR right through the tenant. Answered 202 received, with due_at one month after requested_at (art. 12(3)); a job searches the tenant’s data for the person (NIF, name, e-mail: invoices, bank transactions, AML screenings, KYC verifications, scores and decisions of a sole trader’s NIF, assignments, insurance) and carries it out: access builds a bundle (GET …/bundle), erasure redacts what no law requires to keep and lists what is kept and why (AML records 7 years, tax records), rectification corrects the name or e-mail where it is not evidence; a restriction is recorded and completed by the tenant. Event gdpr.request.completed. docs/gdpr.md §6.',
           {
             access: { summary: 'Access by NIF and name', value: { type: 'access', subject: { nif: '212345672', name: 'Ana Rita Costa' }, requested_at: '2026-11-20T09:30:00Z' } },

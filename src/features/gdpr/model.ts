@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { DateTime, Uuid } from '../../lib/schemas';
+import { DateTime, Uuid, Int } from '../../lib/schemas';
 
 /** The only accepted value of `confirmation` on POST /v1/admin/gdpr/erase (spec §4.2.9). */
 export const ERASE_CONFIRMATION = 'ERASE-MY-DATA';
@@ -55,7 +55,7 @@ export const ExportManifest = t.Object(
     tenant_id: Uuid,
     environments: t.Array(t.Union([t.Literal('sandbox'), t.Literal('live')]), { description: "The environment exported: the calling key's (sandbox or live). Rows of the other environment are not in the bundle." }),
     categories: t.Array(t.String(), { description: 'The keys of the bundle after manifest, in the order they are streamed.' }),
-    counts: t.Record(t.String(), t.Integer({ minimum: 0 }), {
+    counts: t.Record(t.String(), Int({ minimum: 0 }), {
       description: 'Rows per category (tenant: 1). Counted before streaming; each array holds exactly this many rows (at most this many under concurrent deletes, see end_of_export).',
     }),
     omitted: t.Array(
@@ -66,7 +66,7 @@ export const ExportManifest = t.Object(
       }),
       { description: 'Columns and whole categories deliberately left out of the bundle, with the reason.' },
     ),
-    page_size: t.Integer({ description: 'Rows read per database page while streaming.' }),
+    page_size: Int({ description: 'Rows read per database page while streaming.' }),
   },
   { $id: '#/components/schemas/GdprExportManifest' },
 );
@@ -105,7 +105,7 @@ export const ExportBundle = t.Object(
     end_of_export: t.Object(
       {
         complete: t.Literal(true),
-        streamed_counts: t.Record(t.String(), t.Integer({ minimum: 0 })),
+        streamed_counts: t.Record(t.String(), Int({ minimum: 0 })),
         matches_manifest: t.Boolean({ description: 'false only when rows were deleted while the export streamed' }),
       },
       { description: 'Trailer written last: its presence proves the document is complete.' },
@@ -135,12 +135,12 @@ export const RetainedUnderLegalBasis = t.Object(
   {
     law: t.String({ examples: ['Lei n.º 83/2017, art. 51.º'] }),
     gdpr_basis: t.String({ examples: ['GDPR art. 17(3)(b) and art. 6(1)(c)'] }),
-    years: t.Integer({ examples: [7] }),
+    years: Int({ examples: [7] }),
     retain_until: DateTime,
     categories: t.Array(t.String(), { description: 'Categories kept (anonymised) until retain_until, then purged.' }),
-    retained_counts: t.Record(t.String(), t.Integer({ minimum: 0 }), { description: 'Rows kept per retained category.' }),
+    retained_counts: t.Record(t.String(), Int({ minimum: 0 }), { description: 'Rows kept per retained category.' }),
     deleted_categories: t.Array(t.String(), { description: 'Categories no law requires: deleted now.' }),
-    deleted_counts: t.Record(t.String(), t.Integer({ minimum: 0 }), { description: 'Rows deleted per deleted category.' }),
+    deleted_counts: t.Record(t.String(), Int({ minimum: 0 }), { description: 'Rows deleted per deleted category.' }),
     anonymised: t.Array(t.String(), { description: 'What was anonymised in the retained rows (category.column → treatment).' }),
   },
   { $id: '#/components/schemas/RetainedUnderLegalBasis' },
@@ -149,9 +149,9 @@ export const RetainedUnderLegalBasis = t.Object(
 export const EraseResponse = t.Object({
   erased: t.Literal(true),
   tenant_status: t.Literal('terminated'),
-  redacted_api_keys: t.Integer({ minimum: 0, description: 'Keys revoked and renamed (all keys of the tenant, both environments)' }),
-  redacted_usage_rows: t.Integer({ minimum: 0, description: 'Usage records kept under retention (request_ids removed)' }),
-  redacted_audit_rows: t.Integer({ minimum: 0, description: 'Audit records whose details were cleared (not counting the gdpr.erased record)' }),
+  redacted_api_keys: Int({ minimum: 0, description: 'Keys revoked and renamed (all keys of the tenant, both environments)' }),
+  redacted_usage_rows: Int({ minimum: 0, description: 'Usage records kept under retention (request_ids removed)' }),
+  redacted_audit_rows: Int({ minimum: 0, description: 'Audit records whose details were cleared (not counting the gdpr.erased record)' }),
   retained_under_legal_basis: RetainedUnderLegalBasis,
   completed_at: DateTime,
 });
@@ -193,9 +193,9 @@ export const SubjectRequestView = t.Object({
   requested_at: DateTime,
   due_at: t.String({ format: 'date-time', description: 'One month after requested_at (GDPR art. 12(3))' }),
   overdue: t.Boolean(),
-  found: t.Union([t.Record(t.String(), t.Integer()), t.Null()], { description: 'Rows about the person, per category, once searched' }),
-  actions: t.Array(t.Object({ category: t.String(), action: t.String(), count: t.Integer() })),
-  retained: t.Array(t.Object({ category: t.String(), count: t.Integer(), reason: t.String(), retain_until: t.Union([t.String(), t.Null()]) }), { description: 'What is kept, and why (legal holds)' }),
+  found: t.Union([t.Record(t.String(), Int()), t.Null()], { description: 'Rows about the person, per category, once searched' }),
+  actions: t.Array(t.Object({ category: t.String(), action: t.String(), count: Int() })),
+  retained: t.Array(t.Object({ category: t.String(), count: Int(), reason: t.String(), retain_until: t.Union([t.String(), t.Null()]) }), { description: 'What is kept, and why (legal holds)' }),
   bundle_url: t.Union([t.String(), t.Null()], { description: 'access: where the person\u2019s data is, once completed' }),
   reason: t.Union([t.String(), t.Null()]),
   created_at: DateTime,

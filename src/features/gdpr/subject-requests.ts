@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import type { Db } from '../../db/client';
-import { ApiError, validationError, type FieldError } from '../../lib/errors';
+import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { Env } from '../tenants/service';
@@ -77,7 +77,7 @@ export class SubjectRequests {
     const errors: FieldError[] = [];
     if (!s.nif && !s.name && !s.email) errors.push({ path: 'subject', message: 'give at least one identifier: nif, name or email' });
     if (s.nif !== undefined) {
-      if (!isValidNif(s.nif)) errors.push({ path: 'subject.nif', message: 'fails the NIF check digit' });
+      if (!isValidNif(s.nif)) errors.push({ path: 'subject.nif', message: NIF_CHECK_DIGIT_FAILS });
       else if (!isPersonNif(s.nif)) errors.push({ path: 'subject.nif', message: 'is not a natural person\u2019s NIF (prefixes 1, 2, 3, 45): a company is not a data subject' });
     }
     if (s.name !== undefined && !normName(s.name)) errors.push({ path: 'subject.name', message: 'must contain letters' });
@@ -85,7 +85,7 @@ export class SubjectRequests {
       errors.push({ path: 'corrections', message: 'rectification needs the corrected name or email' });
     if (body.type !== 'rectification' && body.corrections !== undefined) errors.push({ path: 'corrections', message: 'applies to rectification only' });
     if (body.type === 'rectification' && body.corrections?.name && !s.name && !s.nif) errors.push({ path: 'subject.name', message: 'give the name (or NIF) the records hold now' });
-    if (errors.length) throw validationError(errors);
+    if (errors.length) throw fieldProblems(errors);
   }
 
   async create(caller: DsrCaller, body: { type: DsrType; subject: Subject; requested_at?: string; corrections?: { name?: string; email?: string }; note?: string }) {

@@ -1,13 +1,13 @@
 import { t } from 'elysia';
-import { CustomerReference, Nif, Page } from '../../lib/schemas';
+import { CustomerReference, Nif, Page, Int } from '../../lib/schemas';
 
 export const SubmitRequest = t.Object({
   buyer_nif: Nif,
   seller_nif: t.Optional(Nif),
-  requested_limit_cents: t.Integer({ minimum: 100_000, maximum: 1e13, description: 'The credit limit asked on the buyer, euro cents (at least €1,000)' }),
+  requested_limit_cents: Int({ minimum: 100_000, maximum: 1e13, description: 'The credit limit asked on the buyer, euro cents (at least €1,000)' }),
   currency: t.Optional(t.Literal('EUR', { default: 'EUR' })),
   terms: t.Object({
-    payment_terms_days: t.Integer({ minimum: 1, maximum: 365 }),
+    payment_terms_days: Int({ minimum: 1, maximum: 365 }),
     operation_type: t.Optional(t.Union([t.Literal('factoring'), t.Literal('confirming'), t.Literal('trade_credit')], { default: 'trade_credit' })),
   }),
   customer_reference: t.Optional(CustomerReference),
@@ -19,10 +19,10 @@ export const Submission = t.Object({
   buyer_nif: t.String(),
   seller_nif: t.Union([t.String(), t.Null()]),
   status: Status,
-  requested_limit_cents: t.Integer(),
-  granted_limit_cents: t.Union([t.Integer(), t.Null()]),
+  requested_limit_cents: Int(),
+  granted_limit_cents: t.Union([Int(), t.Null()]),
   currency: t.Literal('EUR'),
-  terms: t.Object({ payment_terms_days: t.Integer(), operation_type: t.String() }),
+  terms: t.Object({ payment_terms_days: Int(), operation_type: t.String() }),
   insurer: t.String(),
   insurer_reference: t.String(),
   reasons: t.Array(t.String()),

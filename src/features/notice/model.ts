@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { Nif } from '../../lib/schemas';
+import { Nif, Int } from '../../lib/schemas';
 
 const Text = (max: number, description?: string) => t.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) });
 const Party = (what: string) => t.Object({ name: Text(200), nif: Nif, address: t.Optional(Text(300)) }, { description: what });
@@ -17,7 +17,7 @@ export const NoticeRequest = t.Object({
     ),
   ),
   invoices: t.Optional(
-    t.Array(t.Object({ number: Text(60), atcud: t.Optional(Text(100)), issue_date: IsoDate, due_date: IsoDate, amount_cents: t.Integer({ minimum: 1, maximum: 1e13 }) }), {
+    t.Array(t.Object({ number: Text(60), atcud: t.Optional(Text(100)), issue_date: IsoDate, due_date: IsoDate, amount_cents: Int({ minimum: 1, maximum: 1e13 }) }), {
       minItems: 1,
       maxItems: NOTICE_MAX_INVOICES,
       description: 'Without operation_id: the invoices assigned',
@@ -38,10 +38,10 @@ export const NoticeResponse = t.Object({
   operation_id: t.Union([t.String(), t.Null()]),
   debtor_nif: t.String(),
   language: t.Union([t.Literal('pt-PT'), t.Literal('en')]),
-  invoices: t.Integer(),
-  total_cents: t.Integer(),
+  invoices: Int(),
+  total_cents: Int(),
   sha256: t.String({ description: 'SHA-256 (hex) of the PDF bytes' }),
-  bytes: t.Integer(),
+  bytes: Int(),
   download_url: t.String(),
   created_at: t.String({ format: 'date-time' }),
 });

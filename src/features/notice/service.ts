@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
-import { ApiError, validationError, type FieldError } from '../../lib/errors';
+import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import type { AuditTrail } from '../audit/service';
 import type { FactoringService } from '../factoring/service';
@@ -24,7 +24,7 @@ export class NoticeService {
     const iban = electronicFormatIBAN(body.payment.iban) ?? '';
     if (!isValidIBAN(iban)) throw new ApiError('invalid_iban', `${body.payment.iban.slice(0, 42)} is not a valid IBAN (format or check digits).`, { fields: [{ path: 'payment.iban', message: 'fails the IBAN format or check digits' }] });
     const nifOk = (path: string, nif: string | undefined) => {
-      if (nif !== undefined && !isValidNif(nif)) errors.push({ path, message: 'fails the NIF check digit' });
+      if (nif !== undefined && !isValidNif(nif)) errors.push({ path, message: NIF_CHECK_DIGIT_FAILS });
     };
     nifOk('parties.factor.nif', body.parties?.factor.nif);
     nifOk('parties.assignor.nif', body.parties?.assignor?.nif);
@@ -37,7 +37,7 @@ export class NoticeService {
     let contract = body.contract_reference ?? null;
     if (body.operation_id) {
       if (body.invoices) errors.push({ path: 'invoices', message: 'comes from the operation: do not give it with operation_id' });
-      if (errors.length) throw validationError(errors);
+      if (errors.length) throw fieldProblems(errors);
       const op = await this.factoring.forNotice(caller, body.operation_id);
       if (!op) throw new ApiError('resource_not_found', `No factoring operation ${body.operation_id} for this tenant in this environment.`);
       if (op.status === 'rejected' || op.status === 'cancelled') throw new ApiError('invalid_transition', `Operation ${op.operation_id} is ${op.status}: its invoices were not assigned, there is nothing to notify.`);
@@ -61,9 +61,9 @@ export class NoticeService {
       debtor = body.parties?.debtor && { ...body.parties.debtor, address: body.parties.debtor.address ?? null };
     }
     (invoices ?? []).forEach((inv, i) => {
-      if (inv.due_date < inv.issue_date) errors.push({ path: `invoices[${i}].due_date`, message: 'is before the issue date' });
+      if (inv.due_date < inv.issue_date) errors.push({ path: `invoices.${i}.due_date`, message: 'is before the issue date' });
     });
-    if (errors.length) throw validationError(errors);
+    if (errors.length) throw fieldProblems(errors);
     const factor = { ...body.parties!.factor, address: body.parties!.factor.address ?? null };
     const language = body.language ?? 'pt-PT';
     const now = this.ctx.clock.now();

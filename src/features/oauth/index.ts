@@ -8,6 +8,7 @@ import { actorOf, AdminService } from '../admin/service';
 import { SCOPES } from '../tenants/service';
 import { OAuthClients } from './clients';
 import { OAuthTokens } from './tokens';
+import { Int } from '../../lib/schemas';
 
 export { OAuthTokens } from './tokens';
 
@@ -26,7 +27,7 @@ const ClientView = t.Object({
   name: t.String(),
   env: t.Union([t.Literal('sandbox'), t.Literal('live')]),
   scopes: t.Array(t.String()),
-  rate_limit_per_minute: t.Union([t.Integer(), t.Null()]),
+  rate_limit_per_minute: t.Union([Int(), t.Null()]),
   secret_prefix: t.String({ description: 'The first characters of the current secret, to tell secrets apart' }),
   previous_secret_expires_at: t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'Until when the secret before the last rotation is still accepted' }),
   created_at: t.String({ format: 'date-time' }),
@@ -36,7 +37,7 @@ const ClientIdParams = t.Object({ id: t.String({ pattern: '^oc_[0-9a-f]{24}$' })
 export const TokenResponse = t.Object({
   access_token: t.String({ description: 'A JWT (ES256, typ at+jwt): verify it with /.well-known/jwks.json if you need to' }),
   token_type: t.Literal('Bearer'),
-  expires_in: t.Integer({ description: 'Seconds (OAUTH_TOKEN_TTL_SECONDS, default 900)' }),
+  expires_in: Int({ description: 'Seconds (OAUTH_TOKEN_TTL_SECONDS, default 900)' }),
   scope: t.String({ description: 'Space-separated scopes granted' }),
 });
 
@@ -154,7 +155,7 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
           name: t.String({ minLength: 1, maxLength: 100 }),
           env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: 'Must be the calling key\u2019s environment (default)' })),
           scopes: t.Optional(t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, uniqueItems: true, description: 'A subset of the calling key\u2019s scopes (default: the same)' })),
-          rate_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit' })),
+          rate_limit_per_minute: t.Optional(Int({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit' })),
         }),
         response: { 201: ClientWithSecret },
         detail: doc('Create an OAuth client (client credentials); the secret is shown once', 'createOAuthClient', ['cross_environment_forbidden'], undefined, {
@@ -168,7 +169,7 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
     })
     .post('/v1/admin/oauth-clients/:id/rotate-secret', ({ auth, params, body }) => clients.rotateSecret(actorOf(auth), params.id, body?.grace_hours ?? 24), {
       params: ClientIdParams,
-      body: t.Optional(t.Object({ grace_hours: t.Optional(t.Integer({ minimum: 0, maximum: 168, default: 24, description: 'Hours the old secret keeps working (0: stops now)' })) })),
+      body: t.Optional(t.Object({ grace_hours: t.Optional(Int({ minimum: 0, maximum: 168, default: 24, description: 'Hours the old secret keeps working (0: stops now)' })) })),
       response: { 200: ClientWithSecret },
       detail: doc('Rotate a client\u2019s secret (the old one works for grace_hours)', 'rotateOAuthClientSecret', ['resource_not_found', 'cross_environment_forbidden']),
     })

@@ -1,4 +1,5 @@
 import { t } from 'elysia';
+import { Int } from '../../lib/schemas';
 
 const Money = t.Number({ minimum: -1e12, maximum: 1e12, description: 'euros (two decimals)' });
 const Day = t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'YYYY-MM-DD' });
@@ -40,7 +41,7 @@ export const ReconcileRequest = t.Object({
     }),
   ),
   fee_tolerance: t.Optional(t.Number({ minimum: 0, maximum: 100, default: 2.5, description: 'euros a payment may differ from the invoice by (bank fees); default 2.50' })),
-  max_days_overdue: t.Optional(t.Integer({ minimum: 0, maximum: 3650, default: 180 })),
+  max_days_overdue: t.Optional(Int({ minimum: 0, maximum: 3650, default: 180 })),
 });
 
 export const ReconcileResponse = t.Object({
@@ -57,10 +58,10 @@ export const ReconcileResponse = t.Object({
   unmatched_transactions: t.Array(t.String()),
   unmatched_invoices: t.Array(t.String()),
   summary: t.Object({
-    transactions: t.Integer(),
-    invoices: t.Integer(),
-    matched_transactions: t.Integer(),
-    matched_invoices: t.Integer(),
+    transactions: Int(),
+    invoices: Int(),
+    matched_transactions: Int(),
+    matched_invoices: Int(),
     amount_matched: t.Number(),
     match_rate: t.Number({ description: 'matched credits / credits' }),
   }),

@@ -7,6 +7,7 @@ import { binaryBodies, type StreamBody } from '../../plugins/http-errors';
 import { parseSaft, type SaftDocument, type SaftResult } from './parser';
 import type { Database, Db } from '../../db/client';
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { Int } from '../../lib/schemas';
 
 /** `X-Public-Key`: the producer's RSA public key, PEM on one line or just its base64 body. */
 function publicKeyFrom(header: string | undefined, path = 'header.X-Public-Key'): string | null {
@@ -24,17 +25,17 @@ function formOptions(fields: Record<string, string>): { public_key?: string; imp
     if (name === 'public_key') out.public_key = value;
     else if (name === 'import') {
       if (value === 'true' || value === 'false') out.import = value === 'true';
-      else errors.push({ path: 'body.import', message: 'must be true or false' });
+      else errors.push({ path: 'import', message: 'must be true or false' });
     } else if (name === 'customer_reference') {
       if (value.length >= 1 && value.length <= 128) out.customer_reference = value;
-      else errors.push({ path: 'body.customer_reference', message: 'must be 1 to 128 characters' });
-    } else errors.push({ path: `body.${name}`, message: 'unknown field (public_key, import, customer_reference and the file part are)' });
+      else errors.push({ path: 'customer_reference', message: 'must be 1 to 128 characters' });
+    } else errors.push({ path: name, message: 'unknown field (public_key, import, customer_reference and the file part are)' });
   }
   if (errors.length) throw validationError(errors);
   return out;
 }
 
-const Check = t.Object({ code: t.String(), severity: t.Union([t.Literal('error'), t.Literal('warning')]), message: t.String(), path: t.Union([t.String(), t.Null()]), line: t.Union([t.Integer(), t.Null()]) });
+const Check = t.Object({ code: t.String(), severity: t.Union([t.Literal('error'), t.Literal('warning')]), message: t.String(), path: t.Union([t.String(), t.Null()]), line: t.Union([Int(), t.Null()]) });
 export const SaftParseResponse = t.Object({
   parse_id: t.String(),
   header: t.Object({
@@ -48,20 +49,20 @@ export const SaftParseResponse = t.Object({
     audit_file_version: t.Union([t.String(), t.Null()]),
     fields: t.Record(t.String(), t.Union([t.String(), t.Null()]), { description: 'Every Header element as read' }),
   }),
-  counts: t.Record(t.String(), t.Integer(), { description: 'customers, suppliers, products, tax_table_entries, invoices (and invoices_<type>), payments, movements_of_goods, working_documents' }),
+  counts: t.Record(t.String(), Int(), { description: 'customers, suppliers, products, tax_table_entries, invoices (and invoices_<type>), payments, movements_of_goods, working_documents' }),
   totals: t.Record(t.String(), t.Object({ declared: t.Record(t.String(), t.Union([t.Number(), t.Null()])), computed: t.Record(t.String(), t.Number()) })),
   checks: t.Array(Check),
   hash_chain: t.Union([t.Literal('verified'), t.Literal('not_verified'), t.Literal('failed')], { description: 'verified with the X-Public-Key given; not_verified without one (only presence and format checked)' }),
   valid: t.Boolean({ description: 'no check of severity error' }),
-  bytes: t.Integer(),
+  bytes: Int(),
   import: t.Union(
     [
       t.Object({
         imported: t.Boolean(),
         provider: t.Literal('saft'),
         customer_reference: t.String(),
-        invoices: t.Integer(),
-        payments: t.Integer(),
+        invoices: Int(),
+        payments: Int(),
         reason: t.Union([t.String(), t.Null()]),
       }),
       t.Null(),
@@ -361,7 +362,7 @@ export async function recoverSaftRuns(ctx: AppContext): Promise<{ requeued: numb
 export const SaftRun = t.Object({
   parse_id: t.String(),
   status: t.Union([t.Literal('queued'), t.Literal('running'), t.Literal('succeeded'), t.Literal('failed')]),
-  bytes: t.Integer(),
+  bytes: Int(),
   error: t.Union([t.String(), t.Null()]),
   result: t.Union([SaftParseResponse, t.Null()], { description: 'The parse result once succeeded' }),
 });
@@ -378,7 +379,7 @@ export function saftRoutes(ctx: AppContext) {
           throw new ApiError('unsupported_media_type', 'Send the SAF-T file itself as the body, with Content-Type: application/xml (gzip with Content-Encoding: gzip).');
         const b = body as StreamBody;
         const form = formOptions(b.fields ?? {});
-        const key = form.public_key !== undefined ? publicKeyFrom(form.public_key, 'body.public_key') : publicKeyFrom(headers['x-public-key']);
+        const key = form.public_key !== undefined ? publicKeyFrom(form.public_key, 'public_key') : publicKeyFrom(headers['x-public-key']);
         if (b.contentEncoding && b.contentEncoding.toLowerCase() !== 'gzip') throw new ApiError('unsupported_media_type', `Content-Encoding ${b.contentEncoding} is not supported (gzip is).`);
         const importAs = (query.import ?? form.import) ? (query.customer_reference ?? form.customer_reference ?? 'saft') : null;
         ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'saft_parse' });

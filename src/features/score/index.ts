@@ -8,6 +8,7 @@ import { adaptersFromEnv } from './adapters';
 import { FixturesResponse, ScoreBatchRequest, ScoreBatchResponse, ScoreRequest, ScoreResponse } from './model';
 import { ScoreService } from './service';
 import type { RescoreService } from './rescore';
+import { Int } from '../../lib/schemas';
 
 export function scoreService(ctx: AppContext) {
   const base = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
@@ -76,7 +77,7 @@ export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: Res
       {
         response: {
           200: t.Object({
-            rescored: t.Integer({ description: 'Companies re-scored (those scored in the last 90 days)' }),
+            rescored: Int({ description: 'Companies re-scored (those scored in the last 90 days)' }),
             events: t.Array(t.Object({ id: t.String(), type: t.String(), nif: t.String() })),
           }),
         },

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { CustomerReference, DateTime, Nif } from '../../lib/schemas';
+import { CustomerReference, DateTime, Nif, Int } from '../../lib/schemas';
 
 export const ScoreRequest = t.Object({
   nif: Nif,
@@ -20,7 +20,7 @@ export const Reason = t.Object({
 });
 
 export const ScoreResponse = t.Object({
-  score: t.Integer({ minimum: 0, maximum: 1000 }),
+  score: Int({ minimum: 0, maximum: 1000 }),
   tier: t.Union([t.Literal('A'), t.Literal('B'), t.Literal('C'), t.Literal('D'), t.Literal('E')]),
   pd_estimate: t.Union([t.Number({ minimum: 0, maximum: 1 }), t.Null()], { description: '12-month probability of default; null when the data cannot support a PD' }),
   components: t.Record(t.String(), t.Number({ minimum: 0, maximum: 1 }), {
@@ -52,12 +52,12 @@ export const ScoreBatchRequest = t.Object({
 export const ScoreBatchResponse = t.Object({
   data: t.Array(
     t.Object({
-      index: t.Integer({ description: 'The item\u2019s position in the request' }),
+      index: Int({ description: 'The item\u2019s position in the request' }),
       nif: t.String(),
-      status: t.Integer({ description: '200, or the status POST /v1/score would have answered for this item' }),
+      status: Int({ description: '200, or the status POST /v1/score would have answered for this item' }),
       result: t.Union([ScoreResponse, t.Null()]),
       error: t.Union([t.Object({ code: t.String(), message: t.String() }), t.Null()]),
     }),
   ),
-  summary: t.Object({ total: t.Integer(), succeeded: t.Integer(), failed: t.Integer(), computed: t.Integer({ description: 'results computed now (the others from the 24 h cache)' }) }),
+  summary: t.Object({ total: Int(), succeeded: Int(), failed: Int(), computed: Int({ description: 'results computed now (the others from the 24 h cache)' }) }),
 });

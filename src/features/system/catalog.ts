@@ -1,7 +1,8 @@
 /**
  * The spec's catalog of further APIs (§4.3: method, path, readiness; shapes not shown) and what this
- * deployment serves of it. Entries it does not serve answer 404 `not_found` with a message that
- * says so and points at /roadmap, which lists them all.
+ * deployment serves of it, each with the spec's readiness label. An entry not served would answer
+ * 404 `not_found` with a message that says so and points at /roadmap; today only POST
+ * /v1/bond/issue is not, and answers 501 `not_yet_available`.
  */
 export interface CatalogEntry {
   method: string;
@@ -33,7 +34,7 @@ export const API_CATALOG: CatalogEntry[] = [
   { method: 'GET', path: '/v1/audit/{operation_id}', readiness: 'beta', servedAs: 'GET /v1/audit/{operation_id}' },
   { method: 'POST', path: '/v1/gdpr/request', readiness: 'live', servedAs: 'POST /v1/gdpr/request (data-subject requests; GET /v1/gdpr/requests[/{id}[/bundle]])' },
   { method: 'POST', path: '/v1/insurance/submit', readiness: 'roadmap, fourth quarter 2026', servedAs: 'POST /v1/insurance/submit (GET /v1/insurance/submissions[/{id}])' },
-  { method: 'GET', path: '/v1/credit-limit/{buyer_nif}', readiness: 'live', servedAs: 'GET /v1/credit-limit/{buyer_nif}' },
+  { method: 'GET', path: '/v1/credit-limit/{buyer_nif}', readiness: 'roadmap, fourth quarter 2026', servedAs: 'GET /v1/credit-limit/{buyer_nif}' },
   { method: 'GET', path: '/v1/sector-risk/{naics}', readiness: 'beta', servedAs: 'GET /v1/sector-risk/{naics}' },
   { method: 'POST', path: '/v1/bond/issue', readiness: 'roadmap, 2027', servedAs: 'POST /v1/bond/issue: 501 not_yet_available with roadmap_url until 2027' },
 ];

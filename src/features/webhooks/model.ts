@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { DateTime, NullableDateTime, Uuid } from '../../lib/schemas';
+import { DateTime, NullableDateTime, Uuid, Int } from '../../lib/schemas';
 import { EVENT_TYPES } from '../events/service';
 
 // enum: for the document (TypeBox does not check it on strings); the service names the unknown ones
@@ -19,7 +19,7 @@ export const WebhookEndpoint = t.Object(
     enabled_events: t.Array(t.String()),
     signing_secret_prefix: t.String({ description: 'Leading characters of the signing secret only (whsec_…)' }),
     status: t.Union([t.Literal('active'), t.Literal('disabled'), t.Literal('failed')]),
-    consecutive_failures: t.Integer(),
+    consecutive_failures: Int(),
     created_at: DateTime,
     last_success_at: t.Optional(NullableDateTime),
     last_failure_at: t.Optional(NullableDateTime),
@@ -57,7 +57,7 @@ export const ReplayResult = t.Object(
   {
     endpoint_id: Uuid,
     since: DateTime,
-    replayed: t.Integer({ description: 'Deliveries queued by this call (each sent once more, in event order)' }),
+    replayed: Int({ description: 'Deliveries queued by this call (each sent once more, in event order)' }),
     endpoint_status: t.Union([t.Literal('active'), t.Literal('disabled'), t.Literal('failed')], { description: 'Deliveries to an endpoint that is not active wait until it is re-enabled' }),
   },
   { $id: '#/components/schemas/WebhookReplayResult' },
@@ -74,8 +74,8 @@ export const Delivery = t.Object({
   status: t.Union([t.Literal('held'), t.Literal('pending'), t.Literal('succeeded'), t.Literal('failed')], {
     description: 'held: not attempted yet (the endpoint is disabled or failed, or the delivery waits behind older ones); pending: due or waiting for a retry; failed: attempts exhausted',
   }),
-  attempts: t.Integer({ description: 'Attempts of the current run (a retry, replay or re-enable starts a new run)' }),
-  last_status_code: t.Union([t.Integer(), t.Null()]),
+  attempts: Int({ description: 'Attempts of the current run (a retry, replay or re-enable starts a new run)' }),
+  last_status_code: t.Union([Int(), t.Null()]),
   last_error: t.Union([t.String(), t.Null()]),
   next_attempt_at: NullableDateTime,
   created_at: DateTime,
