@@ -121,7 +121,8 @@ describe('POST /v1/esg — errors', () => {
   });
 
   test('answers missing or not an object → 422 on answers', async () => {
-    expect(expectError(await esg({ nif: '500000000', sector: 'A' }), 422, 'validation_failed').fields.map((f: any) => f.path)).toContain('answers');
+    // worded as on every other route
+    expect(expectError(await esg({ nif: '500000000', sector: 'A' }), 422, 'validation_failed').fields).toContainEqual({ path: 'answers', message: 'is required' });
     expect(expectError(await esg({ nif: '500000000', sector: 'A', answers: [1] }), 422, 'validation_failed').fields.map((f: any) => f.path)).toContain('answers');
   });
 

@@ -126,7 +126,8 @@ describe('POST /v1/invoice/extract', () => {
     expectError(await send('%PDF-1.7 broken', 'application/pdf'), 422, 'image_unreadable');
     expect(expectError(await h.json('POST', '/v1/invoice/extract', { key, body: { qr: 'hello' } }), 422, 'not_at_qr').fields[0].path).toBe('qr');
     expect(expectError(await h.json('POST', '/v1/invoice/extract', { key, body: { text: AT_EXAMPLE } }), 422, 'validation_failed').fields[0].path).toBe('qr');
-    expectError(await send('A:1', 'text/plain'), 415, 'unsupported_media_type');
+    // the message names every type the route takes, not JSON alone
+    expect(expectError(await send('A:1', 'text/plain'), 415, 'unsupported_media_type').message).toBe('Content-Type must be application/json, application/pdf, image/png, image/jpeg or multipart/form-data (got text/plain).');
     expectError(await send(new Uint8Array(11 * 1024 * 1024), 'image/png'), 413, 'payload_too_large');
     const narrow = await h.tenant({ scopes: ['score'] });
     expectError(await h.json('POST', '/v1/invoice/extract', { key: narrow.api_key, body: { qr: AT_EXAMPLE } }), 403, 'insufficient_scope');

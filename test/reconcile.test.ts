@@ -142,8 +142,13 @@ describe('POST /v1/reconcile', () => {
     expect(r.body.source).toBe('demo/books');
     expect(r.body.summary.transactions).toBeGreaterThan(10);
     expect(r.body.summary.matched_transactions).toBeGreaterThan(5);
+    // dates with nothing in them: an empty answer; no books at all under the source (another
+    // tenant's, or a reference never synced): 404, as POST /v1/forecast answers
+    const empty = await post({ source: { provider: 'demo', customer_reference: 'books', from: '1990-01-01', to: '1990-01-31' } }, t.api_key);
+    expect([empty.status, empty.body.summary?.transactions, empty.body.summary?.invoices]).toEqual([200, 0, 0]);
     const other = await post({ source: { provider: 'demo', customer_reference: 'books' } });
-    expect(other.body.summary).toMatchObject({ transactions: 0, invoices: 0 });
+    expect(expectError(other, 404, 'resource_not_found').fields).toEqual([{ path: 'source', message: 'no invoices or bank movements' }]);
+    expectError(await post({ source: { provider: 'demo', customer_reference: 'never-synced' } }, t.api_key), 404, 'resource_not_found');
   });
 
   test('errors: both or neither, one without the other, bad dates and amounts; scope', async () => {

@@ -108,8 +108,10 @@ describe('POST /v1/saft/parse', () => {
 
   test('errors: JSON or another type, an unknown encoding, damaged gzip, a bad X-Public-Key; scope', async () => {
     expectError(await h.json('POST', '/v1/saft/parse', { key, body: { file: 'x' } }), 415, 'unsupported_media_type');
-    expectError(await post('<x/>', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
+    expect(expectError(await post('<x/>', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type').message).toContain('application/xml, text/xml or multipart/form-data');
     expectError(await post('<x/>', { 'content-type': 'application/xml', 'content-encoding': 'br' }), 415, 'unsupported_media_type');
+    const maybe = await h.json('POST', '/v1/saft/parse?import=maybe', { key, rawBody: '<x/>' as never, headers: { 'content-type': 'application/xml' } });
+    expect(expectError(maybe, 422, 'validation_failed').fields).toEqual([{ path: 'query.import', message: 'must be true or false' }]);
     expect(expectError(await post('not gzip', { 'content-type': 'application/xml', 'content-encoding': 'gzip' }), 422, 'validation_failed').fields[0].path).toBe('(body)');
     expect(expectError(await post('<x/>', { 'content-type': 'application/xml', 'x-public-key': 'not a key!' }), 422, 'validation_failed').fields[0].path).toBe('header.X-Public-Key');
     const notSaft = await post('<?xml version="1.0"?><x/>', { 'content-type': 'application/xml' });

@@ -50,11 +50,11 @@ export async function readCappedBytes(request: Request, limit: number): Promise<
  * Routes that also take a binary body (an image or a PDF) with a limit of their own; the route
  * gets `{ binary, contentType }` as its body. Every other route takes JSON only.
  */
-export function binaryBodies(config: Pick<AppContext['config'], 'saftMaxBytes'>): Record<string, { types: RegExp; limit: number; stream?: true }> {
+export function binaryBodies(config: Pick<AppContext['config'], 'saftMaxBytes'>): Record<string, { types: RegExp; /** named in a 415 */ accepted: string; limit: number; stream?: true }> {
   return {
-    '/v1/invoice/extract': { types: /^(image\/png|image\/jpeg|application\/pdf)\b/i, limit: 10 * 1024 * 1024 },
+    '/v1/invoice/extract': { types: /^(image\/png|image\/jpeg|application\/pdf)\b/i, accepted: 'application/json, application/pdf, image/png, image/jpeg or multipart/form-data', limit: 10 * 1024 * 1024 },
     // streamed to the route unread (a SAF-T file can be hundreds of MB); the route enforces the limit
-    '/v1/saft/parse': { types: /^(application|text)\/xml\b/i, limit: config.saftMaxBytes, stream: true },
+    '/v1/saft/parse': { types: /^(application|text)\/xml\b/i, accepted: 'application/xml, text/xml or multipart/form-data', limit: config.saftMaxBytes, stream: true },
   };
 }
 export interface BinaryBody {
@@ -236,7 +236,7 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       if (text === null) throw tooLarge();
       if (text.trim() === '') return {};
       if (!JSON_CONTENT_TYPE.test(contentType ?? ''))
-        throw new ApiError('unsupported_media_type', `Content-Type must be application/json (got ${contentType || 'none'}).`);
+        throw new ApiError('unsupported_media_type', `Content-Type must be ${binary?.accepted ?? 'application/json'} (got ${contentType || 'none'}).`);
       if (jsonTooDeep(text)) throw tooDeepError();
       if (text.includes('\\u0000') || text.includes('\0')) throw validationError([{ path: '(body)', message: 'must not contain NUL characters' }]);
       let value: unknown;
@@ -325,8 +325,8 @@ const FORMAT_MESSAGES: Record<string, string> = {
   uuid: 'must be a UUID',
 };
 
-/** A message that names what is allowed (TypeBox says "Expected union value" for enums). */
-function describe(e: ValidationLike['all'][number]): string {
+/** A validation error worded for the caller: names what is allowed (TypeBox says "Expected union value" for enums). */
+export function describe(e: ValidationLike['all'][number]): string {
   // a field that fails while absent is a required one ("Expected array" says nothing of that)
   if (e.value === undefined && e.path !== '') return 'is required';
   const any = e.schema?.anyOf as Record<string, unknown>[] | undefined;
@@ -341,6 +341,8 @@ function describe(e: ValidationLike['all'][number]): string {
   const described = e.schema as { pattern?: string; description?: string } | undefined;
   if (described?.pattern && described.description && typeof e.value === 'string') return `must match: ${described.description}`;
   if (any?.length && any.every((o) => 'const' in o)) return `must be one of: ${any.map((o) => JSON.stringify(o.const)).join(', ')}`;
+  // a boolean query parameter (Elysia's boolean-or-text union): "should be one of: 'boolean', 'boolean'" otherwise
+  if (any?.some((o) => o.type === 'boolean') || e.schema?.type === 'boolean') return 'must be true or false';
   const format = e.schema?.format;
   if (typeof e.value === 'string' && typeof format === 'string' && format in FORMAT_MESSAGES) return FORMAT_MESSAGES[format]!;
   if (any?.some((o) => o.type === 'integer' || o.type === 'number')) {

@@ -5,6 +5,7 @@ import { CustomerReference, DateTime, Nif, Int } from '../../lib/schemas';
 import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
 import { answersSchema, isValidSector, SECTOR_PATTERN, validateAnswers } from './questionnaire';
 import { ESG_EXAMPLES } from './examples';
+import { describe } from '../../plugins/http-errors';
 
 const Sdg = Int({ minimum: 1, maximum: 17 });
 
@@ -32,7 +33,7 @@ export function validateEsgBody(body: unknown): FieldError[] {
     const path = e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)';
     if (path.startsWith('answers.') || seen.has(path)) continue;
     seen.add(path);
-    fields.push({ path, message: e.message });
+    fields.push({ path, message: describe(e) }); // worded as every route's validation errors
   }
   const b = (body ?? {}) as Record<string, unknown>;
   if (typeof b.sector === 'string' && !isValidSector(b.sector))

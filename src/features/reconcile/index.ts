@@ -3,7 +3,7 @@ import { and, eq, gte, inArray, lte } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
-import { validationError } from '../../lib/errors';
+import { ApiError, validationError } from '../../lib/errors';
 import { reconcile, type BankTransaction, type OpenInvoice } from './engine';
 import { ReconcileRequest, ReconcileResponse } from './model';
 
@@ -25,6 +25,13 @@ export function reconcileRoutes(ctx: AppContext) {
       db.select().from(inv).where(and(...invConds)).limit(50_000),
       db.select().from(bt).where(and(...txConds)).limit(50_000),
     ]);
+    // nothing in the dates asked is an answer; no books at all under that source is a mistake (as POST /v1/forecast says)
+    if (!invoices.length && !transactions.length) {
+      const books = (x: typeof inv | typeof bt) => db.select({ id: x.id }).from(x).where(and(eq(x.tenantId, auth.tenantId), eq(x.env, auth.env), eq(x.provider, src.provider), eq(x.customerReference, src.customer_reference))).limit(1);
+      const [anyInvoice, anyMovement] = await Promise.all([books(inv), books(bt)]);
+      if (!anyInvoice.length && !anyMovement.length)
+        throw new ApiError('resource_not_found', `No books under ${src.provider}/${src.customer_reference} for this tenant in this environment (sync an ERP connection or import a SAF-T file first).`, { fields: [{ path: 'source', message: 'no invoices or bank movements' }] });
+    }
     return {
       invoices: invoices.map((i): OpenInvoice => ({ id: i.id, number: i.number, atcud: i.atcud, customer_nif: i.customerNif, customer_name: i.customerName, issue_date: i.issueDate, due_date: i.dueDate, amount_open_cents: Number(i.grossTotalCents) })),
       transactions: transactions.map((x): BankTransaction => ({ id: x.id, date: x.bookingDate, amount_cents: Number(x.amountCents), description: x.description ?? '', counterparty: x.counterpartyName })),
@@ -77,6 +84,7 @@ export function reconcileRoutes(ctx: AppContext) {
           tag: 'erp',
           security: 'BearerAuth',
           operationId: 'reconcile',
+          errors: ['resource_not_found'],
           examples: {
             inline: {
               summary: 'Two payments, three invoices',
