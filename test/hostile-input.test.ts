@@ -122,6 +122,13 @@ describe('a list field given text, an object or a number', () => {
   });
 });
 
+describe('a list of the right kind with several problems', () => {
+  test('every one is listed: the list\u2019s own rule (unique items) and a bad element alike', async () => {
+    const b = expectError(await h.json('POST', '/v1/admin/oauth-clients', { key, body: { name: 'x', scopes: ['score', 'score', 'bogus'] } }), 422, 'validation_failed');
+    expect(b.fields.map((f: any) => f.path).sort()).toEqual(['scopes', 'scopes.2']);
+  });
+});
+
 describe('a NIF in the path failing its check digit', () => {
   test('GET /v1/credit-limit/{buyer_nif}: invalid_nif at path.buyer_nif, as a malformed one is named', async () => {
     expect(expectError(await h.json('GET', '/v1/credit-limit/599000016', { key }), 422, 'invalid_nif').fields).toEqual([{ path: 'path.buyer_nif', message: 'not a valid NIF' }]);

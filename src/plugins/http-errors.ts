@@ -307,15 +307,38 @@ interface ValidationLike {
 /**
  * Elysia's normalisation runs before validation and can mangle a value of the wrong kind: a string
  * where an array of objects is expected became one empty object per character, and the errors
- * then named every character's fields. Errors on the body as parsed that sit above such errors
- * (the field that is not an array) replace them; unknown fields are still ignored (stripped).
+ * then named every character's fields. Where an error's path runs through a value that is not an
+ * object or array in the body as parsed, the "Expected array/object" error of that value replaces
+ * the errors under it; every other error stays (unknown fields are still stripped, not reported).
  */
 function unmangled(error: ValidationLike, request: Request): ValidationLike['all'] {
   const all = error.all ?? [];
   const original = requestState(request).parsedBody;
   if (error.type !== 'body' || original === undefined || typeof error.validator?.Errors !== 'function') return all;
+  // the prefix of an error's path where the body as parsed holds another kind of value than the
+  // path goes through (a plain value, or an object indexed as an array); null: not mangled
+  const kindChanged = (path: string): string | null => {
+    const parts = path.split('/').slice(1);
+    let value: unknown = original;
+    for (let i = 0; i < parts.length; i++) {
+      if (value === null || typeof value !== 'object' || (/^\d+$/.test(parts[i]!) && !Array.isArray(value))) return i === 0 ? null : '/' + parts.slice(0, i).join('/');
+      value = (value as Record<string, unknown>)[parts[i]!];
+    }
+    return null;
+  };
+  const mangled = new Set<string>();
+  for (const a of all) {
+    const at = kindChanged(a.path);
+    if (at !== null) mangled.add(at);
+  }
+  if (!mangled.size) return all;
   const above: ValidationLike['all'] = [];
-  for (const e of error.validator.Errors(original)) if (e.type !== ValueErrorType.ObjectAdditionalProperties && all.some((a) => a.path.startsWith(`${e.path}/`))) above.push(e);
+  let seen = 0;
+  for (const e of error.validator.Errors(original)) {
+    if (++seen > 256) break; // a huge wrong body is not walked to its end
+    if ((e.type === ValueErrorType.Array || e.type === ValueErrorType.Object) && mangled.has(e.path)) above.push(e);
+    if (above.length === mangled.size) break;
+  }
   if (!above.length) return all;
   return [...above, ...all.filter((a) => !above.some((e) => a.path.startsWith(`${e.path}/`)))];
 }

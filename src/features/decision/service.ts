@@ -140,8 +140,11 @@ export class DecisionService {
     // the score first (computed and committed if it is not cached): an answer loaded before that
     // commit would be cached under the state before it, stale at once, and the same request next
     // would decide again. On PostgreSQL the request's generation is then the one after the commit.
+    // The answer's own reads come after (its load), so that nothing committed meanwhile is missed;
+    // when the feed cannot tell the generation now, they and the answer are not cached at all (the
+    // one from before the commit would serve the score's earlier state: computed again).
     await this.scores.scoreWithFacts(caller, body.nif, 'cached_ok', body.customer_reference ?? null);
-    const current = caller.scoreGeneration === undefined ? caller : { ...caller, scoreGeneration: this.scoreGenerationNow(caller.tenantId) ?? caller.scoreGeneration };
+    const current = caller.scoreGeneration === undefined ? caller : { ...caller, scoreGeneration: this.scoreGenerationNow(caller.tenantId) };
     let fresh: { body: DecisionResponseBody; text: string; scoreComputedAtMs: number } | undefined;
     await this.answers.load(
       key,
