@@ -103,6 +103,7 @@ describe('POST /v1/forecast', () => {
     expect(new DOMParserLike(text).ok).toBe(true);
     const png = await h.call('POST', '/v1/forecast', { key, body, headers: { accept: 'image/png' } });
     expect(png.headers.get('content-type')).toBe('image/png');
+    expect([svg.headers.get('vary'), png.headers.get('vary')]).toEqual(['Accept', 'Accept']); // the answer depends on Accept
     const bytes = new Uint8Array(await png.arrayBuffer());
     const img = new mupdf.Image(bytes).toPixmap();
     expect([img.getWidth(), img.getHeight()]).toEqual([720, 360]);

@@ -46,6 +46,7 @@ describe('POST /v1/notice/cession', () => {
     const res = await post(given(), { accept: 'application/pdf' });
     expect(res.status).toBe(201);
     expect(res.headers.get('content-type')).toBe('application/pdf');
+    expect(res.headers.get('vary')).toBe('Accept');
     const bytes = new Uint8Array(await res.arrayBuffer());
     expect(res.headers.get('etag')).toBe(`"${new Bun.CryptoHasher('sha256').update(bytes).digest('hex')}"`);
     const text = pdfText(bytes).join('\n');

@@ -27,6 +27,8 @@ export function apiDoc(opts: {
   binaryBody?: { json?: unknown; types: string[]; maxBytes: number; formFields?: Record<string, unknown>; fileExamples?: Record<string, Record<string, { summary: string; value: string }>> };
   /** other media types the success answers in (by Accept): media type → description; documented as binary content of each 2xx */
   alsoAnswers?: Record<string, string>;
+  /** a 201/202 that names what it created in Location: what that is */
+  created?: string;
 }) {
   return {
     ...(opts.formBody ? { 'x-form-body': opts.formBody } : {}),
@@ -35,6 +37,7 @@ export function apiDoc(opts: {
     ...(opts.responses ? { 'x-responses': opts.responses } : {}),
     ...(opts.localised ? { 'x-localised': true } : {}),
     ...(opts.alsoAnswers ? { 'x-also-answers': opts.alsoAnswers } : {}),
+    ...(opts.created ? { 'x-created': opts.created } : {}),
     summary: opts.summary,
     tags: [opts.tag],
     ...(opts.description ? { description: opts.description } : {}),

@@ -126,6 +126,7 @@ export function csrdRoutes(ctx: AppContext) {
             localised: true,
             examples: EXAMPLES,
             alsoAnswers: { [PDF]: 'The report as a PDF (Accept: application/pdf), with Repr-Digest (its SHA-256) and Location' },
+            created: 'The stored report (GET it for the JSON, …/pdf for the PDF)',
           }),
         },
       )

@@ -32,7 +32,7 @@ export function factoringRoutes(ctx: AppContext, service: FactoringService) {
       {
         body: CreateOperationRequest,
         response: { 201: OperationResponse },
-        detail: doc(
+        detail: { ...doc(
           'Submit a factoring operation: the seller\u2019s invoices, a credit decision per debtor, the price',
           'createFactoringOperation',
           [...SCORE_ERRORS, 'invoice_already_assigned'],
@@ -52,7 +52,7 @@ export function factoringRoutes(ctx: AppContext, service: FactoringService) {
               },
             },
           },
-        ),
+        ), 'x-created': 'The operation' },
       },
     )
     .get('/v1/factoring/operation/:id', ({ auth, params }) => service.get(auth, params.id), {

@@ -67,6 +67,7 @@ export function forecastRoutes(ctx: AppContext) {
       });
       ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'forecast' });
       const title = `Cash forecast ${body.source.provider}/${body.source.customer_reference} from ${asOf}`;
+      set.headers.vary = 'Accept'; // JSON, SVG or PNG by Accept
       if (wants(headers.accept, 'image/svg+xml')) return new Response(forecastSvg(result, title), { headers: { ...(set.headers as Record<string, string>), 'content-type': 'image/svg+xml; charset=utf-8' } });
       if (wants(headers.accept, 'image/png')) return new Response(await forecastPng(result, title), { headers: { ...(set.headers as Record<string, string>), 'content-type': 'image/png' } });
       return { ...result, assumptions: result.assumptions as unknown as Record<string, unknown>, currency: 'EUR' as const, source: `${body.source.provider}/${body.source.customer_reference}`, opening_balance_source: body.opening_balance_cents ? ('given' as const) : ('movements' as const) } satisfies typeof ForecastResponse.static as typeof ForecastResponse.static & Response;

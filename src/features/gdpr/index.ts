@@ -128,7 +128,7 @@ export function subjectRequestRoutes(ctx: AppContext, service = new SubjectReque
       {
         body: SubjectRequestBody,
         response: { 202: SubjectRequestView },
-        detail: doc(
+        detail: { ...doc(
           'A data subject’s request (access, erasure, rectification, restriction) over the tenant’s data in this environment',
           'createSubjectRequest',
           ['invalid_nif'],
@@ -138,7 +138,7 @@ export function subjectRequestRoutes(ctx: AppContext, service = new SubjectReque
             erasure: { summary: 'Erasure by name and birth date', value: { type: 'erasure', subject: { name: 'Ana Rita Costa', birth_date: '1975-04-12' } } },
             rectification: { summary: 'Rectify a misspelt name', value: { type: 'rectification', subject: { name: 'Ana Rita Cost' }, corrections: { name: 'Ana Rita Costa' } } },
           },
-        ),
+        ), 'x-created': 'The request, to follow its status' },
       },
     )
     .get('/v1/gdpr/requests', ({ auth, query }) => service.list(auth, query), {

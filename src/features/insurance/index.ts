@@ -26,7 +26,7 @@ export function insuranceRoutes(ctx: AppContext, service: InsuranceService) {
       {
         body: SubmitRequest,
         response: { 201: Submission },
-        detail: doc(
+        detail: { ...doc(
           'Ask a credit insurer for a limit on a buyer',
           'insuranceSubmit',
           ['invalid_nif', 'company_not_found', 'insurer_not_configured', 'upstream_unavailable'],
@@ -35,7 +35,7 @@ export function insuranceRoutes(ctx: AppContext, service: InsuranceService) {
             full: { summary: 'A tier A buyer, €150,000 at 60 days: full cover', value: { buyer_nif: '599000015', requested_limit_cents: 15_000_000, terms: { payment_terms_days: 60 } } },
             partial: { summary: 'A tier C buyer: half', value: { buyer_nif: '599000031', requested_limit_cents: 5_000_000, terms: { payment_terms_days: 90, operation_type: 'factoring' } } },
           },
-        ),
+        ), 'x-created': 'The stored submission' },
       },
     )
     .get('/v1/insurance/submissions/:id', ({ auth, params }) => service.get(auth, params.id), {

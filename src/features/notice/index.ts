@@ -47,6 +47,7 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
         ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'cession_notice' });
         set.status = 201;
         set.headers.location = `/v1/notice/cession/${view.notice_id}`;
+        set.headers.vary = 'Accept'; // JSON or the PDF by Accept
         if (!wantsPdf(headers.accept)) return view;
         // the PDF itself: an Idempotency-Key stores the JSON answer (a replay gives notice_id and download_url)
         const state = requestState(request);
@@ -59,7 +60,7 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
       {
         body: NoticeRequest,
         response: { 201: NoticeResponse },
-        detail: doc(
+        detail: { ...doc(
           'Notice of assignment to a debtor (notificação de cessão de créditos), as PDF or JSON with its SHA-256 and download URL',
           'createCessionNotice',
           ['invalid_iban', 'invalid_nif', 'resource_not_found', 'invalid_transition'],
@@ -77,7 +78,7 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
               },
             },
           },
-        ),
+        ), 'x-created': 'The stored notice (…/pdf for the PDF)' },
       },
     )
     .get('/v1/notice/cession/:id', ({ auth, params }) => service.get(auth, params.id), {
@@ -93,7 +94,14 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
       },
       {
         params: NoticeIdParams,
-        detail: doc('The notice\u2019s PDF, byte for byte as generated (its SHA-256 in ETag)', 'getCessionNoticePdf', ['resource_not_found'], undefined),
+        detail: apiDoc({
+          summary: 'The notice\u2019s PDF, byte for byte as generated (its SHA-256 in ETag)',
+          tag: 'finance',
+          security: 'BearerAuth',
+          operationId: 'getCessionNoticePdf',
+          errors: ['resource_not_found'],
+          alsoAnswers: { 'application/pdf': 'The stored PDF, with ETag (its SHA-256)' },
+        }),
       },
     );
 }

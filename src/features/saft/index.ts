@@ -411,9 +411,9 @@ export function saftRoutes(ctx: AppContext) {
             fileExamples: {
               'application/xml': {
                 opening: {
-                  summary: 'How a SAF-T (PT) file opens (the whole demo file: fixtures/saft/saft_idemo599999999.xml)',
+                  summary: 'How a SAF-T (PT) file opens, as text in UTF-8 (the whole demo file, in Windows-1252 as the tax authority publishes it: fixtures/saft/saft_idemo599999999.xml)',
                   value:
-                    '<?xml version="1.0" encoding="Windows-1252"?>\n<AuditFile xmlns="urn:OECD:StandardAuditFile-Tax:PT_1.04_01">\n  <Header>\n    <AuditFileVersion>1.04_01</AuditFileVersion>\n    <CompanyID>599999993</CompanyID>\n    <TaxRegistrationNumber>599999993</TaxRegistrationNumber>\n    <TaxAccountingBasis>F</TaxAccountingBasis>\n    <CompanyName>Entidade comercial - Demonstração</CompanyName>\n    …\n  </Header>\n  <MasterFiles>…</MasterFiles>\n  <SourceDocuments>…</SourceDocuments>\n</AuditFile>',
+                    '<?xml version="1.0" encoding="UTF-8"?>\n<AuditFile xmlns="urn:OECD:StandardAuditFile-Tax:PT_1.04_01">\n  <Header>\n    <AuditFileVersion>1.04_01</AuditFileVersion>\n    <CompanyID>599999993</CompanyID>\n    <TaxRegistrationNumber>599999993</TaxRegistrationNumber>\n    <TaxAccountingBasis>F</TaxAccountingBasis>\n    <CompanyName>Entidade comercial - Demonstração</CompanyName>\n    …\n  </Header>\n  <MasterFiles>…</MasterFiles>\n  <SourceDocuments>…</SourceDocuments>\n</AuditFile>',
                 },
               },
             },
@@ -423,6 +423,7 @@ export function saftRoutes(ctx: AppContext) {
               customer_reference: { type: 'string', minLength: 1, maxLength: 128, description: 'as the customer_reference query parameter' },
             },
           },
+          created: 'A large file’s background run (202): poll it',
         }),
       },
     )

@@ -125,6 +125,8 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       delete op['x-localised'];
       const alsoAnswers = op['x-also-answers'] as Record<string, string> | undefined;
       delete op['x-also-answers'];
+      const created = op['x-created'] as string | undefined;
+      delete op['x-created'];
       const form = op['x-form-body'] as Record<string, unknown> | undefined;
       delete op['x-form-body'];
       const alternatives = op['x-binary-body'] as { json?: unknown; types: string[]; maxBytes: number; formFields?: Record<string, unknown>; fileExamples?: Record<string, Record<string, { summary: string; value: string }>> } | undefined;
@@ -153,6 +155,8 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       else if (body) op.requestBody = { required: body.required, content: { 'application/json': { schema: body.schema, ...(op['x-examples'] ? { examples: op['x-examples'] } : {}) } } };
       else delete op.requestBody;
       delete op['x-examples'];
+      // a JSON body of another method (PATCH) is parsed and checked as a POST's is
+      if (method !== 'post' && op.requestBody && !form) errors.push(...BODY_ERRORS);
       if (method === 'post' && !form) {
         errors.push(...BODY_ERRORS, ...IDEMPOTENCY_ERRORS);
         op.parameters = [
@@ -198,6 +202,9 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
             ...(localised ? { 'Content-Language': { $ref: '#/components/headers/Content-Language' }, Vary: { $ref: '#/components/headers/Vary' } } : {}),
           };
       if (!own && !Object.keys(responses).some((s) => s.startsWith('2'))) responses['200'] = { description: 'Success', headers: headerRefs };
+      if (created)
+        for (const [status, r] of Object.entries(responses))
+          if (status === '201' || status === '202') r.headers = { ...(r.headers as object), Location: { description: created, schema: { type: 'string', format: 'uri-reference' } } };
       if (alsoAnswers)
         for (const [status, r] of Object.entries(responses))
           if (status.startsWith('2')) {
