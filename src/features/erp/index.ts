@@ -65,18 +65,19 @@ export function erpRoutes(ctx: AppContext) {
         return svc().oauth.consent(query.state);
       },
       {
-        query: t.Object({ state: t.Optional(t.String()) }),
+        // optional in the schema so that a link without it gets the 400 page a browser can show, not a JSON 422
+        query: t.Object({ state: t.Optional(t.String({ description: 'The state of the consent link (required: without it, the 400 page)' })) }),
         detail: apiDoc({
           summary: 'Sandbox consent page (HTML): a POST form with Approve / Deny',
           description:
-            'Only for sandbox connections: it stands in for the provider so the flow runs end to end. Changes nothing: it sets a cookie (pt_consent_<connection id>, HttpOnly, SameSite=Strict) and shows a form posting state, csrf_token and decision to POST /v1/erp-connector/oauth/consent. An unknown, expired or live state gives a 400 HTML page.',
+            'Only for sandbox connections: it stands in for the provider so the flow runs end to end. Changes nothing: it sets a cookie (pt_consent_<connection id>, HttpOnly, SameSite=Strict) and shows a form posting state, csrf_token and decision to POST /v1/erp-connector/oauth/consent. A missing, unknown, expired or live state gives a 400 HTML page.',
           tag: 'erp',
           security: null,
           operationId: 'erpSandboxConsent',
           errors: ['rate_limited'],
           responses: {
             '200': { description: 'The consent page: a form (method=post) with Approve and Deny buttons.', html: true },
-            '400': { description: 'Unknown or expired state: an HTML page saying so.', html: true },
+            '400': { description: 'A missing, unknown or expired state: an HTML page saying so.', html: true },
           },
         }),
       },
