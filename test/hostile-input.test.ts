@@ -131,7 +131,7 @@ describe('a list of the right kind with several problems', () => {
 
 describe('a NIF in the path failing its check digit', () => {
   test('GET /v1/credit-limit/{buyer_nif}: invalid_nif at path.buyer_nif, as a malformed one is named', async () => {
-    expect(expectError(await h.json('GET', '/v1/credit-limit/599000016', { key }), 422, 'invalid_nif').fields).toEqual([{ path: 'path.buyer_nif', message: 'not a valid NIF' }]);
+    expect(expectError(await h.json('GET', '/v1/credit-limit/599000016', { key }), 422, 'invalid_nif').fields).toEqual([{ path: 'path.buyer_nif', message: 'fails the NIF check digit' }]);
     expect(expectError(await h.json('GET', '/v1/credit-limit/59900001', { key }), 422, 'validation_failed').fields[0].path).toBe('path.buyer_nif');
   });
 });

@@ -36,6 +36,8 @@ export const pgKit = {
 
 export type Kit = typeof pgKit;
 
+const sqliteJson = <T>(name: string) => sq.text(name, { mode: 'json' }).$type<T>();
+
 export const sqliteKit = {
   table: sq.sqliteTable,
   text: (name: string) => sq.text(name),
@@ -44,8 +46,8 @@ export const sqliteKit = {
   real: (name: string) => sq.real(name),
   bool: (name: string) => sq.integer(name, { mode: 'boolean' }),
   ts: (name: string) => sq.integer(name, { mode: 'timestamp_ms' }),
-  json: <T>(name: string) => sq.text(name, { mode: 'json' }).$type<T>(),
-  doc: <T>(name: string) => sq.text(name, { mode: 'json' }).$type<T>(),
+  json: sqliteJson,
+  doc: sqliteJson, // SQLite stores JSON as text either way
   index: sq.index,
   uniqueIndex: sq.uniqueIndex,
 } as unknown as Kit;

@@ -8,6 +8,16 @@ import { ERROR_CATALOGUE, type ErrorCode } from './errors';
  */
 export type SecurityScheme = 'BearerAuth' | 'bearerAuth' | null;
 
+/**
+ * A feature's route documentation: its tag and security scheme once, then per route the summary,
+ * operation id, error codes, description, body examples and any other apiDoc option.
+ */
+export function routeDocs(tag: string, security: SecurityScheme = 'BearerAuth') {
+  type Opts = Parameters<typeof apiDoc>[0];
+  return (summary: string, operationId: string, errors: Opts['errors'] = [], description?: string, examples?: Opts['examples'], more: Omit<Partial<Opts>, 'summary' | 'tag' | 'security' | 'operationId'> = {}) =>
+    apiDoc({ summary, tag, security, operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}), ...more });
+}
+
 export function apiDoc(opts: {
   summary: string;
   tag: string;

@@ -88,7 +88,7 @@ export class ApiError extends Error {
   }
 }
 
-/** The message of a field that fails the NIF check digit: what nifProblems counts as such. */
+/** The message of a field that fails the NIF check digit: what fieldProblems counts as such. */
 export const NIF_CHECK_DIGIT_FAILS = 'fails the NIF check digit';
 
 /**
@@ -96,9 +96,12 @@ export const NIF_CHECK_DIGIT_FAILS = 'fails the NIF check digit';
  * digit, as a route with a single NIF answers it; otherwise validation_failed, listing them all.
  */
 export function fieldProblems(fields: FieldError[], message?: string): ApiError {
-  if (fields.every((f) => f.message === NIF_CHECK_DIGIT_FAILS)) return new ApiError('invalid_nif', fields.length === 1 ? `${fields[0]!.path} fails the NIF (mod-11) check digit.` : 'NIFs fail the mod-11 check digit; see fields.', { fields });
+  if (fields.every((f) => f.message === NIF_CHECK_DIGIT_FAILS)) return new ApiError('invalid_nif', `${fields.length === 1 ? 'The NIF fails' : 'NIFs fail'} the mod-11 check digit; see fields.`, { fields });
   return validationError(fields, message);
 }
+
+/** 422 invalid_nif on one field whose NIF fails its check digit. */
+export const nifCheckFails = (path: string) => fieldProblems([{ path, message: NIF_CHECK_DIGIT_FAILS }]);
 
 /** The same error with a field's path renamed: a check shared by routes that name the field otherwise. */
 export function withFieldPath(err: unknown, from: string, to: string): unknown {

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed, jsonAnswer } from '../../plugins/auth';
-import { apiDoc } from '../../lib/api-doc';
+import { routeDocs } from '../../lib/api-doc';
 import { ScreenRequest, ScreenResponse, ScreeningIdParams, ScreeningListQuery } from './model';
 import { Page } from '../../lib/schemas';
 import { AmlService } from './service';
@@ -78,8 +78,7 @@ export async function refreshLists(ctx: AppContext, service = amlService(ctx)) {
 
 /** AML screening (scope `compliance`). */
 export function amlRoutes(ctx: AppContext, service: AmlService) {
-  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string, examples?: Parameters<typeof apiDoc>[0]['examples']) =>
-    apiDoc({ summary, tag: 'compliance', security: 'BearerAuth', operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}) });
+  const doc = routeDocs('compliance');
   return new Elysia({ name: 'aml' })
     .use(authed(ctx, 'compliance'))
     .post('/v1/aml/screen', async ({ auth, body, set }) => jsonAnswer((await service.screen(auth, body)).text, set.headers), {

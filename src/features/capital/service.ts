@@ -33,7 +33,7 @@ export class CapitalService {
         const { result, facts } = await this.scores.scoreWithFacts(caller, e.nif);
         byNif.set(e.nif, { pd: facts.pd_scale, turnover: facts.revenue_eur, version: result.algorithm_version });
       } catch (err) {
-        if (err instanceof ApiError) throw new ApiError(err.code, `exposures[${i}] (${e.nif}): ${err.message}`, { fields: [{ path: `exposures.${i}.nif`, message: err.message }] });
+        if (err instanceof ApiError) throw new ApiError(err.code, `exposures.${i} (${e.nif}): ${err.message}`, { fields: [{ path: `exposures.${i}.nif`, message: err.message }] });
         throw err;
       }
     }

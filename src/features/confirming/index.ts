@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
-import { apiDoc } from '../../lib/api-doc';
+import { routeDocs } from '../../lib/api-doc';
 import type { AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
 import {
@@ -17,8 +17,7 @@ export const confirmingService = (ctx: AppContext, decisions: DecisionService, a
 
 /** Confirming programmes, suppliers and payables (scope `finance`). */
 export function confirmingRoutes(ctx: AppContext, service: ConfirmingService) {
-  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string, examples?: Parameters<typeof apiDoc>[0]['examples']) =>
-    apiDoc({ summary, tag: 'finance', security: 'BearerAuth', operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}) });
+  const doc = routeDocs('finance');
   return new Elysia({ name: 'confirming' })
     .use(authed(ctx, 'finance'))
     .post(
@@ -32,13 +31,14 @@ export function confirmingRoutes(ctx: AppContext, service: ConfirmingService) {
       {
         body: ProgrammeRequest,
         response: { 201: ProgrammeView },
-        detail: { ...doc(
+        detail: doc(
           'Create a confirming (reverse factoring) programme for an anchor buyer',
           'createConfirmingProgramme',
           ['invalid_nif', 'company_not_found', 'limit_exceeded', 'live_tier_not_available', 'upstream_unavailable'],
           'The anchor gets a credit decision (operation_type confirming, the programme limit over its payment terms): the programme limit must be within the decision\u2019s limit (else 409 limit_exceeded), and the decision\u2019s spread over the base rate prices every early payment. Then: suppliers (POST …/suppliers), approved payables (POST …/payables) with their offers, accepted by suppliers in the portal (GET /v1/supplier-portal/embed) or by the API, funded, settled. docs/confirming.md.',
           { programme: { summary: 'A tier A anchor, €500,000 at 90 days, embeddable on one site', value: { anchor_nif: '599000015', anchor_name: 'Distribuidora Alfa, S.A.', limit_cents: 50_000_000, payment_terms_days: 90, frame_ancestors: ['https://fornecedores.alfa.pt'] } } },
-        ), 'x-created': 'The programme' },
+          { created: 'The programme' },
+        ),
       },
     )
     .get('/v1/confirming/anchor/:id', ({ auth, params }) => service.getProgramme(auth, params.id), {

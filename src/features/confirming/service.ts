@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, lt } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { ApiError, validationError, type FieldError } from '../../lib/errors';
+import { ApiError, validationError, type FieldError, nifCheckFails } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
@@ -66,7 +66,7 @@ export class ConfirmingService {
   // --- programmes ---------------------------------------------------------------------------------
 
   async createProgramme(caller: FinanceCaller, body: ProgrammeBody) {
-    if (!isValidNif(body.anchor_nif)) throw new ApiError('invalid_nif', `The anchor's NIF ${body.anchor_nif} fails the check digit.`, { fields: [{ path: 'anchor_nif', message: 'fails the NIF check digit' }] });
+    if (!isValidNif(body.anchor_nif)) throw nifCheckFails('anchor_nif');
     let decision;
     try {
       decision = (await this.decisions.decide(caller, { nif: body.anchor_nif, context: { operation_type: 'confirming', amount_eur: body.limit_cents / 100, expected_term_days: body.payment_terms_days } }, performance.now())).body;
@@ -148,7 +148,7 @@ export class ConfirmingService {
 
   async addSupplier(caller: FinanceCaller, programmeId: string, body: { supplier_nif: string; name: string; iban: string; email?: string }) {
     await this.programmeRow(caller, programmeId);
-    if (!isValidNif(body.supplier_nif)) throw new ApiError('invalid_nif', `The supplier's NIF ${body.supplier_nif} fails the check digit.`, { fields: [{ path: 'supplier_nif', message: 'fails the NIF check digit' }] });
+    if (!isValidNif(body.supplier_nif)) throw nifCheckFails('supplier_nif');
     const iban = electronicFormatIBAN(body.iban) ?? '';
     if (!isValidIBAN(iban)) throw new ApiError('invalid_iban', `${body.iban.slice(0, 42)} is not a valid IBAN.`, { fields: [{ path: 'iban', message: 'fails the IBAN format or check digits' }] });
     const now = this.now();

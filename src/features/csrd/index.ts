@@ -3,7 +3,7 @@ import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { langOf, requestState } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
-import { ApiError, validationError } from '../../lib/errors';
+import { ApiError, validationError, nifCheckFails } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { CsrdReport, CsrdReportRequest, ReportIdParams, validateReportBody, type CsrdReportBody, type CsrdReportInput } from './model';
 import type { ReportLanguage } from './mapping';
@@ -111,7 +111,7 @@ export function csrdRoutes(ctx: AppContext) {
             const fields = validateReportBody(body);
             if (fields.length) throw validationError(fields);
             const nif = (body as { nif?: string }).nif;
-            if (nif !== undefined && !isValidNif(nif)) throw new ApiError('invalid_nif', 'The NIF fails the mod-11 check digit.', { fields: [{ path: 'nif', message: 'not a valid NIF' }] });
+            if (nif !== undefined && !isValidNif(nif)) throw nifCheckFails('nif');
           },
           body: CsrdReportRequest,
           response: { 201: CsrdReport },

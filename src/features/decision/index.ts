@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed, jsonAnswer, scoreGenerationNow } from '../../plugins/auth';
-import { apiDoc } from '../../lib/api-doc';
+import { routeDocs } from '../../lib/api-doc';
 import { validationError } from '../../lib/errors';
 import { actorOf, AdminService } from '../admin/service';
 import type { ScoreService } from '../score/service';
@@ -20,8 +20,7 @@ export function decisionService(ctx: AppContext, scores: ScoreService) {
 
 /** Credit decisions, limits, the spreads index and sector risk (scope `score`); the tenant's credit policy (scope `policy:manage`). */
 export function decisionRoutes(ctx: AppContext, service: DecisionService) {
-  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string, examples?: Parameters<typeof apiDoc>[0]['examples']) =>
-    apiDoc({ summary, tag: 'decisions', security: 'BearerAuth', operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}) });
+  const doc = routeDocs('decisions');
   const admin = new AdminService(ctx.database, ctx.tenants, () => ctx.clock.now());
 
   const credit = new Elysia({ name: 'decisions' })

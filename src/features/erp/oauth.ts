@@ -3,7 +3,7 @@ import { and, eq, gt, inArray, lt, ne } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import type { Database } from '../../db/client';
 import { safeEqual, sha256Hex } from '../../lib/crypto';
-import { ApiError, validationError } from '../../lib/errors';
+import { ApiError, validationError, nifCheckFails } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { consentPage, errorPage } from './consent';
 import type { AnyProvider, ErpProvider } from './model';
@@ -69,7 +69,7 @@ export class OAuthService {
 
   async initiate(caller: ErpCaller, body: { provider: AnyProvider; customer_reference: string; return_url: string; company_nif?: string }) {
     if (body.company_nif !== undefined && !isValidNif(body.company_nif))
-      throw new ApiError('invalid_nif', 'company_nif fails the mod-11 check digit.', { fields: [{ path: 'company_nif', message: 'not a valid NIF' }] });
+      throw nifCheckFails('company_nif');
     // the format check lets "https://" through; the callback must be able to redirect there
     let host = '';
     try {

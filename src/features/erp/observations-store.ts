@@ -59,7 +59,7 @@ const MAX_BOOKS = 20;
  */
 async function bankDataReach(database: Database, tenantId: string, env: Env, rows: DocRow[]) {
   const books = [...new Map(rows.map((x) => [`${x.provider}|${x.customerReference}`, x])).values()].slice(0, MAX_BOOKS);
-  const query = preparedReach(database);
+  const { reach: query } = preparedReads(database);
   const found = await Promise.all(books.map((b) => query.execute({ tenantId, env, provider: b.provider, ref: b.customerReference })));
   const reach = new Map<string, string>();
   books.forEach((book, i) => {
@@ -68,28 +68,6 @@ async function bankDataReach(database: Database, tenantId: string, env: Env, row
     if (at) reach.set(`${book.provider}|${book.customerReference}`, at.slice(0, 10));
   });
   return (x: DocRow) => reach.get(`${x.provider}|${x.customerReference}`) ?? null;
-}
-
-const reachQueries = new WeakMap<Database, { execute(p: Record<string, string>): Promise<{ cursor: string | null; hasBank: unknown }[]> }>();
-function preparedReach(database: Database) {
-  let q = reachQueries.get(database);
-  if (!q) {
-    const r = database.t.syncRuns;
-    const b = database.t.bankTransactions;
-    const p = (name: string) => sql.placeholder(name);
-    q = database.db
-      .select({
-        cursor: r.cursor,
-        hasBank: sql<unknown>`exists (select 1 from ${b} where ${b.tenantId} = ${p('tenantId')} and ${b.env} = ${p('env')} and ${b.provider} = ${p('provider')} and ${b.customerReference} = ${p('ref')})`,
-      })
-      .from(r)
-      .where(and(eq(r.tenantId, p('tenantId')), eq(r.env, p('env')), eq(r.provider, p('provider')), eq(r.customerReference, p('ref')), eq(r.status, 'succeeded'), isNotNull(r.cursor)))
-      .orderBy(desc(r.createdAt), desc(r.id)) // ids are UUIDv7: the later of two runs created in the same millisecond
-      .limit(1)
-      .prepare('erp_bank_reach') as never;
-    reachQueries.set(database, q!);
-  }
-  return q!;
 }
 
 function mostCommonProvider(rows: DocRow[]) {
@@ -107,12 +85,15 @@ function mostCommonProvider(rows: DocRow[]) {
  * The two reads every score makes, prepared once per database: Drizzle's query building costs more
  * than these indexed reads themselves (about 200 µs a score when built each time, measured).
  */
-const prepared = new WeakMap<Database, { asBuyer: { execute(p: Record<string, string>): Promise<DocRow[]> }; own: { execute(p: Record<string, string>): Promise<{ provider: string; ref: string }[]> } }>();
+type Prepared<R> = { execute(p: Record<string, string>): Promise<R[]> };
+const prepared = new WeakMap<Database, { asBuyer: Prepared<DocRow>; own: Prepared<{ provider: string; ref: string }>; reach: Prepared<{ cursor: string | null; hasBank: unknown }> }>();
 function preparedReads(database: Database) {
   let p = prepared.get(database);
   if (!p) {
     const inv = database.t.invoices;
     const c = database.t.erpConnections;
+    const r = database.t.syncRuns;
+    const b = database.t.bankTransactions;
     p = {
       asBuyer: database.db
         .select(docColumns(database))
@@ -126,6 +107,17 @@ function preparedReads(database: Database) {
         .from(c)
         .where(and(eq(c.tenantId, sql.placeholder('tenantId')), eq(c.env, sql.placeholder('env')), eq(c.companyNif, sql.placeholder('nif')), eq(c.status, 'active')))
         .prepare('erp_observations_own') as never,
+      // a book's last succeeded sync (its cursor) and whether it holds bank transactions (bankDataReach)
+      reach: database.db
+        .select({
+          cursor: r.cursor,
+          hasBank: sql<unknown>`exists (select 1 from ${b} where ${b.tenantId} = ${sql.placeholder('tenantId')} and ${b.env} = ${sql.placeholder('env')} and ${b.provider} = ${sql.placeholder('provider')} and ${b.customerReference} = ${sql.placeholder('ref')})`,
+        })
+        .from(r)
+        .where(and(eq(r.tenantId, sql.placeholder('tenantId')), eq(r.env, sql.placeholder('env')), eq(r.provider, sql.placeholder('provider')), eq(r.customerReference, sql.placeholder('ref')), eq(r.status, 'succeeded'), isNotNull(r.cursor)))
+        .orderBy(desc(r.createdAt), desc(r.id)) // ids are UUIDv7: the later of two runs created in the same millisecond
+        .limit(1)
+        .prepare('erp_bank_reach') as never,
     };
     prepared.set(database, p);
   }

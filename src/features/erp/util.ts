@@ -1,4 +1,4 @@
-import { validationError } from '../../lib/errors';
+import { ApiError, validationError } from '../../lib/errors';
 
 /** Who is calling (from the auth plugin). */
 export interface ErpCaller {
@@ -73,3 +73,9 @@ export function median(values: number[]): number | null {
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
+
+/** 404 for a source (provider and customer_reference) under which the tenant has no books at all. */
+export const noBooks = (source: { provider: string; customer_reference: string }) =>
+  new ApiError('resource_not_found', `No books under ${source.provider}/${source.customer_reference} for this tenant in this environment (sync an ERP connection or import a SAF-T file first).`, {
+    fields: [{ path: 'source', message: 'no invoices or bank movements' }],
+  });

@@ -5,7 +5,7 @@ import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { langOf, localised } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
-import { ApiError, validationError } from '../../lib/errors';
+import { ApiError, validationError, nifCheckFails } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { EsgRequest, EsgResponse, ESG_OPENAPI_EXAMPLES, Questionnaire, validateEsgBody } from './model';
 import { INDICATORS, SECTORS, type AnswerValue } from './questionnaire';
@@ -51,7 +51,7 @@ export function esgRoutes(ctx: AppContext, service: EsgService) {
       const fields = validateEsgBody(body);
       if (fields.length) throw validationError(fields);
       if (!isValidNif((body as { nif: string }).nif))
-        throw new ApiError('invalid_nif', 'The NIF fails the mod-11 check digit.', { fields: [{ path: 'nif', message: 'not a valid NIF' }] });
+        throw nifCheckFails('nif');
     },
     body: EsgRequest,
     response: { 200: EsgResponse },

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
-import { apiDoc } from '../../lib/api-doc';
+import { routeDocs } from '../../lib/api-doc';
 import type { AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
 import { CreateOperationRequest, OperationIdParams, OperationList, OperationListQuery, OperationResponse, TransitionBody, TransitionParams } from './model';
@@ -16,8 +16,7 @@ const SCORE_ERRORS = ['invalid_nif', 'company_not_found', 'live_tier_not_availab
 
 /** Factoring operations (scope `finance`). */
 export function factoringRoutes(ctx: AppContext, service: FactoringService) {
-  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string, examples?: Parameters<typeof apiDoc>[0]['examples']) =>
-    apiDoc({ summary, tag: 'finance', security: 'BearerAuth', operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}) });
+  const doc = routeDocs('finance');
   return new Elysia({ name: 'factoring' })
     .use(authed(ctx, 'finance'))
     .post(
@@ -32,7 +31,7 @@ export function factoringRoutes(ctx: AppContext, service: FactoringService) {
       {
         body: CreateOperationRequest,
         response: { 201: OperationResponse },
-        detail: { ...doc(
+        detail: doc(
           'Submit a factoring operation: the seller\u2019s invoices, a credit decision per debtor, the price',
           'createFactoringOperation',
           [...SCORE_ERRORS, 'invoice_already_assigned'],
@@ -52,7 +51,8 @@ export function factoringRoutes(ctx: AppContext, service: FactoringService) {
               },
             },
           },
-        ), 'x-created': 'The operation' },
+          { created: 'The operation' },
+        ),
       },
     )
     .get('/v1/factoring/operation/:id', ({ auth, params }) => service.get(auth, params.id), {

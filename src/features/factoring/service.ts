@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, isNotNull, lt } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
+import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError, nifCheckFails } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
@@ -150,7 +150,7 @@ export class FactoringService {
       if (r.due_date! < r.issue_date!) errors.push({ path: at('due_date'), message: 'is before the issue date' });
       else if (r.due_date! < today) errors.push({ path: at('due_date'), message: 'has passed: an overdue invoice cannot be assigned' });
       const key = r.number;
-      if (seen.has(key)) errors.push({ path: at('number'), message: `repeats invoices[${seen.get(key)}]` });
+      if (seen.has(key)) errors.push({ path: at('number'), message: `repeats invoices.${seen.get(key)}` });
       seen.set(key, index);
       out.push({ ...(r as ResolvedInvoice), index, atcud: r.atcud ?? null, debtor_name: r.debtor_name ?? null, debtor_address: r.debtor_address ?? null });
     }
@@ -178,7 +178,7 @@ export class FactoringService {
   }
 
   async create(caller: FinanceCaller, body: CreateOperationBody): Promise<OperationView> {
-    if (!isValidNif(body.seller_nif)) throw new ApiError('invalid_nif', `The seller's NIF ${body.seller_nif} fails the check digit.`, { fields: [{ path: 'seller_nif', message: 'fails the NIF check digit' }] });
+    if (!isValidNif(body.seller_nif)) throw nifCheckFails('seller_nif');
     const now = this.now();
     const today = isoDay(now);
     const invoices = await this.resolveInvoices(caller, body, today);

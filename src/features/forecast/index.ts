@@ -3,7 +3,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
-import { ApiError } from '../../lib/errors';
+import { noBooks } from '../erp/util';
 import { balanceOn, forecast, type ForecastInvoice, type ForecastTransaction } from './engine';
 import { forecastPng, forecastSvg } from './chart';
 import { Int } from '../../lib/schemas';
@@ -49,7 +49,7 @@ export function forecastRoutes(ctx: AppContext) {
         db.select().from(bt).where(scope(bt)).limit(200_000),
       ]);
       if (!invoices.length && !movements.length)
-        throw new ApiError('resource_not_found', `No books under ${body.source.provider}/${body.source.customer_reference} for this tenant in this environment (sync an ERP connection or import a SAF-T file first).`, { fields: [{ path: 'source', message: 'no invoices or bank movements' }] });
+        throw noBooks(body.source);
       const paymentsOf = new Map<string, { date: string; amount_cents: number }[]>();
       for (const m of movements) {
         if (!m.matchedInvoiceNumber || Number(m.amountCents) <= 0) continue;

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { requestState } from '../../plugins/request-state';
-import { apiDoc } from '../../lib/api-doc';
+import { apiDoc, routeDocs } from '../../lib/api-doc';
 import { ApiError, JSON_UTF8 } from '../../lib/errors';
 import { actorOf } from '../admin/service';
 import {
@@ -113,8 +113,7 @@ export function gdprRoutes(ctx: AppContext) {
 
 /** Data-subject requests (scope gdpr:manage): POST /v1/gdpr/request and its follow-up. docs/gdpr.md §6. */
 export function subjectRequestRoutes(ctx: AppContext, service = new SubjectRequests(ctx)) {
-  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string, examples?: Parameters<typeof apiDoc>[0]['examples']) =>
-    apiDoc({ summary, tag: 'admin', security: 'BearerAuth', operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}) });
+  const doc = routeDocs('admin');
   return new Elysia({ name: 'gdpr-subject-requests' })
     .use(authed(ctx, 'gdpr:manage'))
     .post(
@@ -128,7 +127,7 @@ export function subjectRequestRoutes(ctx: AppContext, service = new SubjectReque
       {
         body: SubjectRequestBody,
         response: { 202: SubjectRequestView },
-        detail: { ...doc(
+        detail: doc(
           'A data subject’s request (access, erasure, rectification, restriction) over the tenant’s data in this environment',
           'createSubjectRequest',
           ['invalid_nif'],
@@ -138,7 +137,8 @@ export function subjectRequestRoutes(ctx: AppContext, service = new SubjectReque
             erasure: { summary: 'Erasure by name and birth date', value: { type: 'erasure', subject: { name: 'Ana Rita Costa', birth_date: '1975-04-12' } } },
             rectification: { summary: 'Rectify a misspelt name', value: { type: 'rectification', subject: { name: 'Ana Rita Cost' }, corrections: { name: 'Ana Rita Costa' } } },
           },
-        ), 'x-created': 'The request, to follow its status' },
+          { created: 'The request, to follow its status' },
+        ),
       },
     )
     .get('/v1/gdpr/requests', ({ auth, query }) => service.list(auth, query), {

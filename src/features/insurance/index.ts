@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
-import { apiDoc } from '../../lib/api-doc';
+import { routeDocs } from '../../lib/api-doc';
 import type { AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
 import { Submission, SubmissionList, SubmissionParams, SubmissionQuery, SubmitRequest } from './model';
@@ -11,8 +11,7 @@ export { InsuranceService } from './service';
 
 /** POST /v1/insurance/submit and the stored submissions (scope `finance`). */
 export function insuranceRoutes(ctx: AppContext, service: InsuranceService) {
-  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string, examples?: Parameters<typeof apiDoc>[0]['examples']) =>
-    apiDoc({ summary, tag: 'finance', security: 'BearerAuth', operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}) });
+  const doc = routeDocs('finance');
   return new Elysia({ name: 'insurance' })
     .use(authed(ctx, 'finance'))
     .post(
@@ -26,7 +25,7 @@ export function insuranceRoutes(ctx: AppContext, service: InsuranceService) {
       {
         body: SubmitRequest,
         response: { 201: Submission },
-        detail: { ...doc(
+        detail: doc(
           'Ask a credit insurer for a limit on a buyer',
           'insuranceSubmit',
           ['invalid_nif', 'company_not_found', 'insurer_not_configured', 'upstream_unavailable'],
@@ -35,7 +34,8 @@ export function insuranceRoutes(ctx: AppContext, service: InsuranceService) {
             full: { summary: 'A tier A buyer, €150,000 at 60 days: full cover', value: { buyer_nif: '599000015', requested_limit_cents: 15_000_000, terms: { payment_terms_days: 60 } } },
             partial: { summary: 'A tier C buyer: half', value: { buyer_nif: '599000031', requested_limit_cents: 5_000_000, terms: { payment_terms_days: 90, operation_type: 'factoring' } } },
           },
-        ), 'x-created': 'The stored submission' },
+          { created: 'The stored submission' },
+        ),
       },
     )
     .get('/v1/insurance/submissions/:id', ({ auth, params }) => service.get(auth, params.id), {

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed, jsonAnswer } from '../../plugins/auth';
-import { apiDoc } from '../../lib/api-doc';
+import { routeDocs } from '../../lib/api-doc';
 import type { AmlService } from '../aml/service';
 import type { NifService } from '../nif/service';
 import type { ScoreService } from '../score/service';
@@ -11,8 +11,7 @@ import { KycService } from './service';
 /** KYC of a company and its representatives (scope `compliance`). */
 export function kycRoutes(ctx: AppContext, deps: { nif: NifService; aml: AmlService; scores: ScoreService }) {
   const service = new KycService(ctx.database, ctx.usage, deps.nif, deps.aml, deps.scores, () => ctx.clock.now());
-  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string, examples?: Parameters<typeof apiDoc>[0]['examples']) =>
-    apiDoc({ summary, tag: 'compliance', security: 'BearerAuth', operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}) });
+  const doc = routeDocs('compliance');
   return new Elysia({ name: 'kyc' })
     .use(authed(ctx, 'compliance'))
     .post('/v1/kyc/verify', async ({ auth, body, set }) => jsonAnswer((await service.verify(auth, body)).text, set.headers), {

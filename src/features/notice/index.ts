@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { requestState } from '../../plugins/request-state';
-import { apiDoc } from '../../lib/api-doc';
+import { apiDoc, routeDocs } from '../../lib/api-doc';
 import type { AuditTrail } from '../audit/service';
 import type { FactoringService } from '../factoring/service';
 import { NoticeIdParams, NoticeRequest, NoticeResponse } from './model';
@@ -36,8 +36,7 @@ const pdfResponse = (bytes: Uint8Array, id: string, sha256: string, status: numb
 /** POST /v1/notice/cession and the stored notices (scope `finance`). */
 export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringService; audit: AuditTrail }) {
   const service = new NoticeService(ctx, deps.factoring, deps.audit);
-  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string, examples?: Parameters<typeof apiDoc>[0]['examples']) =>
-    apiDoc({ summary, tag: 'finance', security: 'BearerAuth', operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}) });
+  const doc = routeDocs('finance');
   return new Elysia({ name: 'notice' })
     .use(authed(ctx, 'finance'))
     .post(
@@ -60,7 +59,7 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
       {
         body: NoticeRequest,
         response: { 201: NoticeResponse },
-        detail: { ...doc(
+        detail: doc(
           'Notice of assignment to a debtor (notificação de cessão de créditos), as PDF or JSON with its SHA-256 and download URL',
           'createCessionNotice',
           ['invalid_iban', 'invalid_nif', 'resource_not_found', 'invalid_transition'],
@@ -78,7 +77,8 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
               },
             },
           },
-        ), 'x-created': 'The stored notice (…/pdf for the PDF)' },
+          { created: 'The stored notice (…/pdf for the PDF)' },
+        ),
       },
     )
     .get('/v1/notice/cession/:id', ({ auth, params }) => service.get(auth, params.id), {

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed, limitAnonymous } from '../../plugins/auth';
 import { readCapped } from '../../plugins/http-errors';
-import { apiDoc } from '../../lib/api-doc';
+import { apiDoc, routeDocs } from '../../lib/api-doc';
 import { ApiError, type ErrorCode } from '../../lib/errors';
 import { actorOf, AdminService } from '../admin/service';
 import { SCOPES } from '../tenants/service';
@@ -58,8 +58,7 @@ function basicCredentials(authorization: string | null): { id: string; secret: s
 export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
   const admin = new AdminService(ctx.database, ctx.tenants, () => ctx.clock.now());
   const clients = new OAuthClients(ctx, admin);
-  const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string, examples?: Parameters<typeof apiDoc>[0]['examples']) =>
-    apiDoc({ summary, tag: 'admin', security: 'bearerAuth', operationId, errors, ...(description ? { description } : {}), ...(examples ? { examples } : {}) });
+  const doc = routeDocs('admin', 'bearerAuth');
 
   const endpoint = new Elysia({ name: 'oauth-token' })
     .post(

@@ -3,7 +3,8 @@ import { and, eq, gte, inArray, lte } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
-import { ApiError, validationError } from '../../lib/errors';
+import { validationError } from '../../lib/errors';
+import { noBooks } from '../erp/util';
 import { reconcile, type BankTransaction, type OpenInvoice } from './engine';
 import { ReconcileRequest, ReconcileResponse } from './model';
 
@@ -30,7 +31,7 @@ export function reconcileRoutes(ctx: AppContext) {
       const books = (x: typeof inv | typeof bt) => db.select({ id: x.id }).from(x).where(and(eq(x.tenantId, auth.tenantId), eq(x.env, auth.env), eq(x.provider, src.provider), eq(x.customerReference, src.customer_reference))).limit(1);
       const [anyInvoice, anyMovement] = await Promise.all([books(inv), books(bt)]);
       if (!anyInvoice.length && !anyMovement.length)
-        throw new ApiError('resource_not_found', `No books under ${src.provider}/${src.customer_reference} for this tenant in this environment (sync an ERP connection or import a SAF-T file first).`, { fields: [{ path: 'source', message: 'no invoices or bank movements' }] });
+        throw noBooks(src);
     }
     return {
       invoices: invoices.map((i): OpenInvoice => ({ id: i.id, number: i.number, atcud: i.atcud, customer_nif: i.customerNif, customer_name: i.customerName, issue_date: i.issueDate, due_date: i.dueDate, amount_open_cents: Number(i.grossTotalCents) })),

@@ -1,6 +1,6 @@
 import { and, desc, eq, max, sql, type SQLWrapper } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
-import { ApiError } from '../../lib/errors';
+import { ApiError, nifCheckFails } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { plainCommitsGeneration, ReadCache } from '../../lib/read-cache';
 import { TurnReads } from '../../lib/turn-reads';
@@ -135,7 +135,7 @@ export class ScoreService {
 
   /** The checks every scoring answer starts with: a valid NIF, and a live tier when the key is live. */
   checkScorable(caller: Pick<ScoreCaller, 'env'>, nif: string) {
-    if (!isValidNif(nif)) throw invalidNif();
+    if (!isValidNif(nif)) throw nifCheckFails('nif');
     if (caller.env === 'live' && !this.liveAdapters)
       throw new ApiError('live_tier_not_available', 'Live scoring is not available yet for this deployment. Test against the sandbox (sk_test_ keys) meanwhile.', {
         body: { roadmap_url: this.roadmapUrl },
@@ -205,7 +205,8 @@ export class ScoreService {
     if (caller.env === 'sandbox') {
       const generation = inputs.rescores + (trigger === 'rescore' ? 1 : 0);
       const found = sandboxLookup(nif, generation);
-      if (found.kind === 'invalid_nif') throw invalidNif('The tax authority does not recognise this NIF (sandbox fixture invalid_nif_422).');
+      if (found.kind === 'invalid_nif')
+        throw new ApiError('invalid_nif', 'The tax authority does not recognise this NIF (sandbox fixture invalid_nif_422).', { fields: [{ path: 'nif', message: 'not recognised by the tax authority' }] });
       if (found.kind === 'not_found')
         throw new ApiError('company_not_found', `No sandbox company with NIF ${nif}. The sandbox knows only its fixtures: GET /v1/sandbox/fixtures lists them.`);
       profile = found.profile;
@@ -430,5 +431,3 @@ function factsOf(profile: CompanyProfile, pdScale: number, erp: ErpObservations 
 const latestKey = (caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string) => `${caller.tenantId}|${caller.env}|${nif}`;
 type ScoreRequestBody = { nif: string; customer_reference?: string; refresh?: 'cached_ok' | 'force_refresh' };
 
-const invalidNif = (message = 'The NIF fails the mod-11 check digit.') =>
-  new ApiError('invalid_nif', message, { fields: [{ path: 'nif', message: 'not a valid NIF' }] });
