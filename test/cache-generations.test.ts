@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
-import { expectError, makeApp, REDIS_TEST_URL, TEST_DB, TestClock, type TestApp } from './helpers';
+import { connectSandboxErp, expectError, makeApp, REDIS_TEST_URL, TEST_DB, TestClock, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 /**
@@ -116,6 +116,64 @@ describe('in-process read caches across two instances', () => {
     } finally {
       reads.restore();
     }
+  });
+
+  /** counts the score-input reads that reach app's database (PostgreSQL: one query per turn) */
+  const countInputReads = (app: TestApp) => {
+    const scores = app.ctx.services!.scores as unknown as { readScoreInputsBatch(keys: unknown[]): Promise<unknown> };
+    const original = scores.readScoreInputsBatch;
+    const counter = { count: 0, restore: () => void (scores.readScoreInputsBatch = original) };
+    scores.readScoreInputsBatch = (keys) => (counter.count++, original.call(scores, keys));
+    return counter;
+  };
+  const refresh = (app: TestApp, key: string, nif: string) => app.json('POST', '/v1/score', { key, body: { nif, refresh: 'force_refresh' } });
+  /** b computes scores of this NIF without reading their inputs again (PostgreSQL; SQLite's are cached under its change signal) */
+  const warmInputs = async (key: string, nif: string) => {
+    for (let i = 0; i < 20; i++) {
+      const reads = countInputReads(b);
+      try {
+        expect((await refresh(b, key, nif)).status).toBe(200);
+        if (reads.count === 0) return;
+      } finally {
+        reads.restore();
+      }
+      await Bun.sleep(10); // the first ask learns the tenant's inputs generation in the background
+    }
+    if (TEST_DB === 'postgres') throw new Error('score inputs never cached');
+  };
+
+  test('books synced through one instance are in the next score the other computes (its cached score inputs dropped)', async () => {
+    // a third instance runs the sync worker (a and b run none)
+    const worker = await makeApp({ REDIS_URL: REDIS_TEST_URL, REDIS_PREFIX: a.config.redisPrefix, ERP_DEMO_INVOICES: '600', ...a.dbEnv }, { clock });
+    try {
+      const t = await a.tenant();
+      await connectSandboxErp(a, t.api_key, 'demo', { customerReference: 'books' });
+      await warmInputs(t.api_key, '599000040');
+      expect((await refresh(b, t.api_key, '599000040')).body.data_sources).not.toContain('erp:demo');
+      const run = await a.json('POST', '/v1/erp-connector/sync', { key: t.api_key, body: { provider: 'demo', customer_reference: 'books' } });
+      expect(run.status).toBe(202);
+      let status = '';
+      for (let i = 0; i < 400 && status !== 'succeeded' && status !== 'failed'; i++) {
+        await Bun.sleep(25);
+        status = (await a.json('GET', `/v1/erp-connector/sync/${run.body.run_id}`, { key: t.api_key })).body.status;
+      }
+      expect(status).toBe('succeeded');
+      const after = await refresh(b, t.api_key, '599000040');
+      expect(after.status).toBe(200);
+      expect(after.body.data_sources).toContain('erp:demo');
+    } finally {
+      await worker.close();
+    }
+  });
+
+  test("a re-score through one instance moves the re-score count the other's next score starts from", async () => {
+    const t = await a.tenant();
+    const first = await refresh(b, t.api_key, '599000082'); // the fixture that worsens with each re-score
+    await warmInputs(t.api_key, '599000082');
+    expect((await refresh(b, t.api_key, '599000082')).body.score).toBe(first.body.score);
+    expect((await a.json('POST', '/v1/sandbox/rescore', { key: t.api_key })).body.rescored).toBe(1);
+    const after = await refresh(b, t.api_key, '599000082');
+    expect(after.body.score).toBeLessThan(first.body.score - 5);
   });
 
   test('a GDPR erase through one instance revokes the keys for the other at once', async () => {

@@ -86,7 +86,29 @@ describe('generation feed and leases', () => {
     expect(performance.now() - started).toBeLessThan(ANNOUNCE_WAIT_MS);
     const stored = Number(await admin.get(generationKey(prefix, 'access', tenant)));
     expect(stored).toBeGreaterThan(before.access);
-    expect(b.feed.current(tenant)).toEqual({ access: stored, scores: before.scores });
+    expect(b.feed.current(tenant)).toEqual({ access: stored, scores: before.scores, inputs: 0 });
+  });
+
+  test("a tenant's inputs generation: unknown at first, read from Redis (created if missing) for the asks after; a change announced elsewhere moves it before the announcement resolves", async () => {
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    const key = generationKey(prefix, 'inputs', tenant);
+    expect(await admin.get(key)).toBeNull();
+    expect(b.feed.inputs(tenant)).toBeUndefined(); // the first ask starts the read
+    let learned: number | undefined;
+    for (let i = 0; i < 100 && (learned = b.feed.inputs(tenant)) === undefined; i++) await Bun.sleep(5);
+    const stored = Number(await admin.get(key));
+    expect(stored).toBeGreaterThan(0);
+    expect(learned).toBe(stored);
+    expect(await a.announce([{ tenantId: tenant, aspect: 'inputs' }])).toBe(true);
+    const moved = Number(await admin.get(key));
+    expect(moved).toBeGreaterThan(stored);
+    expect(b.feed.inputs(tenant)).toBe(moved);
+    // a counter that exists is read as it is, not created again
+    const other = `t${crypto.randomUUID().slice(0, 6)}`;
+    await admin.set(generationKey(prefix, 'inputs', other), '42');
+    expect(a.feed.inputs(other)).toBeUndefined();
+    for (let i = 0; i < 100 && a.feed.inputs(other) === undefined; i++) await Bun.sleep(5);
+    expect(a.feed.inputs(other)).toBe(42);
   });
 
   test("the announcing process acknowledges its own change without a message through Redis; the other process's acknowledgement still travels", async () => {
@@ -157,7 +179,7 @@ describe('generation feed and leases', () => {
     c.feed.learn(mark, tenant, 1, 1);
     expect(c.feed.current(tenant)).toBeUndefined();
     c.feed.learn(c.feed.mark(), tenant, 5, 6);
-    expect(c.feed.current(tenant)).toEqual({ access: 5, scores: 6 });
+    expect(c.feed.current(tenant)).toEqual({ access: 5, scores: 6, inputs: 0 });
   });
 
   test('a subscription dropped by Redis just before a change: once the change is answered, the process either has it or knows nothing', async () => {

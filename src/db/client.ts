@@ -18,8 +18,16 @@ import { GroupCommit } from '../lib/group-commit';
 
 export type Db = PostgresJsDatabase<Record<string, never>>;
 export type Dialect = 'sqlite' | 'postgres';
-/** what a tenant's cached reads are about: its keys and tenant row, or its latest scores */
-export type CacheAspect = 'access' | 'scores';
+/**
+ * What a tenant's cached reads are about: its keys and tenant row (`access`), its latest scores
+ * (`scores`), or what a computed score reads besides the request (`inputs`: its re-score counts
+ * and whether its books or connections name the NIF). `inputs` is moved by the transactions that
+ * change those: re-scores, a connection becoming or ceasing to be active, a finished ERP sync, a
+ * SAF-T import, an erasure. A request's new score does not move it, so a tenant refreshing scores
+ * keeps its inputs cached.
+ */
+export type CacheAspect = 'access' | 'scores' | 'inputs';
+export const CACHE_ASPECTS: readonly CacheAspect[] = ['access', 'scores', 'inputs'];
 export type TenantTouch = { tenantId: string; aspect: CacheAspect };
 
 export interface Database {

@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import type { CacheAspect } from '../db/client';
 import type { Logger } from './log';
+import { generationKey, LUA_NOW_US } from './cache-generations';
 
 /**
  * Tenants' cache generations (cache-generations.ts) pushed to every process, so that a process can
@@ -45,6 +46,20 @@ redis.call('PEXPIRE', KEYS[1], ${REGISTERED_MS * 10})
 return redis.call('PUBLISH', ARGV[2], ARGV[3])
 `;
 type Beater = Redis & { feedBeat(numKeys: number, ...args: string[]): Promise<number> };
+
+// KEYS: one generation. Its value, created as the rate-limit script creates a missing one (Redis's
+// clock in µs: never a value it had before it was lost).
+// (built when first used: cache-generations.ts imports this module, and this one imports it back)
+const readGenerationScript = () => `
+${LUA_NOW_US}
+local v = redis.call('GET', KEYS[1])
+if not v then
+  v = string.format('%d', now_us())
+  redis.call('SET', KEYS[1], v)
+end
+return v
+`;
+type Reader = Redis & { readGeneration(numKeys: number, key: string): Promise<string> };
 const MAX_TENANTS = 100_000;
 
 interface Waiter {
@@ -57,6 +72,8 @@ interface Waiter {
 export interface Generations {
   access: number;
   scores: number;
+  /** learned on demand (inputs()), not from the rate-limit script: 0 until then */
+  inputs: number;
 }
 
 /** the channel every process listens on for changes of generations */
@@ -78,6 +95,9 @@ export class GenerationFeed {
   private subscribed = false;
   private lastBeat = -Infinity;
   private readonly tenants = new Map<string, Generations>();
+  private readonly redisPrefix: string;
+  /** tenants whose `inputs` generation is being read from Redis */
+  private readonly fetching = new Set<string>();
   private readonly waiters = new Map<string, Waiter>();
   private sequence = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
@@ -94,7 +114,9 @@ export class GenerationFeed {
     this.ackChannel = `${this.channel}:ack:${this.id}`;
     this.beatChannel = `${this.channel}:beat:${this.id}`;
     this.registry = feedRegistry(redisPrefix);
+    this.redisPrefix = redisPrefix;
     if (!('feedBeat' in redis)) redis.defineCommand('feedBeat', { lua: BEAT });
+    if (!('readGeneration' in redis)) redis.defineCommand('readGeneration', { lua: readGenerationScript() });
     // subscriptions are made again by hand on each connection (below), so that the moment they
     // are up is known
     this.sub = new Redis(url, { lazyConnect: true, autoResubscribe: false, enableOfflineQueue: true, maxRetriesPerRequest: null, connectTimeout: 2000, connectionName: `feed:${this.id}` });
@@ -129,6 +151,40 @@ export class GenerationFeed {
     return g && g.access > 0 && g.scores > 0 ? g : undefined;
   }
 
+  /**
+   * The tenant's `inputs` generation if this process knows it as current, else undefined; the
+   * first ask for a tenant reads it from Redis in the background (learned as a script's answer is,
+   * see learn), so the requests after it can cache under it.
+   */
+  inputs(tenantId: string): number | undefined {
+    if (!this.coherent()) return undefined;
+    const known = this.tenants.get(tenantId)?.inputs;
+    if (known) return known;
+    if (!this.fetching.has(tenantId) && this.redis.status === 'ready') {
+      this.fetching.add(tenantId);
+      const mark = this.mark();
+      (this.redis as Reader)
+        .readGeneration(1, generationKey(this.redisPrefix, 'inputs', tenantId))
+        .then((v) => {
+          if (mark === null || mark !== this.epoch || !this.subscribed) return;
+          this.entry(tenantId).inputs = Math.max(this.entry(tenantId).inputs, Number(v));
+        })
+        .catch(() => {}) // asked again by the next request
+        .finally(() => this.fetching.delete(tenantId));
+    }
+    return undefined;
+  }
+
+  /** the tenant's entry, created unknown (0) */
+  private entry(tenantId: string): Generations {
+    let g = this.tenants.get(tenantId);
+    if (!g) {
+      if (this.tenants.size >= MAX_TENANTS) this.forget();
+      this.tenants.set(tenantId, (g = { access: 0, scores: 0, inputs: 0 }));
+    }
+    return g;
+  }
+
   /** Whether current() can answer at all now. */
   coherent() {
     return this.subscribed && performance.now() - this.lastBeat <= COHERENT_MS;
@@ -142,14 +198,9 @@ export class GenerationFeed {
   /** Generations read by a script call sent under `mark`: kept if the subscription held throughout. */
   learn(mark: number | null, tenantId: string, access: number, scores: number) {
     if (mark === null || mark !== this.epoch || !this.subscribed) return;
-    const g = this.tenants.get(tenantId);
-    if (g) {
-      if (access > g.access) g.access = access;
-      if (scores > g.scores) g.scores = scores;
-    } else {
-      if (this.tenants.size >= MAX_TENANTS) this.forget();
-      this.tenants.set(tenantId, { access, scores });
-    }
+    const g = this.entry(tenantId);
+    if (access > g.access) g.access = access;
+    if (scores > g.scores) g.scores = scores;
   }
 
   /**
@@ -239,12 +290,8 @@ export class GenerationFeed {
       const aspect = parts[i]!.slice(0, colon) as CacheAspect;
       const tenantId = parts[i]!.slice(colon + 1, eq);
       const value = Number(parts[i]!.slice(eq + 1));
-      let g = this.tenants.get(tenantId);
-      if (!g) {
-        // remembered even while unknown: a script answer read before this change may come after it
-        if (this.tenants.size >= MAX_TENANTS) this.forget();
-        this.tenants.set(tenantId, (g = { access: 0, scores: 0 }));
-      }
+      // remembered even while unknown: a script answer read before this change may come after it
+      const g = this.entry(tenantId);
       if (value > g[aspect]) g[aspect] = value;
     }
     // this process's own announcement: applied just above, so acknowledged here, without a PUBLISH

@@ -260,6 +260,7 @@ export class OAuthService {
     const now = this.now;
     const box = this.ctx.secretBox;
     await withTx(async (tx) => {
+      this.ctx.database.touchTenant(row.tenantId, 'inputs'); // an active connection names a NIF that scores read
       await tx
         .update(c)
         .set({ status: 'disconnected', accessTokenEnc: null, refreshTokenEnc: null, tokenExpiresAt: null, updatedAt: now })
@@ -340,12 +341,14 @@ export class TokenManager {
   async markRelinkRequired(id: string) {
     const { withTx, t } = this.ctx.database;
     const c = t.erpConnections;
-    await withTx((tx) =>
-      tx
+    await withTx(async (tx) => {
+      const [was] = await tx
         .update(c)
         .set({ status: 'relink_required', accessTokenEnc: null, refreshTokenEnc: null, tokenExpiresAt: null, updatedAt: this.ctx.clock.now() })
-        .where(and(eq(c.id, id), eq(c.status, 'active'))),
-    );
+        .where(and(eq(c.id, id), eq(c.status, 'active')))
+        .returning({ tenantId: c.tenantId });
+      if (was) this.ctx.database.touchTenant(was.tenantId, 'inputs'); // no longer active: scores stop reading it
+    });
   }
 
   async token(id: string, client: ProviderClient, opts: { force: boolean; rejected?: string }): Promise<string> {

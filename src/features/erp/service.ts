@@ -138,8 +138,9 @@ export class ErpService {
   async disconnect(caller: ErpCaller, id: string) {
     const c = this.t.erpConnections;
     const scope = and(eq(c.id, id), eq(c.tenantId, caller.tenantId), eq(c.env, caller.env));
-    const [row] = await this.ctx.database.withTx((tx) =>
-      tx
+    const [row] = await this.ctx.database.withTx((tx) => {
+      this.ctx.database.touchTenant(caller.tenantId, 'inputs'); // an active connection names a NIF that scores read
+      return tx
         .update(c)
         .set({
           status: 'disconnected',
@@ -151,8 +152,8 @@ export class ErpService {
           updatedAt: this.ctx.clock.now(),
         })
         .where(scope)
-        .returning(),
-    );
+        .returning();
+    });
     if (!row) throw new ApiError('resource_not_found', 'No ERP connection with this id in this environment.');
     return connectionBody(row);
   }

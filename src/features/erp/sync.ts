@@ -504,8 +504,10 @@ export class SyncService {
         .where(this.owner(run))
         .returning({ id: r.id });
       if (!ok.length) return false;
-      // new books: decisions must not reuse a score computed before them (cached reads of the last sync)
+      // new books: decisions must not reuse a score computed before them (cached reads of the last
+      // sync), and the books a score reads change (also when the run failed after storing some)
       if (res.status === 'succeeded') this.ctx.database.touchTenant(run.tenantId, 'scores');
+      this.ctx.database.touchTenant(run.tenantId, 'inputs');
       await this.emitFinished(tx, run, res.status, res.counts, res.errorCode);
       return true;
     });
@@ -546,6 +548,7 @@ export class SyncService {
         .where(and(eq(r.id, run.id), eq(r.status, 'running'), eq(r.attempts, run.attempts), or(isNull(r.heartbeatAt), lt(r.heartbeatAt, staleBefore))))
         .returning({ id: r.id });
       if (!ok.length) return false;
+      this.ctx.database.touchTenant(run.tenantId, 'inputs'); // what it stored before it stalled
       await this.emitFinished(tx, run, 'failed', { invoices: run.invoicesCount, transactions: run.transactionsCount }, 'stalled');
       return true;
     });

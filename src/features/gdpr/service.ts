@@ -1,6 +1,6 @@
 import { and, asc, count, eq, getTableColumns, gt, inArray, isNull, lt, notInArray, or, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
-import type { Database, Db } from '../../db/client';
+import { CACHE_ASPECTS, type Database, type Db } from '../../db/client';
 import type { Schema } from '../../db/schema';
 import { randomHex, sha256Hex } from '../../lib/crypto';
 import { ApiError } from '../../lib/errors';
@@ -356,8 +356,7 @@ export class GdprService {
       if (!locked.length) throw new ApiError('resource_not_found', `No tenant ${tenantId}.`);
       if (locked[0]!.status === 'terminated') throw new ApiError('invalid_api_key', 'The tenant is already erased.');
       // keys revoked, tenant terminated, scores anonymised: no process may serve them from cache
-      this.database.touchTenant(tenantId, 'access');
-      this.database.touchTenant(tenantId, 'scores');
+      for (const aspect of CACHE_ASPECTS) this.database.touchTenant(tenantId, aspect);
 
       const now = this.now();
       const retainUntil = addYears(now, RETENTION_YEARS);
@@ -629,7 +628,7 @@ export async function purgeExpiredRetention(database: Database, now: Date): Prom
     const expired = (await tx.select({ id: t.tenants.id }).from(t.tenants).where(lt(t.tenants.retainUntil, now))).map((r) => r.id);
     for (let i = 0; i < expired.length; i += 500) {
       const batch = expired.slice(i, i + 500);
-      for (const id of batch) for (const aspect of ['access', 'scores'] as const) database.touchTenant(id, aspect);
+      for (const id of batch) for (const aspect of CACHE_ASPECTS) database.touchTenant(id, aspect);
       for (const { name, table } of [...RETENTION_TABLES, ...OTHER_TENANT_TABLES]) {
         const tb = table(t);
         const where = inArray(col(tb, 'tenantId'), batch);

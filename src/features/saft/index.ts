@@ -180,6 +180,7 @@ export async function runParse(
         r = await ctx.database.withTx(async (tx) => {
           const result = await parseSaft(capped, { publicKeyPem: o.publicKeyPem, onDocuments: (docs) => storeDocuments(ctx.database, tx, auth, ref, docs, counts) });
           if (!result.valid) throw new RefuseImport(result);
+          ctx.database.touchTenant(auth.tenantId, 'inputs'); // new books: what its scores read
           return result;
         });
         imported = { imported: true, provider: 'saft', customer_reference: ref, ...counts, reason: null };

@@ -12,7 +12,7 @@ import { Int } from '../../lib/schemas';
 
 export function scoreService(ctx: AppContext) {
   const base = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
-  return new ScoreService(ctx.database, ctx.usage, () => ctx.clock.now(), ctx.liveAdapters ?? adaptersFromEnv(ctx.config.adapters), ctx.config.roadmapUrl ?? `${base}/roadmap`);
+  return new ScoreService(ctx.database, ctx.usage, () => ctx.clock.now(), ctx.liveAdapters ?? adaptersFromEnv(ctx.config.adapters), ctx.config.roadmapUrl ?? `${base}/roadmap`, (tenantId) => ctx.generations?.inputs(tenantId));
 }
 
 export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: RescoreService) {

@@ -46,6 +46,8 @@ export class ScoreService {
     private readonly now: () => Date,
     private readonly liveAdapters: LiveAdapters | null,
     private readonly roadmapUrl: string,
+    /** PostgreSQL + Redis: the tenant's `inputs` cache generation as this process knows it (GenerationFeed.inputs) */
+    private readonly inputsGeneration: (tenantId: string) => number | undefined = () => undefined,
   ) {}
 
   /** Without a promise when the answer is in the in-process cache (the fast path's common case). */
@@ -248,6 +250,7 @@ export class ScoreService {
   /** Results in one multi-row insert. */
   async storeMany(tx: Db, caller: Pick<ScoreCaller, 'tenantId' | 'env'>, items: { nif: string; evaluated: Pick<Evaluated, 'result' | 'facts'>; customerReference: string | null }[], trigger: 'request' | 'rescore') {
     this.database.touchTenant(caller.tenantId, 'scores'); // its latest score changes (read caches)
+    if (trigger === 'rescore') this.database.touchTenant(caller.tenantId, 'inputs'); // and its re-score count
     await this.database.insertMany(tx, this.database.t.scoreResults, items.map((item) => this.resultRow(caller, item, trigger)));
   }
 
@@ -300,23 +303,26 @@ export class ScoreService {
   /**
    * What every computed score reads before its profile: the NIF's earlier re-scores (the sandbox
    * fixtures' generation), and whether the tenant's books hold anything about it (most do not, and
-   * then the ERP reads are skipped). Only plain transactions change these: on SQLite they are
-   * cached across the group commits of new scores; on PostgreSQL the turn's requests are read in
-   * one query (TurnReads).
+   * then the ERP reads are skipped). Only plain transactions change these, never a group commit of
+   * new scores, so they stay cached while a tenant refreshes scores: on SQLite under the change
+   * signal of plain commits; on PostgreSQL under the tenant's `inputs` generation (CacheAspect),
+   * and read, when not cached, with the rest of the turn's in one query (TurnReads).
    */
   private async scoreInputs(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string): Promise<ScoreInputs> {
     const key = { tenantId: caller.tenantId, env: caller.env, nif };
-    if (this.database.pg) {
-      this.scoreInputsBatch ??= new TurnReads((keys) => this.readScoreInputsBatch(keys), (k) => `${k.tenantId}|${k.env}|${k.nif}`);
-      return this.scoreInputsBatch.get(key);
-    }
     this.scoreInputsCache ??= new ReadCache(this.database);
-    const read = async () => {
-      const p = (name: string) => sql.placeholder(name);
-      this.scoreInputsQuery ??= this.database.db.select(this.inputColumns({ tenantId: p('tenantId'), env: p('env'), nif: p('nif') })).from(sql`(select 1) as one`).prepare('score_inputs') as never;
-      return toScoreInputs((await this.scoreInputsQuery!.execute(key))[0]);
-    };
-    return (await this.scoreInputsCache.get(`${caller.tenantId}|${caller.env}|${nif}`, read, plainCommitsGeneration(this.database)))!;
+    let read: () => Promise<ScoreInputs>;
+    if (this.database.pg) {
+      const batch = (this.scoreInputsBatch ??= new TurnReads((keys) => this.readScoreInputsBatch(keys), (k) => `${k.tenantId}|${k.env}|${k.nif}`));
+      read = () => batch.get(key);
+    } else
+      read = async () => {
+        const p = (name: string) => sql.placeholder(name);
+        this.scoreInputsQuery ??= this.database.db.select(this.inputColumns({ tenantId: p('tenantId'), env: p('env'), nif: p('nif') })).from(sql`(select 1) as one`).prepare('score_inputs') as never;
+        return toScoreInputs((await this.scoreInputsQuery!.execute(key))[0]);
+      };
+    const generation = this.database.pg ? this.inputsGeneration(caller.tenantId) : undefined;
+    return (await this.scoreInputsCache.get(`${caller.tenantId}|${caller.env}|${nif}`, read, plainCommitsGeneration(this.database, generation)))!;
   }
 
   /** PostgreSQL: the inputs of many (tenant, environment, NIF) in one statement, in order. */
