@@ -102,7 +102,7 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     await pushed?.start();
     const redisLimiter = new RedisRateLimiter(redis, scripts, memoryLimiter, log, `${config.redisPrefix}:rl:`, (aspect, id) => generationKey(config.redisPrefix, aspect, id), pushed);
     limiter = redisLimiter;
-    database.tenantsChanged = announceTenantChanges(redis, config.redisPrefix, log, pushed ?? undefined);
+    database.tenantsChanged = announceTenantChanges(redis, config.redisPrefix, log, pushed ?? undefined, scripts);
     const r = redis;
     closers.push(() => void r.disconnect());
     if (pushed) closers.push(() => pushed.close());
