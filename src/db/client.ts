@@ -130,14 +130,15 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   let observer: ReturnType<typeof postgres> | null = null;
   const db = drizzlePg(client) as Db;
   const txStore = new AsyncLocalStorage<{ tx: Db; touched: Touched }>();
-  // a batch is one INSERT statement (insertInOneStatement); several batches at once, on
-  // connections of the pool
+  // a batch is one INSERT statement (insertInOneStatement); two batches at once, on connections of
+  // the pool: as fast as five at 50 connections, in larger batches, which cost PostgreSQL ~10 % less
+  // CPU a row (its commit, WAL flush and wake-ups are per batch; measured 2026-11-27)
   const grouped = new GroupCommit<RowsToCommit>(
     async (members) => {
       await insertInOneStatement(database, rowsByTable(members));
       await announce(database, marksOf(members));
     },
-    { startAtTurnEnd: true, maxInFlight: Math.max(1, Math.floor(poolSize / 2)), maxBatch: 500 },
+    { startAtTurnEnd: true, maxInFlight: Math.min(2, poolSize), maxBatch: 500 },
   );
   const database: Database = {
     dialect: 'postgres',
