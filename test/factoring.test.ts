@@ -266,6 +266,8 @@ describe('reading, scope, tenants, idempotency', () => {
     expect(b.status).toBe(201);
     expect(b.headers.get('idempotent-replayed')).toBe('true');
     expect(b.body.operation_id).toBe(a.body.operation_id);
+    expect(b.headers.get('location')).toBe(`/v1/factoring/operation/${a.body.operation_id}`);
+    expect(b.headers.get('location')).toBe(a.headers.get('location'));
   });
 });
 

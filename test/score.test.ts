@@ -184,6 +184,19 @@ describe('POST /v1/score — sandbox', () => {
     expectError(await score({ nif: nifOf('tier_a_low_pd') }, { key: t.api_key }), 403, 'tenant_suspended');
   });
 
+  test("an idempotent replay is the first answer with its language (Content-Language, Vary), whatever the replay's Accept-Language", async () => {
+    const t = await h.tenant();
+    const headers = { 'idempotency-key': 'score-once-pt' };
+    const body = { nif: nifOf('tier_b_concentration'), refresh: 'force_refresh' };
+    const first = await h.call('POST', '/v1/score', { key: t.api_key, body, headers: { ...headers, 'accept-language': 'pt-PT' } });
+    const again = await h.call('POST', '/v1/score', { key: t.api_key, body, headers: { ...headers, 'accept-language': 'en' } });
+    expect(first.headers.get('content-language')).toBe('pt-PT');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.headers.get('content-language')).toBe('pt-PT');
+    expect(again.headers.get('vary')).toBe('Accept-Language');
+    expect(await again.text()).toBe(await first.text());
+  });
+
   test('usage: one score row per billable call, sandbox not billable; an idempotent replay bills and computes nothing', async () => {
     const t = await h.tenant();
     const headers = { 'idempotency-key': 'score-once' };
@@ -193,6 +206,10 @@ describe('POST /v1/score — sandbox', () => {
     const again = await h.call('POST', '/v1/score', { key: t.api_key, body, headers });
     expect(await again.text()).toBe(firstText);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(first.headers.get('content-language')).toBe('en');
+    expect(again.headers.get('content-language')).toBe('en');
+    expect(again.headers.get('vary')).toBe('Accept-Language');
+    expect(again.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id')); // the replaying request's own
     await h.ctx.usage.flush();
     const u = h.ctx.database.t.usageRecords;
     const rows = await h.ctx.database.db.select().from(u).where(eq(u.tenantId, t.tenant_id));

@@ -283,7 +283,7 @@ export function authed(ctx: AppContext, scope: Scope | null) {
       if ('replay' in res) {
         return new Response(res.replay.body, {
           status: res.replay.status,
-          headers: { ...(set.headers as Record<string, string>), 'content-type': JSON_UTF8, 'idempotent-replayed': 'true' },
+          headers: { ...(set.headers as Record<string, string>), ...res.replay.headers, 'content-type': JSON_UTF8, 'idempotent-replayed': 'true' },
         });
       }
       requestState(request).idempotencyClaim = res.claimed;
@@ -295,13 +295,13 @@ export function authed(ctx: AppContext, scope: Scope | null) {
         // an answer the handler serialised itself (jsonAnswer): stored as it is
         const text = SERIALISED.get(response);
         if (text === undefined) return;
-        await ctx.idempotency.complete(claim, response.status, text);
+        await ctx.idempotency.complete(claim, response.status, text, response.headers);
         requestState(request).idempotencyClaim = undefined;
         return;
       }
       const text = JSON.stringify(response);
       const status = typeof set.status === 'number' ? set.status : 200;
-      await ctx.idempotency.complete(claim, status, text);
+      await ctx.idempotency.complete(claim, status, text, set.headers);
       requestState(request).idempotencyClaim = undefined;
       return new Response(text, { status, headers: { ...(set.headers as Record<string, string>), 'content-type': JSON_UTF8 } });
     });

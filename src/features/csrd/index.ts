@@ -101,7 +101,7 @@ export function csrdRoutes(ctx: AppContext) {
           // replay then answers in the format its own Accept asks for, see onAfterHandle)
           const state = requestState(request);
           if (state.idempotencyClaim) {
-            await ctx.idempotency.complete(state.idempotencyClaim, 201, JSON.stringify(report));
+            await ctx.idempotency.complete(state.idempotencyClaim, 201, JSON.stringify(report), set.headers);
             state.idempotencyClaim = undefined;
           }
           return pdfResponse(report, pdf, 201, set.headers);

@@ -19,7 +19,16 @@ export const IDEMPOTENCY_KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
 export interface StoredResponse {
   status: number;
   body: string;
+  /** the answer's own headers that a replay repeats (REPLAYED_HEADERS) */
+  headers: Record<string, string>;
 }
+
+/**
+ * Headers that belong to the answer rather than to the request that got it: a replay repeats
+ * them (the language of the text, a created resource's Location), while x-request-id, rate-limit
+ * and cache headers are the replaying request's own.
+ */
+export const REPLAYED_HEADERS = ['content-language', 'vary', 'location'] as const;
 
 /** canonical JSON (sorted keys) so whitespace and key order do not make a body "different" */
 export function canonicalJson(value: unknown): string {
@@ -57,7 +66,7 @@ export class IdempotencyService {
         .returning({ id: k.id })
         .prepare('idem_claim') as never,
       find: db.select().from(k).where(and(eq(k.tenantId, ph('tenantId')), eq(k.env, ph('env')), eq(k.key, ph('key')))).prepare('idem_find') as never,
-      done: db.update(k).set({ state: 'done', responseStatus: ph('status'), responseBody: ph('body') } as never).where(eq(k.id, ph('id'))).prepare('idem_done') as never,
+      done: db.update(k).set({ state: 'done', responseStatus: ph('status'), responseBody: ph('body'), responseHeaders: ph('headers') } as never).where(eq(k.id, ph('id'))).prepare('idem_done') as never,
     });
   }
 
@@ -89,15 +98,22 @@ export class IdempotencyService {
         throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still in progress; retry after it completes.', {
           headers: { 'retry-after': '1' },
         });
-      return { replay: { status: row.responseStatus ?? 200, body: row.responseBody ? this.box.open(row.responseBody) : '' } };
+      return { replay: { status: row.responseStatus ?? 200, body: row.responseBody ? this.box.open(row.responseBody) : '', headers: row.responseHeaders ?? {} } };
     }
     throw new ApiError('idempotency_key_in_use', 'The Idempotency-Key is contended; retry.', { headers: { 'retry-after': '1' } });
   }
 
-  async complete(claimId: string, status: number, body: string) {
+  /** `headers`: the answer's headers; those in REPLAYED_HEADERS are stored with it */
+  async complete(claimId: string, status: number, body: string, headers: Headers | Record<string, unknown> = {}) {
     const { withTx, t } = this.database;
-    if (status >= 500) await withTx((tx) => tx.delete(t.idempotencyKeys).where(eq(t.idempotencyKeys.id, claimId)));
-    else await this.database.writeOne(() => this.prepared().done.execute({ id: claimId, status, body: this.box.seal(body) }));
+    if (status >= 500) return void (await withTx((tx) => tx.delete(t.idempotencyKeys).where(eq(t.idempotencyKeys.id, claimId))));
+    const replayed: Record<string, string> = {};
+    for (const name of REPLAYED_HEADERS) {
+      const value = headers instanceof Headers ? headers.get(name) : headers[name];
+      if (typeof value === 'string' && value) replayed[name] = value;
+    }
+    const stored = Object.keys(replayed).length ? replayed : null;
+    await this.database.writeOne(() => this.prepared().done.execute({ id: claimId, status, body: this.box.seal(body), headers: stored }));
   }
 
   /** periodic job: drop expired records */

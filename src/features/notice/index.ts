@@ -51,7 +51,7 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
         // the PDF itself: an Idempotency-Key stores the JSON answer (a replay gives notice_id and download_url)
         const state = requestState(request);
         if (state.idempotencyClaim) {
-          await ctx.idempotency.complete(state.idempotencyClaim, 201, JSON.stringify(view));
+          await ctx.idempotency.complete(state.idempotencyClaim, 201, JSON.stringify(view), set.headers);
           state.idempotencyClaim = undefined;
         }
         return pdfResponse(pdf, view.notice_id, view.sha256, 201, set.headers);
