@@ -179,13 +179,17 @@ describe('explainedBy: commits declared by two connections, in turns', () => {
   });
 });
 
-/** The texts of the statements the PostgreSQL client runs by `unsafe` meanwhile (none on SQLite). */
+/** The texts of the statements the PostgreSQL clients run by `unsafe` meanwhile (none on SQLite). */
 function recordStatements(database: TestApp['ctx']['database']) {
   const texts: string[] = [];
-  const pg = database.pg;
-  const unsafe = pg?.unsafe;
-  if (pg) pg.unsafe = ((text: string, ...rest: unknown[]) => (texts.push(text), (unsafe as (...a: unknown[]) => unknown).call(pg, text, ...rest))) as typeof pg.unsafe;
-  return { texts, restore: () => void (pg && (pg.unsafe = unsafe!)) };
+  const restores: (() => void)[] = [];
+  for (const client of [database.pg, database.pgCommits] as ({ unsafe: (...a: unknown[]) => unknown } | undefined)[]) {
+    if (!client) continue;
+    const unsafe = client.unsafe;
+    client.unsafe = (text: unknown, ...rest: unknown[]) => (texts.push(text as string), unsafe.call(client, text, ...rest));
+    restores.push(() => void (client.unsafe = unsafe));
+  }
+  return { texts, restore: () => restores.forEach((r) => r()) };
 }
 
 describe('castType (the casts of a PostgreSQL group commit)', () => {
@@ -499,7 +503,8 @@ describe.skipIf(TEST_DB !== 'postgres')('PostgreSQL: a connection killed in the 
         const { database } = h.ctx;
         const [{ d: dbName }] = await database.pg!<{ d: string }[]>`select current_database() as d`;
         // large enough for the statement to be running when it is killed
-        const outcome = writer.write(database, t.tenant_id).then(() => 'committed', (e) => `failed ${e.code ?? e.message}`);
+        // the SQLSTATE is postgres-js's code and Bun's client's errno
+        const outcome = writer.write(database, t.tenant_id).then(() => 'committed', (e) => `failed ${e.errno ?? e.code ?? e.message}`);
         let killed = 0;
         for (let i = 0; i < 250 && !killed; i++) {
           await Bun.sleep(20);
@@ -513,6 +518,10 @@ describe.skipIf(TEST_DB !== 'postgres')('PostgreSQL: a connection killed in the 
           const answers = await Promise.all(Array.from({ length: 12 }, () => Promise.race([database.pg!`select pg_sleep(0.02)`.then(() => 'ok', () => 'error'), Bun.sleep(5000).then(() => 'hung')])));
           expect(answers.filter((a) => a === 'hung')).toEqual([]);
         }
+        // and the group commits' connections too
+        const rows = Array.from({ length: 3 }, () => ({ id: Bun.randomUUIDv7(), tenantId: t.tenant_id, env: 'sandbox', nif: '599000015', score: 1, tier: 'A', pd: 0.01, result: {}, algorithmVersion: 'v', synthetic: true, trigger: 'request', computedAt: new Date() }));
+        for (let round = 0; round < 3; round++)
+          expect(await Promise.race([database.commitRows(database.t.scoreResults, rows.map((r) => ({ ...r, id: Bun.randomUUIDv7() })), []).then(() => 'ok', (e) => `error ${e.message}`), Bun.sleep(5000).then(() => 'hung')])).toBe('ok');
       } finally {
         await admin.end();
         await h.close().catch(() => {});

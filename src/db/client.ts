@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Database as SqliteDatabase } from 'bun:sqlite';
+import { SQL } from 'bun';
 import { drizzle as drizzleSqlite } from 'drizzle-orm/bun-sqlite';
 import { migrate as migrateSqlite } from 'drizzle-orm/bun-sqlite/migrator';
 import { drizzle as drizzlePg, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
@@ -104,6 +105,8 @@ export interface Database {
   tenantsChanged: ((touched: TenantTouch[]) => Promise<unknown>) | null;
   /** PostgreSQL only: the raw client (advisory locks, LISTEN) */
   pg?: postgres.Sql;
+  /** PostgreSQL only: Bun's native client, on which group commits run their one statement a batch */
+  pgCommits?: { unsafe(text: string, params: string[]): Promise<unknown> };
 }
 
 const pgSchema = defineSchema(pgKit);
@@ -133,9 +136,13 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   // a batch is one INSERT statement (insertInOneStatement); two batches at once, on connections of
   // the pool: as fast as five at 50 connections, in larger batches, which cost PostgreSQL ~10 % less
   // CPU a row (its commit, WAL flush and wake-ups are per batch; measured 2026-11-27)
+  // Each batch's statement goes through Bun's native client, on connections of its own: it
+  // encodes, sends and parses in native code, for half the CPU a batch of postgres.js's (measured
+  // 2026-11-27: ~160 against ~350 µs for 20 score rows, and ~25 % less time to the answer).
+  const commits = new SQL(url, { max: Math.min(2, poolSize), idleTimeout: 30, connection: { application_name: poolName } });
   const grouped = new GroupCommit<RowsToCommit>(
     async (members) => {
-      await insertInOneStatement(database, rowsByTable(members));
+      await insertInOneStatement(rowsByTable(members), (text, params) => database.pgCommits!.unsafe(text, params));
       await announce(database, marksOf(members));
     },
     { startAtTurnEnd: true, maxInFlight: Math.min(2, poolSize), maxBatch: 500 },
@@ -164,6 +171,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     db,
     t: pgSchema,
     pg: client,
+    pgCommits: commits,
     async withTx(fn) {
       const outer = txStore.getStore();
       if (outer) return fn(outer.tx);
@@ -188,7 +196,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       await client`select 1`;
     },
     async close() {
-      await Promise.all([client.end({ timeout: 5 }), observer?.end({ timeout: 1 })]);
+      await Promise.all([client.end({ timeout: 5 }), commits.close({ timeout: 5 }), observer?.end({ timeout: 1 })]);
     },
   };
   return database;
@@ -242,7 +250,7 @@ async function copyRows(tx: postgres.TransactionSql, table: Table, used: { key: 
  *   again item by item after a failure that came after its commit (the cache announcement) finds
  *   its rows there. Any other unique violation fails, and fails only its caller.
  */
-async function insertInOneStatement(database: Database, byTable: Map<Table, Record<string, unknown>[]>) {
+async function insertInOneStatement(byTable: Map<Table, Record<string, unknown>[]>, run: (text: string, params: string[]) => Promise<unknown>) {
   const statements: string[] = [];
   const params: string[] = [];
   for (const [table, rows] of [...byTable].sort((a, b) => getTableName(a[0]).localeCompare(getTableName(b[0]))))
@@ -275,7 +283,7 @@ async function insertInOneStatement(database: Database, byTable: Map<Table, Reco
       );
     }
   const text = statements.length === 1 ? statements[0]! : `with ${statements.map((x, i) => `w${i} as (${x})`).join(', ')} select 1`;
-  await database.pg!.unsafe(text, params, { prepare: true });
+  await run(text, params);
 }
 
 /** Rows by the defaulted columns they give: every column without a default is in every group. */
@@ -764,7 +772,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: num
 /** A unique-index violation on either dialect (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE), possibly wrapped by Drizzle. */
 export function isUniqueViolation(err: unknown): boolean {
   for (let e = err as { code?: unknown; errno?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    if (e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.errno === 2067) return true;
+    if (e.code === '23505' || e.errno === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.errno === 2067) return true;
     if (typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed')) return true;
   }
   return false;

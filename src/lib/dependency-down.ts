@@ -1,4 +1,5 @@
-// connection-level failures of PostgreSQL (postgres-js codes and SQLSTATEs of classes 08, 53, 57P),
+// connection-level failures of PostgreSQL (postgres-js codes, Bun's SQL client's ERR_POSTGRES_CONNECTION_*
+// and timeouts, and SQLSTATEs of classes 08, 53, 57P: postgres-js's code, Bun's errno),
 // SQLite (busy, locked, cannot open, I/O, read-only, full) and Redis (ioredis)
 const DEPENDENCY_DOWN_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
@@ -12,6 +13,9 @@ const DEPENDENCY_DOWN_MESSAGE = /Connection is closed|MaxRetriesPerRequest|Strea
 export function dependencyDown(error: unknown): boolean {
   for (let e = error, depth = 0; e && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
     const code = String((e as { code?: unknown }).code ?? '');
+    const errno = (e as { errno?: unknown }).errno;
+    if (typeof errno === 'string' && DEPENDENCY_DOWN_CODES.has(errno)) return true;
+    if (code.startsWith('ERR_POSTGRES_CONNECTION') || (code.startsWith('ERR_POSTGRES_') && code.endsWith('_TIMEOUT'))) return true;
     if (DEPENDENCY_DOWN_CODES.has(code) || code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY')) return true;
     const name = (e as { name?: unknown }).name;
     if (name === 'MaxRetriesPerRequestError') return true;
