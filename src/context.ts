@@ -135,8 +135,7 @@ export async function createContext(config: Config, opts: { clock?: Clock; log?:
     : new MemoryJobQueue(log);
   // wait for running jobs only while Redis (if any) is reachable: with it gone nothing can finish
   closers.push(() => jobs.stop(!redis || redis.status === 'ready' ? 10_000 : 200));
-  // PostgreSQL: the pool's 10 connections and the group commits' 2 (db/client.ts)
-  const metrics = new PromMetrics({ jobs, database, limiter }, database.dialect === 'postgres' ? 12 : 1, feed);
+  const metrics = new PromMetrics({ jobs, database, limiter }, database.dialect === 'postgres' ? 10 : 1, feed);
   jobs.onOutcome = (queue, outcome) => metrics.jobOutcome(queue, outcome);
 
   const ctx: AppContext = {

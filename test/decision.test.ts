@@ -7,7 +7,7 @@ import { eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { CreditLimitResponse, DecisionResponse, PolicyResponse, SectorRiskResponse, SpreadsResponse } from '../src/features/decision/model';
 import { NOTCHES } from '../src/features/decision/policy';
-import { connectSandboxErp, expectError, makeApp, REDIS_TEST_URL, type TestApp } from './helpers';
+import { connectSandboxErp, expectError, makeApp, REDIS_TEST_URL, TEST_DB, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let h: TestApp;
@@ -465,6 +465,25 @@ describe('a repeated decision while nothing behind it changed', () => {
       outcomes.push({ cached: second.body.cache === 'cached' && second.body.decision_id === first.body.decision_id, listed: listed.length });
     }
     expect(outcomes.some((o) => o.cached && o.listed === 1)).toBe(true);
+  });
+
+  test.skipIf(TEST_DB !== 'postgres')('PostgreSQL, its generation feed not current: a first decision on a NIF not scored yet is not cached under the state before its score; the same request next decides anew on that score', async () => {
+    const feed = c.ctx.generations!;
+    const current = feed.current.bind(feed);
+    feed.current = () => undefined; // as while its subscription is down or its heartbeats late
+    try {
+      const t = await c.tenant();
+      const body = { ...same, nif: '599000058' };
+      const first = await c.json('POST', '/v1/decision', { key: t.api_key, body });
+      const second = await c.json('POST', '/v1/decision', { key: t.api_key, body });
+      expect([first.status, first.body.cache, second.status, second.body.cache]).toEqual([200, 'fresh', 200, 'fresh']);
+      expect(second.body.decision_id).not.toBe(first.body.decision_id);
+      expect(second.body.score).toBe(first.body.score); // the score the first computed, read back
+      const listed = (await c.json('GET', '/v1/decisions?nif=599000058', { key: t.api_key })).body.data.map((d: any) => d.decision_id);
+      expect(listed.sort()).toEqual([first.body.decision_id, second.body.decision_id].sort());
+    } finally {
+      feed.current = current;
+    }
   });
 
   test('tenants do not share answers', async () => {

@@ -121,6 +121,32 @@ describe('GroupCommit', () => {
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(45);
     expect(Math.max(...sizes)).toBeLessThanOrEqual(10);
   });
+
+  test('afterWrite runs once a batch has left its slot (the next batch is written meanwhile); its callers are answered only after it, and get its failure', async () => {
+    const events: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const g = new GroupCommit<number>(async (items) => void events.push(`write ${items.join(',')}`), {
+      maxInFlight: 1,
+      afterWrite: async (items) => {
+        events.push(`after ${items.join(',')}`);
+        if (items.includes(1)) await held; // the first batch's announcement is slow
+        if (items.includes(3)) throw new Error('announcement failed');
+      },
+    });
+    let firstAnswered = false;
+    const first = g.add(1).then(() => (firstAnswered = true));
+    await Bun.sleep(5);
+    const second = g.add(2);
+    await second; // written and answered while the first batch's afterWrite still waits
+    expect(firstAnswered).toBe(false);
+    expect(events).toEqual(['write 1', 'after 1', 'write 2', 'after 2']);
+    release();
+    await first;
+    // a failing afterWrite: its written items' callers get the error (nothing is written again)
+    expect(await g.add(3).then(() => 'ok', (e) => e.message)).toBe('announcement failed');
+    expect(events.filter((e) => e === 'write 3')).toEqual(['write 3']);
+  });
 });
 
 describe('explainedBy: commits declared by two connections, in turns', () => {

@@ -122,6 +122,21 @@ describe('a list field given text, an object or a number', () => {
   });
 });
 
+describe('a huge wrong body with a list field of the wrong kind after 256 other problems', () => {
+  test('still one 422 validation_failed with field paths (the walk for the list field stops at its bound)', async () => {
+    const transactions = Array.from({ length: 300 }, () => ({}));
+    const started = performance.now();
+    const b = expectError(await h.json('POST', '/v1/reconcile', { key, body: { transactions, invoices: 'none' } }), 422, 'validation_failed');
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(b.fields.length).toBeGreaterThan(0);
+    for (const f of b.fields) {
+      expect(typeof f.path).toBe('string');
+      expect(typeof f.message).toBe('string');
+    }
+    expect(b.fields.some((f: any) => f.path.startsWith('transactions.'))).toBe(true);
+  });
+});
+
 describe('a list of the right kind with several problems', () => {
   test('every one is listed: the list\u2019s own rule (unique items) and a bad element alike', async () => {
     const b = expectError(await h.json('POST', '/v1/admin/oauth-clients', { key, body: { name: 'x', scopes: ['score', 'score', 'bogus'] } }), 422, 'validation_failed');

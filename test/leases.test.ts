@@ -111,6 +111,29 @@ describe('generation feed and leases', () => {
     expect(a.feed.inputs(other)).toBe(42);
   });
 
+  test('announcements go through the native client while it is connected, and through ioredis while it is not (it reconnects only when next used)', async () => {
+    const scripts = new RedisScripts(REDIS_TEST_URL, log); // not connected yet
+    const announce = announceTenantChanges(a.redis, prefix, log, a.feed, scripts);
+    let native = 0;
+    const run = scripts.run.bind(scripts);
+    scripts.run = (script, keys, argv) => (native++, run(script, keys, argv));
+    try {
+      const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+      const key = generationKey(prefix, 'inputs', tenant);
+      expect(await announce([{ tenantId: tenant, aspect: 'inputs' }])).toBe(true);
+      const first = Number(await admin.get(key));
+      expect(first).toBeGreaterThan(0);
+      expect(native).toBe(0);
+      await scripts.connect();
+      expect(await announce([{ tenantId: tenant, aspect: 'inputs' }])).toBe(true);
+      expect(native).toBe(1);
+      expect(Number(await admin.get(key))).toBeGreaterThan(first);
+      expect(b.feed.inputs(tenant)).toBe(Number(await admin.get(key))); // acknowledged by the other process before it resolved
+    } finally {
+      scripts.close();
+    }
+  });
+
   test("the announcing process acknowledges its own change without a message through Redis; the other process's acknowledgement still travels", async () => {
     const spy = new Redis(REDIS_TEST_URL);
     const acks: string[] = [];

@@ -75,7 +75,7 @@ export interface Database {
   changeEpoch(): number | null;
   /**
    * Marks a tenant's cached reads as changed by the current transaction: `access` (its keys or its
-   * tenant row) or `scores` (its latest scores). Once the outermost transaction commits,
+   * tenant row), `scores` (its latest scores) or `inputs` (a computed score's: CacheAspect). Once the outermost transaction commits,
    * `tenantsChanged` is awaited with the marks before withTx returns, so the write's caller answers
    * only after every process will see it (PostgreSQL + Redis: per-tenant cache generations, see
    * cache-generations.ts). Only inside withTx.
@@ -133,19 +133,20 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   let observer: ReturnType<typeof postgres> | null = null;
   const db = drizzlePg(client) as Db;
   const txStore = new AsyncLocalStorage<{ tx: Db; touched: Touched }>();
-  // a batch is one INSERT statement (insertInOneStatement); two batches at once, on connections of
-  // the pool: as fast as five at 50 connections, in larger batches, which cost PostgreSQL ~10 % less
-  // CPU a row (its commit, WAL flush and wake-ups are per batch; measured 2026-11-27)
+  // a batch is one INSERT statement (insertInOneStatement); two batches at once: as fast as five at
+  // 50 connections, in larger batches, which cost PostgreSQL ~10 % less CPU a row (its commit, WAL
+  // flush and wake-ups are per batch; measured 2026-11-27)
   // Each batch's statement goes through Bun's native client, on connections of its own: it
   // encodes, sends and parses in native code, for half the CPU a batch of postgres.js's (measured
-  // 2026-11-27: ~160 against ~350 µs for 20 score rows, and ~25 % less time to the answer).
-  const commits = new SQL(url, { max: Math.min(2, poolSize), idleTimeout: 30, connection: { application_name: poolName } });
+  // 2026-11-27: ~160 against ~350 µs for 20 score rows, and ~25 % less time to the answer). Named
+  // apart from the pool, whose use the metrics report.
+  const commits = new SQL(url, { max: Math.min(2, poolSize), idleTimeout: 30, connection: { application_name: `${poolName}-commits` } });
+  // The announcement of a batch's commit happens out of its slot (afterWrite): the next batch is
+  // written meanwhile, and a process that does not acknowledge (killed, waited out for up to
+  // ANNOUNCE_WAIT_MS) holds no slot.
   const grouped = new GroupCommit<RowsToCommit>(
-    async (members) => {
-      await insertInOneStatement(rowsByTable(members), (text, params) => database.pgCommits!.unsafe(text, params));
-      await announce(database, marksOf(members));
-    },
-    { startAtTurnEnd: true, maxInFlight: Math.min(2, poolSize), maxBatch: 500 },
+    (members) => insertInOneStatement(rowsByTable(members), (text, params) => database.pgCommits!.unsafe(text, params)),
+    { startAtTurnEnd: true, maxInFlight: Math.min(2, poolSize), maxBatch: 500, afterWrite: (members) => announce(database, marksOf(members)) },
   );
   const database: Database = {
     dialect: 'postgres',

@@ -9,14 +9,16 @@ import { ANNOUNCE_WAIT_MS, feedRegistry, generationChannel, type GenerationFeed 
  * latest scores in process and still honour a change committed by any of them on the very next
  * request (a revoked key is refused at once, a fresh score is what the next cached_ok returns).
  *
- * - Two counters per tenant: `access` (its keys and tenant row) and `scores` (its latest scores),
- *   so that a tenant computing many new scores does not keep invalidating its cached keys.
+ * - Three counters per tenant: `access` (its keys and tenant row), `scores` (its latest scores) and
+ *   `inputs` (what a computed score reads besides the request: CacheAspect), so that a tenant
+ *   computing many new scores does not keep invalidating its cached keys and score inputs.
  * - Every transaction that changes them marks the tenant (`Database.touchTenant`); once it has
  *   committed, and before the write is answered, the counter in Redis moves on (this module).
- * - A request of a key learns both counters either from the rate-limit script it runs (the same
- *   atomic call returns them) or, without a round trip, from the process's generation feed, which
- *   holds every change answered so far while it is coherent (generation-feed.ts); when it is not,
- *   the request asks Redis.
+ * - A request of a key learns `access` and `scores` either from the rate-limit script it runs (the
+ *   same atomic call returns them) or, without a round trip, from the process's generation feed,
+ *   which holds every change answered so far while it is coherent (generation-feed.ts); when it is
+ *   not, the request asks Redis. `inputs` is known only from the feed (read from Redis once per
+ *   tenant, then followed): without it, score inputs are read from the database.
  *   Cached reads are served only if they were loaded under that very counter value (ReadCache),
  *   otherwise read again from the database.
  * - Values never repeat, even if Redis loses its data (flush, restart without persistence): a new or
@@ -70,12 +72,21 @@ type Bumper = Redis & { bumpGenerations(numKeys: number, ...args: string[]): Pro
  */
 export function announceTenantChanges(redis: Redis, redisPrefix: string, log: Pick<Logger, 'throttled'>, feed?: GenerationFeed, scripts?: RedisScripts) {
   const bumper = redis as Bumper;
-  if (!scripts && !('bumpGenerations' in bumper)) redis.defineCommand('bumpGenerations', { lua: BUMP });
+  if (!('bumpGenerations' in bumper)) redis.defineCommand('bumpGenerations', { lua: BUMP });
   // one call per group commit on the write paths: through the native client where the process has
-  // one (its encoding and parsing cost this process's thread less than ioredis's, measured)
-  const bump = scripts
-    ? (keys: string[], argv: string[]) => scripts.run(BUMP, keys, argv) as Promise<[number, ...string[]]>
-    : (keys: string[], argv: string[]) => bumper.bumpGenerations(keys.length, ...keys, ...argv);
+  // one and it is connected (its encoding and parsing cost this process's thread less than
+  // ioredis's, measured); otherwise, or if its connection drops during the call, through ioredis,
+  // which reconnects by itself (the native one only when next used)
+  const bump = async (keys: string[], argv: string[]): Promise<[number, ...string[]]> => {
+    if (scripts?.connected) {
+      try {
+        return (await scripts.run(BUMP, keys, argv)) as [number, ...string[]];
+      } catch (err) {
+        if (scripts.connected || redis.status !== 'ready') throw err;
+      }
+    }
+    return bumper.bumpGenerations(keys.length, ...keys, ...argv);
+  };
   const pending = new Map<string, string>();
   let timer: ReturnType<typeof setInterval> | null = null;
   const channel = generationChannel(redisPrefix);

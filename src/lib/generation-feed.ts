@@ -51,6 +51,7 @@ type Beater = Redis & { feedBeat(numKeys: number, ...args: string[]): Promise<nu
 // clock in µs: never a value it had before it was lost).
 // (built when first used: cache-generations.ts imports this module, and this one imports it back)
 const readGenerationScript = () => `
+if redis.replicate_commands then redis.replicate_commands() end
 ${LUA_NOW_US}
 local v = redis.call('GET', KEYS[1])
 if not v then

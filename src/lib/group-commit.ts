@@ -17,6 +17,9 @@ import { dependencyDown } from './dependency-down';
  * - A batch that fails is written again one item at a time, so one bad item fails only its caller;
  *   unless the failure is not about an item (the database is down or busy: lib/dependency-down.ts):
  *   then every caller gets it at once, rather than one after another, each after its own timeout.
+ * - `afterWrite`: what must happen between a batch's commit and its callers' answers but needs no
+ *   database connection (PostgreSQL: announcing the commit to the other processes). It runs once
+ *   the batch has left its slot, so the next batch is written meanwhile.
  */
 export class GroupCommit<T> {
   private queue: { item: T; settle: (err?: unknown) => void }[] = [];
@@ -27,7 +30,7 @@ export class GroupCommit<T> {
 
   constructor(
     private readonly write: (items: T[]) => Promise<void>,
-    private readonly opts: { maxBatch?: number; maxInFlight?: number; startAtTurnEnd?: boolean; minIntervalMs?: number } = {},
+    private readonly opts: { maxBatch?: number; maxInFlight?: number; startAtTurnEnd?: boolean; minIntervalMs?: number; afterWrite?: (items: T[]) => Promise<unknown> } = {},
   ) {}
 
   add(item: T): Promise<void> {
@@ -53,20 +56,25 @@ export class GroupCommit<T> {
     this.lastStart = performance.now();
     this.inFlight++;
     this.schedule(); // what is left over a full batch goes alongside if a slot is free (after minIntervalMs, if set)
+    let written: typeof batch = [];
     try {
       await this.write(batch.map((b) => b.item));
-      for (const b of batch) b.settle();
+      written = batch;
     } catch (err) {
       if (batch.length === 1 || dependencyDown(err)) for (const b of batch) b.settle(err ?? new Error('group commit failed'));
       else
         for (const b of batch)
           await this.write([b.item]).then(
-            () => b.settle(),
+            () => written.push(b),
             (e) => b.settle(e ?? new Error('group commit failed')),
           );
     } finally {
       this.inFlight--;
       this.schedule();
     }
+    if (!written.length) return;
+    let failure: unknown;
+    if (this.opts.afterWrite) await this.opts.afterWrite(written.map((b) => b.item)).catch((err) => (failure = err ?? new Error('group commit: after its write failed')));
+    for (const b of written) b.settle(failure);
   }
 }

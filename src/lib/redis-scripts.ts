@@ -5,7 +5,8 @@ import type { Logger } from './log';
  * Lua scripts on a Redis connection of their own, through Bun's native client: the rate limiter
  * sends one script call per event-loop turn on every keyed request's path, and the native client
  * encodes and parses in native code (measured against ioredis at 15 k req/s: the p99 ~11 → ~9 ms;
- * docs/benchmarks.md). Everything else (queues, announcements, health checks) stays on ioredis.
+ * docs/benchmarks.md), and so do the announcements of group commits (cache-generations.ts) while
+ * it is connected. Everything else (queues, health checks) stays on ioredis.
  *
  * Never queues while disconnected: a call then fails at once (the limiter falls back to in-process
  * limits) and a reconnection is attempted in the background, at most once a second.
@@ -30,6 +31,11 @@ export class RedisScripts {
     this.lastAttempt = Date.now();
     this.connecting ??= this.client.connect().finally(() => (this.connecting = null));
     return this.connecting;
+  }
+
+  /** whether a call would be sent now (it is never queued) */
+  get connected(): boolean {
+    return this.client.connected;
   }
 
   /** EVALSHA, loading the script once per connection if Redis does not know it (NOSCRIPT) */
