@@ -518,19 +518,19 @@ describe('stored recommendations and the answer JSON', () => {
         synthetic: true,
         ...(n % 3 ? { customer_reference: references[n % references.length]! } : {}),
       };
-      expect(await esgAnswerBody(answer).text()).toBe(JSON.stringify(answer));
+      expect(new TextDecoder().decode(esgAnswerBody(answer))).toBe(JSON.stringify(answer));
     }
     // strings that look like the recommendations' key, before it and after it
     const [first] = assessEsg({ sector: 'C25', answers: {} }, 'pt').recommendations;
     for (const before of references) {
       const answer = { note: before, nested: { recommendations: [] as never[], text: before }, recommendations: [first!], customer_reference: before };
-      expect(await esgAnswerBody(answer).text()).toBe(JSON.stringify(answer));
+      expect(new TextDecoder().decode(esgAnswerBody(answer))).toBe(JSON.stringify(answer));
       const odd = JSON.parse(`{"__proto__": ${JSON.stringify(before)}, "recommendations": [], "1": 2, "tail": null}`);
       odd.recommendations = [first!];
-      expect(await esgAnswerBody(odd).text()).toBe(JSON.stringify(odd));
+      expect(new TextDecoder().decode(esgAnswerBody(odd))).toBe(JSON.stringify(odd));
     }
     // no recommendations at all
     const none = { overall: 100, recommendations: [], customer_reference: '"recommendations":[]' };
-    expect(await esgAnswerBody(none as never).text()).toBe(JSON.stringify(none));
+    expect(new TextDecoder().decode(esgAnswerBody(none as never))).toBe(JSON.stringify(none));
   });
 });

@@ -35,7 +35,7 @@ export interface FastRoute<B, R extends object> {
   accept(input: Record<string, unknown>): B | null;
   answer(caller: FastCaller, body: B, lang: 'en' | 'pt'): MaybePromise<R>;
   /** the answer's JSON, checked against the route's response schema (throw if it does not match) */
-  serialise(result: R): Blob | string;
+  serialise(result: R): Blob | Uint8Array | string;
 }
 
 export function jsonFastPath<B, R extends object>(ctx: AppContext, route: FastRoute<B, R>) {
