@@ -133,17 +133,16 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   let observer: ReturnType<typeof postgres> | null = null;
   const db = drizzlePg(client) as Db;
   const txStore = new AsyncLocalStorage<{ tx: Db; touched: Touched }>();
-  // a batch is one INSERT statement (insertInOneStatement); two batches at once: as fast as five at
-  // 50 connections, in larger batches, which cost PostgreSQL ~10 % less CPU a row (its commit, WAL
-  // flush and wake-ups are per batch; measured 2026-11-27)
-  // Each batch's statement goes through Bun's native client, on connections of its own: it
-  // encodes, sends and parses in native code, for half the CPU a batch of postgres.js's (measured
-  // 2026-11-27: ~160 against ~350 µs for 20 score rows, and ~25 % less time to the answer). Named
-  // apart from the pool, whose use the metrics report.
+  // Group commits (measured 2026-11-27, docs/decisions.md):
+  // - a batch is one INSERT statement (insertInOneStatement), sent by Bun's native client on
+  //   connections of its own (named apart from the pool, whose use the metrics report): it encodes,
+  //   sends and parses in native code, for half the CPU a batch of postgres.js's;
+  // - two batches at once: as fast as five at 50 connections, in larger batches, which cost
+  //   PostgreSQL ~10 % less CPU a row (its commit, WAL flush and wake-ups are per batch);
+  // - the announcement of a batch's commit happens out of its slot (afterWrite): the next batch is
+  //   written meanwhile, and a process that does not acknowledge (waited out for up to
+  //   ANNOUNCE_WAIT_MS) holds no slot.
   const commits = new SQL(url, { max: Math.min(2, poolSize), idleTimeout: 30, connection: { application_name: `${poolName}-commits` } });
-  // The announcement of a batch's commit happens out of its slot (afterWrite): the next batch is
-  // written meanwhile, and a process that does not acknowledge (killed, waited out for up to
-  // ANNOUNCE_WAIT_MS) holds no slot.
   const grouped = new GroupCommit<RowsToCommit>(
     (members) => insertInOneStatement(rowsByTable(members), (text, params) => database.pgCommits!.unsafe(text, params)),
     { startAtTurnEnd: true, maxInFlight: Math.min(2, poolSize), maxBatch: 500, afterWrite: (members) => announce(database, marksOf(members)) },
@@ -248,8 +247,8 @@ async function copyRows(tx: postgres.TransactionSql, table: Table, used: { key: 
  *   order, every column without a default in every statement (an absent value is NULL, as an
  *   insert would make it); only columns with a default split the rows by whether they are given.
  * - A row whose primary key exists is skipped (ON CONFLICT on the key alone): a batch written
- *   again item by item after a failure that came after its commit (the cache announcement) finds
- *   its rows there. Any other unique violation fails, and fails only its caller.
+ *   again item by item after a failure that came after its commit (its answer lost with the
+ *   connection) finds its rows there. Any other unique violation fails, and fails only its caller.
  */
 async function insertInOneStatement(byTable: Map<Table, Record<string, unknown>[]>, run: (text: string, params: string[]) => Promise<unknown>) {
   const statements: string[] = [];

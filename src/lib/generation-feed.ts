@@ -168,7 +168,8 @@ export class GenerationFeed {
         .readGeneration(1, generationKey(this.redisPrefix, 'inputs', tenantId))
         .then((v) => {
           if (mark === null || mark !== this.epoch || !this.subscribed) return;
-          this.entry(tenantId).inputs = Math.max(this.entry(tenantId).inputs, Number(v));
+          const g = this.entry(tenantId);
+          if (Number(v) > g.inputs) g.inputs = Number(v);
         })
         .catch(() => {}) // asked again by the next request
         .finally(() => this.fetching.delete(tenantId));
