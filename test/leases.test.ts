@@ -205,6 +205,47 @@ describe('generation feed and leases', () => {
     expect(c.feed.current(tenant)).toEqual({ access: 5, scores: 6, inputs: 0 });
   });
 
+  test("an inputs generation read sent before the subscription was lost and answered after it is not learned; the next ask reads it again", async () => {
+    const c = await proc();
+    const tenant = `t${crypto.randomUUID().slice(0, 6)}`;
+    const original = c.redis as unknown as { readGeneration: (...args: unknown[]) => Promise<string> };
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let reads = 0;
+    // the feed's connection, but Redis's answer to the read reaches the feed only once the gate opens
+    const gated = new Proxy(c.redis, {
+      get(target, prop) {
+        if (prop === 'readGeneration')
+          return async (...args: unknown[]) => {
+            reads++;
+            const value = await original.readGeneration(...args);
+            await gate;
+            return value;
+          };
+        const value = Reflect.get(target, prop);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    (c.feed as unknown as { redis: Redis }).redis = gated;
+    const known = () => (c.feed as unknown as { tenants: Map<string, { inputs: number }> }).tenants.get(tenant)?.inputs ?? 0;
+    expect(c.feed.inputs(tenant)).toBeUndefined(); // the read is sent under this subscription
+    expect(reads).toBe(1);
+    (c.feed as unknown as { sub: Redis }).sub.disconnect(true); // reconnects by itself
+    for (let i = 0; i < 100 && c.feed.coherent(); i++) await Bun.sleep(1);
+    for (let i = 0; i < 200 && !c.feed.coherent(); i++) await Bun.sleep(10);
+    expect(c.feed.coherent()).toBe(true);
+    release();
+    for (let i = 0; i < 20 && (c.feed as unknown as { fetching: Set<string> }).fetching.size; i++) await Bun.sleep(5);
+    expect(known()).toBe(0); // answered, but under the lost subscription
+    // the next ask reads it anew, under the current subscription, and that answer is learned
+    expect(c.feed.inputs(tenant)).toBeUndefined();
+    expect(reads).toBe(2);
+    let learned: number | undefined;
+    for (let i = 0; i < 100 && (learned = c.feed.inputs(tenant)) === undefined; i++) await Bun.sleep(5);
+    expect(learned).toBe(Number(await admin.get(generationKey(prefix, 'inputs', tenant))));
+    await c.feed.close();
+  });
+
   test('a subscription dropped by Redis just before a change: once the change is answered, the process either has it or knows nothing', async () => {
     for (let round = 0; round < 5; round++) {
       const c = await proc();
