@@ -265,6 +265,35 @@ describe('signed delivery (Standard Webhooks)', () => {
     expect(ep.last_success_at).not.toBeNull();
   });
 
+  test('an attempt cut short by a database outage gives its claim back: retried by the sweep long before its lock would expire, and not counted', async () => {
+    const t = await h.tenant();
+    const c = await create(t.api_key, { url: rx.url, enabled_events: ['webhook.test'] });
+    const service = h.ctx.services!.webhooks as unknown as { sendClaimed: (...args: unknown[]) => Promise<unknown> };
+    let cut = 0;
+    // the first attempt loses its connection, as when PostgreSQL terminates it
+    service.sendClaimed = async () => {
+      cut++;
+      delete (service as { sendClaimed?: unknown }).sendClaimed; // the prototype's again
+      throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    };
+    try {
+      const started = Date.now();
+      const r = await h.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key });
+      expect(r.status).toBe(202);
+      await until(() => rx.received.find((x) => x.headers['webhook-id'] === r.body.event_id), 10_000);
+      expect(cut).toBe(1);
+      // the lock is WEBHOOK_TIMEOUT_MS (1 s here) + 5 s; the sweep runs every second
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const [d] = await until(async () => {
+        const list = await deliveriesOf(h, t.api_key, c.body.id);
+        return list[0]?.status === 'succeeded' && list;
+      });
+      expect(d).toMatchObject({ attempts: 1, last_status_code: 200 });
+    } finally {
+      delete (service as { sendClaimed?: unknown }).sendClaimed;
+    }
+  });
+
   test('after rotate-secret both the new and the old secret verify for 24 h', async () => {
     const t = await h.tenant();
     const c = await create(t.api_key, { url: rx.url, enabled_events: ['*'] });

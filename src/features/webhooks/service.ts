@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
 import type { SecretBox } from '../../lib/crypto';
+import { dependencyDown } from '../../lib/dependency-down';
 import { ApiError, validationError } from '../../lib/errors';
 import type { Logger } from '../../lib/log';
 import { iso, pageOf } from '../../lib/schemas';
@@ -512,8 +513,28 @@ export class WebhookService {
     return ids.filter((id) => !busy.has(id));
   }
 
-  /** Sends one claimed (pending, locked) delivery and records the outcome. */
+  /**
+   * Sends one claimed (pending, locked) delivery and records the outcome. An attempt cut short by
+   * an outage of the database gives its claim back, uncounted, so the sweep tries it again within
+   * about a second instead of after its lock (the webhook timeout + 5 s), which would also hold
+   * the endpoint's backlog that long; if the outage lasts, the lock's expiry is the backstop.
+   * A POST already sent may then be sent again: receivers dedupe by webhook-id.
+   */
   private async send(delivery: DeliveryRow): Promise<{ retryInMs: number } | null> {
+    try {
+      return await this.sendClaimed(delivery);
+    } catch (err) {
+      if (dependencyDown(err) && delivery.lockedUntil) {
+        const d = this.database.t.webhookDeliveries;
+        await this.database
+          .withTx((tx) => tx.update(d).set({ lockedUntil: null }).where(and(eq(d.id, delivery.id), eq(d.status, 'pending'), eq(d.lockedUntil, delivery.lockedUntil!))))
+          .catch(() => {});
+      }
+      throw err;
+    }
+  }
+
+  private async sendClaimed(delivery: DeliveryRow): Promise<{ retryInMs: number } | null> {
     const { t } = this.database;
     const d = t.webhookDeliveries;
     const deliveryId = delivery.id;
