@@ -87,6 +87,31 @@ describe('NUL characters', () => {
   });
 });
 
+describe('unpaired UTF-16 surrogates', () => {
+  // sent as a JSON escape (UTF-8 cannot carry one): refused like NUL, never stored nor echoed
+  const raw = (path: string, text: string) => h.call('POST', path, { key, rawBody: text, headers: { 'content-type': 'application/json' } });
+
+  test.each([
+    ['/v1/score', '{"nif":"599000015","customer_reference":"a\\ud800b"}', 'customer_reference'],
+    ['/v1/score', '{"nif":"599000015","customer_reference":"\\udc00"}', 'customer_reference'],
+    ['/v1/aml/screen', '{"name":"Erik \\ud83d Badege","type":"person"}', 'name'],
+    ['/v1/decision', '{"nif":"599000015","context":{"operation_type":"factoring","amount_eur":1,"expected_term_days":1},"customer_reference":"x\\uDBFF"}', 'customer_reference'],
+  ] as const)('%s %s → 422 on the field, on both databases (the score fast path too)', async (path, text, field) => {
+    const res = await raw(path, text);
+    const b = expectError({ status: res.status, body: await res.json(), headers: res.headers }, 422, 'validation_failed');
+    expect(b.fields).toEqual([{ path: field, message: 'must not contain unpaired UTF-16 surrogates' }]);
+  });
+
+  test('a surrogate pair (an emoji), escaped or not, and an escaped backslash before "ud800" are accepted', async () => {
+    for (const text of ['{"nif":"599000015","customer_reference":"\\ud83d\\ude00"}', '{"nif":"599000015","customer_reference":"\u{1F600}"}', '{"nif":"599000015","customer_reference":"\\\\ud800"}']) {
+      const res = await raw('/v1/score', text);
+      expect(res.status).toBe(200);
+      const body = await res.json();
+      expect(body.customer_reference).toBe(JSON.parse(text).customer_reference);
+    }
+  });
+});
+
 describe('a whole number sent as text', () => {
   test.each([
     ['/v1/insurance/submit', { buyer_nif: '599000015', requested_limit_cents: '15000000', terms: { payment_terms_days: 60 } }, 'requested_limit_cents'],

@@ -52,3 +52,39 @@ export function assertNoCoercionTraps(text: string, value: unknown) {
   coercionTraps(value, '', out);
   if (out.length) throw validationError(out);
 }
+
+/** a JSON escape of a UTF-16 surrogate (\uD800–\uDFFF): the only way a lone one reaches a parsed body (UTF-8 cannot carry one) */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+function illFormedStrings(value: unknown, path: string, out: FieldError[]) {
+  if (out.length >= 20) return;
+  if (typeof value === 'string') {
+    if (!value.isWellFormed()) out.push({ path: path || '(body)', message: 'must not contain unpaired UTF-16 surrogates' });
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => illFormedStrings(v, path ? `${path}.${i}` : String(i), out));
+    return;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (!k.isWellFormed()) out.push({ path: path || '(body)', message: 'must not have a member name with unpaired UTF-16 surrogates' });
+    else illFormedStrings(v, path ? `${path}.${k}` : k, out);
+  }
+}
+
+/** true when the text may hold a lone surrogate (a cheap test of the text, before any walk of the value) */
+export const mayHoldLoneSurrogate = (text: string) => SURROGATE_ESCAPE.test(text);
+
+/**
+ * Throws the §2.8 validation error for a parsed body with a string that is not well-formed UTF-16
+ * (a lone surrogate, sent as a \uD800-style escape): it could not be answered or stored as valid
+ * UTF-8, and strict JSON decoders (serde_json, Go's encoding/json in strict mode) refuse it when
+ * echoed. Checked only when the text holds such an escape.
+ */
+export function assertWellFormedStrings(text: string, value: unknown) {
+  if (!mayHoldLoneSurrogate(text)) return;
+  const out: FieldError[] = [];
+  illFormedStrings(value, '', out);
+  if (out.length) throw validationError(out);
+}

@@ -1,4 +1,4 @@
-import { jsonTooDeep } from '../lib/json-guard';
+import { jsonTooDeep, mayHoldLoneSurrogate } from '../lib/json-guard';
 import type { AppContext } from '../context';
 import { ApiError, isJsonObject, JSON_UTF8 } from '../lib/errors';
 import type { MaybePromise } from '../lib/maybe-promise';
@@ -57,7 +57,7 @@ export function jsonFastPath<B, R extends object>(ctx: AppContext, route: FastRo
 
     const state = requestState(request);
     const text = (state.bodyText = length !== null ? await request.text() : await readCapped(request, limit));
-    if (text === null || jsonTooDeep(text) || text.includes('\\u0000')) return null; // the Elysia route answers (refuses) it
+    if (text === null || jsonTooDeep(text) || text.includes('\\u0000') || mayHoldLoneSurrogate(text)) return null; // the Elysia route answers (refuses) it
     let input: unknown;
     try {
       input = JSON.parse(text);

@@ -1,5 +1,5 @@
 import { dependencyDown } from '../lib/dependency-down';
-import { assertNoCoercionTraps, jsonTooDeep, tooDeepError } from '../lib/json-guard';
+import { assertNoCoercionTraps, assertWellFormedStrings, jsonTooDeep, tooDeepError } from '../lib/json-guard';
 import { Elysia } from 'elysia';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { ApiError, errorBody, isJsonObject, JSON_UTF8, notAnObject, validationError, type FieldError } from '../lib/errors';
@@ -246,6 +246,7 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
         throw new ApiError('invalid_json', 'The request body is not valid JSON.');
       }
       assertNoCoercionTraps(text, value);
+      assertWellFormedStrings(text, value);
       // every body of this API is a JSON object; the guard refuses others once the route's own
       // checks had their say (GDPR erase answers confirmation_required to anything else)
       const state = requestState(request);
