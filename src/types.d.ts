@@ -19,3 +19,7 @@ declare module '*.wasm' {
   const path: string;
   export default path;
 }
+declare module '*.ttf' {
+  const path: string;
+  export default path;
+}

@@ -106,7 +106,7 @@ describe('unpaired UTF-16 surrogates', () => {
     for (const text of ['{"nif":"599000015","customer_reference":"\\ud83d\\ude00"}', '{"nif":"599000015","customer_reference":"\u{1F600}"}', '{"nif":"599000015","customer_reference":"\\\\ud800"}']) {
       const res = await raw('/v1/score', text);
       expect(res.status).toBe(200);
-      const body = await res.json();
+      const body = (await res.json()) as { customer_reference: string };
       expect(body.customer_reference).toBe(JSON.parse(text).customer_reference);
     }
   });

@@ -1,10 +1,12 @@
-import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
+import { PDFDocument, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
+import { embedUnicodeFonts } from '../../lib/pdf-fonts';
 import { friendlyFormatIBAN } from 'ibantools';
 
 /**
  * The notice of assignment (notificação de cessão de créditos) as a PDF: parties, the invoices,
  * the new payment instruction, the legal basis (Civil Code arts. 583.º and 584.º) and a block for
- * the debtor's acknowledgement. A4, Helvetica (WinAnsi: Portuguese letters, €, º), pages as needed.
+ * the debtor's acknowledgement. A4, DejaVu Sans Condensed (lib/pdf-fonts.ts: the parties' names in any Latin,
+ * Greek or Cyrillic script), pages as needed.
  */
 export type Lang = 'pt-PT' | 'en';
 export interface Party {
@@ -109,6 +111,8 @@ class Writer {
     private readonly doc: PDFDocument,
     readonly font: PDFFont,
     readonly bold: PDFFont,
+    /** what the fonts can print of a text (every text drawn goes through it) */
+    private readonly printable: (text: string) => string,
   ) {
     this.newPage();
   }
@@ -126,7 +130,7 @@ class Writer {
     const font = o.bold ? this.bold : this.font;
     const width = A4[0] - 2 * MARGIN - (o.indent ?? 0);
     const lines: string[] = [];
-    for (const paragraph of text.split('\n')) {
+    for (const paragraph of this.printable(text).split('\n')) {
       let line = '';
       for (const word of paragraph.split(' ')) {
         const next = line ? `${line} ${word}` : word;
@@ -148,7 +152,7 @@ class Writer {
     const size = o.size ?? 9;
     const font = o.bold ? this.bold : this.font;
     this.need(size * 1.6);
-    cells.forEach((c, i) => {
+    cells.map(this.printable).forEach((c, i) => {
       const right = o.rightFrom !== undefined && i >= o.rightFrom;
       const x = right ? xs[i]! - font.widthOfTextAtSize(c, size) : xs[i]!;
       this.page.drawText(c, { x, y: this.y - size, size, font });
@@ -170,7 +174,8 @@ export async function noticePdf(c: NoticeContent): Promise<Uint8Array> {
   doc.setProducer('pt-api');
   doc.setCreationDate(new Date(`${c.date}T00:00:00Z`));
   doc.setModificationDate(new Date(`${c.date}T00:00:00Z`));
-  const w = new Writer(doc, await doc.embedFont(StandardFonts.Helvetica), await doc.embedFont(StandardFonts.HelveticaBold));
+  const fonts = await embedUnicodeFonts(doc);
+  const w = new Writer(doc, fonts.regular, fonts.bold, fonts.printable);
   const party = (label: string, p: Party) => {
     w.para(label, { bold: true, gap: 0 });
     w.para(`${p.name} — ${T.nif} ${p.nif}${p.address ? `\n${p.address}` : ''}`, { gap: 8 });
