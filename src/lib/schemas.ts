@@ -36,6 +36,12 @@ export const FORMAT_PATTERNS = {
   date: /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))$/,
 } as const;
 for (const [format, pattern] of Object.entries(FORMAT_PATTERNS)) FormatRegistry.Set(format, (value) => pattern.test(value));
+/**
+ * `date-or-year`: a calendar date as `date` checks it, or a year alone (a birth date known only by
+ * its year, as sanctions lists often give it). A pattern alone took 1971-99-99.
+ */
+export const isDateOrYear = (value: string) => /^[0-9]{4}$/.test(value) || FORMAT_PATTERNS.date.test(value);
+FormatRegistry.Set('date-or-year', isDateOrYear);
 
 /** TypeBox building blocks shared by feature models. */
 export const DateTime = t.String({ format: 'date-time' });

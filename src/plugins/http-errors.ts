@@ -346,6 +346,8 @@ function unmangled(error: ValidationLike, request: Request): ValidationLike['all
 
 const FORMAT_MESSAGES: Record<string, string> = {
   'date-time': 'must be a date-time with its time zone (RFC 3339), e.g. 2026-11-01T00:00:00Z',
+  date: 'must be a calendar date (YYYY-MM-DD)',
+  'date-or-year': 'must be a calendar date (YYYY-MM-DD) or a year (YYYY)',
   uuid: 'must be a UUID',
 };
 
@@ -360,6 +362,9 @@ export function describe(e: ValidationLike['all'][number]): string {
     if (str.maxLength !== undefined && e.value.length > str.maxLength) return `must be at most ${str.maxLength} characters`;
     if (str.minLength !== undefined && e.value.length < str.minLength) return `must be at least ${str.minLength} characters`;
   }
+  // a format says what it wants (a string may have a pattern too, for the document's readers)
+  const format = e.schema?.format;
+  if (typeof e.value === 'string' && typeof format === 'string' && format in FORMAT_MESSAGES) return FORMAT_MESSAGES[format]!;
   // a pattern reads badly as a message ("Expected string to match '^(score\.updated|…'"): the
   // schema's own description says what is expected, where it has one
   const described = e.schema as { pattern?: string; description?: string } | undefined;
@@ -367,8 +372,6 @@ export function describe(e: ValidationLike['all'][number]): string {
   if (any?.length && any.every((o) => 'const' in o)) return `must be one of: ${any.map((o) => JSON.stringify(o.const)).join(', ')}`;
   // a boolean query parameter (Elysia's boolean-or-text union): "should be one of: 'boolean', 'boolean'" otherwise
   if (any?.some((o) => o.type === 'boolean') || e.schema?.type === 'boolean') return 'must be true or false';
-  const format = e.schema?.format;
-  if (typeof e.value === 'string' && typeof format === 'string' && format in FORMAT_MESSAGES) return FORMAT_MESSAGES[format]!;
   if (any?.some((o) => o.type === 'integer' || o.type === 'number')) {
     const num = any.find((o) => o.type === 'integer' || o.type === 'number')!;
     const range = num.minimum !== undefined && num.maximum !== undefined ? ` from ${num.minimum} to ${num.maximum}` : '';

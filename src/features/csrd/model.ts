@@ -145,7 +145,7 @@ export function validateReportBody(body: unknown): FieldError[] {
   if (isJsonObject(period)) {
     for (const k of ['start', 'end'] as const) {
       const v = period[k];
-      if (typeof v === 'string' && /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(v) && !isRealDate(v)) fields.push({ path: `reporting_period.${k}`, message: 'not a calendar date' });
+      if (typeof v === 'string' && /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(v) && !isRealDate(v)) fields.push({ path: `reporting_period.${k}`, message: 'must be a calendar date (YYYY-MM-DD)' });
     }
     if (typeof period.start === 'string' && typeof period.end === 'string' && isRealDate(period.start) && isRealDate(period.end) && period.start > period.end)
       fields.push({ path: 'reporting_period.end', message: 'must not be before reporting_period.start' });

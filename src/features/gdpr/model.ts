@@ -169,7 +169,7 @@ const SubjectIds = t.Object(
   {
     nif: t.Optional(t.String({ pattern: '^[0-9]{9}$', description: 'A natural person\u2019s NIF (prefixes 1, 2, 3, 45)' })),
     name: t.Optional(t.String({ minLength: 1, maxLength: 300 })),
-    birth_date: t.Optional(t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'Narrows name matches in screenings that recorded one' })),
+    birth_date: t.Optional(t.String({ format: 'date', description: 'Narrows name matches in screenings that recorded one' })),
     email: t.Optional(t.String({ format: 'email', maxLength: 254 })),
   },
   { description: 'At least one of nif, name, email' },

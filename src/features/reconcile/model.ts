@@ -2,7 +2,7 @@ import { t } from 'elysia';
 import { Int } from '../../lib/schemas';
 
 const Money = t.Number({ minimum: -1e12, maximum: 1e12, description: 'euros (two decimals)' });
-const Day = t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'YYYY-MM-DD' });
+const Day = t.String({ format: 'date', description: 'YYYY-MM-DD' });
 
 export const ReconcileRequest = t.Object({
   transactions: t.Optional(
