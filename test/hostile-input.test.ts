@@ -197,4 +197,33 @@ describe('a NIF in the path failing its check digit', () => {
     expect(expectError(await h.json('GET', '/v1/credit-limit/599000016', { key }), 422, 'invalid_nif').fields).toEqual([{ path: 'path.buyer_nif', message: 'fails the NIF check digit' }]);
     expect(expectError(await h.json('GET', '/v1/credit-limit/59900001', { key }), 422, 'validation_failed').fields[0].path).toBe('path.buyer_nif');
   });
+
+  test('GET /v1/supplier-portal/embed: a supplier NIF failing its check digit is invalid_nif, not "not in the programme"', async () => {
+    const url = '/v1/supplier-portal/embed?programme_id=cfp_00000000-0000-0000-0000-000000000000&supplier_nif=599000032';
+    expect(expectError(await h.json('GET', url, { key }), 422, 'invalid_nif').fields).toEqual([{ path: 'query.supplier_nif', message: 'fails the NIF check digit' }]);
+  });
+});
+
+describe('a NIF failing its check digit beside other problems', () => {
+  // the schema's NIF format: listed with the rest in one answer, not found only on the next try
+  test.each([
+    ['/v1/score', { nif: '599000011', customer_reference: 'x'.repeat(200) }, ['nif', 'customer_reference']],
+    ['/v1/esg', { nif: '599000011', answers: { not_an_indicator: 1 } }, ['nif']],
+    ['/v1/confirming/anchor', { anchor_nif: '599000016', limit_cents: 1 }, ['anchor_nif', 'payment_terms_days']],
+    ['/v1/decision', { nif: '599000011', context: { operation_type: 'factoring', amount_eur: -1, expected_term_days: 30 } }, ['nif', 'context.amount_eur']],
+  ] as const)('%s %j → 422 validation_failed naming the NIF too', async (path, body, expected) => {
+    const b = expectError(await h.json('POST', path, { key, body }), 422, 'validation_failed');
+    const paths = b.fields.map((f: { path: string }) => f.path);
+    for (const p of expected) expect(paths).toContain(p);
+    expect(b.fields).toContainEqual({ path: expected[0], message: 'fails the NIF check digit' });
+  });
+
+  test('alone, it is still invalid_nif (one field), on the fast path and the routes alike', async () => {
+    for (const [path, body, field] of [
+      ['/v1/score', { nif: '599000011' }, 'nif'],
+      ['/v1/decision', { nif: '599000011', context: { operation_type: 'factoring', amount_eur: 1000, expected_term_days: 30 } }, 'nif'],
+      ['/v1/insurance/submit', { buyer_nif: '599000011', requested_limit_cents: 15_000_000, terms: { payment_terms_days: 60 } }, 'buyer_nif'],
+    ] as const)
+      expect(expectError(await h.json('POST', path, { key, body }), 422, 'invalid_nif').fields).toEqual([{ path: field, message: 'fails the NIF check digit' }]);
+  });
 });

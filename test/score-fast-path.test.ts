@@ -33,9 +33,13 @@ describe('POST /v1/score fast path', () => {
     }
   });
 
-  test('errors after the guard (invalid_nif, company_not_found, live_tier_not_available, rate_limited) match the Elysia route', async () => {
+  test('errors after the guard (invalid_nif of the tax authority, company_not_found, live_tier_not_available, rate_limited) match the Elysia route', async () => {
+    // a NIF failing its check digit fails the route's schema (its format): handed over, before any charge
+    const wrongDigit = await h.tenant();
+    expect(await fast(request(wrongDigit.api_key, { nif: '123456788' }))).toBeNull();
+    const refused = await h.app.handle(request(wrongDigit.api_key, { nif: '123456788' }));
+    expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([422, 'invalid_nif']);
     const cases: [{ env?: 'live'; rateLimitPerMinute?: number }, unknown, number, string][] = [
-      [{}, { nif: '123456788' }, 422, 'invalid_nif'],
       [{}, { nif: nifOf('invalid_nif_422') }, 422, 'invalid_nif'],
       [{}, { nif: nifOf('not_found_404') }, 404, 'company_not_found'],
       [{ env: 'live' }, { nif: nifOf('tier_a_low_pd') }, 503, 'live_tier_not_available'],

@@ -1,5 +1,6 @@
 import { FormatRegistry, Type, type IntegerOptions } from '@sinclair/typebox';
 import { t } from 'elysia';
+import { isValidNif } from './nif';
 // loaded first for its side effect: see the formats registered below
 import '@elysiajs/openapi';
 
@@ -47,7 +48,15 @@ FormatRegistry.Set('date-or-year', isDateOrYear);
 export const DateTime = t.String({ format: 'date-time' });
 export const NullableDateTime = t.Union([t.String({ format: 'date-time' }), t.Null()]);
 export const Uuid = t.String({ format: 'uuid' });
-export const Nif = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits, the last being its mod-11 check digit (a NIF that fails it is 422 invalid_nif)', examples: ['599000015'] });
+/**
+ * `nif`: nine digits whose last is the mod-11 check digit. A format rather than a check in each
+ * handler, so that a NIF failing it is listed with every other problem of the request (the handler
+ * never ran when the schema failed), and a route with no check of its own refuses it too.
+ */
+FormatRegistry.Set('nif', (value) => /^[0-9]{9}$/.test(value) && isValidNif(value));
+export const Nif = t.String({ pattern: '^[0-9]{9}$', format: 'nif', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits, the last being its mod-11 check digit (a NIF that fails it is 422 invalid_nif)', examples: ['599000015'] });
+/** Nine digits whose check digit the route itself judges (KYC: a wrong one is a failed check, not a 422). */
+export const NineDigits = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits', examples: ['599000015'] });
 export const CustomerReference = t.String({ maxLength: 128, description: 'Your own reference, echoed back (max 128 characters)' });
 export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 

@@ -2,7 +2,7 @@ import { dependencyDown } from '../lib/dependency-down';
 import { assertNoCoercionTraps, assertWellFormedStrings, jsonTooDeep, tooDeepError } from '../lib/json-guard';
 import { Elysia } from 'elysia';
 import { ValueErrorType } from '@sinclair/typebox/errors';
-import { ApiError, errorBody, isJsonObject, JSON_UTF8, notAnObject, validationError, type FieldError } from '../lib/errors';
+import { ApiError, errorBody, fieldProblems, isJsonObject, JSON_UTF8, NIF_CHECK_DIGIT_FAILS, notAnObject, validationError, type FieldError } from '../lib/errors';
 import type { AppContext } from '../context';
 import { requestState } from './request-state';
 import { redactSecrets } from '../lib/log';
@@ -301,7 +301,7 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
 
 interface ValidationLike {
   type: string;
-  all: { path: string; message: string; summary?: string; schema?: Record<string, unknown>; value?: unknown }[];
+  all: { type?: number; path: string; message: string; summary?: string; schema?: Record<string, unknown>; value?: unknown }[];
   validator?: { minimum?: number; maximum?: number; type?: string; Errors?: (value: unknown) => Iterable<ValidationLike['all'][number] & { type: number }> };
 }
 
@@ -347,6 +347,7 @@ function unmangled(error: ValidationLike, request: Request): ValidationLike['all
 const FORMAT_MESSAGES: Record<string, string> = {
   'date-time': 'must be a date-time with its time zone (RFC 3339), e.g. 2026-11-01T00:00:00Z',
   date: 'must be a calendar date (YYYY-MM-DD)',
+  nif: NIF_CHECK_DIGIT_FAILS,
   'date-or-year': 'must be a calendar date (YYYY-MM-DD) or a year (YYYY)',
   uuid: 'must be a UUID',
 };
@@ -364,7 +365,7 @@ export function describe(e: ValidationLike['all'][number]): string {
   }
   // a format says what it wants (a string may have a pattern too, for the document's readers)
   const format = e.schema?.format;
-  if (typeof e.value === 'string' && typeof format === 'string' && format in FORMAT_MESSAGES) return FORMAT_MESSAGES[format]!;
+  if (e.type === ValueErrorType.StringFormat && typeof e.value === 'string' && typeof format === 'string' && format in FORMAT_MESSAGES) return FORMAT_MESSAGES[format]!;
   // a pattern reads badly as a message ("Expected string to match '^(score\.updated|…'"): the
   // schema's own description says what is expected, where it has one
   const described = e.schema as { pattern?: string; description?: string } | undefined;
@@ -405,5 +406,6 @@ function fromValidation(error: ValidationLike, request: Request): ApiError {
     seen.add(path);
     fields.push({ path, message: describe(e) });
   }
-  return validationError(fields);
+  // NIFs failing their check digit and nothing else: invalid_nif, as the routes' own checks answer
+  return fieldProblems(fields);
 }

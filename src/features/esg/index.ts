@@ -5,7 +5,7 @@ import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { langOf, localised } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
-import { ApiError, validationError, nifCheckFails } from '../../lib/errors';
+import { ApiError, fieldProblems } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { EsgRequest, EsgResponse, ESG_OPENAPI_EXAMPLES, Questionnaire, validateEsgBody } from './model';
 import { INDICATORS, SECTORS, type AnswerValue } from './questionnaire';
@@ -48,10 +48,9 @@ export function esgRoutes(ctx: AppContext, service: EsgService) {
     // Elysia strips unknown keys instead of rejecting them: validate the whole body here first
     // (after auth, before Elysia's own validation) so every bad field is reported at once.
     transform({ body }: { body: unknown }) {
+      // the NIF's check digit is one of the fields (its format): invalid_nif when it is the only problem
       const fields = validateEsgBody(body);
-      if (fields.length) throw validationError(fields);
-      if (!isValidNif((body as { nif: string }).nif))
-        throw nifCheckFails('nif');
+      if (fields.length) throw fieldProblems(fields);
     },
     body: EsgRequest,
     response: { 200: EsgResponse },

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { CustomerReference, Nif, Page, Int } from '../../lib/schemas';
+import { CustomerReference, Nif, NineDigits, Page, Int } from '../../lib/schemas';
 
 const IsoDate = t.String({ format: 'date', description: 'YYYY-MM-DD' });
 const Cents = (description: string) => Int({ minimum: 0, maximum: 1e13, description });
@@ -21,7 +21,7 @@ export const OperationInvoiceInput = t.Object(
         { description: 'Take the invoice from the tenant\u2019s synced ERP data (or an imported SAF-T file) by number: the fields below are then read from it' },
       ),
     ),
-    debtor_nif: t.Optional(Nif),
+    debtor_nif: t.Optional(NineDigits), // its check digit is judged with the invoice's other problems (service)
     debtor_name: t.Optional(Text(200)),
     debtor_address: t.Optional(Text(300)),
     atcud: t.Optional(Text(100)),

@@ -1,9 +1,9 @@
 import { t } from 'elysia';
-import { CustomerReference, DateTime, Nif } from '../../lib/schemas';
+import { CustomerReference, DateTime, NineDigits } from '../../lib/schemas';
 import { NifResponse } from '../nif/model';
 
 export const KycRequest = t.Object({
-  nif: Nif,
+  nif: NineDigits, // a wrong check digit is a failed check of the verification, not a 422
   representatives: t.Array(
     t.Object({
       name: t.String({ minLength: 1, maxLength: 300 }),
