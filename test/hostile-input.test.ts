@@ -169,6 +169,20 @@ describe('a list of the right kind with several problems', () => {
   });
 });
 
+describe('an empty file upload', () => {
+  // over HTTP an empty body is no body at all (Content-Length: 0): answered as empty, whatever the transport
+  const send = (path: string, type: string, body?: string) =>
+    h.call('POST', path, { key, ...(body === undefined ? {} : { rawBody: body }), headers: { 'content-type': type, ...(body === undefined ? {} : { 'content-length': '0' }) } });
+  test.each([undefined, ''])('POST /v1/saft/parse, application/xml, body %j → 422 on (body), nothing parsed', async (body) => {
+    const b = expectError(await h.json('POST', '/v1/saft/parse', { key, ...(body === undefined ? {} : { rawBody: body }), headers: { 'content-type': 'application/xml', ...(body === undefined ? {} : { 'content-length': '0' }) } }), 422, 'validation_failed');
+    expect(b.fields).toEqual([{ path: '(body)', message: expect.stringContaining('is empty') }]);
+  });
+  test.each(['application/pdf', 'image/png'])('POST /v1/invoice/extract, %s, no body → 422 image_unreadable, as an empty file', async (type) => {
+    const res = await send('/v1/invoice/extract', type);
+    expectError({ status: res.status, body: await res.json(), headers: res.headers }, 422, 'image_unreadable');
+  });
+});
+
 describe('impossible calendar dates', () => {
   // the same fault, the same answer on every route: a pattern alone had let 1971-99-99 through (and
   // an AML screening stored it as agreeing with a list entry)

@@ -43,7 +43,7 @@ export function invoiceRoutes(ctx: AppContext) {
     .use(authed(ctx, 'erp'))
     .post(
       '/v1/invoice/extract',
-      async ({ auth, body }) => {
+      async ({ auth, body, headers }) => {
         let payload: string;
         let source: 'text' | 'image' | 'pdf' = 'text';
         let page: number | null = null;
@@ -54,6 +54,8 @@ export function invoiceRoutes(ctx: AppContext) {
           source = b.contentType === 'application/pdf' ? 'pdf' : 'image';
           ({ payload, page } = await findAtQr(b.binary, source));
         } else {
+          // an empty file is read as no body at all (HTTP gives none for Content-Length: 0)
+          if (binary.types.test(headers['content-type'] ?? '')) throw new ApiError('image_unreadable', 'The body is empty.');
           if (!Value.Check(QrBody, body)) throw validationError([{ path: 'qr', message: 'must be the QR payload as text (1 to 1000 characters)' }]);
           payload = body.qr;
         }

@@ -371,11 +371,15 @@ export const SaftRun = t.Object({
 /** POST /v1/saft/parse (scope `erp`): a SAF-T (PT) file streamed, parsed and checked. */
 export function saftRoutes(ctx: AppContext) {
   const limit = ctx.config.saftMaxBytes;
+  const xmlTypes = binaryBodies(ctx.config)['/v1/saft/parse']!.types;
   return new Elysia({ name: 'saft' })
     .use(authed(ctx, 'erp'))
     .post(
       '/v1/saft/parse',
       async ({ auth, body, headers, query, set }) => {
+        // an empty body is read as no body at all (HTTP gives no stream for Content-Length: 0)
+        if (headers['content-length'] === '0' || ((!body || typeof body !== 'object' || !('stream' in body)) && xmlTypes.test(headers['content-type'] ?? '')))
+          throw validationError([{ path: '(body)', message: 'is empty: send the SAF-T file (application/xml, gzip with Content-Encoding: gzip, or a multipart file part)' }]);
         if (!body || typeof body !== 'object' || !('stream' in body))
           throw new ApiError('unsupported_media_type', 'Send the SAF-T file itself as the body, with Content-Type: application/xml (gzip with Content-Encoding: gzip).');
         const b = body as StreamBody;
