@@ -113,6 +113,22 @@ describe('POST /v1/forecast', () => {
     expect(coloured / (img.getWidth() * img.getHeight())).toBeGreaterThan(0.02);
   });
 
+  test('Idempotency-Key: a replay answers by its own Accept (the chart drawn again from the stored forecast)', async () => {
+    const idem = (accept: string | undefined, k: string) => h.call('POST', '/v1/forecast', { key, body, headers: { 'idempotency-key': k, ...(accept ? { accept } : {}) } });
+    const first = await idem('image/svg+xml', 'fc-1');
+    const firstSvg = await first.text();
+    const again = await idem('image/svg+xml', 'fc-1');
+    expect([again.status, again.headers.get('idempotent-replayed'), again.headers.get('content-type')]).toEqual([200, 'true', 'image/svg+xml; charset=utf-8']);
+    expect(await again.text()).toBe(firstSvg);
+    const asJson = await idem(undefined, 'fc-1');
+    expect([asJson.headers.get('idempotent-replayed'), asJson.headers.get('content-type')]).toEqual(['true', 'application/json;charset=utf-8']);
+    expect(((await asJson.json()) as { weeks: unknown[] }).weeks.length).toBe(13);
+    await idem(undefined, 'fc-2');
+    const png = await idem('image/png', 'fc-2');
+    expect([png.status, png.headers.get('idempotent-replayed'), png.headers.get('content-type')]).toEqual([200, 'true', 'image/png']);
+    expect(new mupdf.Image(new Uint8Array(await png.arrayBuffer())).toPixmap().getWidth()).toBe(720);
+  });
+
   test('errors: no books under the source, bad weeks or date; scope; another tenant sees nothing', async () => {
     expect(expectError(await h.json('POST', '/v1/forecast', { key, body: { source: { provider: 'demo', customer_reference: 'nobody' } } }), 404, 'resource_not_found').fields[0].path).toBe('source');
     expectError(await h.json('POST', '/v1/forecast', { key, body: { ...body, weeks: 27 } }), 422, 'validation_failed');

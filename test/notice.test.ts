@@ -140,8 +140,17 @@ describe('POST /v1/notice/cession', () => {
     expect(b.body.notice_id).toBe(a.body.notice_id);
     const p1 = await post(given(), { accept: 'application/pdf', 'idempotency-key': 'ntc-2' });
     expect(p1.headers.get('content-type')).toBe('application/pdf');
-    const p2 = await h.json('POST', '/v1/notice/cession', { key, body: given(), headers: { accept: 'application/pdf', 'idempotency-key': 'ntc-2' } });
-    expect(p2.headers.get('idempotent-replayed')).toBe('true');
-    expect(p2.body.notice_id).toBe(p1.headers.get('x-notice-id'));
+    const p1Bytes = new Uint8Array(await p1.arrayBuffer());
+    // a replay answers by its own Accept: the stored PDF, byte for byte, or the JSON view
+    const p2 = await post(given(), { accept: 'application/pdf', 'idempotency-key': 'ntc-2' });
+    expect([p2.status, p2.headers.get('idempotent-replayed'), p2.headers.get('content-type'), p2.headers.get('x-notice-id')]).toEqual([201, 'true', 'application/pdf', p1.headers.get('x-notice-id')]);
+    expect(new Uint8Array(await p2.arrayBuffer())).toEqual(p1Bytes);
+    const p3 = await h.json('POST', '/v1/notice/cession', { key, body: given(), headers: { 'idempotency-key': 'ntc-2' } });
+    expect(p3.headers.get('idempotent-replayed')).toBe('true');
+    expect(p3.body.notice_id).toBe(p1.headers.get('x-notice-id'));
+    // and the first answer JSON, a replay asking for the PDF gets the stored PDF
+    const j = await h.json('POST', '/v1/notice/cession', { key, body: given(), headers: { 'idempotency-key': 'ntc-3' } });
+    const j2 = await post(given(), { accept: 'application/pdf', 'idempotency-key': 'ntc-3' });
+    expect([j2.status, j2.headers.get('content-type'), j2.headers.get('x-notice-id'), j2.headers.get('etag')]).toEqual([201, 'application/pdf', j.body.notice_id, `"${j.body.sha256}"`]);
   });
 });

@@ -4,7 +4,8 @@ import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
 import { noBooks } from '../erp/util';
-import { balanceOn, forecast, type ForecastInvoice, type ForecastTransaction } from './engine';
+import { balanceOn, forecast, type ForecastInvoice, type ForecastResult, type ForecastTransaction } from './engine';
+import { requestState } from '../../plugins/request-state';
 import { forecastPng, forecastSvg } from './chart';
 import { Int } from '../../lib/schemas';
 
@@ -36,9 +37,32 @@ const wants = (accept: string | undefined, type: string) => (accept ?? '').split
 
 /** POST /v1/forecast (scope `erp`): 13 weeks of cash from the books the tenant holds. */
 export function forecastRoutes(ctx: AppContext) {
-  return new Elysia({ name: 'forecast' }).use(authed(ctx, 'erp')).post(
+  /** the chart the caller's Accept asks for, or null for JSON */
+  const chart = async (accept: string | undefined, result: ForecastResult, source: string, headers: Record<string, string>) => {
+    const title = `Cash forecast ${source} from ${result.as_of}`;
+    if (wants(accept, 'image/svg+xml')) return new Response(forecastSvg(result, title), { headers: { ...headers, 'content-type': 'image/svg+xml; charset=utf-8' } });
+    if (wants(accept, 'image/png')) return new Response(await forecastPng(result, title), { headers: { ...headers, 'content-type': 'image/png' } });
+    return null;
+  };
+  return new Elysia({ name: 'forecast' })
+    .use(authed(ctx, 'erp'))
+    // An Idempotency-Key replay (answered by the guard with the stored JSON) honours the replay's
+    // own Accept: the chart is drawn again from the stored forecast (the same numbers, the same chart)
+    .onAfterHandle(async ({ request, response }) => {
+      if (!(response instanceof Response) || response.headers.get('idempotent-replayed') !== 'true' || response.status !== 200) return;
+      const accept = request.headers.get('accept') ?? undefined;
+      if (!wants(accept, 'image/svg+xml') && !wants(accept, 'image/png')) return;
+      const stored = JSON.parse(await response.clone().text()) as ForecastResult & { source?: string };
+      if (!Array.isArray(stored.weeks)) return;
+      const headers: Record<string, string> = {};
+      response.headers.forEach((v, k) => {
+        if (k !== 'content-type' && k !== 'content-length') headers[k] = v;
+      });
+      return (await chart(accept, stored, stored.source ?? '', headers)) ?? undefined;
+    })
+    .post(
     '/v1/forecast',
-    async ({ auth, body, headers, set }) => {
+    async ({ auth, body, headers, set, request }) => {
       const { db, t: tb } = ctx.database;
       const asOf = body.as_of ?? ctx.clock.now().toISOString().slice(0, 10);
       const inv = tb.invoices;
@@ -66,11 +90,18 @@ export function forecastRoutes(ctx: AppContext) {
         payables: body.payables ?? [],
       });
       ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'forecast' });
-      const title = `Cash forecast ${body.source.provider}/${body.source.customer_reference} from ${asOf}`;
       set.headers.vary = 'Accept'; // JSON, SVG or PNG by Accept
-      if (wants(headers.accept, 'image/svg+xml')) return new Response(forecastSvg(result, title), { headers: { ...(set.headers as Record<string, string>), 'content-type': 'image/svg+xml; charset=utf-8' } });
-      if (wants(headers.accept, 'image/png')) return new Response(await forecastPng(result, title), { headers: { ...(set.headers as Record<string, string>), 'content-type': 'image/png' } });
-      return { ...result, assumptions: result.assumptions as unknown as Record<string, unknown>, currency: 'EUR' as const, source: `${body.source.provider}/${body.source.customer_reference}`, opening_balance_source: body.opening_balance_cents ? ('given' as const) : ('movements' as const) } satisfies typeof ForecastResponse.static as typeof ForecastResponse.static & Response;
+      const source = `${body.source.provider}/${body.source.customer_reference}`;
+      const json = { ...result, assumptions: result.assumptions as unknown as Record<string, unknown>, currency: 'EUR' as const, source, opening_balance_source: body.opening_balance_cents ? ('given' as const) : ('movements' as const) } satisfies typeof ForecastResponse.static;
+      const drawn = await chart(headers.accept, result, source, set.headers as Record<string, string>);
+      if (!drawn) return json as typeof json & Response;
+      // a chart is not what an Idempotency-Key stores: the JSON forecast is (a replay draws the chart again)
+      const state = requestState(request);
+      if (state.idempotencyClaim) {
+        await ctx.idempotency.complete(state.idempotencyClaim, 200, JSON.stringify(json), set.headers);
+        state.idempotencyClaim = undefined;
+      }
+      return drawn;
     },
     {
       body: ForecastRequest,

@@ -39,6 +39,20 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
   const doc = routeDocs('finance');
   return new Elysia({ name: 'notice' })
     .use(authed(ctx, 'finance'))
+    // An Idempotency-Key replay (answered by the guard with the stored JSON) honours the replay's
+    // own Accept, as the CSRD report's does: a caller asking for the PDF gets the stored PDF
+    .onAfterHandle(async ({ request, response, auth }) => {
+      if (!(response instanceof Response) || response.headers.get('idempotent-replayed') !== 'true' || response.status !== 201) return;
+      if (!wantsPdf(request.headers.get('accept') ?? undefined)) return;
+      const stored = JSON.parse(await response.clone().text()) as { notice_id?: string };
+      if (!stored.notice_id) return;
+      const { bytes, sha256 } = await service.pdf(auth, stored.notice_id);
+      const headers: Record<string, string> = {};
+      response.headers.forEach((v, k) => {
+        if (k !== 'content-type' && k !== 'content-length') headers[k] = v;
+      });
+      return pdfResponse(bytes, stored.notice_id, sha256, 201, headers);
+    })
     .post(
       '/v1/notice/cession',
       async ({ auth, body, headers, request, set }) => {
@@ -48,7 +62,7 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
         set.headers.location = `/v1/notice/cession/${view.notice_id}`;
         set.headers.vary = 'Accept'; // JSON or the PDF by Accept
         if (!wantsPdf(headers.accept)) return view;
-        // the PDF itself: an Idempotency-Key stores the JSON answer (a replay gives notice_id and download_url)
+        // the PDF itself: an Idempotency-Key stores the JSON answer (a replay answers by its own Accept)
         const state = requestState(request);
         if (state.idempotencyClaim) {
           await ctx.idempotency.complete(state.idempotencyClaim, 201, JSON.stringify(view), set.headers);
@@ -63,7 +77,7 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
           'Notice of assignment to a debtor (notificação de cessão de créditos), as PDF or JSON with its SHA-256 and download URL',
           'createCessionNotice',
           ['invalid_iban', 'invalid_nif', 'resource_not_found', 'invalid_transition'],
-          'For a factoring operation (operation_id, and debtor_nif when it has several debtors) or for parties and invoices given in full: the notice that the credits were assigned, the new payment instruction (the IBAN checked), the legal basis (Civil Code arts. 583.º–585.º) and a block for the debtor\u2019s acknowledgement; pt-PT by default, en on request. Accept: application/pdf answers the PDF itself (with an Idempotency-Key a replay answers the JSON); otherwise JSON. Stored with its SHA-256; in the operation\u2019s audit trail. docs/notice.md.',
+          'For a factoring operation (operation_id, and debtor_nif when it has several debtors) or for parties and invoices given in full: the notice that the credits were assigned, the new payment instruction (the IBAN checked), the legal basis (Civil Code arts. 583.º–585.º) and a block for the debtor\u2019s acknowledgement; pt-PT by default, en on request. Accept: application/pdf answers the PDF itself (an Idempotency-Key replay answers by its own Accept: the stored PDF or the JSON); otherwise JSON. Stored with its SHA-256; in the operation\u2019s audit trail. docs/notice.md.',
           {
             from_operation: { summary: 'From an operation with one debtor', value: { operation_id: 'fop_01936c1e-8a2f-7b3c-9d4e-5f60718293a4', parties: { factor: { name: 'Factor Exemplo, S.A.', nif: '599000015', address: 'Av. da Liberdade 1, 1250-096 Lisboa' } }, payment: { iban: 'PT50 0002 0123 1234 5678 9015 4' }, place: 'Lisboa' } },
             given: {
