@@ -317,7 +317,7 @@ describe('POST /v1/csrd/report — errors', () => {
     const neither = expectError(await report({ language: 'en' }), 422, 'validation_failed');
     expect(neither.fields.map((f: any) => f.path).sort()).toEqual(['assessment_id', 'nif']);
     const lang = expectError(await report({ nif: '505201348', language: 'pt-BR' }), 422, 'validation_failed');
-    expect(lang.fields).toEqual([{ path: 'language', message: "must be 'pt-PT' or 'en'" }]);
+    expect(lang.fields).toEqual([{ path: 'language', message: 'must be one of: "pt-PT", "en"' }]); // worded as on every route
     const dates = expectError(await report({ nif: '505201348', reporting_period: { start: '2026-12-31', end: '2026-01-01' } }), 422, 'validation_failed');
     expect(dates.fields.map((f: any) => f.path)).toEqual(['reporting_period.end']);
     const notADate = expectError(await report({ nif: '505201348', reporting_period: { start: '2026-02-30', end: '2026' } }), 422, 'validation_failed');

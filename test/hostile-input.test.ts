@@ -183,6 +183,18 @@ describe('an empty file upload', () => {
   });
 });
 
+describe('unknown fields', () => {
+  test('ignored when the rest of the body is valid, on a route with a closed schema and on the CSRD report alike', async () => {
+    expect((await h.json('POST', '/v1/insurance/submit', { key, body: { buyer_nif: '599000015', requested_limit_cents: 15_000_000, terms: { payment_terms_days: 60 }, zzz_unknown: 1 } })).status).toBe(201);
+    expect((await h.json('POST', '/v1/csrd/report', { key, body: { nif: '505201348', lang: 'en' } })).status).not.toBe(422);
+  });
+  test('beside a real problem: listed (it may be a misspelt field), worded as ignored, not as the fault', async () => {
+    const b = expectError(await h.json('POST', '/v1/insurance/submit', { key, body: { buyer_nif: '599000015', requested_limit_cents: 15_000_000, term: { payment_terms_days: 60 } } }), 422, 'validation_failed');
+    expect(b.fields).toContainEqual({ path: 'terms', message: 'is required' });
+    expect(b.fields).toContainEqual({ path: 'term', message: 'is not a field of this request (ignored)' });
+  });
+});
+
 describe('impossible calendar dates', () => {
   // the same fault, the same answer on every route: a pattern alone had let 1971-99-99 through (and
   // an AML screening stored it as agreeing with a list entry)

@@ -354,6 +354,9 @@ const FORMAT_MESSAGES: Record<string, string> = {
 
 /** A validation error worded for the caller: names what is allowed (TypeBox says "Expected union value" for enums). */
 export function describe(e: ValidationLike['all'][number]): string {
+  // an unknown field is ignored when the rest of the body is valid (Elysia strips it): it is listed
+  // beside the real problems (it may be a misspelt one) but must not read as one of them
+  if (e.type === ValueErrorType.ObjectAdditionalProperties) return 'is not a field of this request (ignored)';
   // a field that fails while absent is a required one ("Expected array" says nothing of that)
   if (e.value === undefined && e.path !== '') return 'is required';
   const any = e.schema?.anyOf as Record<string, unknown>[] | undefined;

@@ -1,5 +1,7 @@
 import { t, type Static } from 'elysia';
 import { Value } from '@sinclair/typebox/value';
+import { ValueErrorType } from '@sinclair/typebox/errors';
+import { describe } from '../../plugins/http-errors';
 import { DateTime, Nif, Int } from '../../lib/schemas';
 import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
 import { Recommendation } from '../esg/model';
@@ -128,11 +130,14 @@ export function validateReportBody(body: unknown): FieldError[] {
   if (!isJsonObject(body)) return [NOT_AN_OBJECT];
   const fields: FieldError[] = [];
   const seen = new Set<string>();
-  for (const e of Value.Errors(CsrdReportRequest, body)) {
+  const errors = [...Value.Errors(CsrdReportRequest, body)];
+  // unknown fields are ignored, as on every route, unless something else is wrong (then listed as such)
+  const real = errors.filter((e) => e.type !== ValueErrorType.ObjectAdditionalProperties);
+  for (const e of real.length ? errors : []) {
     const path = e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)';
     if (seen.has(path)) continue;
     seen.add(path);
-    fields.push({ path, message: path === 'language' ? "must be 'pt-PT' or 'en'" : e.message });
+    fields.push({ path, message: describe(e) }); // worded as every route's validation errors
   }
   const b = body as Record<string, unknown>;
   const hasId = b.assessment_id !== undefined;
