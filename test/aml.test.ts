@@ -208,10 +208,17 @@ describe('POST /v1/aml/screen', () => {
       [{ name: 'x', min_score: 1.5 }, 'min_score'],
       [{ name: 'x', birth_date: '71' }, 'birth_date'],
       [{ name: 'x', nationality: 'Portugal' }, 'nationality'],
+      [{ name: 'Erik Badege', nationality: 'XX' }, 'nationality'], // two letters, but no country
+      [{ name: 'Erik Badege', type: 'organisation', country: 'QQ' }, 'country'],
+      [{ name: 'X' }, 'name'], // one letter identifies no one (the UN alias "E. X. Co." is x once its noise goes)
+      [{ name: 'Mr. X' }, 'name'],
       [{ name: 'x', type: 'company' }, 'type'],
-      [{ name: 'x', lists: ['ofac'] }, 'lists'],
+      [{ name: 'Erik Badege', lists: ['ofac'] }, 'lists'],
     ];
     for (const [body, path] of cases) expect(expectError(await screenReq(body), 422, 'validation_failed').fields.map((f: any) => f.path)).toContain(path);
+    expect(expectError(await screenReq({ name: 'Erik Badege', nationality: 'XX' }), 422, 'validation_failed').fields).toEqual([{ path: 'nationality', message: 'must be an ISO 3166-1 alpha-2 country code (e.g. PT)' }]);
+    // lower case is a code too, and a name of two letters is screened
+    for (const body of [{ name: 'Erik Badege', nationality: 'pt' }, { name: 'Xu' }]) expect((await screenReq(body)).status).toBe(200);
     expectError(await h.json('GET', '/v1/aml/screenings/scr_00000000-0000-7000-8000-000000000000', { key }), 404, 'resource_not_found');
     expectError(await h.json('GET', '/v1/aml/screenings?status=maybe', { key }), 422, 'validation_failed');
   });

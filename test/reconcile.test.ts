@@ -162,6 +162,13 @@ describe('POST /v1/reconcile', () => {
       [{ transactions: [], invoices: [], fee_tolerance: 1000 }, 'fee_tolerance'],
     ];
     for (const [body, path] of cases) expect(expectError(await post(body), 422, 'validation_failed').fields.map((f: any) => f.path)).toContain(path);
+    // ids name the items in the answer: a repeated one is refused, naming the first
+    const tx = (id: string) => ({ id, date: '2026-03-02', amount: 1, description: '' });
+    const inv = (id: string) => ({ id, number: `FT 1/${id}`, issue_date: '2026-01-01', amount_open: 1 });
+    expect(expectError(await post({ transactions: [tx('t1'), tx('t2'), tx('t1')], invoices: [inv('i1'), inv('i1')] }), 422, 'validation_failed').fields).toEqual([
+      { path: 'transactions.2.id', message: 'repeats transactions.0' },
+      { path: 'invoices.1.id', message: 'repeats invoices.0' },
+    ]);
     const narrow = await h.tenant({ scopes: ['score'] });
     expectError(await post({ transactions: [], invoices: [] }, narrow.api_key), 403, 'insufficient_scope');
   });

@@ -37,6 +37,19 @@ export const FORMAT_PATTERNS = {
   date: /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))$/,
 } as const;
 for (const [format, pattern] of Object.entries(FORMAT_PATTERNS)) FormatRegistry.Set(format, (value) => pattern.test(value));
+/** ISO 3166-1 alpha-2: the 249 officially assigned codes, and XK (Kosovo), which the EU and UN lists use. */
+export const ISO_COUNTRY_CODES = new Set(
+  (
+    'AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ ' +
+    'DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT ' +
+    'JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG ' +
+    'NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH ' +
+    'TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS XK YE YT ZA ZM ZW'
+  ).split(' '),
+);
+/** `country`: an ISO 3166-1 alpha-2 code, in either case (a pattern alone took XX) */
+FormatRegistry.Set('country', (value) => ISO_COUNTRY_CODES.has(value.toUpperCase()));
+
 /**
  * `date-or-year`: a calendar date as `date` checks it, or a year alone (a birth date known only by
  * its year, as sanctions lists often give it). A pattern alone took 1971-99-99.

@@ -348,6 +348,7 @@ const FORMAT_MESSAGES: Record<string, string> = {
   'date-time': 'must be a date-time with its time zone (RFC 3339), e.g. 2026-11-01T00:00:00Z',
   date: 'must be a calendar date (YYYY-MM-DD)',
   nif: NIF_CHECK_DIGIT_FAILS,
+  country: 'must be an ISO 3166-1 alpha-2 country code (e.g. PT)',
   'date-or-year': 'must be a calendar date (YYYY-MM-DD) or a year (YYYY)',
   uuid: 'must be a UUID',
 };

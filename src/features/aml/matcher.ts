@@ -29,6 +29,9 @@ export function tokens(name: string): string[] {
   return kept.length ? kept : all;
 }
 
+/** Whether a name's tokens say enough to screen by: at least two letters or digits in all. */
+export const screenable = (t: string[]) => t.reduce((n, token) => n + token.length, 0) >= 2;
+
 /** Jaro–Winkler similarity (prefix scale 0.1, up to 4 characters). */
 export function jaroWinkler(a: string, b: string): number {
   if (a === b) return 1;
@@ -126,7 +129,9 @@ export function buildIndex(entries: ListEntry[]): ScreeningIndex {
   entries.forEach((e, entry) => {
     for (const n of e.names) {
       const t = tokens(n.name);
-      if (!t.length) continue;
+      // a name of one letter once its noise is dropped ("E. X. Co." → x) identifies no one: any
+      // query of that letter would match it in full
+      if (!screenable(t)) continue;
       const id = names.push({ entry, name: n.name, kind: n.kind, tokens: t, joined: t.join(' ') }) - 1;
       for (const token of new Set(t)) {
         let holders = byToken.get(token);

@@ -5,7 +5,7 @@ import { pageOf } from '../../lib/schemas';
 import type { UsageMeter } from '../usage/service';
 import type { ScoreCaller } from '../score/service';
 import { parseEuList, parseUnList, type ListEntry, type ListName } from './lists';
-import { buildIndex, DEFAULT_MIN_SCORE, MATCH_SCORE, screen, tokens, type ScreeningIndex } from './matcher';
+import { buildIndex, DEFAULT_MIN_SCORE, MATCH_SCORE, screen, screenable, tokens, type ScreeningIndex } from './matcher';
 import type { ScreenResponseBody } from './model';
 import type { EventService } from '../events/service';
 
@@ -186,7 +186,7 @@ export class AmlService {
       alert?: (body: ScreenResponseBody) => Record<string, unknown> | null;
     } = {},
   ): Promise<{ body: ScreenResponseBody; text: string; alerted?: boolean }> {
-    if (!tokens(body.name).length) throw validationError([{ path: opts.fieldPath ?? 'name', message: 'must contain letters or digits' }]);
+    if (!screenable(tokens(body.name))) throw validationError([{ path: opts.fieldPath ?? 'name', message: 'must contain at least two letters or digits (besides titles and company forms)' }]);
     const idx = await this.currentIndex();
     if (!idx.lists.length) throw new ApiError('service_unavailable', 'No sanctions list is loaded yet; nothing was screened. Retry later.', { headers: { 'retry-after': '30' } });
     const loaded = idx.lists.map((l) => l.name);

@@ -3,7 +3,7 @@ import { and, eq, gte, inArray, lte } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
-import { validationError } from '../../lib/errors';
+import { validationError, type FieldError } from '../../lib/errors';
 import { noBooks } from '../erp/util';
 import { reconcile, type BankTransaction, type OpenInvoice } from './engine';
 import { ReconcileRequest, ReconcileResponse } from './model';
@@ -12,6 +12,18 @@ const cents = (euros: number) => Math.round(euros * 100);
 type Body = typeof ReconcileRequest.static;
 
 /** POST /v1/reconcile (scope `erp`): bank transactions against open invoices, from the body or from the tenant's synced data. */
+/** every item whose id an earlier item of the same list has, named with that item */
+function repeatedIds(list: string, items: { id: string }[]): FieldError[] {
+  const first = new Map<string, number>();
+  const out: FieldError[] = [];
+  items.forEach((item, i) => {
+    const at = first.get(item.id);
+    if (at === undefined) first.set(item.id, i);
+    else if (out.length < 50) out.push({ path: `${list}.${i}.id`, message: `repeats ${list}.${at}` });
+  });
+  return out;
+}
+
 export function reconcileRoutes(ctx: AppContext) {
   const load = async (auth: { tenantId: string; env: string }, src: NonNullable<Body['source']>) => {
     const { db, t } = ctx.database;
@@ -49,6 +61,11 @@ export function reconcileRoutes(ctx: AppContext) {
           throw validationError([{ path: inline ? 'source' : '(body)', message: 'give either transactions and invoices, or source (not both)' }]);
         if (inline && (body.transactions === undefined || body.invoices === undefined))
           throw validationError([{ path: body.transactions === undefined ? 'transactions' : 'invoices', message: 'required with the other' }]);
+        // a match names ids: two items under one id could not be told apart in the answer
+        if (inline) {
+          const repeats = [...repeatedIds('transactions', body.transactions!), ...repeatedIds('invoices', body.invoices!)];
+          if (repeats.length) throw validationError(repeats);
+        }
         const data = inline
           ? {
               transactions: body.transactions!.map((x) => ({ id: x.id, date: x.date, amount_cents: cents(x.amount), description: x.description, counterparty: x.counterparty ?? null })),
