@@ -168,6 +168,21 @@ describe('POST /v1/admin/keys/revoke', () => {
     const second = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox' });
     expect((await h.json('POST', '/v1/admin/keys/revoke', { key: second.api_key, body: { api_key_id: t.api_key_id } })).status).toBe(200);
   });
+
+  test('the environment cannot be locked out: a live key does not make a sandbox key revocable, nor does a key in its rotation grace', async () => {
+    const t = await h.tenant();
+    // a live key exists, but a sandbox key cannot act on it: revoking the only sandbox key would leave that environment keyless
+    await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live' });
+    const b = expectError(await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: t.api_key_id } }), 409, 'last_active_key');
+    expect(b.message).toContain('sandbox');
+    // rotated with a grace: the old key lapses by itself, so the new one is the last lasting key
+    const rotated = await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: t.api_key_id, grace_days: 1 } });
+    expect(rotated.status).toBe(201);
+    expectError(await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: rotated.body.api_key_id } }), 409, 'last_active_key');
+    // the old one may go (the new one stays)
+    expect((await h.json('POST', '/v1/admin/keys/revoke', { key: rotated.body.api_key, body: { api_key_id: t.api_key_id } })).status).toBe(200);
+    expect((await h.call('GET', '/v1/admin/keys', { key: rotated.body.api_key })).status).toBe(200);
+  });
 });
 
 describe('audit', () => {

@@ -1,4 +1,4 @@
-import { and, eq, isNull, like } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, like } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
 import { ApiError, validationError } from '../../lib/errors';
 import { effectiveRateLimit, TenantService, keyStatus, type Env, type KeyRow, type TenantRow } from '../tenants/service';
@@ -154,8 +154,16 @@ export class AdminService {
       if (key.revokedAt) return { revoked: true, revoked_at: key.revokedAt.toISOString(), api_key_id: key.id };
       const now = this.now();
       if (keyStatus(key, now) === 'active' && !opts.allowLast) {
-        const others = (await this.activeKeys(tx, actor.tenantId, now)).filter((k) => k.id !== key.id);
-        if (!others.length) throw new ApiError('last_active_key', 'Refused: this is the tenant\'s last active API key. Create or rotate a key first.');
+        // what keeps the environment reachable once this key is gone: another active key of the
+        // same environment (the caller cannot act on the other one's keys) that has not been
+        // rotated (a key in its rotation grace lapses by itself)
+        const k = t.apiKeys;
+        const superseded = new Set(
+          (await tx.select({ from: k.rotatedFrom }).from(k).where(and(eq(k.tenantId, actor.tenantId), isNotNull(k.rotatedFrom)))).map((r) => r.from),
+        );
+        const lasting = (await this.activeKeys(tx, actor.tenantId, now)).filter((o) => o.id !== key.id && o.env === key.env && !superseded.has(o.id));
+        if (!lasting.length)
+          throw new ApiError('last_active_key', `Refused: this is the tenant's last active ${key.env} API key (keys in their rotation grace do not count: they lapse). Create a key first.`);
       }
       await tx.update(t.apiKeys).set({ revokedAt: now, revokeReason: reason }).where(and(eq(t.apiKeys.id, key.id)));
       this.database.touchTenant(actor.tenantId, 'access');
