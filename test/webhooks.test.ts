@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { and, eq } from 'drizzle-orm';
 import { SANDBOX_FIXTURES } from '../src/features/score/fixtures';
 import { postWebhook, RefusedAddressError, webhookDns } from '../src/features/webhooks/delivery-http';
+import { isLinkLocalAddress } from '../src/features/webhooks/service';
 import { expectError, freePort, makeApp, REDIS_TEST_URL, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
@@ -114,6 +115,21 @@ describe('webhook endpoints', () => {
     } finally {
       await hosted.close();
     }
+  });
+
+  test('the embedded sandbox (private targets allowed) still refuses link-local targets, at registration and at delivery', async () => {
+    const t = await h.tenant();
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/h', 'http://[::ffff:169.254.169.254]/latest', 'http://[fd00:ec2::254]/latest'])
+      expect(expectError(await create(t.api_key, { url, enabled_events: ['*'] }), 422, 'validation_failed').fields).toEqual([{ path: 'url', message: expect.stringContaining('link-local') }]);
+    // loopback and private receivers stay allowed (local development)
+    expect((await create(t.api_key, { url: rx.url, enabled_events: ['*'] })).status).toBe(201);
+    expect((await create(t.api_key, { url: 'http://10.1.2.3/h', enabled_events: ['*'] })).status).toBe(201);
+    // a name resolving to a link-local address is refused at delivery too
+    expect(isLinkLocalAddress('169.254.169.254')).toBe(true);
+    expect(isLinkLocalAddress('fe80::abcd')).toBe(true);
+    expect(isLinkLocalAddress('127.0.0.1')).toBe(false);
+    expect(isLinkLocalAddress('10.0.0.1')).toBe(false);
+    await expect(postWebhook('http://169.254.169.254/latest', { headers: {}, body: '', timeoutMs: 500, allowedAddress: (ip) => !isLinkLocalAddress(ip) })).rejects.toBeInstanceOf(RefusedAddressError);
   });
 
   test('sending a test to a disabled endpoint → 409 webhook_endpoint_inactive; a malformed events cursor → 422', async () => {

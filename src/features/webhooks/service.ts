@@ -97,6 +97,21 @@ export function isPrivateAddress(ip: string): boolean {
 }
 
 /**
+ * Link-local addresses (169.254.0.0/16, fe80::/10; IPv4 ones embedded in IPv6 too) and the IPv6
+ * cloud-metadata address: where instance metadata and its credentials answer. Refused even where
+ * private targets are allowed (the sandbox's local receivers are loopback or private, never these).
+ */
+export function isLinkLocalAddress(ip: string): boolean {
+  if (isIP(ip) === 4) return ip.startsWith('169.254.');
+  const h = ipv6Hextets(ip);
+  if (!h) return true;
+  const zeros = (n: number) => h.slice(0, n).every((x) => x === 0);
+  if ((zeros(5) && h[5] === 0xffff) || zeros(6) || (h[0] === 0x64 && h[1] === 0xff9b && zeros(0))) return h[6] === 0xa9fe; // 169.254.x.x embedded
+  if (h[0] === 0x2002) return h[1] === 0xa9fe;
+  return (h[0]! & 0xffc0) === 0xfe80 || (h[0] === 0xfd00 && h[1] === 0x0ec2 && h.slice(2, 7).every((x) => x === 0) && h[7] === 0x254);
+}
+
+/**
  * Live endpoints must be https and resolve only to public addresses (SSRF guard, checked again at
  * delivery time). Sandbox endpoints may be http; they may target private and loopback addresses
  * only when WEBHOOK_ALLOW_PRIVATE_TARGETS is on (the embedded sandbox's default).
@@ -110,7 +125,13 @@ export async function checkWebhookUrl(url: string, env: string, allowPrivate = f
   }
   if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'must use https (or http in the sandbox)';
   if (u.username || u.password) return 'must not contain credentials';
-  if (env !== 'live' && allowPrivate) return null;
+  if (env !== 'live' && allowPrivate) {
+    // private and loopback targets allowed, link-local never (checked again at delivery; a name
+    // that does not resolve now is left to that check)
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    const addresses = isIP(host) ? [host] : await webhookDns.lookupAll(host).then((a) => a.map((x) => x.address), () => []);
+    return addresses.some(isLinkLocalAddress) ? LINK_LOCAL_REFUSED : null;
+  }
   if (env === 'live' && u.protocol !== 'https:') return 'live endpoints must use https';
   const host = u.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
@@ -122,6 +143,8 @@ export async function checkWebhookUrl(url: string, env: string, allowPrivate = f
   if (!addresses.length || addresses.some(isPrivateAddress)) return 'must resolve to a public address (private, loopback and link-local targets are refused)';
   return null;
 }
+
+const LINK_LOCAL_REFUSED = 'must not resolve to a link-local address (169.254.0.0/16, fe80::/10: where cloud instance metadata answers)';
 
 export function validateEvents(events: string[]): string | null {
   if (!events.length) return 'at least one event type, or ["*"]';
@@ -573,7 +596,7 @@ export class WebhookService {
           body,
           timeoutMs: this.config.webhookTimeoutMs,
           // the connection goes only to addresses checked for it (no DNS rebinding after the check above)
-          allowedAddress: publicOnly ? (ip) => !isPrivateAddress(ip) : undefined,
+          allowedAddress: publicOnly ? (ip) => !isPrivateAddress(ip) : (ip) => !isLinkLocalAddress(ip),
         });
         if (status < 200 || status >= 300) error = `HTTP ${status}`;
       } catch (err) {
