@@ -193,9 +193,20 @@ describe('error contract (§2.8)', () => {
     expect(answers[3]!.headers.get('idempotent-replayed')).toBe('true');
     expect(answers.map((r) => r.headers.get('content-type'))).toEqual(answers.map(() => 'application/json;charset=utf-8'));
   });
-  test('401 answers carry WWW-Authenticate: Bearer', async () => {
+  test('401 answers carry WWW-Authenticate: Bearer (no error code when no credentials were sent, RFC 6750 §3.1)', async () => {
     const r = await h.json('GET', '/v1/admin/keys');
-    expect(r.headers.get('www-authenticate')).toStartWith('Bearer');
+    expect(r.headers.get('www-authenticate')).toBe('Bearer realm="api"');
+  });
+  test('every error answer is Cache-Control: no-store, with a usable key too (400, 404, 405, 415)', async () => {
+    const { api_key } = await h.tenant();
+    const answers = [
+      await h.call('POST', '/v1/score', { key: api_key, rawBody: '{bad', headers: { 'content-type': 'application/json' } }),
+      await h.call('GET', '/v1/nothing-here', { key: api_key }),
+      await h.call('GET', '/v1/score', { key: api_key }),
+      await h.call('POST', '/v1/score', { key: api_key, rawBody: 'x', headers: { 'content-type': 'text/plain' } }),
+      await h.call('GET', '/v1/admin/keys'),
+    ];
+    expect(answers.map((r) => [r.status, r.headers.get('cache-control')])).toEqual([[400, 'no-store'], [404, 'no-store'], [405, 'no-store'], [415, 'no-store'], [401, 'no-store']]);
   });
   test('enum and range errors name what is allowed; query errors name the parameter', async () => {
     const b = expectError(await h.json('POST', '/v1/score', { key, body: { nif: '599000015', refresh: 'always' } }), 422, 'validation_failed');

@@ -183,6 +183,33 @@ describe('an empty file upload', () => {
   });
 });
 
+describe('the key is judged before the body', () => {
+  const send = (k: string, path: string, body: string, type = 'application/json') => h.call('POST', path, { key: k, rawBody: body, headers: { 'content-type': type } });
+  const errorOf = async (res: Response) => {
+    const body = (await res.json()) as { code: string };
+    return expectError({ status: res.status, body, headers: res.headers }, res.status, body.code); // a §2.8 body, whatever its code
+  };
+  test('an unknown or expired key with unreadable JSON or a wrong type: 401; a key without the scope: 403; a usable key: the body error', async () => {
+    const unknown = `sk_test_${'0'.repeat(28)}`;
+    for (const [body, type] of [['{bad', 'application/json'], ['x', 'text/plain']]) {
+      const r = await send(unknown, '/v1/score', body, type);
+      expect([r.status, (await errorOf(r)).code]).toEqual([401, 'invalid_api_key']);
+    }
+    const t = await h.tenant();
+    const expiring = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', expiresAt: new Date(h.clock.now().getTime() + 1000) });
+    h.clock.advance(2000);
+    const expired = await send(expiring.api_key, '/v1/score', '{bad');
+    expect([expired.status, (await errorOf(expired)).code]).toEqual([401, 'api_key_expired']);
+    const narrow = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', scopes: ['score'] });
+    const scoped = await send(narrow.api_key, '/v1/esg', '{bad');
+    expect([scoped.status, (await errorOf(scoped)).code]).toEqual([403, 'insufficient_scope']);
+    const bad = await send(key, '/v1/esg', '{bad');
+    expect([bad.status, (await errorOf(bad)).code]).toEqual([400, 'invalid_json']);
+    const wrongType = await send(key, '/v1/esg', 'x', 'text/plain');
+    expect([wrongType.status, (await errorOf(wrongType)).code]).toEqual([415, 'unsupported_media_type']);
+  });
+});
+
 describe('unknown fields', () => {
   test('ignored when the rest of the body is valid, on a route with a closed schema and on the CSRD report alike', async () => {
     expect((await h.json('POST', '/v1/insurance/submit', { key, body: { buyer_nif: '599000015', requested_limit_cents: 15_000_000, terms: { payment_terms_days: 60 }, zzz_unknown: 1 } })).status).toBe(201);

@@ -9,7 +9,7 @@ import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnServer } from './helpers';
+import { runCli, spawnServer } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let server: Awaited<ReturnType<typeof spawnServer>>;
@@ -17,6 +17,8 @@ let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'limits-'));
   server = await spawnServer({ DATA_DIR: dir, SEED_DEMO_TENANT: 'false', LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' });
+  // a real key: the key is judged before the body (a bad key is 401 whatever the body)
+  key = JSON.parse((await runCli(['tenant', 'create', '--name', 'limits', '--json'], { DATA_DIR: dir, DATABASE_URL: '', REDIS_URL: '' })).stdout).api_key;
 }, 30_000);
 afterAll(async () => {
   await server.stop();
@@ -37,7 +39,8 @@ function raw(payload: string): Promise<{ status: number; head: string; body: str
     setTimeout(() => s.destroy(), 5000);
   });
 }
-const key = `sk_test_${'0'.repeat(28)}`;
+let key = '';
+const unknownKey = `sk_test_${'0'.repeat(28)}`;
 
 describe('limits outside the application', () => {
   test('a body declared far above the limit (20 GB) is the API\'s 413 with the §2.8 body', async () => {
@@ -47,6 +50,11 @@ describe('limits outside the application', () => {
       expect(r.head.toLowerCase()).toContain('content-type: application/json');
       expect(JSON.parse(r.body.slice(0, r.body.lastIndexOf('}') + 1))).toMatchObject({ code: 'payload_too_large', status: 413 });
     }
+  });
+  test('an unknown key with a body declared above the limit: 401, the body never read', async () => {
+    const r = await raw(`POST /v1/score HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${unknownKey}\r\nContent-Type: application/json\r\nContent-Length: 20000000000\r\nConnection: close\r\n\r\n{`);
+    expect(r.status).toBe(401);
+    expect(JSON.parse(r.body).code).toBe('invalid_api_key');
   });
   test('POST /v1/saft/parse: a file declared above its 512 MiB limit (raw or multipart) is 413 before any byte is read', async () => {
     for (const type of ['application/xml', 'multipart/form-data; boundary=x']) {

@@ -268,6 +268,8 @@ export function authed(ctx: AppContext, scope: Scope | null) {
       // a tenant's own data, and on some routes a secret shown once: never kept by a cache on the way
       set.headers['cache-control'] = 'no-store';
       const auth: AuthContext = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, tenant, key, requestId: state.id, scoreGeneration };
+      // the body's own problem (unreadable JSON, a wrong type, too large) comes after the key's
+      if (state.deferredBodyError) throw state.deferredBodyError;
       return { auth };
     })
     .onBeforeHandle({ as: 'scoped' }, async ({ request, headers, body, auth, path, set }) => {

@@ -97,7 +97,10 @@ export function errorResponder(ctx: AppContext) {
   return async (err: ApiError, request: Request, headers: Record<string, unknown>) => {
     const state = requestState(request);
     for (const [k, v] of Object.entries(err.extra.headers ?? {})) headers[k] = v;
-    if (err.status === 401 && !err.extra.headers?.['www-authenticate']) headers['www-authenticate'] = `Bearer realm="api", error="invalid_token"`;
+    // RFC 6750 §3.1: no error code when the request carried no credentials at all
+    if (err.status === 401 && !err.extra.headers?.['www-authenticate']) headers['www-authenticate'] = err.code === 'missing_api_key' ? 'Bearer realm="api"' : `Bearer realm="api", error="invalid_token"`;
+    // an error is never for a cache to keep (most are about the caller's key or its budget)
+    headers['cache-control'] = 'no-store';
     const text = JSON.stringify(errorBody(err, state.id, docsBase));
     if (state.idempotencyClaim) {
       // the handler ran and failed: a 4xx is its final answer (stored), a 5xx releases the key
@@ -183,6 +186,70 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
   const respond = errorResponder(ctx);
   const bodies = binaryBodies(ctx.config);
 
+  /** The body of a request as the route will get it (the API's JSON, or a file); throws its problems. */
+  const parseBody = async ({ request, contentType, path }: { request: Request; contentType: string; path: string }): Promise<unknown> => {
+    // no usable key: leave the body unread, so the caller gets 401 rather than a body error
+    if (path.startsWith('/v1/') && !hasKeyShapedBearer(request.headers.get('authorization'))) return {};
+    // the supplier portal's pages read their own forms (a browser post, not the API's JSON)
+    if (path.startsWith('/portal/')) return {};
+    const binary = bodies[path];
+    if (binary && isMultipart(contentType)) {
+      if (Number(request.headers.get('content-length') ?? '0') > binary.limit + MULTIPART_OVERHEAD) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);
+      const part = await readMultipartFile(request);
+      const declared = request.headers.get('content-length');
+      if (binary.stream) {
+        const gzip = /^application\/(x-)?gzip$/.test(part.contentType) || /\.gz$/i.test(part.filename ?? '');
+        return { stream: part.stream, contentType: part.contentType || 'application/octet-stream', contentEncoding: gzip ? 'gzip' : null, length: declared === null ? null : Number(declared), fields: part.fields } satisfies StreamBody;
+      }
+      const bytes = await readStreamCapped(part.stream, binary.limit);
+      if (bytes === null) throw new ApiError('payload_too_large', `The file exceeds ${binary.limit} bytes.`);
+      const head = new Uint8Array(bytes.slice(0, 16));
+      const type = binary.types.test(part.contentType) ? part.contentType : (sniffType(head) ?? part.contentType);
+      if (!binary.types.test(type)) throw new ApiError('unsupported_media_type', `The file part's type ${part.contentType || 'none'} is not accepted here.`);
+      return { binary: new Uint8Array(bytes), contentType: type, fields: part.fields } satisfies BinaryBody;
+    }
+    if (binary?.stream && binary.types.test(contentType ?? '')) {
+      if (Number(request.headers.get('content-length') ?? '0') > binary.limit) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);
+      const declared = request.headers.get('content-length');
+      return {
+        stream: request.body ?? new ReadableStream(),
+        contentType: contentType!.split(';')[0]!.trim().toLowerCase(),
+        contentEncoding: request.headers.get('content-encoding'),
+        length: declared === null ? null : Number(declared),
+      } satisfies StreamBody;
+    }
+    if (binary && binary.types.test(contentType ?? '')) {
+      const bytes = await readCappedBytes(request, binary.limit);
+      if (bytes === null) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);
+      return { binary: bytes, contentType: contentType!.split(';')[0]!.trim().toLowerCase() } satisfies BinaryBody;
+    }
+    const limit = ctx.config.bodyLimitBytes;
+    const tooLarge = () => new ApiError('payload_too_large', `The request body exceeds ${limit} bytes.`);
+    if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
+    const stashed = requestState(request).bodyText;
+    const text = stashed !== undefined ? stashed : await readCapped(request, limit);
+    if (text === null) throw tooLarge();
+    if (text.trim() === '') return {};
+    if (!JSON_CONTENT_TYPE.test(contentType ?? ''))
+      throw new ApiError('unsupported_media_type', `Content-Type must be ${binary?.accepted ?? 'application/json'} (got ${contentType || 'none'}).`);
+    if (jsonTooDeep(text)) throw tooDeepError();
+    if (text.includes('\\u0000') || text.includes('\0')) throw validationError([{ path: '(body)', message: 'must not contain NUL characters' }]);
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new ApiError('invalid_json', 'The request body is not valid JSON.');
+    }
+    assertNoCoercionTraps(text, value);
+    assertWellFormedStrings(text, value);
+    // every body of this API is a JSON object; the guard refuses others once the route's own
+    // checks had their say (GDPR erase answers confirmation_required to anything else)
+    const state = requestState(request);
+    if (!isJsonObject(value)) state.nonObjectBody = true;
+    else state.parsedBody = value;
+    return value;
+  };
+
   return new Elysia({ name: 'http-plumbing' })
     .onRequest(async ({ request, set, server }) => {
       const state = requestState(request);
@@ -192,67 +259,18 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       if (request.url.includes('%00')) throw validationError([{ path: '(url)', message: 'must not contain NUL characters' }]);
       if (isServicePath(pathOf(request.url))) await peekAnonymous(ctx, request, server as never, set);
     })
-    .onParse({ as: 'global' }, async ({ request, contentType, path }) => {
-      // no usable key: leave the body unread, so the caller gets 401 rather than a body error
-      if (path.startsWith('/v1/') && !hasKeyShapedBearer(request.headers.get('authorization'))) return {};
-      // the supplier portal's pages read their own forms (a browser post, not the API's JSON)
-      if (path.startsWith('/portal/')) return {};
-      const binary = bodies[path];
-      if (binary && isMultipart(contentType)) {
-        if (Number(request.headers.get('content-length') ?? '0') > binary.limit + MULTIPART_OVERHEAD) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);
-        const part = await readMultipartFile(request);
-        const declared = request.headers.get('content-length');
-        if (binary.stream) {
-          const gzip = /^application\/(x-)?gzip$/.test(part.contentType) || /\.gz$/i.test(part.filename ?? '');
-          return { stream: part.stream, contentType: part.contentType || 'application/octet-stream', contentEncoding: gzip ? 'gzip' : null, length: declared === null ? null : Number(declared), fields: part.fields } satisfies StreamBody;
-        }
-        const bytes = await readStreamCapped(part.stream, binary.limit);
-        if (bytes === null) throw new ApiError('payload_too_large', `The file exceeds ${binary.limit} bytes.`);
-        const head = new Uint8Array(bytes.slice(0, 16));
-        const type = binary.types.test(part.contentType) ? part.contentType : (sniffType(head) ?? part.contentType);
-        if (!binary.types.test(type)) throw new ApiError('unsupported_media_type', `The file part's type ${part.contentType || 'none'} is not accepted here.`);
-        return { binary: new Uint8Array(bytes), contentType: type, fields: part.fields } satisfies BinaryBody;
-      }
-      if (binary?.stream && binary.types.test(contentType ?? '')) {
-        if (Number(request.headers.get('content-length') ?? '0') > binary.limit) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);
-        const declared = request.headers.get('content-length');
-        return {
-          stream: request.body ?? new ReadableStream(),
-          contentType: contentType!.split(';')[0]!.trim().toLowerCase(),
-          contentEncoding: request.headers.get('content-encoding'),
-          length: declared === null ? null : Number(declared),
-        } satisfies StreamBody;
-      }
-      if (binary && binary.types.test(contentType ?? '')) {
-        const bytes = await readCappedBytes(request, binary.limit);
-        if (bytes === null) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);
-        return { binary: bytes, contentType: contentType!.split(';')[0]!.trim().toLowerCase() } satisfies BinaryBody;
-      }
-      const limit = ctx.config.bodyLimitBytes;
-      const tooLarge = () => new ApiError('payload_too_large', `The request body exceeds ${limit} bytes.`);
-      if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
-      const stashed = requestState(request).bodyText;
-      const text = stashed !== undefined ? stashed : await readCapped(request, limit);
-      if (text === null) throw tooLarge();
-      if (text.trim() === '') return {};
-      if (!JSON_CONTENT_TYPE.test(contentType ?? ''))
-        throw new ApiError('unsupported_media_type', `Content-Type must be ${binary?.accepted ?? 'application/json'} (got ${contentType || 'none'}).`);
-      if (jsonTooDeep(text)) throw tooDeepError();
-      if (text.includes('\\u0000') || text.includes('\0')) throw validationError([{ path: '(body)', message: 'must not contain NUL characters' }]);
-      let value: unknown;
+    .onParse({ as: 'global' }, async (c) => {
       try {
-        value = JSON.parse(text);
-      } catch {
-        throw new ApiError('invalid_json', 'The request body is not valid JSON.');
+        return await parseBody(c);
+      } catch (err) {
+        // a key-shaped bearer on an API route: its key is judged first (401, 429, 403, in the auth
+        // guard, which then throws this), as for a body that parses but fails validation
+        if (err instanceof ApiError && c.path.startsWith('/v1/') && !c.path.startsWith('/v1/oauth/')) {
+          requestState(c.request).deferredBodyError = err;
+          return {};
+        }
+        throw err;
       }
-      assertNoCoercionTraps(text, value);
-      assertWellFormedStrings(text, value);
-      // every body of this API is a JSON object; the guard refuses others once the route's own
-      // checks had their say (GDPR erase answers confirmation_required to anything else)
-      const state = requestState(request);
-      if (!isJsonObject(value)) state.nonObjectBody = true;
-      else state.parsedBody = value;
-      return value;
     })
     .onError({ as: 'global' }, async ({ code, error, request, set, path, server }) => {
       let err: ApiError;

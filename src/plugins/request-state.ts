@@ -16,6 +16,8 @@ export interface RequestState {
   nonObjectBody?: boolean;
   /** the JSON body as parsed, before Elysia's normalisation (validation errors are named on it) */
   parsedBody?: unknown;
+  /** a body problem found at parsing, answered once the key has been judged (auth guard) */
+  deferredBodyError?: Error;
 }
 
 // kept on the Request itself under a private symbol: a WeakMap entry per request costs the

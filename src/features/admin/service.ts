@@ -154,16 +154,17 @@ export class AdminService {
       if (key.revokedAt) return { revoked: true, revoked_at: key.revokedAt.toISOString(), api_key_id: key.id };
       const now = this.now();
       if (keyStatus(key, now) === 'active' && !opts.allowLast) {
-        // what keeps the environment reachable once this key is gone: another active key of the
-        // same environment (the caller cannot act on the other one's keys) that has not been
-        // rotated (a key in its rotation grace lapses by itself)
+        // what keeps the tenant reachable once this key is gone: another active key that has not
+        // been rotated (a key in its rotation grace lapses by itself), of the same environment when
+        // a key is acting (it cannot act on the other environment's keys; the operator can)
         const k = t.apiKeys;
         const superseded = new Set(
           (await tx.select({ from: k.rotatedFrom }).from(k).where(and(eq(k.tenantId, actor.tenantId), isNotNull(k.rotatedFrom)))).map((r) => r.from),
         );
-        const lasting = (await this.activeKeys(tx, actor.tenantId, now)).filter((o) => o.id !== key.id && o.env === key.env && !superseded.has(o.id));
+        const byKey = actor.keyId !== null;
+        const lasting = (await this.activeKeys(tx, actor.tenantId, now)).filter((o) => o.id !== key.id && (!byKey || o.env === key.env) && !superseded.has(o.id));
         if (!lasting.length)
-          throw new ApiError('last_active_key', `Refused: this is the tenant's last active ${key.env} API key (keys in their rotation grace do not count: they lapse). Create a key first.`);
+          throw new ApiError('last_active_key', `Refused: this is the tenant's last active ${byKey ? `${key.env} ` : ''}API key (keys in their rotation grace do not count: they lapse). Create a key first.`);
       }
       await tx.update(t.apiKeys).set({ revokedAt: now, revokeReason: reason }).where(and(eq(t.apiKeys.id, key.id)));
       this.database.touchTenant(actor.tenantId, 'access');
