@@ -49,6 +49,7 @@ async function waitRun(runId: string, k = key) {
 async function syncAndWait(body: Record<string, unknown>, k = key) {
   const r = await sync(body, k);
   expect(r.status).toBe(202);
+  expect(r.headers.get('location')).toBe(`/v1/erp-connector/sync/${r.body.run_id}`); // where it is polled
   return waitRun(r.body.run_id, k);
 }
 

@@ -64,6 +64,7 @@ describe('webhook endpoints', () => {
     const t = await h.tenant();
     const c = await create(t.api_key, { url: rx.url, description: 'ops', enabled_events: ['*'] });
     expect(c.status).toBe(201);
+    expect(c.headers.get('location')).toBe(`/v1/admin/webhooks/${c.body.id}`);
     expect(c.body.signing_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(c.body.signing_secret_prefix).toBe(c.body.signing_secret.slice(0, 12));
     expect(c.body.status).toBe('active');

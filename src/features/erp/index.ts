@@ -167,6 +167,7 @@ export function erpRoutes(ctx: AppContext) {
       async ({ auth, body, set }) => {
         const res = await svc().sync.request(caller(auth), body);
         set.status = 202;
+        set.headers.location = `/v1/erp-connector/sync/${res.run_id}`; // where the run is polled
         return res;
       },
       {

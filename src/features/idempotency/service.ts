@@ -92,7 +92,7 @@ export class IdempotencyService {
       if (row.method !== method || row.path !== path || row.bodyHash !== bodyHash)
         throw new ApiError(
           'idempotency_key_reused',
-          `Idempotency-Key "${key}" was already used for a different request (${row.method} ${row.path} with another body). Use a new key for a new request.`,
+          `Idempotency-Key "${key}" was already used for a different request (${row.method} ${row.path}${row.method !== method || row.path !== path ? '' : ' with another body'}). Use a new key for a new request.`,
         );
       if (row.state === 'running')
         throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still in progress; retry after it completes.', {

@@ -41,6 +41,7 @@ export function webhookRoutes(ctx: AppContext, service: WebhookService) {
       async ({ auth, body, set }) => {
         const created = await service.create(auth, body, auditor(auth));
         set.status = 201;
+        set.headers.location = `/v1/admin/webhooks/${created.id}`;
         return created;
       },
       {
