@@ -33,6 +33,8 @@ describe('POST /v1/score/batch', () => {
       [5, '599000015', 200, null],
     ]);
     expect(r.body.summary).toEqual({ total: 6, succeeded: 3, failed: 3, computed: 3 });
+    // an item has no fields: its field problem is its message
+    expect(r.body.data[4].error.message).toBe('nif: fails the NIF check digit.');
     // the same as the single call
     const single = await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000031' } });
     const { computed_at: _a, cache: _c, ...fromBatch } = r.body.data[1].result;

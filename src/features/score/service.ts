@@ -94,7 +94,10 @@ export class ScoreService {
         out[index] = { index, nif: item.nif, status: 200, result: { ...evaluated.result, reasons: relabel(evaluated.result.reasons, lang), cache: 'fresh' as const, ...echo }, error: null };
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500) throw err; // an outage fails the call (nothing stored or billed), not one item
-        out[index] = { index, nif: item.nif, status: err.status, result: null, error: { code: err.code, message: err.message } };
+        // an item has no fields of its own: its field problems are the message ("see fields" would point nowhere)
+        const fields = err.extra.fields;
+        const message = fields?.length ? `${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}.` : err.message;
+        out[index] = { index, nif: item.nif, status: err.status, result: null, error: { code: err.code, message } };
       }
     };
     const IN_FLIGHT = this.database.dialect === 'postgres' ? 16 : 1;
