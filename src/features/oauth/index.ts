@@ -126,16 +126,7 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
     .get('/.well-known/jwks.json', async ({ set }) => {
       set.headers['cache-control'] = 'public, max-age=300';
       return tokens.jwks();
-    }, {
-      detail: apiDoc({
-        summary: 'The public keys that verify access tokens (JWKS, RFC 7517)',
-        description: 'ES256 keys by kid: the current signing key and those whose tokens may still be in flight after a rotation. Cache-Control: public, max-age=300.',
-        tag: 'admin',
-        security: null,
-        operationId: 'oauthJwks',
-        errors: [],
-      }),
-    })
+    }, { detail: { hide: true } })
     .get(
       '/.well-known/oauth-authorization-server',
       () => ({
@@ -147,16 +138,7 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
         scopes_supported: SCOPES.filter((s) => s !== '*'),
         response_types_supported: ['token'],
       }),
-      {
-        detail: apiDoc({
-          summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
-          description: 'The issuer, token endpoint, JWKS URI, the client_credentials grant and its client authentication methods, and the scopes a client may be given.',
-          tag: 'admin',
-          security: null,
-          operationId: 'oauthServerMetadata',
-          errors: [],
-        }),
-      },
+      { detail: { hide: true } },
     );
 
   const manage = new Elysia({ name: 'oauth-clients' })
