@@ -131,6 +131,9 @@ describe('POST /v1/forecast', () => {
 
   test('errors: no books under the source, bad weeks or date; scope; another tenant sees nothing', async () => {
     expect(expectError(await h.json('POST', '/v1/forecast', { key, body: { source: { provider: 'demo', customer_reference: 'nobody' } } }), 404, 'resource_not_found').fields[0].path).toBe('source');
+    // a provider that does not exist is the body's fault (422 naming the allowed ones), as on GET /v1/erp/{provider}/invoices
+    const unknownProvider = expectError(await h.json('POST', '/v1/forecast', { key, body: { source: { provider: 'nope', customer_reference: 'books' } } }), 422, 'validation_failed');
+    expect(unknownProvider.fields).toEqual([{ path: 'source.provider', message: expect.stringContaining('"saft"') }]);
     expectError(await h.json('POST', '/v1/forecast', { key, body: { ...body, weeks: 27 } }), 422, 'validation_failed');
     expectError(await h.json('POST', '/v1/forecast', { key, body: { ...body, as_of: '07/01/2026' } }), 422, 'validation_failed');
     const narrow = await h.tenant({ scopes: ['score'] });

@@ -149,6 +149,7 @@ describe('POST /v1/reconcile', () => {
     const other = await post({ source: { provider: 'demo', customer_reference: 'books' } });
     expect(expectError(other, 404, 'resource_not_found').fields).toEqual([{ path: 'source', message: 'no invoices or bank movements' }]);
     expectError(await post({ source: { provider: 'demo', customer_reference: 'never-synced' } }, t.api_key), 404, 'resource_not_found');
+    expect(expectError(await post({ source: { provider: 'nope', customer_reference: 'books' } }, t.api_key), 422, 'validation_failed').fields[0].path).toBe('source.provider');
   });
 
   test('errors: both or neither, one without the other, bad dates and amounts; scope', async () => {

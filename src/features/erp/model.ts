@@ -5,6 +5,8 @@ import { DateTime, NullableDateTime, Page, PageQuery, Uuid, Int } from '../../li
 export const ERP_PROVIDERS = ['toconline', 'primavera', 'phc', 'sage', 'moloni', 'invoicexpress'] as const;
 export const ALL_PROVIDERS = [...ERP_PROVIDERS, 'demo'] as const;
 export type ErpProvider = (typeof ERP_PROVIDERS)[number];
+/** Where a tenant's books come from: a provider's synced data, or an imported SAF-T file (`saft`). */
+export const BooksProvider = t.Union([...ALL_PROVIDERS, 'saft'].map((p) => t.Literal(p)), { description: 'An ERP provider whose synced data this tenant holds, or saft for an imported SAF-T file' });
 export type AnyProvider = (typeof ALL_PROVIDERS)[number];
 
 export const Provider = t.Union(

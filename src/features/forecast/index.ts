@@ -4,6 +4,7 @@ import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
 import { noBooks } from '../erp/util';
+import { BooksProvider } from '../erp/model';
 import { balanceOn, forecast, type ForecastInvoice, type ForecastResult, type ForecastTransaction } from './engine';
 import { requestState } from '../../plugins/request-state';
 import { forecastPng, forecastSvg } from './chart';
@@ -11,7 +12,7 @@ import { Int } from '../../lib/schemas';
 
 const Cents = Int({ minimum: -1e13, maximum: 1e13 });
 export const ForecastRequest = t.Object({
-  source: t.Object({ provider: t.String({ minLength: 1, maxLength: 32, description: 'An ERP provider, or saft for an imported SAF-T file' }), customer_reference: t.String({ minLength: 1, maxLength: 128 }) }, { description: 'The company\u2019s books the tenant holds' }),
+  source: t.Object({ provider: BooksProvider, customer_reference: t.String({ minLength: 1, maxLength: 128 }) }, { description: 'The company\u2019s books the tenant holds' }),
   as_of: t.Optional(t.String({ format: 'date', description: 'The forecast date (default today); data after it is ignored' })),
   weeks: t.Optional(Int({ minimum: 1, maximum: 26, default: 13 })),
   opening_balance_cents: t.Optional(t.Object({ amount: Cents }, { description: 'The bank balance at as_of when you know it (else derived from the movements)' })),

@@ -1,4 +1,5 @@
 import { t } from 'elysia';
+import { BooksProvider } from '../erp/model';
 import { Int } from '../../lib/schemas';
 
 const Money = t.Number({ minimum: -1e12, maximum: 1e12, description: 'euros (two decimals)' });
@@ -34,7 +35,7 @@ export const ReconcileRequest = t.Object({
   ),
   source: t.Optional(
     t.Object({
-      provider: t.String({ minLength: 1, maxLength: 32, description: 'an ERP provider whose synced data this tenant holds (e.g. demo, toconline)' }),
+      provider: BooksProvider,
       customer_reference: t.String({ minLength: 1, maxLength: 128 }),
       from: t.Optional(Day),
       to: t.Optional(Day),
