@@ -208,6 +208,23 @@ describe('the key is judged before the body', () => {
     const wrongType = await send(key, '/v1/esg', 'x', 'text/plain');
     expect([wrongType.status, (await errorOf(wrongType)).code]).toEqual([415, 'unsupported_media_type']);
   });
+
+  test('every API route that takes a body answers unreadable JSON with 400 once the key is judged (none loses it)', async () => {
+    // the token endpoint and the ERP consent page authenticate otherwise and read their own forms
+    const routes = (h.app.routes as { method: string; path: string }[]).filter(
+      (r) => ['POST', 'PATCH', 'PUT'].includes(r.method) && r.path.startsWith('/v1/') && !r.path.startsWith('/v1/oauth/') && r.path !== '/v1/erp-connector/oauth/consent',
+    );
+    expect(routes.length).toBeGreaterThan(30);
+    const wrong: string[] = [];
+    for (const r of routes) {
+      const path = r.path.replace(/:[^/]+/g, '00000000-0000-0000-0000-000000000000');
+      const res = await h.call(r.method, path, { key, rawBody: '{bad', headers: { 'content-type': 'application/json' } });
+      const text = await res.text();
+      const code = text.startsWith('{') ? (JSON.parse(text) as { code?: string }).code : text.slice(0, 40);
+      if (res.status !== 400 || code !== 'invalid_json') wrong.push(`${r.method} ${r.path} → ${res.status} ${code}`);
+    }
+    expect(wrong).toEqual([]);
+  });
 });
 
 describe('unknown fields', () => {
