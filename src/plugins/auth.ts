@@ -233,6 +233,20 @@ export function refusal({ tenant, key }: FoundKey, scope: Scope | null): ApiErro
  * `derive`, before body validation, so an unauthenticated caller cannot probe schemas. POST routes
  * then get Idempotency-Key handling after validation (before the handler) and storage after it.
  */
+/**
+ * An Idempotency-Key replay of a route that can answer a file (by Accept) but stores its JSON: the
+ * stored JSON and the replay's headers other than its type and length, so that the route can answer
+ * the file the replay's own Accept asks for; null for any other response.
+ */
+export async function replayedJson<T>(response: unknown, status: number): Promise<{ stored: T; headers: Record<string, string> } | null> {
+  if (!(response instanceof Response) || response.headers.get('idempotent-replayed') !== 'true' || response.status !== status) return null;
+  const headers: Record<string, string> = {};
+  response.headers.forEach((v, k) => {
+    if (k !== 'content-type' && k !== 'content-length') headers[k] = v;
+  });
+  return { stored: JSON.parse(await response.clone().text()) as T, headers };
+}
+
 /** Responses built by jsonAnswer, with their JSON text (so an idempotent replay can store it). */
 const SERIALISED = new WeakMap<Response, string>();
 

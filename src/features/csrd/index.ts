@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
-import { authed } from '../../plugins/auth';
+import { authed, replayedJson } from '../../plugins/auth';
 import { langOf, requestState } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
 import { ApiError, validationError, nifCheckFails } from '../../lib/errors';
@@ -75,16 +75,11 @@ export function csrdRoutes(ctx: AppContext) {
       // An Idempotency-Key replay (answered by the guard with the stored JSON) honours the replay's
       // own Accept: a caller asking for the PDF gets the stored PDF of the same report.
       .onAfterHandle(async ({ request, response, auth }) => {
-        if (!(response instanceof Response) || response.headers.get('idempotent-replayed') !== 'true' || response.status !== 201) return;
         if (!wantsPdf(request.headers.get('accept'))) return;
-        const stored = JSON.parse(await response.clone().text()) as { report_id?: string };
-        if (!stored.report_id) return;
-        const { report, pdf } = await service.get(auth, stored.report_id, true);
-        const headers: Record<string, string> = {};
-        response.headers.forEach((v, k) => {
-          if (k !== 'content-type' && k !== 'content-length') headers[k] = v;
-        });
-        return pdfResponse(report, pdf!, 201, { ...headers, location: `/v1/csrd/reports/${report.report_id}` });
+        const replay = await replayedJson<{ report_id?: string }>(response, 201);
+        if (!replay?.stored.report_id) return;
+        const { report, pdf } = await service.get(auth, replay.stored.report_id, true);
+        return pdfResponse(report, pdf!, 201, { ...replay.headers, location: `/v1/csrd/reports/${report.report_id}` });
       })
       .post(
         '/v1/csrd/report',

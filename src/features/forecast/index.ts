@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context';
-import { authed } from '../../plugins/auth';
+import { authed, replayedJson } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
 import { noBooks } from '../erp/util';
 import { BooksProvider } from '../erp/model';
@@ -50,16 +50,11 @@ export function forecastRoutes(ctx: AppContext) {
     // An Idempotency-Key replay (answered by the guard with the stored JSON) honours the replay's
     // own Accept: the chart is drawn again from the stored forecast (the same numbers, the same chart)
     .onAfterHandle(async ({ request, response }) => {
-      if (!(response instanceof Response) || response.headers.get('idempotent-replayed') !== 'true' || response.status !== 200) return;
       const accept = request.headers.get('accept') ?? undefined;
       if (!wants(accept, 'image/svg+xml') && !wants(accept, 'image/png')) return;
-      const stored = JSON.parse(await response.clone().text()) as ForecastResult & { source?: string };
-      if (!Array.isArray(stored.weeks)) return;
-      const headers: Record<string, string> = {};
-      response.headers.forEach((v, k) => {
-        if (k !== 'content-type' && k !== 'content-length') headers[k] = v;
-      });
-      return (await chart(accept, stored, stored.source ?? '', headers)) ?? undefined;
+      const replay = await replayedJson<ForecastResult & { source?: string }>(response, 200);
+      if (!replay || !Array.isArray(replay.stored.weeks)) return;
+      return (await chart(accept, replay.stored, replay.stored.source ?? '', replay.headers)) ?? undefined;
     })
     .post(
     '/v1/forecast',

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
-import { authed } from '../../plugins/auth';
+import { authed, replayedJson } from '../../plugins/auth';
 import { requestState } from '../../plugins/request-state';
 import { apiDoc, routeDocs } from '../../lib/api-doc';
 import type { AuditTrail } from '../audit/service';
@@ -42,16 +42,11 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
     // An Idempotency-Key replay (answered by the guard with the stored JSON) honours the replay's
     // own Accept, as the CSRD report's does: a caller asking for the PDF gets the stored PDF
     .onAfterHandle(async ({ request, response, auth }) => {
-      if (!(response instanceof Response) || response.headers.get('idempotent-replayed') !== 'true' || response.status !== 201) return;
       if (!wantsPdf(request.headers.get('accept') ?? undefined)) return;
-      const stored = JSON.parse(await response.clone().text()) as { notice_id?: string };
-      if (!stored.notice_id) return;
-      const { bytes, sha256 } = await service.pdf(auth, stored.notice_id);
-      const headers: Record<string, string> = {};
-      response.headers.forEach((v, k) => {
-        if (k !== 'content-type' && k !== 'content-length') headers[k] = v;
-      });
-      return pdfResponse(bytes, stored.notice_id, sha256, 201, headers);
+      const replay = await replayedJson<{ notice_id?: string }>(response, 201);
+      if (!replay?.stored.notice_id) return;
+      const { bytes, sha256 } = await service.pdf(auth, replay.stored.notice_id);
+      return pdfResponse(bytes, replay.stored.notice_id, sha256, 201, replay.headers);
     })
     .post(
       '/v1/notice/cession',
