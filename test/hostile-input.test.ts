@@ -120,14 +120,14 @@ describe('a whole number sent as text', () => {
     ['/v1/confirming/anchor', { anchor_nif: '599000015', limit_cents: '10', payment_terms_days: 90 }, 'limit_cents'],
   ] as const)('%s %j → 422 on that field (a JSON number is expected, as for every number)', async (path, body, field) => {
     const b = expectError(await h.json('POST', path, { key, body }), 422, 'validation_failed');
-    expect(b.fields).toEqual([{ path: field, message: 'Expected integer' }]);
+    expect(b.fields).toEqual([{ path: field, message: expect.stringMatching(/^must be an integer from \d+ to \d+$/) }]);
   });
 
   test('PATCH credit policy: margin_bps "85" is refused, not stored', async () => {
     const t = await h.tenant();
     const before = (await h.json('GET', '/v1/admin/credit-policy', { key: t.api_key })).body;
     const b = expectError(await h.json('PATCH', '/v1/admin/credit-policy', { key: t.api_key, body: { margin_bps: '85' } }), 422, 'validation_failed');
-    expect(b.fields).toEqual([{ path: 'margin_bps', message: 'Expected integer' }]);
+    expect(b.fields).toEqual([{ path: 'margin_bps', message: 'must be an integer from 0 to 5000' }]);
     expect((await h.json('GET', '/v1/admin/credit-policy', { key: t.api_key })).body).toEqual(before);
   });
 });
@@ -140,9 +140,9 @@ describe('a list field given text, an object or a number', () => {
     ['/v1/score/batch', { items: '599000015' }, 'items'],
     ['/v1/reconcile', { transactions: 'none', invoices: [] }, 'transactions'],
     ['/v1/admin/oauth-clients', { name: 'x', scopes: 'score' }, 'scopes'],
-  ] as const)('%s %j → 422 "Expected array" on the field itself, not one error per character', async (path, body, field) => {
+  ] as const)('%s %j → 422 "must be an array" on the field itself, not one error per character', async (path, body, field) => {
     const b = expectError(await h.json('POST', path, { key, body }), 422, 'validation_failed');
-    expect(b.fields).toContainEqual({ path: field, message: 'Expected array' });
+    expect(b.fields).toContainEqual({ path: field, message: 'must be an array' });
     expect(b.fields.filter((f: any) => f.path.startsWith(`${field}.`))).toEqual([]);
   });
 });

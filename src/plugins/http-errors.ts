@@ -400,7 +400,53 @@ export function describe(e: ValidationLike['all'][number]): string {
     const range = num.minimum !== undefined && num.maximum !== undefined ? ` from ${num.minimum} to ${num.maximum}` : '';
     return `must be ${num.type === 'integer' ? 'an integer' : 'a number'}${range}`;
   }
-  return e.summary ?? e.message;
+  return byType(e) ?? e.summary ?? e.message;
+}
+
+/**
+ * The plain schema errors in the words of the rest ("must be …"): TypeBox's own say "Expected
+ * integer" or, through Elysia, "Expected property 'nif' to be string but found: 599000015" (the
+ * value echoed back), and differed between routes for the same fault.
+ */
+function byType(e: ValidationLike['all'][number]): string | undefined {
+  const s = (e.schema ?? {}) as { minimum?: number; maximum?: number; exclusiveMinimum?: number; exclusiveMaximum?: number; minItems?: number; maxItems?: number; type?: string };
+  const range = s.minimum !== undefined && s.maximum !== undefined ? ` from ${s.minimum} to ${s.maximum}` : '';
+  switch (e.type) {
+    case ValueErrorType.String:
+      return 'must be a string';
+    case ValueErrorType.Integer:
+      return `must be an integer${range}`;
+    case ValueErrorType.Number:
+      return `must be a number${range}`;
+    case ValueErrorType.Boolean:
+      return 'must be true or false';
+    case ValueErrorType.Array:
+      return 'must be an array';
+    case ValueErrorType.Object:
+      return 'must be an object';
+    case ValueErrorType.Null:
+      return 'must be null';
+    case ValueErrorType.IntegerMaximum:
+    case ValueErrorType.NumberMaximum:
+      return `must be at most ${s.maximum}`;
+    case ValueErrorType.IntegerMinimum:
+    case ValueErrorType.NumberMinimum:
+      return `must be at least ${s.minimum}`;
+    case ValueErrorType.IntegerExclusiveMaximum:
+    case ValueErrorType.NumberExclusiveMaximum:
+      return `must be below ${s.exclusiveMaximum}`;
+    case ValueErrorType.IntegerExclusiveMinimum:
+    case ValueErrorType.NumberExclusiveMinimum:
+      return `must be above ${s.exclusiveMinimum}`;
+    case ValueErrorType.ArrayMaxItems:
+      return `must have at most ${s.maxItems} items`;
+    case ValueErrorType.ArrayMinItems:
+      return `must have at least ${s.minItems} item${s.minItems === 1 ? '' : 's'}`;
+    case ValueErrorType.ArrayUniqueItems:
+      return 'must not repeat an item';
+    default:
+      return undefined;
+  }
 }
 
 function fromValidation(error: ValidationLike, request: Request): ApiError {
