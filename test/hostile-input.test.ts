@@ -227,6 +227,32 @@ describe('the key is judged before the body', () => {
   });
 });
 
+describe('text a document prints, and the wording of the remaining schema errors', () => {
+  const notice = (assignorName: string) => ({
+    parties: { assignor: { name: assignorName, nif: '599000031' }, factor: { name: 'Factor Exemplo, S.A.', nif: '599000015' }, debtor: { name: 'Distribuidora Alfa, S.A.', nif: '599000023' } },
+    invoices: [{ number: 'FT 2026/118', issue_date: '2026-11-02', due_date: '2099-01-31', amount_cents: 100 }],
+    payment: { iban: 'PT50000201231234567890154' },
+  });
+  test.each(['   ', '\u202e\u200b', 'Line1\nLine2', 'Tab\there'])('a party name %j on a notice → 422 on its path (it would name no one, or break its line)', async (name) => {
+    const b = expectError(await h.json('POST', '/v1/notice/cession', { key, body: notice(name) }), 422, 'validation_failed');
+    expect(b.fields).toEqual([{ path: 'parties.assignor.name', message: 'must contain visible characters and no control characters (line breaks, tabs)' }]);
+  });
+  test('an empty one: "must be at least 1 character"', async () => {
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: notice('') }), 422, 'validation_failed').fields).toEqual([{ path: 'parties.assignor.name', message: 'must be at least 1 character' }]);
+  });
+  test('a nullable date, a bare pattern and an ESG answer out of range are worded as the rest', async () => {
+    const rec = expectError(await h.json('POST', '/v1/reconcile', { key, body: { transactions: [], invoices: [{ id: 'i', number: 'FT 1', issue_date: '2026-01-01', due_date: '2026-02-29', amount_open: 1 }] } }), 422, 'validation_failed');
+    expect(rec.fields).toEqual([{ path: 'invoices.0.due_date', message: 'must be a calendar date (YYYY-MM-DD)' }]);
+    const embed = expectError(await h.json('GET', '/v1/supplier-portal/embed?programme_id=nope&supplier_nif=599000015', { key }), 422, 'validation_failed');
+    expect(embed.fields[0]).toEqual({ path: 'query.programme_id', message: expect.stringMatching(/^must match the pattern \^cfp_/) });
+    const esg = expectError(await h.json('POST', '/v1/esg', { key, body: { nif: '599000015', answers: { renewable_energy_pct: 150, min_wage_compliance: 'yes' } } }), 422, 'validation_failed');
+    expect(esg.fields).toEqual(expect.arrayContaining([
+      { path: 'answers.renewable_energy_pct', message: 'must be at most 100' },
+      { path: 'answers.min_wage_compliance', message: expect.stringMatching(/^must be true or false/) },
+    ]));
+  });
+});
+
 describe('unknown fields', () => {
   test('ignored when the rest of the body is valid, on a route with a closed schema and on the CSRD report alike', async () => {
     expect((await h.json('POST', '/v1/insurance/submit', { key, body: { buyer_nif: '599000015', requested_limit_cents: 15_000_000, terms: { payment_terms_days: 60 }, zzz_unknown: 1 } })).status).toBe(201);

@@ -57,6 +57,13 @@ FormatRegistry.Set('country', (value) => ISO_COUNTRY_CODES.has(value.toUpperCase
 export const isDateOrYear = (value: string) => /^[0-9]{4}$/.test(value) || FORMAT_PATTERNS.date.test(value);
 FormatRegistry.Set('date-or-year', isDateOrYear);
 
+/**
+ * `printable`: text a document prints (a party's name, an address, an invoice number): at least one
+ * visible character, and no control characters (a line break or a tab split or garbled the line it
+ * is printed on; a name of spaces or invisible marks named no one).
+ */
+FormatRegistry.Set('printable', (value) => !/\p{Cc}/u.test(value) && /[^\s\p{Cf}]/u.test(value));
+
 /** TypeBox building blocks shared by feature models. */
 export const DateTime = t.String({ format: 'date-time' });
 export const NullableDateTime = t.Union([t.String({ format: 'date-time' }), t.Null()]);
@@ -70,6 +77,8 @@ FormatRegistry.Set('nif', (value) => /^[0-9]{9}$/.test(value) && isValidNif(valu
 export const Nif = t.String({ pattern: '^[0-9]{9}$', format: 'nif', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits, the last being its mod-11 check digit (a NIF that fails it is 422 invalid_nif)', examples: ['599000015'] });
 /** Nine digits whose check digit the route itself judges (KYC: a wrong one is a failed check, not a 422). */
 export const NineDigits = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits', examples: ['599000015'] });
+/** Text a document prints, 1 to `max` characters (format `printable`). */
+export const Text = (max: number, description?: string) => t.String({ minLength: 1, maxLength: max, format: 'printable', ...(description ? { description } : {}) });
 export const CustomerReference = t.String({ maxLength: 128, description: 'Your own reference, echoed back (max 128 characters)' });
 export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 

@@ -367,6 +367,7 @@ const FORMAT_MESSAGES: Record<string, string> = {
   date: 'must be a calendar date (YYYY-MM-DD)',
   nif: NIF_CHECK_DIGIT_FAILS,
   country: 'must be an ISO 3166-1 alpha-2 country code (e.g. PT)',
+  printable: 'must contain visible characters and no control characters (line breaks, tabs)',
   'date-or-year': 'must be a calendar date (YYYY-MM-DD) or a year (YYYY)',
   uuid: 'must be a UUID',
 };
@@ -383,11 +384,12 @@ export function describe(e: ValidationLike['all'][number]): string {
   const str = (any?.find((o) => o.type === 'string') ?? (e.schema?.type === 'string' ? e.schema : undefined)) as { maxLength?: number; minLength?: number } | undefined;
   if (str && typeof e.value === 'string') {
     if (str.maxLength !== undefined && e.value.length > str.maxLength) return `must be at most ${str.maxLength} characters`;
-    if (str.minLength !== undefined && e.value.length < str.minLength) return `must be at least ${str.minLength} characters`;
+    if (str.minLength !== undefined && e.value.length < str.minLength) return `must be at least ${str.minLength} character${str.minLength === 1 ? '' : 's'}`;
   }
-  // a format says what it wants (a string may have a pattern too, for the document's readers)
-  const format = e.schema?.format;
-  if (e.type === ValueErrorType.StringFormat && typeof e.value === 'string' && typeof format === 'string' && format in FORMAT_MESSAGES) return FORMAT_MESSAGES[format]!;
+  // a format says what it wants (a string may have a pattern too, for the document's readers), also
+  // when the field may be null ("should be one of: 'date', 'null'" otherwise)
+  const format = e.type === ValueErrorType.StringFormat ? e.schema?.format : typeof e.value === 'string' ? any?.find((o) => o.type === 'string' && typeof o.format === 'string')?.format : undefined;
+  if (typeof e.value === 'string' && typeof format === 'string' && format in FORMAT_MESSAGES) return FORMAT_MESSAGES[format]!;
   // a pattern reads badly as a message ("Expected string to match '^(score\.updated|…'"): the
   // schema's own description says what is expected, where it has one
   const described = e.schema as { pattern?: string; description?: string } | undefined;
@@ -444,6 +446,8 @@ function byType(e: ValidationLike['all'][number]): string | undefined {
       return `must have at least ${s.minItems} item${s.minItems === 1 ? '' : 's'}`;
     case ValueErrorType.ArrayUniqueItems:
       return 'must not repeat an item';
+    case ValueErrorType.StringPattern:
+      return `must match the pattern ${(e.schema as { pattern?: string }).pattern}`;
     default:
       return undefined;
   }

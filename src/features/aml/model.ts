@@ -4,9 +4,9 @@ import { CustomerReference, DateTime, Int } from '../../lib/schemas';
 export const ScreenRequest = t.Object({
   name: t.String({ minLength: 1, maxLength: 300, description: 'The name to screen (a person or an organisation)' }),
   type: t.Optional(t.Union([t.Literal('person'), t.Literal('organisation'), t.Literal('any')], { default: 'any', description: 'A list entry of the other type scores 0.25 lower' })),
-  birth_date: t.Optional(t.String({ format: 'date-or-year', pattern: '^[0-9]{4}(-[0-9]{2}-[0-9]{2})?$', description: 'YYYY-MM-DD or YYYY: agreeing raises a person\'s score by 0.03, disagreeing lowers it by 0.15' })),
-  nationality: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', format: 'country', description: 'ISO 3166-1 alpha-2' })),
-  country: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', format: 'country', description: 'ISO 3166-1 alpha-2 (of an organisation; nationality is used when both are given)' })),
+  birth_date: t.Optional(t.String({ format: 'date-or-year', description: 'YYYY-MM-DD or YYYY: agreeing raises a person\'s score by 0.03, disagreeing lowers it by 0.15' })),
+  nationality: t.Optional(t.String({ format: 'country', description: 'ISO 3166-1 alpha-2' })),
+  country: t.Optional(t.String({ format: 'country', description: 'ISO 3166-1 alpha-2 (of an organisation; nationality is used when both are given)' })),
   nif: t.Optional(t.String({ pattern: '^[0-9]{9}$', description: 'Recorded with the screening' })),
   min_score: t.Optional(t.Number({ minimum: 0, maximum: 1, default: 0.85, description: 'Matches below this score are not reported (default 0.85)' })),
   lists: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 16 }), { minItems: 1, maxItems: 10, description: 'Lists to screen against (default: every list loaded: un, eu)' })),

@@ -1,7 +1,6 @@
 import { t } from 'elysia';
-import { Nif, Page, Int } from '../../lib/schemas';
+import { Nif, Page, Int, Text } from '../../lib/schemas';
 
-const Text = (max: number, description?: string) => t.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) });
 const IsoDate = t.String({ format: 'date' });
 const Nullable = <S extends Parameters<typeof t.Union>[0][number]>(s: S) => t.Union([s, t.Null()]);
 

@@ -21,7 +21,7 @@ export const CompanyDetails = t.Object(
     name: t.Optional(t.String({ minLength: 1, maxLength: 200, examples: ['Metalúrgica Exemplo, Lda.'] })),
     address: t.Optional(t.String({ minLength: 1, maxLength: 300, examples: ['Rua da Indústria 12, 3800-055 Aveiro'] })),
     legal_form: t.Optional(t.String({ minLength: 1, maxLength: 100, examples: ['Sociedade por quotas'] })),
-    country: t.Optional(t.String({ pattern: '^[A-Z]{2}$', format: 'country', description: 'ISO 3166-1 alpha-2 code of the country of primary operations', examples: ['PT'] })),
+    country: t.Optional(t.String({ format: 'country', description: 'ISO 3166-1 alpha-2 code of the country of primary operations', examples: ['PT'] })),
     turnover_eur: t.Optional(t.Number({ minimum: 0, maximum: 1e12, description: 'Turnover in euros (B1); with the intensities it also gives total energy (B3) and water withdrawal (B6)' })),
     balance_sheet_eur: t.Optional(t.Number({ minimum: 0, maximum: 1e12, description: 'Balance sheet total in euros (B1)' })),
     employees: t.Optional(Int({ minimum: 0, maximum: 10_000_000, description: 'Number of employees, headcount (B1)' })),

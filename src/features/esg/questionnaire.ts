@@ -602,11 +602,11 @@ export function notApplicableAccepted(key: string, answers: Record<string, unkno
 function describeExpected(ind: Indicator): string {
   switch (ind.type) {
     case 'number':
-      return `a number between ${ind.min} and ${ind.max}`;
+      return `a number from ${ind.min} to ${ind.max}`;
     case 'integer':
-      return `an integer between ${ind.min} and ${ind.max}`;
+      return `an integer from ${ind.min} to ${ind.max}`;
     case 'boolean':
-      return 'a boolean';
+      return 'true or false';
     case 'string':
       return ind.options ? `one of: ${ind.options.join(', ')}` : 'a string';
     case 'string[]':
@@ -622,12 +622,12 @@ function checkValue(ind: Indicator, value: unknown): string | null {
         return `must be ${describeExpected(ind)}${ind.applicability !== null ? ' or "not_applicable"' : ''}`;
       }
       if (ind.type === 'integer' && !Number.isInteger(value)) return 'must be an integer';
-      if (ind.min !== undefined && value < ind.min) return `must be >= ${ind.min}`;
-      if (ind.max !== undefined && value > ind.max) return `must be <= ${ind.max}`;
+      if (ind.min !== undefined && value < ind.min) return `must be at least ${ind.min}`;
+      if (ind.max !== undefined && value > ind.max) return `must be at most ${ind.max}`;
       return null;
     }
     case 'boolean':
-      return typeof value === 'boolean' ? null : 'must be a boolean (true or false)';
+      return typeof value === 'boolean' ? null : 'must be true or false';
     case 'string':
       if (typeof value !== 'string') return 'must be a string';
       if (ind.options && !ind.options.includes(value)) return `must be ${describeExpected(ind)}`;

@@ -1,9 +1,8 @@
 import { t } from 'elysia';
-import { CustomerReference, Nif, NineDigits, Page, Int } from '../../lib/schemas';
+import { CustomerReference, Nif, NineDigits, Page, Int, Text } from '../../lib/schemas';
 
 const IsoDate = t.String({ format: 'date', description: 'YYYY-MM-DD' });
 const Cents = (description: string) => Int({ minimum: 0, maximum: 1e13, description });
-const Text = (max: number, description?: string) => t.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) });
 const Nullable = <S extends Parameters<typeof t.Union>[0][number]>(s: S) => t.Union([s, t.Null()]);
 
 export const ModalitySchema = t.Union([t.Literal('recourse'), t.Literal('non_recourse')], {

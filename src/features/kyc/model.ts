@@ -7,9 +7,9 @@ export const KycRequest = t.Object({
   representatives: t.Array(
     t.Object({
       name: t.String({ minLength: 1, maxLength: 300 }),
-      birth_date: t.Optional(t.String({ format: 'date-or-year', pattern: '^[0-9]{4}(-[0-9]{2}-[0-9]{2})?$', description: 'YYYY-MM-DD or YYYY' })),
+      birth_date: t.Optional(t.String({ format: 'date-or-year', description: 'YYYY-MM-DD or YYYY' })),
       nif: t.Optional(t.String({ pattern: '^[0-9]{9}$' })),
-      nationality: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', format: 'country', description: 'ISO 3166-1 alpha-2' })),
+      nationality: t.Optional(t.String({ format: 'country', description: 'ISO 3166-1 alpha-2' })),
       role: t.String({ minLength: 1, maxLength: 64, description: 'e.g. manager (gerente), director (administrador), beneficial_owner' }),
     }),
     { maxItems: 20, description: 'The company\'s legal representatives and beneficial owners (may be empty)' },

@@ -1,7 +1,6 @@
 import { t } from 'elysia';
-import { Nif, Int } from '../../lib/schemas';
+import { Nif, Int, Text } from '../../lib/schemas';
 
-const Text = (max: number, description?: string) => t.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) });
 const Party = (what: string) => t.Object({ name: Text(200), nif: Nif, address: t.Optional(Text(300)) }, { description: what });
 const IsoDate = t.String({ format: 'date' });
 

@@ -144,7 +144,7 @@ export async function checkWebhookUrl(url: string, env: string, allowPrivate = f
   return null;
 }
 
-const LINK_LOCAL_REFUSED = 'must not resolve to a link-local address (169.254.0.0/16, fe80::/10: where cloud instance metadata answers)';
+const LINK_LOCAL_REFUSED = 'must not resolve to a link-local or cloud-metadata address (169.254.0.0/16, fe80::/10, fd00:ec2::254: where instance metadata answers)';
 
 export function validateEvents(events: string[]): string | null {
   if (!events.length) return 'at least one event type, or ["*"]';
