@@ -76,6 +76,17 @@ describe('POST /v1/invoice/extract', () => {
   afterAll(() => h.close());
   const send = (body: Uint8Array | string, type: string, k = key) => h.json('POST', '/v1/invoice/extract', { key: k, rawBody: body as never, headers: { 'content-type': type } });
 
+  test('an amount with a decimal comma or not a number is the amount_format check of a 200 answer, not a schema failure', async () => {
+    for (const qr of [AT_EXAMPLE.replace('O:0.80', 'O:0,80'), AT_EXAMPLE.replace('I8:0.15', 'I8:0,15'), AT_EXAMPLE.replace('N:0.15', 'N:abc')]) {
+      const r = await h.json('POST', '/v1/invoice/extract', { key, body: { qr } });
+      expect(r.status).toBe(200);
+      expect(r.body.valid).toBe(false);
+      expect(r.body.checks.map((c: { code: string }) => c.code)).toContain('amount_format');
+    }
+    const r = await h.json('POST', '/v1/invoice/extract', { key, body: { qr: AT_EXAMPLE.replace('O:0.80', 'O:0,80') } });
+    expect(r.body.fields.gross_total).toBeNull();
+  });
+
   test('text, PNG, JPEG and PDF give the same fields', async () => {
     const fromText = await h.json('POST', '/v1/invoice/extract', { key, body: { qr: AT_EXAMPLE } });
     expect(fromText.status).toBe(200);

@@ -31,6 +31,7 @@ describe('holder types and legal forms', () => {
       ['781234567', 'non_resident_vat_refund'], ['791234567', 'expo98'], ['812345678', 'sole_trader'], ['901234567', 'condominium_or_irregular'],
       ['911234567', 'condominium_or_irregular'], ['981234567', 'non_resident_no_permanent_establishment'], ['991234567', 'civil_partnership'],
       ['412345678', 'unassigned'], ['012345678', 'unassigned'], ['761234567', 'unassigned'], ['951234567', 'unassigned'],
+      ['999999990', 'final_consumer'], // AT's placeholder for an anonymous final consumer, not a civil partnership
     ];
     for (const [nif, code] of cases) expect({ nif, code: entityTypeOf(nif).code }).toEqual({ nif, code });
   });

@@ -36,7 +36,7 @@ describe('the demo SAF-T file', () => {
     expect(r.checks.map((c) => c.code)).toEqual(['customer_nif_invalid']); // the file's own customer PP: a warning
     expect(r.hash_chain).toBe('verified');
     expect(r.header).toMatchObject({ TaxRegistrationNumber: '599999993', CompanyName: 'Entidade comercial - Demonstração', FiscalYear: '2017', AuditFileVersion: '1.04_01' });
-    expect(r.counts).toMatchObject({ customers: 11, suppliers: 3, products: 12, invoices: 24, invoices_FT: 16, invoices_FR: 2, invoices_NC: 5, invoices_ND: 1, payments: 2, movements_of_goods: 7, working_documents: 4 });
+    expect(r.counts).toMatchObject({ customers: 11, suppliers: 3, products: 12, tax_table_entries: 14, invoices: 24, invoices_FT: 16, invoices_FR: 2, invoices_NC: 5, invoices_ND: 1, payments: 2, movements_of_goods: 7, working_documents: 4 });
     expect(r.totals.SalesInvoices).toEqual({ declared: { NumberOfEntries: 24, TotalDebit: 2201.7838, TotalCredit: 14918.709 }, computed: { NumberOfEntries: 24, TotalDebit: 2201.7838, TotalCredit: 14918.709 } });
     expect(r.totals.MovementOfGoods!.computed).toEqual({ NumberOfMovementLines: 13, TotalQuantityIssued: 3295.922 });
     expect((await parse(await Bun.file(DEMO).bytes(), null)).hash_chain).toBe('not_verified');

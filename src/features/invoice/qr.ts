@@ -68,7 +68,13 @@ export const VAT_TOLERANCE = 0.02;
 
 export class NotAtQr extends Error {}
 
-const amount = (v: string | undefined) => (v === undefined ? null : Number(v));
+// an amount that is not a number ("246,00": the amount_format check reports it) is absent, not NaN
+// (NaN is no JSON number: the answer failed its own schema)
+const amount = (v: string | undefined) => {
+  if (v === undefined) return null;
+  const n = Number(v);
+  return Number.isFinite(n) && v.trim() !== '' ? n : null;
+};
 
 export function decodeQr(payload: string): { fields: DecodedQr; raw: Record<string, string>; checks: QrCheck[] } {
   const text = payload.trim();

@@ -37,7 +37,12 @@ const BY_PREFIX: [string, EntityType][] = [
 
 export const UNKNOWN_ENTITY: EntityType = T('unassigned', 'No holder type is assigned to this prefix', 'Prefixo sem tipo de titular atribuído');
 
+/** 999999990: the tax authority's placeholder for an anonymous final consumer on invoices (REFERENCE §1), not a holder. */
+export const FINAL_CONSUMER_NIF = '999999990';
+const FINAL_CONSUMER: EntityType = T('final_consumer', 'Placeholder for an anonymous final consumer (consumidor final): no holder', 'Consumidor final (NIF genérico): sem titular');
+
 export function entityTypeOf(nif: string): EntityType {
+  if (nif === FINAL_CONSUMER_NIF) return FINAL_CONSUMER;
   for (const [prefix, type] of BY_PREFIX) if (nif.startsWith(prefix)) return type;
   return UNKNOWN_ENTITY;
 }

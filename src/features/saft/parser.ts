@@ -120,7 +120,7 @@ export async function parseSaft(
       else rootOk = true;
     }
     const parent = stack[stack.length - 2];
-    if (parent === 'MasterFiles' && ['Customer', 'Supplier', 'Product', 'TaxTableEntry'].includes(name)) masterRecord = {};
+    if (parent === 'MasterFiles' && ['Customer', 'Supplier', 'Product'].includes(name)) masterRecord = {};
     const section = stack[2] as SectionName | undefined;
     if (stack[1] === 'SourceDocuments' && section && SECTIONS[section] && name === SECTIONS[section].doc && stack.length === 4)
       doc = { section, line: parser.line, fields: {}, debit: 0, credit: 0, lines: 0, quantity: 0, products: [], settles: [] };
@@ -147,9 +147,10 @@ export async function parseSaft(
         if (/^\d{9}$/.test(nif) && country === 'PT' && !isValidNif(nif)) add('warning', 'customer_nif_invalid', `customer ${masterRecord.CustomerID}: NIF ${nif} fails the check digit`, `Customer ${masterRecord.CustomerID}`);
       } else if (name === 'Supplier') (counts.suppliers!++, suppliers.add(masterRecord.SupplierID ?? ''));
       else if (name === 'Product') (counts.products!++, products.add(masterRecord.ProductCode ?? ''));
-      else if (name === 'TaxTableEntry') counts.tax_table_entries!++;
       masterRecord = null;
     }
+    // tax table entries sit one level deeper: MasterFiles/TaxTable/TaxTableEntry
+    if (name === 'TaxTableEntry' && parent === 'TaxTable' && stack[1] === 'MasterFiles') counts.tax_table_entries!++;
     // section headers (declared totals)
     const section = stack[2] as SectionName | undefined;
     if (stack[1] === 'SourceDocuments' && section && SECTIONS[section] && depth === 4 && !doc) {
