@@ -55,6 +55,12 @@ describe('the demo SAF-T file', () => {
     expect(await codesOf((x) => x.replace('<NumberOfEntries>24</NumberOfEntries>', '<NumberOfEntries>25</NumberOfEntries>'))).toContain('total_entries@SalesInvoices/NumberOfEntries');
     expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/2<\/InvoiceNo>\s*<ATCUD>)0(<\/ATCUD>)/, '$1ABC-2$2'))).toContain('atcud_format@Invoice 1T 1/2');
     expect(await codesOf((x) => x.replace(/<ProductID>[^<]*<\/ProductID>/, ''))).toContain('header_field_missing@Header/ProductID');
+    // required elements of a document and of the header (SAFTPT_1_04_01.xsd): refused, never imported as 0 or nothing
+    expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?)<InvoiceDate>[^<]*<\/InvoiceDate>/, '$1'))).toContain('document_field_missing@Invoice 1T 1/1');
+    expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?)<GrossTotal>[^<]*<\/GrossTotal>/, '$1'))).toContain('document_field_missing@Invoice 1T 1/1');
+    expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?)<CustomerID>[^<]*<\/CustomerID>/, '$1'))).toContain('document_field_missing@Invoice 1T 1/1');
+    expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>\s*)<ATCUD>[^<]*<\/ATCUD>/, '$1'))).toContain('document_field_missing@Invoice 1T 1/1');
+    expect(await codesOf((x) => x.replace(/<CompanyAddress>[\s\S]*?<\/CompanyAddress>/, ''))).toContain('header_field_missing@Header/CompanyAddress');
     expect(await codesOf((x) => x.replace('urn:OECD:StandardAuditFile-Tax:PT_1.04_01"', 'urn:example"'))).toContain('not_saft@null');
     expect(await codesOf((x) => x.replace('</Header>', '</Heder>'))).toContain('xml_malformed@null');
   });

@@ -20,11 +20,14 @@ export interface SaftCheck {
 
 /** the document sections: element of a document, its number, date, status and line amounts */
 const SECTIONS = {
-  SalesInvoices: { doc: 'Invoice', number: 'InvoiceNo', date: 'InvoiceDate', status: 'InvoiceStatus', type: 'InvoiceType', party: 'CustomerID', hashed: true },
-  MovementOfGoods: { doc: 'StockMovement', number: 'DocumentNumber', date: 'MovementDate', status: 'MovementStatus', type: 'MovementType', party: 'CustomerID', hashed: true },
-  WorkingDocuments: { doc: 'WorkDocument', number: 'DocumentNumber', date: 'WorkDate', status: 'WorkStatus', type: 'WorkType', party: 'CustomerID', hashed: true },
-  Payments: { doc: 'Payment', number: 'PaymentRefNo', date: 'TransactionDate', status: 'PaymentStatus', type: 'PaymentType', party: 'CustomerID', hashed: false },
+  SalesInvoices: { doc: 'Invoice', number: 'InvoiceNo', date: 'InvoiceDate', status: 'InvoiceStatus', type: 'InvoiceType', party: 'CustomerID', hashed: true, partyRequired: true },
+  // a movement names its customer or its supplier (the XSD's choice): neither is required alone
+  MovementOfGoods: { doc: 'StockMovement', number: 'DocumentNumber', date: 'MovementDate', status: 'MovementStatus', type: 'MovementType', party: 'CustomerID', hashed: true, partyRequired: false },
+  WorkingDocuments: { doc: 'WorkDocument', number: 'DocumentNumber', date: 'WorkDate', status: 'WorkStatus', type: 'WorkType', party: 'CustomerID', hashed: true, partyRequired: true },
+  Payments: { doc: 'Payment', number: 'PaymentRefNo', date: 'TransactionDate', status: 'PaymentStatus', type: 'PaymentType', party: 'CustomerID', hashed: false, partyRequired: true },
 } as const;
+/** what every document of every section must carry (SAFTPT_1_04_01.xsd), besides its number, date, status, type and party */
+const REQUIRED_DOCUMENT_FIELDS = ['ATCUD', 'SystemEntryDate', 'TaxPayable', 'NetTotal', 'GrossTotal'] as const;
 type SectionName = keyof typeof SECTIONS;
 
 interface Doc {
@@ -96,6 +99,7 @@ export async function parseSaft(
   let text = '';
   let rootOk = false;
   const header: Record<string, string | null> = {};
+  const headerSeen = new Set<string>();
   const customers = new Set<string>();
   const suppliers = new Set<string>();
   const products = new Set<string>();
@@ -115,6 +119,7 @@ export async function parseSaft(
     const name = tag.local;
     stack.push(name);
     text = '';
+    if (stack.length === 3 && stack[1] === 'Header') headerSeen.add(name); // structured ones (CompanyAddress) hold no text of their own
     if (stack.length === 1) {
       if (name !== 'AuditFile' || tag.uri !== SAFT_NAMESPACE) add('error', 'not_saft', `the root element is ${tag.name} in namespace "${tag.uri}", expected AuditFile in ${SAFT_NAMESPACE}`);
       else rootOk = true;
@@ -178,6 +183,10 @@ export async function parseSaft(
     const status = d.fields[spec.status] ?? '';
     const type = d.fields[spec.type] ?? '';
     const where = `${spec.doc} ${number}`;
+    // a required element absent (or empty): the tax authority's validator refuses the file, and an
+    // absent amount or date must not be stored as 0 or as nothing by an import
+    const required = [spec.date, spec.status, spec.type, ...(spec.partyRequired ? [spec.party] : []), ...REQUIRED_DOCUMENT_FIELDS];
+    for (const f of required) if (!d.fields[f]) add('error', 'document_field_missing', `${where}: ${f} is required`, where, d.line);
     const counter = d.section === 'SalesInvoices' ? 'invoices' : d.section === 'Payments' ? 'payments' : d.section === 'MovementOfGoods' ? 'movements_of_goods' : 'working_documents';
     counts[counter]!++;
     if (d.section === 'SalesInvoices') byType[type] = (byType[type] ?? 0) + 1;
@@ -255,6 +264,7 @@ export async function parseSaft(
 
   function endOfFile() {
     for (const f of REQUIRED_HEADER) if (!header[f]) add('error', 'header_field_missing', `Header/${f} is required`, `Header/${f}`, null);
+    if (!headerSeen.has('CompanyAddress')) add('error', 'header_field_missing', 'Header/CompanyAddress is required', 'Header/CompanyAddress', null);
     if (header.AuditFileVersion && header.AuditFileVersion !== '1.04_01') add('error', 'version', `AuditFileVersion ${header.AuditFileVersion}, expected 1.04_01`, 'Header/AuditFileVersion', null);
     if (header.TaxRegistrationNumber && !isValidNif(header.TaxRegistrationNumber)) add('error', 'company_nif_invalid', `TaxRegistrationNumber ${header.TaxRegistrationNumber} fails the check digit`, 'Header/TaxRegistrationNumber', null);
     if (header.CurrencyCode && header.CurrencyCode !== 'EUR') add('error', 'currency', 'CurrencyCode must be EUR', 'Header/CurrencyCode', null);
