@@ -61,6 +61,15 @@ describe('the demo SAF-T file', () => {
     expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?)<CustomerID>[^<]*<\/CustomerID>/, '$1'))).toContain('document_field_missing@Invoice 1T 1/1');
     expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>\s*)<ATCUD>[^<]*<\/ATCUD>/, '$1'))).toContain('document_field_missing@Invoice 1T 1/1');
     expect(await codesOf((x) => x.replace(/<CompanyAddress>[\s\S]*?<\/CompanyAddress>/, ''))).toContain('header_field_missing@Header/CompanyAddress');
+    // the demo's own Windows-1252 bytes declared UTF-8: reported once, not read silently as garbled names
+    const demoBytes = await Bun.file(DEMO).bytes();
+    const from = new TextEncoder().encode('encoding="Windows-1252"');
+    const at = new TextDecoder('latin1').decode(demoBytes.subarray(0, 300)).indexOf('encoding="Windows-1252"');
+    expect(at).toBeGreaterThan(0);
+    const mislabelled = new Uint8Array([...demoBytes.subarray(0, at), ...new TextEncoder().encode('encoding="UTF-8"'), ...demoBytes.subarray(at + from.length)]);
+    const fromMislabelled = await parse(mislabelled);
+    expect(fromMislabelled.checks.filter((c) => c.code === 'encoding')).toHaveLength(1);
+    expect(fromMislabelled.valid).toBe(false);
     expect(await codesOf((x) => x.replace('urn:OECD:StandardAuditFile-Tax:PT_1.04_01"', 'urn:example"'))).toContain('not_saft@null');
     expect(await codesOf((x) => x.replace('</Header>', '</Heder>'))).toContain('xml_malformed@null');
   });

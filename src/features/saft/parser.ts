@@ -284,6 +284,16 @@ export async function parseSaft(
 
   let bytes = 0;
   let decoder: TextDecoder | null = null;
+  let declaredEncoding = 'utf-8';
+  const decode = (b: Uint8Array, stream: boolean): string => {
+    try {
+      return decoder!.decode(b, { stream });
+    } catch {
+      add('error', 'encoding', `the file's bytes are not valid ${declaredEncoding}, the encoding its XML declaration names (Windows-1252 bytes declared UTF-8?): names and texts would be garbled`, null, parser.line);
+      decoder = new TextDecoder(declaredEncoding.toLowerCase() as 'utf-8');
+      return decoder.decode(b, { stream });
+    }
+  };
   let head = new Uint8Array(0);
   let broken = false;
   // errors of the XML are checks; errors of the source (a damaged gzip stream, a limit) propagate
@@ -309,19 +319,22 @@ export async function parseSaft(
       if (head.length < 200 && !prolog.includes('?>')) continue;
       const enc = /encoding=["']([A-Za-z0-9._-]+)["']/.exec(prolog)?.[1] ?? 'utf-8';
       try {
-        decoder = new TextDecoder(enc.toLowerCase() as 'utf-8');
+        // fatal: bytes that are not in the declared encoding (Windows-1252 bytes declared UTF-8, the
+        // usual mistake) are a fatal error of the XML, reported once; the rest is read as before
+        decoder = new TextDecoder(enc.toLowerCase() as 'utf-8', { fatal: true });
+        declaredEncoding = enc;
       } catch {
         add('error', 'encoding', `unsupported encoding ${enc}`, null, 1);
         decoder = new TextDecoder('utf-8');
       }
-      write(decoder.decode(head, { stream: true }));
+      write(decode(head, true));
       continue;
     }
-    write(decoder.decode(chunk, { stream: true }));
+    write(decode(chunk, true));
     if (opts.onDocuments && ready.length >= 200) await opts.onDocuments(ready.splice(0));
   }
   if (!decoder) write(new TextDecoder().decode(head));
-  else write(decoder.decode());
+  else write(decode(new Uint8Array(0), false));
   if (!broken) {
     try {
       parser.close();
