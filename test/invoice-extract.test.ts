@@ -53,6 +53,10 @@ describe('decodeQr', () => {
     expect(codes(AT_EXAMPLE.replace('B:999999990*C:PT', 'C:PT*B:999999990'))).toContain('field_order');
     expect(codes(AT_EXAMPLE.replace('G:FS CDVF/12345', `G:${'X'.repeat(61)}`))).toContain('field_length');
     expect(codes(AT_EXAMPLE.replace('*R:9999', ''))).toContain('missing_field');
+    // "0" for the ATCUD: fine on the 2019 example, a warning on a document of 2023 or later
+    expect(codes(AT_EXAMPLE.replace('H:CDF7T5HD-12345', 'H:0'))).toEqual([]);
+    const late = decodeQr(AT_EXAMPLE.replace('H:CDF7T5HD-12345', 'H:0').replace('F:20190812', 'F:20250110'));
+    expect(late.checks).toEqual([expect.objectContaining({ code: 'atcud_missing', severity: 'warning', field: 'H' })]);
   });
   test('the rates of the Azores and Madeira', () => {
     const az = 'A:123456789*B:999999990*C:PT*D:FT*E:N*F:20260301*G:FT A/7*H:ABCDEFGH-7*I1:PT-AC*I7:100.00*I8:16.00*N:16.00*O:116.00*Q:abcd*R:1234';

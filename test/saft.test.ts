@@ -61,6 +61,9 @@ describe('the demo SAF-T file', () => {
     expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?)<CustomerID>[^<]*<\/CustomerID>/, '$1'))).toContain('document_field_missing@Invoice 1T 1/1');
     expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>\s*)<ATCUD>[^<]*<\/ATCUD>/, '$1'))).toContain('document_field_missing@Invoice 1T 1/1');
     expect(await codesOf((x) => x.replace(/<CompanyAddress>[\s\S]*?<\/CompanyAddress>/, ''))).toContain('header_field_missing@Header/CompanyAddress');
+    // ATCUD 0 is the demo's (2017); on a document of 2023 or later it is a warning
+    const lateZero = await parse(variant((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?<InvoiceDate>)[^<]*(<\/InvoiceDate>)/, '$12024-03-10$2')), null);
+    expect(lateZero.checks.filter((c) => c.code === 'atcud_missing').map((c) => [c.severity, c.path])).toEqual([['warning', 'Invoice 1T 1/1']]);
     // the demo's own Windows-1252 bytes declared UTF-8: reported once, not read silently as garbled names
     const demoBytes = await Bun.file(DEMO).bytes();
     const from = new TextEncoder().encode('encoding="Windows-1252"');

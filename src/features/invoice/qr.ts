@@ -76,6 +76,9 @@ const amount = (v: string | undefined) => {
   return Number.isFinite(n) && v.trim() !== '' ? n : null;
 };
 
+/** the date from which a document carries a real ATCUD instead of "0" (REFERENCE §3 [verify]) */
+export const ATCUD_REQUIRED_FROM = '2023-01-01';
+
 export function decodeQr(payload: string): { fields: DecodedQr; raw: Record<string, string>; checks: QrCheck[] } {
   const text = payload.trim();
   const parts = text.split('*');
@@ -115,6 +118,9 @@ export function decodeQr(payload: string): { fields: DecodedQr; raw: Record<stri
     if (!m || !d || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== `${m[1]}-${m[2]}-${m[3]}`) err('date_invalid', 'field F is not a valid YYYYMMDD date', 'F');
     else date = `${m[1]}-${m[2]}-${m[3]}`;
   }
+  // "0" stood for the ATCUD until the obligation applied in practice, from 2023 (REFERENCE §3,
+  // [verify]): a warning on a later document, not an error
+  if (raw.H === '0' && date !== null && date >= ATCUD_REQUIRED_FROM) warn('atcud_missing', `ATCUD 0 on a document of ${date}: a real ATCUD (code-number) is required since ${ATCUD_REQUIRED_FROM}`, 'H');
   if (raw.H !== undefined && raw.H !== '0') {
     const m = /^([A-Z0-9]{8,})-(\d+)$/.exec(raw.H);
     if (!m) err('atcud_format', 'the ATCUD must be a validation code of at least 8 characters, "-" and the sequence number', 'H');

@@ -3,6 +3,7 @@
  * totals, and the checks of REFERENCE §2 — including the hash chain when the producer's public key
  * is given. Memory holds the header, the master-file keys and one open document, never the file.
  */
+import { ATCUD_REQUIRED_FROM } from '../invoice/qr';
 import { createPublicKey, createVerify, type KeyObject } from 'node:crypto';
 import { SaxesParser, type SaxesTagNS } from 'saxes';
 import { isValidNif } from '../../lib/nif';
@@ -218,6 +219,8 @@ export async function parseSaft(
       s.last = seq;
       // ATCUD: CODE-SEQ, or 0 before 2023
       const atcud = d.fields.ATCUD;
+      const docDate = d.fields[spec.date];
+      if (atcud === '0' && docDate && docDate >= ATCUD_REQUIRED_FROM) add('warning', 'atcud_missing', `ATCUD 0 on a document of ${docDate}: a real ATCUD is required since ${ATCUD_REQUIRED_FROM}`, where, d.line);
       if (atcud !== undefined && atcud !== '0') {
         const a = /^([A-Z0-9]{8,})-(\d+)$/.exec(atcud);
         if (!a) add('error', 'atcud_format', `ATCUD ${atcud} is not CODE-NUMBER`, where, d.line);
