@@ -61,6 +61,12 @@ describe('the demo SAF-T file', () => {
     expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?)<CustomerID>[^<]*<\/CustomerID>/, '$1'))).toContain('document_field_missing@Invoice 1T 1/1');
     expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>\s*)<ATCUD>[^<]*<\/ATCUD>/, '$1'))).toContain('document_field_missing@Invoice 1T 1/1');
     expect(await codesOf((x) => x.replace(/<CompanyAddress>[\s\S]*?<\/CompanyAddress>/, ''))).toContain('header_field_missing@Header/CompanyAddress');
+    // values the XSD does not allow, and dates the calendar does not have
+    expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?<InvoiceType>)[^<]*(<\/InvoiceType>)/, '$1XX$2'))).toContain('document_type@Invoice 1T 1/1');
+    expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?<InvoiceStatus>)[^<]*(<\/InvoiceStatus>)/, '$1Q$2'))).toContain('document_status@Invoice 1T 1/1');
+    expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?<InvoiceDate>)[^<]*(<\/InvoiceDate>)/, '$12017-02-31$2'))).toContain('date_invalid@Invoice 1T 1/1');
+    expect(await codesOf((x) => x.replace(/<TaxAccountingBasis>[^<]*<\/TaxAccountingBasis>/, '<TaxAccountingBasis>Z</TaxAccountingBasis>'))).toContain('header_value_invalid@Header/TaxAccountingBasis');
+    expect(await codesOf((x) => x.replace(/<StartDate>[^<]*<\/StartDate>/, '<StartDate>2017-02-31</StartDate>'))).toContain('header_value_invalid@Header/StartDate');
     // ATCUD 0 is the demo's (2017); on a document of 2023 or later it is a warning
     const lateZero = await parse(variant((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?<InvoiceDate>)[^<]*(<\/InvoiceDate>)/, '$12024-03-10$2')), null);
     expect(lateZero.checks.filter((c) => c.code === 'atcud_missing').map((c) => [c.severity, c.path])).toEqual([['warning', 'Invoice 1T 1/1']]);

@@ -27,6 +27,16 @@ const SECTIONS = {
   WorkingDocuments: { doc: 'WorkDocument', number: 'DocumentNumber', date: 'WorkDate', status: 'WorkStatus', type: 'WorkType', party: 'CustomerID', hashed: true, partyRequired: true },
   Payments: { doc: 'Payment', number: 'PaymentRefNo', date: 'TransactionDate', status: 'PaymentStatus', type: 'PaymentType', party: 'CustomerID', hashed: false, partyRequired: true },
 } as const;
+/** the values SAFTPT_1_04_01.xsd allows for each section's type and status */
+const ALLOWED: Record<SectionName, { type: Set<string>; status: Set<string> }> = {
+  SalesInvoices: { type: new Set('FT FS FR ND NC VD TV TD AA DA RP RE CS LD RA'.split(' ')), status: new Set('N S A R F'.split(' ')) },
+  MovementOfGoods: { type: new Set('GR GT GA GC GD'.split(' ')), status: new Set('N T A F R'.split(' ')) },
+  WorkingDocuments: { type: new Set('CM CC FC FO NE OU OR PF DC RP RE CS LD RA'.split(' ')), status: new Set('N A F'.split(' ')) },
+  Payments: { type: new Set(['RC', 'RG']), status: new Set(['N', 'A']) },
+};
+const TAX_ACCOUNTING_BASIS = new Set('C E F I P R S T'.split(' '));
+/** YYYY-MM-DD and a day the calendar has */
+const isCalendarDate = (v: string) => /^\d{4}-\d{2}-\d{2}$/.test(v) && new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) === v;
 /** what every document of every section must carry (SAFTPT_1_04_01.xsd), besides its number, date, status, type and party */
 const REQUIRED_DOCUMENT_FIELDS = ['ATCUD', 'SystemEntryDate', 'TaxPayable', 'NetTotal', 'GrossTotal'] as const;
 type SectionName = keyof typeof SECTIONS;
@@ -188,6 +198,10 @@ export async function parseSaft(
     // absent amount or date must not be stored as 0 or as nothing by an import
     const required = [spec.date, spec.status, spec.type, ...(spec.partyRequired ? [spec.party] : []), ...REQUIRED_DOCUMENT_FIELDS];
     for (const f of required) if (!d.fields[f]) add('error', 'document_field_missing', `${where}: ${f} is required`, where, d.line);
+    if (type && !ALLOWED[d.section].type.has(type)) add('error', 'document_type', `${where}: ${spec.type} ${type} is not one of the XSD's`, where, d.line);
+    if (status && !ALLOWED[d.section].status.has(status)) add('error', 'document_status', `${where}: ${spec.status} ${status} is not one of the XSD's`, where, d.line);
+    const docDate = d.fields[spec.date];
+    if (docDate && !isCalendarDate(docDate)) add('error', 'date_invalid', `${where}: ${spec.date} ${docDate} is not a calendar date`, where, d.line);
     const counter = d.section === 'SalesInvoices' ? 'invoices' : d.section === 'Payments' ? 'payments' : d.section === 'MovementOfGoods' ? 'movements_of_goods' : 'working_documents';
     counts[counter]!++;
     if (d.section === 'SalesInvoices') byType[type] = (byType[type] ?? 0) + 1;
@@ -219,7 +233,6 @@ export async function parseSaft(
       s.last = seq;
       // ATCUD: CODE-SEQ, or 0 before 2023
       const atcud = d.fields.ATCUD;
-      const docDate = d.fields[spec.date];
       if (atcud === '0' && docDate && docDate >= ATCUD_REQUIRED_FROM) add('warning', 'atcud_missing', `ATCUD 0 on a document of ${docDate}: a real ATCUD is required since ${ATCUD_REQUIRED_FROM}`, where, d.line);
       if (atcud !== undefined && atcud !== '0') {
         const a = /^([A-Z0-9]{8,})-(\d+)$/.exec(atcud);
@@ -268,6 +281,9 @@ export async function parseSaft(
   function endOfFile() {
     for (const f of REQUIRED_HEADER) if (!header[f]) add('error', 'header_field_missing', `Header/${f} is required`, `Header/${f}`, null);
     if (!headerSeen.has('CompanyAddress')) add('error', 'header_field_missing', 'Header/CompanyAddress is required', 'Header/CompanyAddress', null);
+    if (header.TaxAccountingBasis && !TAX_ACCOUNTING_BASIS.has(header.TaxAccountingBasis)) add('error', 'header_value_invalid', `Header/TaxAccountingBasis ${header.TaxAccountingBasis} is not one of C, E, F, I, P, R, S, T`, 'Header/TaxAccountingBasis', null);
+    for (const f of ['StartDate', 'EndDate', 'DateCreated'] as const)
+      if (header[f] && !isCalendarDate(header[f]!)) add('error', 'header_value_invalid', `Header/${f} ${header[f]} is not a calendar date`, `Header/${f}`, null);
     if (header.AuditFileVersion && header.AuditFileVersion !== '1.04_01') add('error', 'version', `AuditFileVersion ${header.AuditFileVersion}, expected 1.04_01`, 'Header/AuditFileVersion', null);
     if (header.TaxRegistrationNumber && !isValidNif(header.TaxRegistrationNumber)) add('error', 'company_nif_invalid', `TaxRegistrationNumber ${header.TaxRegistrationNumber} fails the check digit`, 'Header/TaxRegistrationNumber', null);
     if (header.CurrencyCode && header.CurrencyCode !== 'EUR') add('error', 'currency', 'CurrencyCode must be EUR', 'Header/CurrencyCode', null);
