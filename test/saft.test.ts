@@ -67,6 +67,13 @@ describe('the demo SAF-T file', () => {
     expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?<InvoiceDate>)[^<]*(<\/InvoiceDate>)/, '$12017-02-31$2'))).toContain('date_invalid@Invoice 1T 1/1');
     expect(await codesOf((x) => x.replace(/<TaxAccountingBasis>[^<]*<\/TaxAccountingBasis>/, '<TaxAccountingBasis>Z</TaxAccountingBasis>'))).toContain('header_value_invalid@Header/TaxAccountingBasis');
     expect(await codesOf((x) => x.replace(/<StartDate>[^<]*<\/StartDate>/, '<StartDate>2017-02-31</StartDate>'))).toContain('header_value_invalid@Header/StartDate');
+    // an error after the list of checks is full (of warnings) still makes the file invalid
+    const capped = await parseSaft((async function* () {
+      yield variant((x) => x.replace(/<TaxAccountingBasis>[^<]*<\/TaxAccountingBasis>/, '<TaxAccountingBasis>Z</TaxAccountingBasis>'));
+    })(), { publicKeyPem: null, maxChecks: 1 });
+    expect(capped.checks).toHaveLength(1);
+    expect(capped.checks[0]!.severity).toBe('warning'); // the demo's own customer_nif_invalid comes first
+    expect(capped.valid).toBe(false);
     // ATCUD 0 is the demo's (2017); on a document of 2023 or later it is a warning
     const lateZero = await parse(variant((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?<InvoiceDate>)[^<]*(<\/InvoiceDate>)/, '$12024-03-10$2')), null);
     expect(lateZero.checks.filter((c) => c.code === 'atcud_missing').map((c) => [c.severity, c.path])).toEqual([['warning', 'Invoice 1T 1/1']]);

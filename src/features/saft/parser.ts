@@ -93,7 +93,11 @@ export async function parseSaft(
   const maxChecks = opts.maxChecks ?? 500;
   const checks: SaftCheck[] = [];
   let parser: SaxesParser;
+  // counted apart from the list, which stops at maxChecks: an error after that many warnings still
+  // makes the file invalid (and refuses its import)
+  let errorCount = 0;
   const add = (severity: SaftCheck['severity'], code: string, message: string, path: string | null = null, line: number | null = null) => {
+    if (severity === 'error') errorCount++;
     if (checks.length < maxChecks) checks.push({ code, severity, message, path, line: line ?? parser?.line ?? null });
   };
   let key: KeyObject | null = null;
@@ -370,7 +374,7 @@ export async function parseSaft(
     totals: Object.fromEntries(Object.keys({ ...declared, ...computed }).map((s) => [s, { declared: declared[s] ?? {}, computed: computed[s] ?? {} }])),
     checks,
     hash_chain: !key ? 'not_verified' : hashFailures ? 'failed' : hashesChecked ? 'verified' : 'not_verified',
-    valid: !checks.some((c) => c.severity === 'error'),
+    valid: errorCount === 0,
     bytes,
   };
 }
