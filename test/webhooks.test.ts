@@ -125,12 +125,9 @@ describe('webhook endpoints', () => {
     // loopback and private receivers stay allowed (local development)
     expect((await create(t.api_key, { url: rx.url, enabled_events: ['*'] })).status).toBe(201);
     expect((await create(t.api_key, { url: 'http://10.1.2.3/h', enabled_events: ['*'] })).status).toBe(201);
-    // a name resolving to a link-local address is refused at delivery too
-    expect(isLinkLocalAddress('169.254.169.254')).toBe(true);
-    expect(isLinkLocalAddress('fe80::abcd')).toBe(true);
-    expect(isLinkLocalAddress('127.0.0.1')).toBe(false);
-    expect(isLinkLocalAddress('10.0.0.1')).toBe(false);
-    await expect(postWebhook('http://169.254.169.254/latest', { headers: {}, body: '', timeoutMs: 500, allowedAddress: (ip) => !isLinkLocalAddress(ip) })).rejects.toBeInstanceOf(RefusedAddressError);
+    // the embedded forms of 169.254.0.0/16 are link-local too; loopback and private are not
+    for (const ip of ['169.254.169.254', 'fe80::abcd', '::ffff:a9fe:a9fe', '64:ff9b::a9fe:a9fe', '2002:a9fe:a9fe::1', 'fd00:ec2::254']) expect(isLinkLocalAddress(ip), ip).toBe(true);
+    for (const ip of ['127.0.0.1', '10.0.0.1', '::1', '::ffff:7f00:1', 'fd00:ec2::253', '2001:db8::1']) expect(isLinkLocalAddress(ip), ip).toBe(false);
   });
 
   test('sending a test to a disabled endpoint → 409 webhook_endpoint_inactive; a malformed events cursor → 422', async () => {
@@ -206,6 +203,27 @@ describe('the delivery connection', () => {
     } finally {
       webhookDns.lookupAll = original;
       await hosted.close();
+    }
+  });
+
+  test('the embedded sandbox: a name that turns link-local after the check is refused at connect time, as a private one is in a hosted one', async () => {
+    const local = await makeApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_DELAYS_MS: '60000' });
+    local.clock.now = () => new Date();
+    const original = webhookDns.lookupAll;
+    let answers = 0;
+    // loopback (allowed here) for the check at creation; the metadata address when the client connects
+    webhookDns.lookupAll = async (host) => (host === 'meta.example.test' ? [{ address: ++answers <= 1 ? '127.0.0.1' : '169.254.169.254', family: 4 }] : original(host));
+    try {
+      const t = await local.tenant();
+      const c = await local.json('POST', '/v1/admin/webhooks', { key: t.api_key, body: { url: 'http://meta.example.test/latest', enabled_events: ['*'] } });
+      expect(c.status).toBe(201);
+      expect((await local.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key })).status).toBe(202);
+      const d = await failedOnce(local, t.api_key, c.body.id);
+      expect(d).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null });
+      expect(d.last_error).toContain('refused');
+    } finally {
+      webhookDns.lookupAll = original;
+      await local.close();
     }
   });
 

@@ -86,14 +86,25 @@ export function isPrivateAddress(ip: string): boolean {
   }
   const h = ipv6Hextets(ip);
   if (!h) return true; // unparseable: refuse
-  const v4At = (i: number) => privateV4(h[i]! >> 8, h[i]! & 0xff, h[i + 1]! >> 8);
-  const zeros = (n: number) => h.slice(0, n).every((x) => x === 0);
-  if (zeros(5) && h[5] === 0xffff) return v4At(6); // IPv4-mapped
-  if (zeros(6)) return true; // ::, ::1 and IPv4-compatible (deprecated): never a public target
-  if (h[0] === 0x64 && h[1] === 0xff9b && h[2] === 0 && h[3] === 0 && h[4] === 0 && h[5] === 0) return v4At(6); // NAT64
-  if (h[0] === 0x2002) return v4At(1); // 6to4
+  const v4 = embeddedV4(h);
+  // ::, ::1 and IPv4-compatible (deprecated) are never a public target
+  if (v4) return compatibleV4(h) || privateV4(...v4);
   const first = h[0]!;
   return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xffc0) === 0xfec0 || (first & 0xff00) === 0xff00 || (first === 0x2001 && h[1] === 0xdb8);
+}
+
+/** ::/96 (and :: and ::1 with it) */
+const compatibleV4 = (h: number[]) => h.slice(0, 6).every((x) => x === 0);
+
+/** The first three octets of the IPv4 address an IPv6 one carries (mapped ::ffff:0:0/96, compatible ::/96, NAT64 64:ff9b::/96, 6to4 2002::/16), or null. */
+function embeddedV4(h: number[]): [number, number, number] | null {
+  const at = (i: number): [number, number, number] => [h[i]! >> 8, h[i]! & 0xff, h[i + 1]! >> 8];
+  const zeros = (from: number, to: number) => h.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && h[5] === 0xffff) return at(6);
+  if (compatibleV4(h)) return at(6);
+  if (h[0] === 0x64 && h[1] === 0xff9b && zeros(2, 6)) return at(6);
+  if (h[0] === 0x2002) return at(1);
+  return null;
 }
 
 /**
@@ -105,9 +116,8 @@ export function isLinkLocalAddress(ip: string): boolean {
   if (isIP(ip) === 4) return ip.startsWith('169.254.');
   const h = ipv6Hextets(ip);
   if (!h) return true;
-  const zeros = (n: number) => h.slice(0, n).every((x) => x === 0);
-  if ((zeros(5) && h[5] === 0xffff) || zeros(6) || (h[0] === 0x64 && h[1] === 0xff9b && zeros(0))) return h[6] === 0xa9fe; // 169.254.x.x embedded
-  if (h[0] === 0x2002) return h[1] === 0xa9fe;
+  const v4 = embeddedV4(h);
+  if (v4) return v4[0] === 169 && v4[1] === 254;
   return (h[0]! & 0xffc0) === 0xfe80 || (h[0] === 0xfd00 && h[1] === 0x0ec2 && h.slice(2, 7).every((x) => x === 0) && h[7] === 0x254);
 }
 
@@ -125,21 +135,18 @@ export async function checkWebhookUrl(url: string, env: string, allowPrivate = f
   }
   if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'must use https (or http in the sandbox)';
   if (u.username || u.password) return 'must not contain credentials';
-  if (env !== 'live' && allowPrivate) {
-    // private and loopback targets allowed, link-local never (checked again at delivery; a name
-    // that does not resolve now is left to that check)
-    const host = u.hostname.replace(/^\[|\]$/g, '');
-    const addresses = isIP(host) ? [host] : await webhookDns.lookupAll(host).then((a) => a.map((x) => x.address), () => []);
-    return addresses.some(isLinkLocalAddress) ? LINK_LOCAL_REFUSED : null;
-  }
   if (env === 'live' && u.protocol !== 'https:') return 'live endpoints must use https';
+  // private and loopback targets allowed (the embedded sandbox): link-local never
+  const privateAllowed = env !== 'live' && allowPrivate;
   const host = u.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   try {
     addresses = isIP(host) ? [host] : (await webhookDns.lookupAll(host)).map((a) => a.address);
   } catch {
-    return 'host does not resolve';
+    // a local name that does not resolve yet is left to the check at delivery
+    return privateAllowed ? null : 'host does not resolve';
   }
+  if (privateAllowed) return addresses.some(isLinkLocalAddress) ? LINK_LOCAL_REFUSED : null;
   if (!addresses.length || addresses.some(isPrivateAddress)) return 'must resolve to a public address (private, loopback and link-local targets are refused)';
   return null;
 }
