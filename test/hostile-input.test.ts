@@ -245,6 +245,10 @@ describe('text a document prints, and the wording of the remaining schema errors
     expect(rec.fields).toEqual([{ path: 'invoices.0.due_date', message: 'must be a calendar date (YYYY-MM-DD)' }]);
     const embed = expectError(await h.json('GET', '/v1/supplier-portal/embed?programme_id=nope&supplier_nif=599000015', { key }), 422, 'validation_failed');
     expect(embed.fields[0]).toEqual({ path: 'query.programme_id', message: expect.stringMatching(/^must match the pattern \^cfp_/) });
+    const amount = expectError(await h.json('POST', '/v1/decision', { key, body: { nif: '599000015', context: { operation_type: 'factoring', amount_eur: 0, expected_term_days: 30 } } }), 422, 'validation_failed');
+    expect(amount.fields).toEqual([{ path: 'context.amount_eur', message: 'must be above 0' }]);
+    const items = expectError(await h.json('POST', '/v1/score/batch', { key, body: { items: [] } }), 422, 'validation_failed');
+    expect(items.fields).toEqual([{ path: 'items', message: 'must have at least 1 item' }]);
     const esg = expectError(await h.json('POST', '/v1/esg', { key, body: { nif: '599000015', answers: { renewable_energy_pct: 150, min_wage_compliance: 'yes' } } }), 422, 'validation_failed');
     expect(esg.fields).toEqual(expect.arrayContaining([
       { path: 'answers.renewable_energy_pct', message: 'must be at most 100' },

@@ -30,48 +30,51 @@ export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
 
 const TRAP_KEYS = ['toString', 'valueOf', 'toJSON'];
 
-/** Paths of the objects in `value` that have an own toString, valueOf or toJSON member. */
-function coercionTraps(value: unknown, path: string, out: FieldError[]) {
-  if (value === null || typeof value !== 'object' || out.length >= 20) return;
-  if (Array.isArray(value)) {
-    value.forEach((v, i) => coercionTraps(v, path ? `${path}.${i}` : String(i), out));
-    return;
-  }
-  const keys = Object.keys(value);
-  const trap = keys.find((k) => TRAP_KEYS.includes(k));
-  if (trap) out.push({ path: path || '(body)', message: `must not be an object with a "${trap}" member` });
-  for (const k of keys) if (!TRAP_KEYS.includes(k)) coercionTraps((value as Record<string, unknown>)[k], path ? `${path}.${k}` : k, out);
+/**
+ * Every problem `check` finds in a parsed body, with its path (a.b.0.c; "(body)" for the whole), at
+ * most 20: `check` sees each value, and each member name with the object holding it; it returns a
+ * message, or null. A member `check` objects to is not walked into, and each object reports one of those.
+ */
+function problemsIn(value: unknown, check: (value: unknown, memberOf?: object) => string | null): FieldError[] {
+  const out: FieldError[] = [];
+  const walk = (v: unknown, path: string) => {
+    if (out.length >= 20) return;
+    const problem = check(v);
+    if (problem) return void out.push({ path: path || '(body)', message: problem });
+    if (v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) return v.forEach((x, i) => walk(x, path ? `${path}.${i}` : String(i)));
+    let reported = false; // one problem of its member names per object
+    for (const [k, x] of Object.entries(v)) {
+      const memberProblem = check(k, v);
+      if (!memberProblem) walk(x, path ? `${path}.${k}` : k);
+      else if (!reported) {
+        reported = true;
+        out.push({ path: path || '(body)', message: memberProblem });
+      }
+    }
+  };
+  walk(value, '');
+  return out;
 }
+
+/** an own toString, valueOf or toJSON member of an object (reported at the object) */
+const coercionTrap = (v: unknown, memberOf?: object) => (memberOf !== undefined && TRAP_KEYS.includes(v as string) ? `must not be an object with a "${v as string}" member` : null);
 
 export const tooDeepError = () => validationError([{ path: '(body)', message: `nested deeper than ${MAX_JSON_DEPTH} levels` }], `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted.`);
 
 /** Throws the §2.8 validation error for a parsed body holding coercion traps (checked only when the text names one). */
 export function assertNoCoercionTraps(text: string, value: unknown) {
   if (!text.includes('"toString"') && !text.includes('"valueOf"') && !text.includes('"toJSON"')) return;
-  const out: FieldError[] = [];
-  coercionTraps(value, '', out);
+  const out = problemsIn(value, coercionTrap);
   if (out.length) throw validationError(out);
 }
 
 /** a JSON escape of a UTF-16 surrogate (\uD800–\uDFFF): the only way a lone one reaches a parsed body (UTF-8 cannot carry one) */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
-function illFormedStrings(value: unknown, path: string, out: FieldError[]) {
-  if (out.length >= 20) return;
-  if (typeof value === 'string') {
-    if (!value.isWellFormed()) out.push({ path: path || '(body)', message: 'must not contain unpaired UTF-16 surrogates' });
-    return;
-  }
-  if (value === null || typeof value !== 'object') return;
-  if (Array.isArray(value)) {
-    value.forEach((v, i) => illFormedStrings(v, path ? `${path}.${i}` : String(i), out));
-    return;
-  }
-  for (const [k, v] of Object.entries(value)) {
-    if (!k.isWellFormed()) out.push({ path: path || '(body)', message: 'must not have a member name with unpaired UTF-16 surrogates' });
-    else illFormedStrings(v, path ? `${path}.${k}` : k, out);
-  }
-}
+/** a string, or a member name, that is not well-formed UTF-16 */
+const illFormed = (v: unknown, memberOf?: object) =>
+  typeof v !== 'string' || v.isWellFormed() ? null : memberOf !== undefined ? 'must not have a member name with unpaired UTF-16 surrogates' : 'must not contain unpaired UTF-16 surrogates';
 
 /** true when the text may hold a lone surrogate (a cheap test of the text, before any walk of the value) */
 export const mayHoldLoneSurrogate = (text: string) => SURROGATE_ESCAPE.test(text);
@@ -84,7 +87,6 @@ export const mayHoldLoneSurrogate = (text: string) => SURROGATE_ESCAPE.test(text
  */
 export function assertWellFormedStrings(text: string, value: unknown) {
   if (!mayHoldLoneSurrogate(text)) return;
-  const out: FieldError[] = [];
-  illFormedStrings(value, '', out);
+  const out = problemsIn(value, illFormed);
   if (out.length) throw validationError(out);
 }

@@ -420,8 +420,6 @@ function byType(e: ValidationLike['all'][number]): string | undefined {
       return `must be an integer${range}`;
     case ValueErrorType.Number:
       return `must be a number${range}`;
-    case ValueErrorType.Boolean:
-      return 'must be true or false';
     case ValueErrorType.Array:
       return 'must be an array';
     case ValueErrorType.Object:

@@ -2,8 +2,7 @@ import { and, desc, eq, inArray, lt } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { ApiError, validationError, type FieldError, nifCheckFails } from '../../lib/errors';
-import { isValidNif } from '../../lib/nif';
+import { ApiError, validationError, type FieldError } from '../../lib/errors';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
@@ -66,7 +65,6 @@ export class ConfirmingService {
   // --- programmes ---------------------------------------------------------------------------------
 
   async createProgramme(caller: FinanceCaller, body: ProgrammeBody) {
-    if (!isValidNif(body.anchor_nif)) throw nifCheckFails('anchor_nif');
     let decision;
     try {
       decision = (await this.decisions.decide(caller, { nif: body.anchor_nif, context: { operation_type: 'confirming', amount_eur: body.limit_cents / 100, expected_term_days: body.payment_terms_days } }, performance.now())).body;
@@ -148,7 +146,6 @@ export class ConfirmingService {
 
   async addSupplier(caller: FinanceCaller, programmeId: string, body: { supplier_nif: string; name: string; iban: string; email?: string }) {
     await this.programmeRow(caller, programmeId);
-    if (!isValidNif(body.supplier_nif)) throw nifCheckFails('supplier_nif');
     const iban = electronicFormatIBAN(body.iban) ?? '';
     if (!isValidIBAN(iban)) throw new ApiError('invalid_iban', `${body.iban.slice(0, 42)} is not a valid IBAN.`, { fields: [{ path: 'iban', message: 'fails the IBAN format or check digits' }] });
     const now = this.now();

@@ -3,8 +3,7 @@ import type { AppContext } from '../../context';
 import { authed, replayedJson } from '../../plugins/auth';
 import { langOf, requestState } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
-import { ApiError, validationError, nifCheckFails } from '../../lib/errors';
-import { isValidNif } from '../../lib/nif';
+import { fieldProblems } from '../../lib/errors';
 import { CsrdReport, CsrdReportRequest, ReportIdParams, validateReportBody, type CsrdReportBody, type CsrdReportInput } from './model';
 import type { ReportLanguage } from './mapping';
 import { CsrdService } from './service';
@@ -103,10 +102,9 @@ export function csrdRoutes(ctx: AppContext) {
         },
         {
           transform({ body }) {
+            // the NIF's check digit is one of the fields (format nif): invalid_nif when it is the only problem
             const fields = validateReportBody(body);
-            if (fields.length) throw validationError(fields);
-            const nif = (body as { nif?: string }).nif;
-            if (nif !== undefined && !isValidNif(nif)) throw nifCheckFails('nif');
+            if (fields.length) throw fieldProblems(fields);
           },
           body: CsrdReportRequest,
           response: { 201: CsrdReport },

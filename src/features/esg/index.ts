@@ -6,7 +6,6 @@ import { authed } from '../../plugins/auth';
 import { langOf, localised } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
 import { ApiError, fieldProblems } from '../../lib/errors';
-import { isValidNif } from '../../lib/nif';
 import { EsgRequest, EsgResponse, ESG_OPENAPI_EXAMPLES, Questionnaire, validateEsgBody } from './model';
 import { INDICATORS, SECTORS, type AnswerValue } from './questionnaire';
 import { EsgService } from './service';
@@ -34,7 +33,8 @@ export function esgFastPath(ctx: AppContext, service: EsgService, route: '/v1/es
   return jsonFastPath<EsgBody, object>(ctx, {
     route,
     scope: 'esg',
-    accept: (input) => (body.Check(input) && !validateEsgBody(input).length && isValidNif(input.nif as string) ? (input as EsgBody) : null),
+    // the NIF's check digit is in the schema (format nif)
+    accept: (input) => (body.Check(input) && !validateEsgBody(input).length ? (input as EsgBody) : null),
     answer: (caller, b, lang) => service.assess(caller, b, lang),
     serialise(result) {
       if (!response.Check(result)) throw new Error('ESG response does not match its schema');

@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, isNotNull, lt } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError, nifCheckFails } from '../../lib/errors';
+import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
@@ -178,7 +178,6 @@ export class FactoringService {
   }
 
   async create(caller: FinanceCaller, body: CreateOperationBody): Promise<OperationView> {
-    if (!isValidNif(body.seller_nif)) throw nifCheckFails('seller_nif');
     const now = this.now();
     const today = isoDay(now);
     const invoices = await this.resolveInvoices(caller, body, today);

@@ -1,7 +1,6 @@
 import { and, desc, eq, lt } from 'drizzle-orm';
 import type { AppContext } from '../../context';
-import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS } from '../../lib/errors';
-import { isValidNif } from '../../lib/nif';
+import { ApiError } from '../../lib/errors';
 import { pageOf } from '../../lib/schemas';
 import type { AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
@@ -20,8 +19,6 @@ export class InsuranceService {
   ) {}
 
   async submit(caller: ScoreCaller, body: SubmitBody): Promise<SubmissionView> {
-    const badNifs = (['buyer_nif', 'seller_nif'] as const).filter((f) => body[f] !== undefined && !isValidNif(body[f]!)).map((path) => ({ path, message: NIF_CHECK_DIGIT_FAILS }));
-    if (badNifs.length) throw fieldProblems(badNifs);
     const live = caller.env === 'live';
     const insurer = live ? (this.ctx.config.insurer ? httpInsurer(this.ctx.config.insurer) : null) : null;
     if (live && !insurer) throw new ApiError('insurer_not_configured', 'No credit insurer is configured for live submissions (INSURER_URL); the sandbox simulates one.');

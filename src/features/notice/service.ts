@@ -1,8 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
-import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
-import { isValidNif } from '../../lib/nif';
+import { ApiError, fieldProblems, validationError, type FieldError } from '../../lib/errors';
 import type { AuditTrail } from '../audit/service';
 import type { FactoringService } from '../factoring/service';
 import type { NoticeBody, NoticeView } from './model';
@@ -23,13 +22,6 @@ export class NoticeService {
     const errors: FieldError[] = [];
     const iban = electronicFormatIBAN(body.payment.iban) ?? '';
     if (!isValidIBAN(iban)) throw new ApiError('invalid_iban', `${body.payment.iban.slice(0, 42)} is not a valid IBAN (format or check digits).`, { fields: [{ path: 'payment.iban', message: 'fails the IBAN format or check digits' }] });
-    const nifOk = (path: string, nif: string | undefined) => {
-      if (nif !== undefined && !isValidNif(nif)) errors.push({ path, message: NIF_CHECK_DIGIT_FAILS });
-    };
-    nifOk('parties.factor.nif', body.parties?.factor.nif);
-    nifOk('parties.assignor.nif', body.parties?.assignor?.nif);
-    nifOk('parties.debtor.nif', body.parties?.debtor?.nif);
-    nifOk('debtor_nif', body.debtor_nif);
     if (!body.parties?.factor) errors.push({ path: 'parties.factor', message: 'the factor (you) is required: name and NIF' });
     let assignor: Party | undefined;
     let debtor: Party | undefined;
