@@ -236,6 +236,9 @@ describe('multipart uploads', () => {
   test('errors: no file part, an unknown or bad field, a bad key field, a file above SAFT_MAX_BYTES, no boundary', async () => {
     const noFile = await send(await multipart([['public_key', pem]]));
     expect(expectError(noFile, 422, 'validation_failed').fields).toEqual([{ path: 'file', message: expect.stringContaining('file part') }]);
+    // a file part without a byte is empty, as an empty body is (it was parsed: 200, xml_malformed)
+    const emptyPart = await send(await multipart([['import', 'true'], ['file', new Blob([], { type: 'application/xml' }), 'empty.xml']]));
+    expect(expectError(emptyPart, 422, 'validation_failed').fields).toEqual([{ path: 'file', message: expect.stringContaining('is empty') }]);
     const xml = new Blob(['<x/>'], { type: 'application/xml' });
     expect(expectError(await send(await multipart([['colour', 'red'], ['file', xml, 'x.xml']])), 422, 'validation_failed').fields[0].path).toBe('colour');
     expect(expectError(await send(await multipart([['import', 'yes'], ['file', xml, 'x.xml']])), 422, 'validation_failed').fields[0].path).toBe('import');
@@ -264,6 +267,13 @@ describe('multipart uploads', () => {
     const r = { status: res.status, body: await res.json(), headers: res.headers };
     expectError(r, 413, 'payload_too_large');
     expect(sent).toBeLessThan(400_000); // the rest was not read
+  });
+
+  test('a chunked body (no Content-Length) that ends without a byte is empty: 422 on (body)', async () => {
+    const body = new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(new Uint8Array(0)), c.close()) });
+    const res = await h.app.handle(new Request('http://localhost/v1/saft/parse', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/xml' }, body }));
+    const r = { status: res.status, body: await res.json(), headers: res.headers };
+    expect(expectError(r, 422, 'validation_failed').fields).toEqual([{ path: '(body)', message: expect.stringContaining('is empty') }]);
   });
 });
 

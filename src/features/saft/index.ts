@@ -218,6 +218,31 @@ export async function runParse(
   };
 }
 
+const EMPTY_FILE = 'is empty: send the SAF-T file (application/xml, gzip with Content-Encoding: gzip, or a multipart file part)';
+
+/** The stream as it was, or 422 on `path` if it ends without a byte (its first bytes are read to know). */
+async function unlessEmpty(stream: ReadableStream<Uint8Array>, path: string): Promise<ReadableStream<Uint8Array>> {
+  const reader = stream.getReader();
+  let first: Uint8Array | undefined;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) throw validationError([{ path, message: EMPTY_FILE }]);
+    if (value.byteLength) {
+      first = value;
+      break;
+    }
+  }
+  return new ReadableStream<Uint8Array>({
+    start: (c) => c.enqueue(first),
+    pull: async (c) => {
+      const { done, value } = await reader.read();
+      if (done) c.close();
+      else c.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
 const CHUNK_BYTES = 1024 * 1024;
 
 /** Stores an upload for a background run, 1 MiB per row; the run is queued once the file is whole. */
@@ -379,7 +404,7 @@ export function saftRoutes(ctx: AppContext) {
       async ({ auth, body, headers, query, set }) => {
         // an empty body is read as no body at all (HTTP gives no stream for Content-Length: 0)
         if (headers['content-length'] === '0' || ((!body || typeof body !== 'object' || !('stream' in body)) && xmlTypes.test(headers['content-type'] ?? '')))
-          throw validationError([{ path: '(body)', message: 'is empty: send the SAF-T file (application/xml, gzip with Content-Encoding: gzip, or a multipart file part)' }]);
+          throw validationError([{ path: '(body)', message: EMPTY_FILE }]);
         if (!body || typeof body !== 'object' || !('stream' in body))
           throw new ApiError('unsupported_media_type', 'Send the SAF-T file itself as the body, with Content-Type: application/xml (gzip with Content-Encoding: gzip).');
         const b = body as StreamBody;
@@ -387,15 +412,17 @@ export function saftRoutes(ctx: AppContext) {
         const key = form.public_key !== undefined ? publicKeyFrom(form.public_key, 'public_key') : publicKeyFrom(headers['x-public-key']);
         if (b.contentEncoding && b.contentEncoding.toLowerCase() !== 'gzip') throw new ApiError('unsupported_media_type', `Content-Encoding ${b.contentEncoding} is not supported (gzip is).`);
         const importAs = (query.import ?? form.import) ? (query.customer_reference ?? form.customer_reference ?? 'saft') : null;
+        // a file part without a byte is refused as an empty body is (the raw body's case is above)
+        const stream = await unlessEmpty(b.stream, b.fields ? 'file' : '(body)');
         ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'saft_parse' });
         if (b.length !== null && b.length > ctx.config.saftSyncMaxBytes) {
           // a large file: stored, parsed by the job queue, polled
-          const run = await storeUpload(ctx, auth, b, { publicKeyPem: key, importAs });
+          const run = await storeUpload(ctx, auth, { ...b, stream }, { publicKeyPem: key, importAs });
           set.status = 202;
           set.headers.location = `/v1/saft/parse/${run.id}`;
           return { parse_id: run.id, status: 'queued' as const, bytes: run.bytes, error: null, result: null };
         }
-        return runParse(ctx, auth, b.stream, { contentEncoding: b.contentEncoding, publicKeyPem: key, importAs, parseId: `saft_${Bun.randomUUIDv7()}` });
+        return runParse(ctx, auth, stream, { contentEncoding: b.contentEncoding, publicKeyPem: key, importAs, parseId: `saft_${Bun.randomUUIDv7()}` });
       },
       {
         query: t.Object({
