@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEuList, parseUnList, ListFormatError, type ListEntry } from '../src/features/aml/lists';
-import { buildIndex, jaroWinkler, screen, tokens } from '../src/features/aml/matcher';
+import { buildIndex, jaroWinkler, nameSimilarity, screen, tokens } from '../src/features/aml/matcher';
 import { ScreenResponse } from '../src/features/aml/model';
 import { amlService, loadConfiguredLists } from '../src/features/aml';
 import { expectError, makeApp, ROOT, runCli, type TestApp } from './helpers';
@@ -99,6 +99,17 @@ describe('matching', () => {
   test('normalisation and Jaro–Winkler', () => {
     expect(tokens('  José  da Conceição-Gonçalves, Lda. ')).toEqual(['jose', 'conceicao', 'goncalves']);
     expect(tokens("Al Qa'ida")).toEqual(['al', 'qaida']);
+    // company forms spelt in letters are forms, not one-letter names
+    expect(tokens('Banco Espírito Santo, S.A.')).toEqual(['banco', 'espirito', 'santo']);
+    expect(tokens('Acme S. A.')).toEqual(['acme']);
+    expect(tokens('Fiat S.p.A.')).toEqual(['fiat']);
+    expect(tokens('Shell B.V.')).toEqual(['shell']);
+    expect(tokens('Empresa Exemplo, L.da')).toEqual(['empresa', 'exemplo']);
+    // initials stay initials
+    expect(tokens('Maria L. da Silva')).toEqual(['maria', 'l', 'silva']);
+    expect(tokens('J. R. Tolkien')).toEqual(['j', 'r', 'tolkien']);
+    // so a company screened with its form scores as without it (the letters used to count as unmatched)
+    expect(nameSimilarity(tokens('Acme Trading, S.A.'), tokens('ACME TRADING')).score).toBe(1);
     expect(jaroWinkler('martha', 'marhta')).toBeCloseTo(0.9611, 4);
     expect(jaroWinkler('dwayne', 'duane')).toBeCloseTo(0.84, 2);
     expect(jaroWinkler('abc', 'abc')).toBe(1);

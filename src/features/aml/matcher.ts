@@ -8,25 +8,47 @@
  */
 import type { BirthInfo, ListEntry } from './lists';
 
+const COMPANY_FORMS = new Set(['lda', 'limitada', 'sa', 'unipessoal', 'ltd', 'limited', 'llc', 'inc', 'corp', 'corporation', 'co', 'company', 'plc', 'gmbh', 'ag', 'bv', 'nv', 'srl', 'sl', 'sarl', 'sas', 'spa']);
 // honorifics, connectives and company forms that say nothing about who is meant
 const NOISE = new Set([
   'mr', 'mrs', 'ms', 'dr', 'sr', 'sra', 'dona', 'don', 'sheikh', 'shaykh', 'haji', 'hajji', 'mullah', 'maulvi', 'general',
-  'lda', 'limitada', 'sa', 'unipessoal', 'ltd', 'limited', 'llc', 'inc', 'corp', 'corporation', 'co', 'company', 'plc', 'gmbh', 'ag', 'bv', 'srl', 'sl', 'sarl', 'spa',
+  ...COMPANY_FORMS,
   'the', 'and', 'of', 'e', 'de', 'da', 'do', 'das', 'dos', 'del', 'la', 'le',
 ]);
 
-/** NFKD, diacritics removed, lower case, punctuation to spaces, noise words dropped. */
+/**
+ * NFKD, diacritics removed, lower case, punctuation to spaces, noise words dropped. A company form
+ * spelt in letters ("S.A.", "S. A.", "S.p.A.", "B.V.", "L.da") is one form: as single letters
+ * ("s", "a") it stayed in the name, and counted against a match.
+ */
 export function tokens(name: string): string[] {
   const base = name
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
     .toLowerCase()
+    .replace(/\bl\.da\b/g, 'lda')
     .replace(/['’`ʼ]/g, '')
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim();
-  const all = base ? base.split(' ') : [];
+  const all = joinSpeltForms(base ? base.split(' ') : []);
   const kept = all.filter((t) => !NOISE.has(t));
   return kept.length ? kept : all;
+}
+
+/** Runs of one-letter tokens: the longest stretch of each that spells a company form becomes that form. */
+function joinSpeltForms(all: string[]): string[] {
+  if (!all.some((t, i) => t.length === 1 && all[i + 1]?.length === 1)) return all;
+  const out: string[] = [];
+  for (let i = 0; i < all.length; ) {
+    let form = 0;
+    for (let end = i + 1; end < all.length && all[end]!.length === 1 && all[i]!.length === 1; end++)
+      if (COMPANY_FORMS.has(all.slice(i, end + 1).join(''))) form = end + 1 - i;
+    if (form) {
+      out.push(all.slice(i, i + form).join(''));
+      i += form;
+    } else out.push(all[i++]!);
+  }
+  return out;
 }
 
 /** Whether a name's tokens say enough to screen by: at least two letters or digits in all. */
