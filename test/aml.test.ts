@@ -116,6 +116,39 @@ describe('matching', () => {
     expect(jaroWinkler('abc', 'xyz')).toBe(0);
   });
 
+  test('an alias the list calls low-quality (UN) or weak (EU) is at most a potential match, and says so', () => {
+    const index = buildIndex(un);
+    // "Chairman" is a low-quality alias of CDi.002 (nicknames and single common words)
+    const [chairman] = screen(index, { name: 'Chairman', type: 'any', min_score: 0.85 });
+    expect(chairman).toMatchObject({ matched_name: 'Chairman', score: 0.9, match_type: 'alias', explanation: { name_score: 0.9, alias_quality: 'low' } });
+    expect(chairman!.explanation.summary).toContain('low alias');
+    // with every attribute agreeing it still stays below a match (0.97)
+    const best = screen(index, { name: 'Chairman', type: 'person', country: 'CD', min_score: 0.85 })[0]!;
+    expect(best.score).toBeLessThan(0.97);
+    // a good alias and a primary name are as they were
+    expect(screen(index, { name: 'Laurent Nkundabatware', type: 'any', min_score: 0.85 })[0]).toMatchObject({ score: 1, match_type: 'alias', explanation: { alias_quality: 'good' } });
+    expect(screen(index, { name: 'Eric Badege', type: 'any', min_score: 0.85 })[0]).toMatchObject({ score: 1, match_type: 'exact', explanation: { alias_quality: null } });
+  });
+
+  test('an ALIAS_NAME holding two names ("A; B") is two aliases, each matched exactly', () => {
+    const entry = un.find((e) => e.names.some((n) => n.name === 'Syed Husain Husaini'))!;
+    expect(entry.names.map((n) => n.name)).toEqual(expect.arrayContaining(['Syed Husain Husaini', 'Syed Husein Huseini']));
+    expect(un.some((e) => e.names.some((n) => n.name.includes(';')))).toBe(false);
+    const [m] = screen(buildIndex(un), { name: 'Syed Husein Huseini', type: 'any', min_score: 0.9 });
+    expect(m).toMatchObject({ entry: { entry_id: entry.entry_id }, score: 1, match_type: 'alias' });
+  });
+
+  test('two whole birth dates agree only on the same day; a year alone within a year', () => {
+    const person: ListEntry = { list: 'un', entry_id: 'T.1', entry_type: 'person', names: [{ name: 'Ivan Petrovich Sidorov', kind: 'primary', quality: null }], births: [{ date: '1957-04-15', year: 1957, from_year: null, to_year: null }], countries: [], programme: null, listed_on: null };
+    const index = buildIndex([person]);
+    const at = (birth_date: string) => screen(index, { name: 'Ivan Petrovich Sidorov', type: 'person', birth_date, min_score: 0.5 })[0]!.explanation.attributes.birth_date;
+    expect(at('1957-04-15')).toBe('agrees');
+    expect(at('1957-12-31')).toBe('disagrees');
+    expect(at('1957')).toBe('agrees');
+    expect(at('1958')).toBe('agrees');
+    expect(at('1960')).toBe('disagrees');
+  });
+
   test('precision and recall on a labelled set (typos, reordered tokens, lower case, aliases; Portuguese names)', () => {
     const index = buildIndex(un);
     const persons = un.filter((e) => e.entry_type === 'person' && tokens(e.names[0]!.name).length >= 2);
@@ -209,6 +242,23 @@ describe('POST /v1/aml/screen', () => {
     // status filter: the exact name and the typo with agreeing birth year and nationality are matches; the Portuguese name is not
     expect(matches.body.data.map((s: any) => s.screening_id).sort()).toEqual([exact.body.screening_id, accented.body.screening_id, r.body.screening_id].sort());
     expect((await h.json('GET', '/v1/aml/screenings?status=clear', { key })).body.data.map((s: any) => s.screening_id)).toEqual([clear.body.screening_id]);
+  });
+
+  test('a low-quality alias alone is a potential match; a screening stored before alias_quality reads with it as null', async () => {
+    const low = await screenReq({ name: 'Chairman' });
+    expect(low.body).toMatchObject({ status: 'potential_match', matches: [{ matched_name: 'Chairman', score: 0.9, explanation: { alias_quality: 'low' } }] });
+    const { db, t } = h.ctx.database;
+    const { eq } = await import('drizzle-orm');
+    const [row] = await db.select().from(t.amlScreenings).where(eq(t.amlScreenings.id, low.body.screening_id));
+    const old = JSON.parse(row!.response);
+    delete old.matches[0].explanation.alias_quality;
+    await db.update(t.amlScreenings).set({ response: JSON.stringify(old) }).where(eq(t.amlScreenings.id, low.body.screening_id));
+    const got = await h.json('GET', `/v1/aml/screenings/${low.body.screening_id}`, { key });
+    expect(got.status).toBe(200);
+    expect(got.body.matches[0].explanation.alias_quality).toBeNull();
+    const listed = await h.json('GET', '/v1/aml/screenings?status=potential_match', { key });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.find((x: any) => x.screening_id === low.body.screening_id).matches[0].explanation.alias_quality).toBeNull();
   });
 
   test('errors: missing or empty name, a name of punctuation, bad min_score, birth_date, country, an unknown list', async () => {

@@ -127,7 +127,9 @@ export async function parseUnList(chunks: Chunks, onEntry: (e: ListEntry) => voi
         else if (name === 'TO_YEAR') birth.to = value;
       }
       if ((name === 'INDIVIDUAL_ALIAS' || name === 'ENTITY_ALIAS') && alias) {
-        if (alias.name) entry.names.push({ name: alias.name, kind: 'alias', quality: alias.quality === 'good' ? 'good' : alias.quality === 'low' ? 'low' : null });
+        // one ALIAS_NAME may hold several names, "A; B" (27 in the UN file): each is an alias of its own
+        const quality = alias.quality === 'good' ? 'good' : alias.quality === 'low' ? 'low' : null;
+        for (const one of alias.name.split(';').map(clean)) if (one) entry.names.push({ name: one, kind: 'alias', quality });
         alias = null;
       } else if (name === 'INDIVIDUAL_DATE_OF_BIRTH' && birth) {
         const date = /^\d{4}-\d{2}-\d{2}/.test(birth.date) ? birth.date.slice(0, 10) : null;
@@ -137,7 +139,9 @@ export async function parseUnList(chunks: Chunks, onEntry: (e: ListEntry) => voi
       } else if (name === 'INDIVIDUAL' || name === 'ENTITY') {
         const primary = nameParts.filter(Boolean).join(' ');
         if (!entry.entry_id || !primary) throw new ListFormatError(`an ${name} without REFERENCE_NUMBER or name`);
-        entry.names.unshift({ name: primary, kind: 'primary', quality: null });
+        // an entity's name may be two names, "A (X) ; B (Y)": the first is the name, the rest aliases
+        const [first, ...others] = primary.split(';').map(clean).filter(Boolean);
+        entry.names.unshift({ name: first ?? primary, kind: 'primary', quality: null }, ...others.map((name) => ({ name, kind: 'alias' as const, quality: null })));
         pending.push(entry);
         entry = null;
       }

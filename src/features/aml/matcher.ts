@@ -119,6 +119,8 @@ export interface IndexedName {
   entry: number;
   name: string;
   kind: 'primary' | 'alias' | 'original_script';
+  /** the list's own quality of an alias (UN good/low, EU strong/weak) */
+  quality: ListEntry['names'][number]['quality'];
   tokens: string[];
   joined: string;
 }
@@ -154,7 +156,7 @@ export function buildIndex(entries: ListEntry[]): ScreeningIndex {
       // a name of one letter once its noise is dropped ("E. X. Co." → x) identifies no one: any
       // query of that letter would match it in full
       if (!screenable(t)) continue;
-      const id = names.push({ entry, name: n.name, kind: n.kind, tokens: t, joined: t.join(' ') }) - 1;
+      const id = names.push({ entry, name: n.name, kind: n.kind, quality: n.kind === 'alias' ? n.quality : null, tokens: t, joined: t.join(' ') }) - 1;
       for (const token of new Set(t)) {
         let holders = byToken.get(token);
         if (!holders) {
@@ -219,6 +221,7 @@ export interface Match {
     tokens: TokenPair[];
     unmatched_tokens: string[];
     name_score: number;
+    alias_quality: 'good' | 'low' | 'strong' | 'weak' | null;
     attributes: { birth_date: Agreement; country: Agreement; type: Agreement };
   };
 }
@@ -230,6 +233,12 @@ const COUNTRY_DISAGREES = -0.05;
 const TYPE_DISAGREES = -0.25;
 /** a name whose score is at least this is a "match" (below it, down to min_score, "potential_match") */
 export const MATCH_SCORE = 0.97;
+/**
+ * A name paired with an alias the list itself calls low-quality (UN) or weak (EU) counts this
+ * much: such aliases are nicknames and single common words ("Chairman", "Hassan"), so one alone is
+ * at most a potential match (0.9, + 0.05 from attributes at most), never a match.
+ */
+export const WEAK_ALIAS_WEIGHT = 0.9;
 export const DEFAULT_MIN_SCORE = 0.85;
 
 function birthAgreement(births: BirthInfo[], asked: string | undefined): Agreement {
@@ -237,8 +246,12 @@ function birthAgreement(births: BirthInfo[], asked: string | undefined): Agreeme
   const year = Number(asked.slice(0, 4));
   const date = asked.length === 10 ? asked : null;
   for (const b of births) {
-    if (date && b.date === date) return 'agrees';
-    if (b.year !== null && Math.abs(b.year - year) <= (date && b.date ? 0 : 1)) return 'agrees';
+    // two whole dates agree only if they are the same day; a year on either side within a year
+    if (date && b.date) {
+      if (b.date === date) return 'agrees';
+      continue;
+    }
+    if (b.year !== null && Math.abs(b.year - year) <= 1) return 'agrees';
     if (b.from_year !== null && b.to_year !== null && year >= b.from_year && year <= b.to_year) return 'agrees';
   }
   return 'disagrees';
@@ -270,11 +283,13 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     if (q.lists && !q.lists.includes(entry.list)) continue;
     const exact = n.joined === joined;
     const sim = exact ? { score: 1, pairs: qt.map((t) => ({ query: t, matched: t, similarity: 1 })), unmatched: [] } : pairUp(qt, n.tokens, sims);
-    if (sim.score < q.min_score - 0.1) continue; // attributes can add at most 0.05
+    const weakAlias = n.quality === 'low' || n.quality === 'weak';
+    const nameScore = weakAlias ? sim.score * WEAK_ALIAS_WEIGHT : sim.score;
+    if (nameScore < q.min_score - 0.1) continue; // attributes can add at most 0.05
     const birth = entry.entry_type === 'person' ? birthAgreement(entry.births, q.birth_date) : 'unknown';
     const country: Agreement = !q.country || !entry.countries.length ? 'unknown' : entry.countries.includes(q.country) ? 'agrees' : 'disagrees';
     const type: Agreement = q.type === 'any' ? 'unknown' : q.type === entry.entry_type ? 'agrees' : 'disagrees';
-    let score = sim.score;
+    let score = nameScore;
     if (birth === 'agrees') score += BIRTH_AGREES;
     if (birth === 'disagrees') score += BIRTH_DISAGREES;
     if (country === 'agrees') score += COUNTRY_AGREES;
@@ -292,10 +307,11 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       score,
       match_type: matchType,
       explanation: {
-        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? 'alias' : 'original-script name'} "${n.name}"${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
         tokens: sim.pairs,
         unmatched_tokens: sim.unmatched,
-        name_score: round3(sim.score),
+        name_score: round3(nameScore),
+        alias_quality: n.quality,
         attributes: { birth_date: birth, country, type },
       },
     });

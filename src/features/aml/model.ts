@@ -25,7 +25,8 @@ export const ScreenMatch = t.Object({
     summary: t.String(),
     tokens: t.Array(t.Object({ query: t.String(), matched: t.String(), similarity: t.Number() })),
     unmatched_tokens: t.Array(t.String()),
-    name_score: t.Number(),
+    name_score: t.Number({ description: 'The name\'s similarity, times 0.9 for an alias the list calls low-quality (UN) or weak (EU)' }),
+    alias_quality: t.Union([t.Literal('good'), t.Literal('low'), t.Literal('strong'), t.Literal('weak'), t.Null()], { description: 'The list\'s quality of the matched alias (UN good/low, EU strong/weak); null for a primary or original-script name' }),
     attributes: t.Object({
       birth_date: t.Union([t.Literal('agrees'), t.Literal('disagrees'), t.Literal('unknown')]),
       country: t.Union([t.Literal('agrees'), t.Literal('disagrees'), t.Literal('unknown')]),

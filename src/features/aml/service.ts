@@ -248,7 +248,7 @@ export class AmlService {
     const s = this.database.t.amlScreenings;
     const [row] = await this.database.db.select({ response: s.response }).from(s).where(and(eq(s.tenantId, caller.tenantId), eq(s.env, caller.env), eq(s.id, id))).limit(1);
     if (!row) throw new ApiError('resource_not_found', `No screening ${id} for this tenant in this environment.`);
-    return JSON.parse(row.response) as ScreenResponseBody;
+    return storedScreening(row.response);
   }
 
   async list(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, q: { status?: string; limit?: number; cursor?: string }) {
@@ -258,6 +258,13 @@ export class AmlService {
     if (q.status) conds.push(eq(s.status, q.status));
     if (q.cursor) conds.push(lt(s.id, q.cursor));
     const rows = await this.database.db.select({ id: s.id, response: s.response }).from(s).where(and(...conds)).orderBy(desc(s.id)).limit(limit + 1);
-    return pageOf(rows, limit, (r) => JSON.parse(r.response) as ScreenResponseBody, (r) => r.id);
+    return pageOf(rows, limit, (r) => storedScreening(r.response), (r) => r.id);
   }
+}
+
+/** A stored screening as answered now: matches stored before alias_quality existed get it as null (unknown). */
+function storedScreening(text: string): ScreenResponseBody {
+  const body = JSON.parse(text) as ScreenResponseBody;
+  for (const m of body.matches) m.explanation.alias_quality ??= null;
+  return body;
 }
