@@ -89,6 +89,41 @@ describe('the demo SAF-T file', () => {
     expect(await codesOf((x) => x.replace('urn:OECD:StandardAuditFile-Tax:PT_1.04_01"', 'urn:example"'))).toContain('not_saft@null');
     expect(await codesOf((x) => x.replace('</Header>', '</Heder>'))).toContain('xml_malformed@null');
   });
+
+  test("a document's own totals: GrossTotal = NetTotal + TaxPayable, NetTotal = its lines, amounts that are numbers", async () => {
+    const totalsOf = async (change: (xml: string) => string) => (await parse(variant(change), null)).checks.filter((c) => c.code === 'document_totals');
+    // a forged GrossTotal (no key given: the hash chain cannot tell)
+    const forged = await totalsOf((x) => x.replace('<GrossTotal>235.15</GrossTotal>', '<GrossTotal>2351.50</GrossTotal>'));
+    expect(forged).toEqual([{ code: 'document_totals', severity: 'error', message: expect.stringContaining('GrossTotal 2351.5 is not NetTotal 195.96 + TaxPayable 39.19'), path: 'Invoice 1T 1/2', line: expect.any(Number) }]);
+    // NetTotal and TaxPayable moved together: the gross still adds up, the lines do not
+    const net = await totalsOf((x) => x.replace(/(<InvoiceNo>1T 1\/2<\/InvoiceNo>[\s\S]*?)<TaxPayable>39.19<\/TaxPayable>\s*<NetTotal>195.96<\/NetTotal>/, '$1<TaxPayable>29.19</TaxPayable><NetTotal>205.96</NetTotal>'));
+    expect(net.map((c) => [c.path, c.message])).toEqual([['Invoice 1T 1/2', expect.stringContaining("NetTotal 205.96, its lines' amounts sum to 195.96")]]);
+    expect((await totalsOf((x) => x.replace('<GrossTotal>235.15</GrossTotal>', '<GrossTotal>2.3515e2</GrossTotal>'))).map((c) => c.message)).toEqual([expect.stringContaining('GrossTotal 2.3515e2 is not a decimal amount')]);
+    // a cent of rounding is allowed
+    expect(await totalsOf((x) => x.replace('<GrossTotal>235.15</GrossTotal>', '<GrossTotal>235.16</GrossTotal>'))).toEqual([]);
+  });
+
+  test('checks of the header and of section totals carry their element\'s line; the hash chain is verified only over a whole file', async () => {
+    const lines = demoText.split('\n');
+    const lineOf = (needle: string) => lines.findIndex((l) => l.includes(needle)) + 1;
+    const total = (await parse(variant((x) => x.replace('<TotalCredit>14918.709</TotalCredit>', '<TotalCredit>14919.709</TotalCredit>')), null)).checks.find((c) => c.code === 'total_amount')!;
+    expect(total.line).toBe(lineOf('<TotalCredit>14918.709</TotalCredit>'));
+    const nif = (await parse(variant((x) => x.replace('<TaxRegistrationNumber>599999993</TaxRegistrationNumber>', '<TaxRegistrationNumber>599999994</TaxRegistrationNumber>')), null)).checks.find((c) => c.code === 'company_nif_invalid')!;
+    expect(nif.line).toBe(lineOf('<TaxRegistrationNumber>599999993</TaxRegistrationNumber>'));
+    // a missing element has no line of its own
+    expect((await parse(variant((x) => x.replace(/<ProductID>[^<]*<\/ProductID>/, '')), null)).checks.find((c) => c.code === 'header_field_missing')!.line).toBeNull();
+    // a truncated file, or one outside the SAF-T namespace, with a key: not verified, whatever was checked
+    const whole = await Bun.file(DEMO).bytes();
+    const truncated = await parse(whole.subarray(0, Math.floor(whole.length * 0.6)));
+    expect(truncated.checks.map((c) => c.code)).toContain('xml_malformed');
+    expect(truncated.hash_chain).toBe('not_verified');
+    expect((await parse(variant((x) => x.replace('urn:OECD:StandardAuditFile-Tax:PT_1.04_01"', 'urn:example"')))).hash_chain).toBe('not_verified');
+    // a document without its date: the signed text shows the date as empty, not "undefined"
+    const noDate = await parse(variant((x) => x.replace(/(<InvoiceNo>1T 1\/2<\/InvoiceNo>[\s\S]*?)<InvoiceDate>[^<]*<\/InvoiceDate>/, '$1')));
+    const chain = noDate.checks.find((c) => c.code === 'hash_chain')!;
+    expect(chain.message).toContain('"\;2017-');
+    expect(noDate.checks.some((c) => c.message.includes('undefined'))).toBe(false);
+  });
 });
 
 describe('POST /v1/saft/parse', () => {

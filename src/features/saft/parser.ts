@@ -83,6 +83,8 @@ export interface SaftResult {
 }
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
+/** a total is the rounded sum of amounts that may carry more decimals: it may differ from their sum by up to a cent */
+const CENT = 0.01 + 1e-9;
 
 export async function parseSaft(
   chunks: AsyncIterable<Uint8Array>,
@@ -96,9 +98,10 @@ export async function parseSaft(
   // counted apart from the list, which stops at maxChecks: an error after that many warnings still
   // makes the file invalid (and refuses its import)
   let errorCount = 0;
-  const add = (severity: SaftCheck['severity'], code: string, message: string, path: string | null = null, line: number | null = null) => {
+  // line: the parser's current line unless given (null: the check has no line, e.g. a missing element)
+  const add = (severity: SaftCheck['severity'], code: string, message: string, path: string | null = null, line?: number | null) => {
     if (severity === 'error') errorCount++;
-    if (checks.length < maxChecks) checks.push({ code, severity, message, path, line: line ?? parser?.line ?? null });
+    if (checks.length < maxChecks) checks.push({ code, severity, message, path, line: line === undefined ? (parser?.line ?? null) : line });
   };
   let key: KeyObject | null = null;
   if (opts.publicKeyPem) {
@@ -114,6 +117,9 @@ export async function parseSaft(
   let text = '';
   let rootOk = false;
   const header: Record<string, string | null> = {};
+  /** where each Header element and each section's declared total ends (their checks' line) */
+  const headerLine: Record<string, number> = {};
+  const declaredLine: Record<string, Record<string, number>> = {};
   const headerSeen = new Set<string>();
   const customers = new Set<string>();
   const suppliers = new Set<string>();
@@ -152,7 +158,7 @@ export async function parseSaft(
     const value = text.trim();
     const depth = stack.length;
     const parent = stack[depth - 2];
-    if (stack[1] === 'Header' && depth === 3) header[name] = value;
+    if (stack[1] === 'Header' && depth === 3) (header[name] = value), (headerLine[name] = parser.line);
     else if (masterRecord && depth >= 4 && stack[1] === 'MasterFiles') {
       if (!(name in masterRecord)) masterRecord[name] = value;
     }
@@ -175,7 +181,10 @@ export async function parseSaft(
     const section = stack[2] as SectionName | undefined;
     if (stack[1] === 'SourceDocuments' && section && SECTIONS[section] && depth === 4 && !doc) {
       declared[section] ??= {};
-      if (/^(NumberOfEntries|NumberOfMovementLines|TotalDebit|TotalCredit|TotalQuantityIssued)$/.test(name)) declared[section]![name] = Number(value);
+      if (/^(NumberOfEntries|NumberOfMovementLines|TotalDebit|TotalCredit|TotalQuantityIssued)$/.test(name)) {
+        declared[section]![name] = Number(value);
+        (declaredLine[section] ??= {})[name] = parser.line;
+      }
     }
     if (doc) {
       if (depth === 5 || (depth === 6 && parent === 'DocumentStatus') || (depth === 6 && parent === 'DocumentTotals')) doc.fields[name] ??= value;
@@ -206,6 +215,7 @@ export async function parseSaft(
     if (status && !ALLOWED[d.section].status.has(status)) add('error', 'document_status', `${where}: ${spec.status} ${status} is not one of the XSD's`, where, d.line);
     const docDate = d.fields[spec.date];
     if (docDate && !isCalendarDate(docDate)) add('error', 'date_invalid', `${where}: ${spec.date} ${docDate} is not a calendar date`, where, d.line);
+    documentTotals(d, where);
     const counter = d.section === 'SalesInvoices' ? 'invoices' : d.section === 'Payments' ? 'payments' : d.section === 'MovementOfGoods' ? 'movements_of_goods' : 'working_documents';
     counts[counter]!++;
     if (d.section === 'SalesInvoices') byType[type] = (byType[type] ?? 0) + 1;
@@ -249,7 +259,7 @@ export async function parseSaft(
         else if (!/^[A-Za-z0-9+/]+=*$/.test(hash) || hash.length < 100) add('error', 'hash_format', `${number}: the Hash is not a base64 RSA signature`, where, d.line);
         else if (key) {
           hashesChecked++;
-          const message = `${d.fields[spec.date]};${d.fields.SystemEntryDate};${number};${d.fields.GrossTotal};${s.hash}`;
+          const message = `${d.fields[spec.date] ?? ''};${d.fields.SystemEntryDate ?? ''};${number};${d.fields.GrossTotal ?? ''};${s.hash}`;
           const ok = createVerify('RSA-SHA1').update(message).verify(key, hash, 'base64');
           if (!ok) (hashFailures++, add('error', 'hash_chain', `${number}: the Hash is not the signature of "${message.slice(0, 120)}" with the key given (altered document or broken chain)`, where, d.line));
         }
@@ -282,15 +292,35 @@ export async function parseSaft(
     for (const p of d.products) pendingRefs.push({ kind: 'product', id: p, path: where, line: d.line });
   }
 
+  /**
+   * A document's own totals (DocumentTotals): numbers; GrossTotal = NetTotal + TaxPayable; NetTotal
+   * = its lines' amounts (credits less debits, either sign). Within a cent: a total is the rounded
+   * sum of amounts that may carry more decimals. A forged total was otherwise valid and imported.
+   */
+  function documentTotals(d: Doc, where: string) {
+    const amounts: Record<string, number> = {};
+    for (const f of ['NetTotal', 'TaxPayable', 'GrossTotal'] as const) {
+      const text = d.fields[f];
+      if (!text) continue; // document_field_missing says so
+      if (!/^-?\d+(\.\d+)?$/.test(text)) add('error', 'document_totals', `${where}: ${f} ${text} is not a decimal amount`, where, d.line);
+      else amounts[f] = Number(text);
+    }
+    const { NetTotal: net, TaxPayable: tax, GrossTotal: gross } = amounts;
+    if (net !== undefined && tax !== undefined && gross !== undefined && Math.abs(gross - (net + tax)) > CENT)
+      add('error', 'document_totals', `${where}: GrossTotal ${gross} is not NetTotal ${net} + TaxPayable ${tax} (${round4(net + tax)})`, where, d.line);
+    if (net !== undefined && d.lines && Math.abs(net - Math.abs(d.credit - d.debit)) > CENT)
+      add('error', 'document_totals', `${where}: NetTotal ${net}, its lines' amounts sum to ${round4(Math.abs(d.credit - d.debit))}`, where, d.line);
+  }
+
   function endOfFile() {
-    for (const f of REQUIRED_HEADER) if (!header[f]) add('error', 'header_field_missing', `Header/${f} is required`, `Header/${f}`, null);
+    for (const f of REQUIRED_HEADER) if (!header[f]) add('error', 'header_field_missing', `Header/${f} is required`, `Header/${f}`, headerLine[f] ?? null);
     if (!headerSeen.has('CompanyAddress')) add('error', 'header_field_missing', 'Header/CompanyAddress is required', 'Header/CompanyAddress', null);
-    if (header.TaxAccountingBasis && !TAX_ACCOUNTING_BASIS.has(header.TaxAccountingBasis)) add('error', 'header_value_invalid', `Header/TaxAccountingBasis ${header.TaxAccountingBasis} is not one of C, E, F, I, P, R, S, T`, 'Header/TaxAccountingBasis', null);
+    if (header.TaxAccountingBasis && !TAX_ACCOUNTING_BASIS.has(header.TaxAccountingBasis)) add('error', 'header_value_invalid', `Header/TaxAccountingBasis ${header.TaxAccountingBasis} is not one of C, E, F, I, P, R, S, T`, 'Header/TaxAccountingBasis', headerLine.TaxAccountingBasis);
     for (const f of ['StartDate', 'EndDate', 'DateCreated'] as const)
-      if (header[f] && !isCalendarDate(header[f]!)) add('error', 'header_value_invalid', `Header/${f} ${header[f]} is not a calendar date`, `Header/${f}`, null);
-    if (header.AuditFileVersion && header.AuditFileVersion !== '1.04_01') add('error', 'version', `AuditFileVersion ${header.AuditFileVersion}, expected 1.04_01`, 'Header/AuditFileVersion', null);
-    if (header.TaxRegistrationNumber && !isValidNif(header.TaxRegistrationNumber)) add('error', 'company_nif_invalid', `TaxRegistrationNumber ${header.TaxRegistrationNumber} fails the check digit`, 'Header/TaxRegistrationNumber', null);
-    if (header.CurrencyCode && header.CurrencyCode !== 'EUR') add('error', 'currency', 'CurrencyCode must be EUR', 'Header/CurrencyCode', null);
+      if (header[f] && !isCalendarDate(header[f]!)) add('error', 'header_value_invalid', `Header/${f} ${header[f]} is not a calendar date`, `Header/${f}`, headerLine[f]);
+    if (header.AuditFileVersion && header.AuditFileVersion !== '1.04_01') add('error', 'version', `AuditFileVersion ${header.AuditFileVersion}, expected 1.04_01`, 'Header/AuditFileVersion', headerLine.AuditFileVersion);
+    if (header.TaxRegistrationNumber && !isValidNif(header.TaxRegistrationNumber)) add('error', 'company_nif_invalid', `TaxRegistrationNumber ${header.TaxRegistrationNumber} fails the check digit`, 'Header/TaxRegistrationNumber', headerLine.TaxRegistrationNumber);
+    if (header.CurrencyCode && header.CurrencyCode !== 'EUR') add('error', 'currency', 'CurrencyCode must be EUR', 'Header/CurrencyCode', headerLine.CurrencyCode);
     for (const r of pendingRefs) {
       if (r.kind === 'customer' && !customers.has(r.id)) add('error', 'customer_unknown', `CustomerID ${r.id} is not in MasterFiles`, r.path, r.line);
       if (r.kind === 'product' && !products.has(r.id)) add('error', 'product_unknown', `ProductCode ${r.id} is not in MasterFiles`, r.path, r.line);
@@ -298,9 +328,9 @@ export async function parseSaft(
     for (const [section, d] of Object.entries(declared)) {
       const c = computed[section] ?? {};
       for (const count of ['NumberOfEntries', 'NumberOfMovementLines'])
-        if (d[count] !== undefined && d[count] !== (c[count] ?? 0)) add('error', 'total_entries', `${section}: ${count} declared ${d[count]}, counted ${c[count] ?? 0}`, `${section}/${count}`, null);
+        if (d[count] !== undefined && d[count] !== (c[count] ?? 0)) add('error', 'total_entries', `${section}: ${count} declared ${d[count]}, counted ${c[count] ?? 0}`, `${section}/${count}`, declaredLine[section]?.[count] ?? null);
       for (const t of ['TotalDebit', 'TotalCredit', 'TotalQuantityIssued'])
-        if (d[t] !== undefined && d[t] !== null && Math.abs(d[t]! - (c[t] ?? 0)) > 0.01) add('error', 'total_amount', `${section}: ${t} declared ${d[t]}, lines sum to ${round4(c[t] ?? 0)}`, `${section}/${t}`, null);
+        if (d[t] !== undefined && d[t] !== null && Math.abs(d[t]! - (c[t] ?? 0)) > 0.01) add('error', 'total_amount', `${section}: ${t} declared ${d[t]}, lines sum to ${round4(c[t] ?? 0)}`, `${section}/${t}`, declaredLine[section]?.[t] ?? null);
     }
     for (const c of Object.values(computed)) for (const k of Object.keys(c)) c[k] = round4(c[k]!);
   }
@@ -319,13 +349,14 @@ export async function parseSaft(
   };
   let head = new Uint8Array(0);
   let broken = false;
+  let malformed = false;
   // errors of the XML are checks; errors of the source (a damaged gzip stream, a limit) propagate
   const write = (text: string) => {
     if (broken) return;
     try {
       parser.write(text);
     } catch (err) {
-      broken = true;
+      broken = malformed = true;
       add('error', 'xml_malformed', `not well-formed XML: ${(err as Error).message.split('\n')[0]}`, null, parser.line);
     }
   };
@@ -362,6 +393,7 @@ export async function parseSaft(
     try {
       parser.close();
     } catch (err) {
+      malformed = true;
       add('error', 'xml_malformed', `not well-formed XML: ${(err as Error).message.split('\n')[0]}`, null, parser.line);
     }
   }
@@ -373,7 +405,8 @@ export async function parseSaft(
     counts: { ...counts, ...Object.fromEntries(Object.entries(byType).map(([t, n]) => [`invoices_${t}`, n])) },
     totals: Object.fromEntries(Object.keys({ ...declared, ...computed }).map((s) => [s, { declared: declared[s] ?? {}, computed: computed[s] ?? {} }])),
     checks,
-    hash_chain: !key ? 'not_verified' : hashFailures ? 'failed' : hashesChecked ? 'verified' : 'not_verified',
+    // verified: every document of a whole, well-formed SAF-T file checked (a truncated file was not)
+    hash_chain: !key ? 'not_verified' : hashFailures ? 'failed' : hashesChecked && rootOk && !malformed ? 'verified' : 'not_verified',
     valid: errorCount === 0,
     bytes,
   };
