@@ -34,7 +34,22 @@ describe('rules', () => {
     expect(by('t4')).toMatchObject({ invoice_ids: ['i19'], rule: 'reference' });
     expect(by('t5')).toMatchObject({ invoice_ids: ['i20', 'i21'], rule: 'combination' });
     expect(r.unmatched_invoices).toEqual([]);
+    expect(r.partially_paid_invoices).toEqual([]); // i18 was paid in two parts: settled
     expect(r.summary).toMatchObject({ transactions: 5, matched_transactions: 5, match_rate: 1 });
+  });
+
+  test("numbers of any SAF-T type code (the producer's own: 1T, 11T, 1TR), spaced or not; a partial payment's rest is reported", () => {
+    const r = reconcile(
+      [tx('t1', 10000, 'RECIBO 1T 1/6'), tx('t2', 5000, 'PAG 11T2024/0003 VOUGA'), tx('t3', 4000, 'TRF FT A/9'), tx('t4', 2500, 'REF:1TR B / 4')],
+      [inv('a', '1T 1/6', 10000), inv('b', '1T 1/7', 10000), inv('c', '11T 2024/3', 5000), inv('d', 'FT A/9', 10000), inv('e', '1TR B/4', 2500)],
+    );
+    const by = (t: string) => r.matches.find((m) => m.transaction_ids.includes(t))!;
+    expect(by('t1')).toMatchObject({ invoice_ids: ['a'], rule: 'reference', confidence: 0.99 });
+    expect(by('t2')).toMatchObject({ invoice_ids: ['c'], rule: 'reference' });
+    expect(by('t3')).toMatchObject({ invoice_ids: ['d'], rule: 'partial' });
+    expect(by('t4')).toMatchObject({ invoice_ids: ['e'], rule: 'reference' });
+    expect(r.unmatched_invoices).toEqual(['b']);
+    expect(r.partially_paid_invoices).toEqual([{ invoice_id: 'd', paid_cents: 4000, remaining_cents: 6000 }]);
   });
 
   test('sequence only, amount and date, combination without reference; fees within tolerance; ambiguity left unmatched', () => {
@@ -127,6 +142,13 @@ describe('POST /v1/reconcile', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ source: 'body', matches: [{ transaction_ids: ['t1'], invoice_ids: ['i1'], amount: 123, rule: 'reference' }], unmatched_transactions: ['t2'], unmatched_invoices: [] });
     expect(r.body.summary).toEqual({ transactions: 2, invoices: 1, matched_transactions: 1, matched_invoices: 1, amount_matched: 123, match_rate: 1 });
+    expect(r.body.partially_paid_invoices).toEqual([]);
+    // a partial payment: the invoice is matched, not unmatched, and what stays open is said
+    const part = await post({
+      transactions: [{ id: 't1', date: '2026-03-10', amount: 400, description: 'PAG FT A/1' }],
+      invoices: [{ id: 'a', number: 'FT A/1', issue_date: '2026-02-01', due_date: '2026-03-01', amount_open: 1000 }],
+    });
+    expect(part.body).toMatchObject({ matches: [{ invoice_ids: ['a'], rule: 'partial', amount: 400 }], unmatched_invoices: [], partially_paid_invoices: [{ invoice_id: 'a', paid: 400, remaining: 600 }] });
   });
 
   test('the tenant\'s synced data; another tenant\'s reference finds nothing', async () => {
@@ -163,6 +185,8 @@ describe('POST /v1/reconcile', () => {
       [{ transactions: [], invoices: [], fee_tolerance: 1000 }, 'fee_tolerance'],
     ];
     for (const [body, path] of cases) expect(expectError(await post(body), 422, 'validation_failed').fields.map((f: any) => f.path)).toContain(path);
+    // neither given: the message does not speak of both
+    expect(expectError(await post({}), 422, 'validation_failed').fields).toEqual([{ path: '(body)', message: 'give transactions and invoices, or source' }]);
     // ids name the items in the answer: a repeated one is refused, naming the first
     const tx = (id: string) => ({ id, date: '2026-03-02', amount: 1, description: '' });
     const inv = (id: string) => ({ id, number: `FT 1/${id}`, issue_date: '2026-01-01', amount_open: 1 });

@@ -53,15 +53,31 @@ export const DEFAULT_RECON_OPTIONS: ReconOptions = { fee_tolerance_cents: 250, m
 
 const DAY = 86_400_000;
 const day = (d: string) => Math.floor(Date.parse(d.slice(0, 10) + 'T00:00:00Z') / DAY);
-const NUMBER_RE = /\b(FT|FR|FS|NC|ND|FA|VD)\s?([A-Z0-9]+(?:[-.][A-Z0-9]+)*)\s?\/\s?(\d{1,10})\b/g;
+// a document number is "CODE SERIES/N" (SAF-T InvoiceNo: the code is the producer's own, e.g. FT,
+// 1T, 11T, 1TR): each "/N" of a description is tried with the one and the two words before it,
+// written with or without their space ("FT A/12", "FTA/12", "1T 1/6")
+const SLASH_NUMBER_RE = /\/\s?(\d{1,10})(?!\d)/g;
+const WORDS_BEFORE_RE = /([A-Z0-9][A-Z0-9._-]*)?\s*([A-Z0-9][A-Z0-9._-]*)\s?$/;
 const ATCUD_RE = /\b([A-Z0-9]{8,70})-(\d{1,10})\b/g;
 const SEQ_RE = /\b(?:FACT|FAT|FATURA|FACTURA|FT|DOC|REF)\.?\s?N?[º°O]?\s?(\d{1,10})\b/g;
 
-const numberKey = (type: string, series: string, seq: string) => `${type} ${series}/${Number(seq)}`;
-const normNumber = (n: string) => {
-  const m = /^\s*([A-Z]{2})\s?(.+?)\s?\/\s?(\d+)\s*$/i.exec(n);
-  return m ? numberKey(m[1]!.toUpperCase(), m[2]!.toUpperCase(), m[3]!) : n.trim().toUpperCase();
+/** a document number without its spaces, its sequence without leading zeros: "FT A/0012" → "FTA/12" */
+const compactNumber = (n: string) => {
+  const m = /^(.*?)\s?\/\s?(\d+)\s*$/.exec(n.toUpperCase());
+  return m ? `${m[1]!.replace(/\s+/g, '')}/${Number(m[2])}` : n.replace(/\s+/g, '').toUpperCase();
 };
+/** the document numbers a description may name, compacted as compactNumber does */
+function numbersIn(desc: string): string[] {
+  const out: string[] = [];
+  for (const m of desc.matchAll(SLASH_NUMBER_RE)) {
+    const before = WORDS_BEFORE_RE.exec(desc.slice(Math.max(0, m.index! - 60), m.index!));
+    if (!before) continue;
+    const seq = Number(m[1]);
+    out.push(`${before[2]}/${seq}`);
+    if (before[1]) out.push(`${before[1]}${before[2]}/${seq}`);
+  }
+  return out;
+}
 const seqOf = (n: string) => Number(/\/\s?(\d+)\s*$/.exec(n)?.[1] ?? NaN);
 
 /** The payer's name and an invoice's customer: the bank prints it upper-case, accents removed, cut at 22 characters. */
@@ -83,6 +99,8 @@ export interface ReconResult {
   matches: ReconMatch[];
   unmatched_transactions: string[];
   unmatched_invoices: string[];
+  /** invoices a payment matched but did not settle: what was paid here and what stays open */
+  partially_paid_invoices: { invoice_id: string; paid_cents: number; remaining_cents: number }[];
   summary: { transactions: number; invoices: number; matched_transactions: number; matched_invoices: number; amount_matched_cents: number; match_rate: number };
 }
 
@@ -97,7 +115,7 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
   const byAtcud = new Map<string, OpenInvoice>();
   const bySeq = new Map<number, OpenInvoice[]>();
   for (const i of invs) {
-    byNumber.set(normNumber(i.number), i);
+    byNumber.set(compactNumber(i.number), i);
     if (i.atcud) byAtcud.set(i.atcud.toUpperCase(), i);
     const s = seqOf(i.number);
     if (Number.isFinite(s)) (bySeq.get(s) ?? bySeq.set(s, []).get(s)!).push(i);
@@ -131,8 +149,8 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
   for (const t of credits) {
     const desc = t.description.toUpperCase();
     const found: OpenInvoice[] = [];
-    for (const m of desc.matchAll(NUMBER_RE)) {
-      const i = byNumber.get(numberKey(m[1]!, m[2]!, m[3]!));
+    for (const n of numbersIn(desc)) {
+      const i = byNumber.get(n);
       if (i && !found.includes(i)) found.push(i);
     }
     for (const m of desc.matchAll(ATCUD_RE)) {
@@ -200,6 +218,9 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
     matches,
     unmatched_transactions: txns.filter((t) => !matchedTxns.has(t.id)).map((t) => t.id),
     unmatched_invoices: invs.filter((i) => !matchedInvoices.has(i.id)).map((i) => i.id),
+    partially_paid_invoices: invs
+      .filter((i) => matchedInvoices.has(i.id) && openOf(i) > tol)
+      .map((i) => ({ invoice_id: i.id, paid_cents: i.amount_open_cents - openOf(i), remaining_cents: openOf(i) })),
     summary: {
       transactions: transactions.length,
       invoices: invoices.length,

@@ -58,7 +58,7 @@ export function reconcileRoutes(ctx: AppContext) {
       async ({ auth, body }) => {
         const inline = body.transactions !== undefined || body.invoices !== undefined;
         if (inline === (body.source !== undefined))
-          throw validationError([{ path: inline ? 'source' : '(body)', message: 'give either transactions and invoices, or source (not both)' }]);
+          throw validationError([inline ? { path: 'source', message: 'give either transactions and invoices, or source (not both)' } : { path: '(body)', message: 'give transactions and invoices, or source' }]);
         if (inline && (body.transactions === undefined || body.invoices === undefined))
           throw validationError([{ path: body.transactions === undefined ? 'transactions' : 'invoices', message: 'required with the other' }]);
         // a match names ids: two items under one id could not be told apart in the answer
@@ -81,6 +81,7 @@ export function reconcileRoutes(ctx: AppContext) {
           matches: r.matches.map(({ amount_cents, ...m }) => ({ ...m, amount: amount_cents / 100 })),
           unmatched_transactions: r.unmatched_transactions,
           unmatched_invoices: r.unmatched_invoices,
+          partially_paid_invoices: r.partially_paid_invoices.map((p) => ({ invoice_id: p.invoice_id, paid: p.paid_cents / 100, remaining: p.remaining_cents / 100 })),
           summary: {
             transactions: r.summary.transactions,
             invoices: r.summary.invoices,

@@ -58,6 +58,10 @@ export const ReconcileResponse = t.Object({
   ),
   unmatched_transactions: t.Array(t.String()),
   unmatched_invoices: t.Array(t.String()),
+  partially_paid_invoices: t.Array(
+    t.Object({ invoice_id: t.String(), paid: t.Number({ description: 'paid by the matched payments of this request' }), remaining: t.Number({ description: 'still open after them' }) }),
+    { description: 'Invoices a payment matched without settling them (a partial payment): in a match, not in unmatched_invoices, and still open by remaining' },
+  ),
   summary: t.Object({
     transactions: Int(),
     invoices: Int(),
