@@ -72,6 +72,23 @@ describe('POST /v1/gdpr/request', () => {
     expectError(await h.json('GET', `/v1/gdpr/requests/${r.body.request_id}`, { key: other.api_key }), 404, 'resource_not_found');
   });
 
+  test("by NIF alone: the bank transactions of the names on the person's invoices, and the payments matched to those invoices", async () => {
+    const t = await tenantWithPerson();
+    const { db, t: tb } = h.ctx.database;
+    const now = h.ctx.clock.now();
+    // a payment with the bank's own spelling of the payer, matched to the person's invoice FT 1
+    await db.insert(tb.bankTransactions).values({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'books', providerTransactionId: 'b3', bookingDate: '2026-10-20', amountCents: 1230, currency: 'EUR', description: 'TRF FT 1', counterpartyName: 'A R COSTA', counterpartyIban: null, matchedInvoiceNumber: 'FT 1', sourceUpdatedAt: now.toISOString(), syncedAt: now } as never);
+    const access = await settled(t.api_key, (await post(t.api_key, { type: 'access', subject: { nif: PERSON_NIF } })).body.request_id);
+    expect(access.found).toMatchObject({ invoices: 1, bank_transactions: 2 });
+    const bundle = (await h.json('GET', access.bundle_url, { key: t.api_key })).body;
+    expect(bundle.categories.bank_transactions.map((x: any) => x.counterparty_name).sort()).toEqual(['A R COSTA', 'Ana Rita Costa']);
+    expect(JSON.stringify(bundle)).not.toContain('Rui Sousa');
+    const erased = await settled(t.api_key, (await post(t.api_key, { type: 'erasure', subject: { nif: PERSON_NIF } })).body.request_id);
+    expect(erased.actions).toEqual(expect.arrayContaining([expect.objectContaining({ category: 'bank_transactions', count: 2 })]));
+    const txns = await db.select().from(tb.bankTransactions).where(eq(tb.bankTransactions.tenantId, t.tenant_id));
+    expect(txns.map((x) => x.counterpartyName ?? '').sort()).toEqual(['', '', 'Rui Sousa']);
+  });
+
   test('erasure: what no law holds is redacted; AML records and tax records are kept and listed with why; partially completed', async () => {
     const t = await tenantWithPerson();
     const r = await post(t.api_key, { type: 'erasure', subject: { nif: PERSON_NIF, name: 'Ana Rita Costa' } });

@@ -221,10 +221,10 @@ export class SubjectRequests {
     };
     const textHas = (column: SQL | unknown, needle: string) => sql`lower(cast(${column} as text)) like ${`%${needle.replace(/[%_\\]/g, '')}%`}`;
     /** stored names of a column that are the subject's, compared as normName */
-    const namesIn = async (table: typeof t.invoices | typeof t.bankTransactions | typeof t.amlScreenings, column: typeof t.invoices.customerName | typeof t.bankTransactions.counterpartyName | typeof t.amlScreenings.name) => {
-      if (!name) return [];
+    const namesIn = async (table: typeof t.invoices | typeof t.bankTransactions | typeof t.amlScreenings, column: typeof t.invoices.customerName | typeof t.bankTransactions.counterpartyName | typeof t.amlScreenings.name, also: Set<string> = new Set()) => {
+      if (!name && !also.size) return [];
       const distinct = await db.selectDistinct({ v: column }).from(table).where(and(eq((table as typeof t.invoices).tenantId, tenantId), eq((table as typeof t.invoices).env, env)));
-      return distinct.map((d) => d.v).filter((v): v is string => typeof v === 'string' && normName(v) === name);
+      return distinct.map((d) => d.v).filter((v): v is string => typeof v === 'string' && (normName(v) === name || also.has(normName(v))));
     };
 
     // invoices: the customer's NIF, name, or e-mail in the provider document
@@ -234,12 +234,20 @@ export class SubjectRequests {
     if (s.nif) invConds.push(eq(inv.customerNif, s.nif));
     if (invNames.length) invConds.push(inArray(inv.customerName, invNames));
     if (email) invConds.push(textHas(inv.data, email));
-    if (invConds.length) push('invoices', await db.select().from(inv).where(and(eq(inv.tenantId, tenantId), eq(inv.env, env), or(...invConds))));
+    const invoices = invConds.length ? await db.select().from(inv).where(and(eq(inv.tenantId, tenantId), eq(inv.env, env), or(...invConds))) : [];
+    push('invoices', invoices);
 
-    // bank transactions: the counterparty's name
+    // bank transactions: the counterparty's name, or one of the names on the subject's invoices
+    // (found by NIF, the payer's name is theirs), or a payment matched to one of those invoices
     const bt = t.bankTransactions;
-    const btNames = await namesIn(bt, bt.counterpartyName);
-    if (btNames.length) push('bank_transactions', await db.select().from(bt).where(and(eq(bt.tenantId, tenantId), eq(bt.env, env), inArray(bt.counterpartyName, btNames))));
+    const btNames = await namesIn(bt, bt.counterpartyName, new Set(invoices.flatMap((i) => (i.customerName ? [normName(i.customerName)] : []))));
+    const btConds: SQL[] = [];
+    if (btNames.length) btConds.push(inArray(bt.counterpartyName, btNames));
+    for (const i of invoices) btConds.push(and(eq(bt.provider, i.provider), eq(bt.customerReference, i.customerReference), eq(bt.matchedInvoiceNumber, i.number))!);
+    const transactions = new Map<string, Record<string, unknown>>();
+    for (let k = 0; k < btConds.length; k += 200)
+      for (const row of await db.select().from(bt).where(and(eq(bt.tenantId, tenantId), eq(bt.env, env), or(...btConds.slice(k, k + 200))))) transactions.set(row.id, row);
+    push('bank_transactions', [...transactions.values()]);
 
     // AML screenings of the person's name; KYC verifications naming them (as a representative) or their NIF
     const am = t.amlScreenings;
