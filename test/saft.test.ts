@@ -88,6 +88,11 @@ describe('the demo SAF-T file', () => {
     expect(fromMislabelled.valid).toBe(false);
     expect(await codesOf((x) => x.replace('urn:OECD:StandardAuditFile-Tax:PT_1.04_01"', 'urn:example"'))).toContain('not_saft@null');
     expect(await codesOf((x) => x.replace('</Header>', '</Heder>'))).toContain('xml_malformed@null');
+    // elements nested deeper than any SAF-T file (each cost its depth: 100,000 of them held the event loop ~20 s)
+    const deep = `<?xml version="1.0"?><AuditFile xmlns="urn:OECD:StandardAuditFile-Tax:PT_1.04_01">${'<a>'.repeat(100_000)}${'</a>'.repeat(100_000)}</AuditFile>`;
+    const tooDeep = await parse(new TextEncoder().encode(deep), null);
+    expect(tooDeep.checks.map((c) => c.code)).toEqual(['xml_too_deep']);
+    expect(tooDeep.valid).toBe(false);
   });
 
   test("a document's own totals: GrossTotal = NetTotal + TaxPayable, NetTotal = its lines, amounts that are numbers", async () => {

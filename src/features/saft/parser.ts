@@ -83,6 +83,12 @@ export interface SaftResult {
 }
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
+/**
+ * SAF-T nests ~8 deep; the XML parser's namespace scopes make each element cost its depth, so a
+ * file of 100,000 nested elements (700 KB) held the event loop for ~20 s. Deeper is refused.
+ */
+const MAX_DEPTH = 64;
+class TooDeep extends Error {}
 /** a total is the rounded sum of amounts that may carry more decimals: it may differ from their sum by up to a cent */
 const CENT = 0.01 + 1e-9;
 
@@ -138,6 +144,7 @@ export async function parseSaft(
   parser.on('opentag', (t) => {
     const tag = t as SaxesTagNS;
     const name = tag.local;
+    if (stack.length >= MAX_DEPTH) throw new TooDeep();
     stack.push(name);
     text = '';
     if (stack.length === 3 && stack[1] === 'Header') headerSeen.add(name); // structured ones (CompanyAddress) hold no text of their own
@@ -357,7 +364,8 @@ export async function parseSaft(
       parser.write(text);
     } catch (err) {
       broken = malformed = true;
-      add('error', 'xml_malformed', `not well-formed XML: ${(err as Error).message.split('\n')[0]}`, null, parser.line);
+      if (err instanceof TooDeep) add('error', 'xml_too_deep', `elements nested more than ${MAX_DEPTH} deep: not a SAF-T file (the rest is not read)`, null, parser.line);
+      else add('error', 'xml_malformed', `not well-formed XML: ${(err as Error).message.split('\n')[0]}`, null, parser.line);
     }
   };
   for await (const chunk of chunks) {
