@@ -140,10 +140,22 @@ describe('a list field given text, an object or a number', () => {
     ['/v1/score/batch', { items: '599000015' }, 'items'],
     ['/v1/reconcile', { transactions: 'none', invoices: [] }, 'transactions'],
     ['/v1/admin/oauth-clients', { name: 'x', scopes: 'score' }, 'scopes'],
+    // an empty text was taken for an empty list by Elysia's normalisation, and passed
+    ['/v1/kyc/verify', { nif: '599000015', representatives: '' }, 'representatives'],
+    ['/v1/reconcile', { transactions: '', invoices: [] }, 'transactions'],
+    ['/v1/score/batch', { items: '' }, 'items'],
+    ['/v1/forecast', { payables: '', source: { provider: 'demo', customer_reference: 'x' } }, 'payables'],
   ] as const)('%s %j → 422 "must be an array" on the field itself, not one error per character', async (path, body, field) => {
     const b = expectError(await h.json('POST', path, { key, body }), 422, 'validation_failed');
     expect(b.fields).toContainEqual({ path: field, message: 'must be an array' });
     expect(b.fields.filter((f: any) => f.path.startsWith(`${field}.`))).toEqual([]);
+  });
+});
+
+describe('null where an optional field is absent', () => {
+  test('POST /v1/score refresh: null is 422 on the field (on the fast path it was taken for the default)', async () => {
+    const b = expectError(await h.json('POST', '/v1/score', { key, body: { nif: '599000015', refresh: null } }), 422, 'validation_failed');
+    expect(b.fields).toEqual([{ path: 'refresh', message: 'must be one of: "cached_ok", "force_refresh"' }]);
   });
 });
 

@@ -90,3 +90,24 @@ export function assertWellFormedStrings(text: string, value: unknown) {
   const out = problemsIn(value, illFormed);
   if (out.length) throw validationError(out);
 }
+
+/**
+ * Where Elysia's normalisation took an empty string for an empty array (it mirrors a value by its
+ * length): the fields, as parsed, that hold a string where the validated body holds an array. Such
+ * a body passed validation ({"transactions": ""} was an empty list); a non-empty string fails it
+ * anyway (http-errors.ts unmangled names it).
+ */
+export function stringsTakenForArrays(parsed: unknown, validated: unknown): FieldError[] {
+  const out: FieldError[] = [];
+  const walk = (o: unknown, v: unknown, path: string) => {
+    if (out.length >= 20 || o === null || typeof o !== 'object') return;
+    for (const [k, x] of Object.entries(v as object)) {
+      const at = path ? `${path}.${k}` : k;
+      const given = (o as Record<string, unknown>)[k];
+      if (Array.isArray(x) && typeof given === 'string') out.push({ path: at, message: 'must be an array' });
+      else if (x !== null && typeof x === 'object') walk(given, x, at);
+    }
+  };
+  if (validated !== null && typeof validated === 'object') walk(parsed, validated, '');
+  return out;
+}

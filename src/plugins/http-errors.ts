@@ -451,6 +451,16 @@ function byType(e: ValidationLike['all'][number]): string | undefined {
   }
 }
 
+/** the value at a validator's path ("/a/0/b") in a parsed body, or undefined */
+function valueAt(body: unknown, path: string): unknown {
+  let v = body;
+  for (const part of path.split('/').slice(1)) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string, unknown>)[part];
+  }
+  return v;
+}
+
 function fromValidation(error: ValidationLike, request: Request): ApiError {
   // a query number that fails after coercion loses its name ("property" errors): find it in the URL
   if (error.type === 'property') {
@@ -470,11 +480,14 @@ function fromValidation(error: ValidationLike, request: Request): ApiError {
   const where = error.type === 'query' ? 'query.' : error.type === 'params' ? 'path.' : error.type === 'headers' ? 'header.' : '';
   const seen = new Set<string>();
   const fields: FieldError[] = [];
+  const parsed = error.type === 'body' ? requestState(request).parsedBody : undefined;
   for (const e of unmangled(error, request)) {
     const path = where + (e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)');
     if (seen.has(path)) continue; // first (most specific) message per path
     seen.add(path);
-    fields.push({ path, message: describe(e) });
+    // an empty text normalised into an empty list fails as a list ("at least 1 item"): it is no list
+    const textForList = parsed !== undefined && Array.isArray(e.value) && typeof valueAt(parsed, e.path) === 'string';
+    fields.push({ path, message: textForList ? 'must be an array' : describe(e) });
   }
   // NIFs failing their check digit and nothing else: invalid_nif, as the routes' own checks answer
   return fieldProblems(fields);

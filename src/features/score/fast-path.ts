@@ -25,7 +25,7 @@ export function scoreFastPath(ctx: AppContext, service: ScoreService) {
     scope: 'score',
     accept(input) {
       const req = input as ScoreBody;
-      req.refresh ??= 'cached_ok';
+      if (req.refresh === undefined) req.refresh = 'cached_ok'; // (null is not absent: the Elysia route refuses it)
       return body.Check(req) ? req : null;
     },
     answer: (caller, req, lang) => service.score(caller, req, lang),
