@@ -130,6 +130,16 @@ describe('a whole number sent as text', () => {
     expect(b.fields).toEqual([{ path: 'margin_bps', message: 'must be an integer from 0 to 5000' }]);
     expect((await h.json('GET', '/v1/admin/credit-policy', { key: t.api_key })).body).toEqual(before);
   });
+
+  test('PATCH credit policy: lgd given as text (or a list) is refused with the rest, not dropped while margin_bps is saved', async () => {
+    const t = await h.tenant();
+    const before = (await h.json('GET', '/v1/admin/credit-policy', { key: t.api_key })).body;
+    for (const lgd of ['x', '', 5, [0.4]]) {
+      const b = expectError(await h.json('PATCH', '/v1/admin/credit-policy', { key: t.api_key, body: { margin_bps: 50, lgd } }), 422, 'validation_failed');
+      expect(b.fields).toEqual([{ path: 'lgd', message: 'must be an object' }]);
+    }
+    expect((await h.json('GET', '/v1/admin/credit-policy', { key: t.api_key })).body).toEqual(before);
+  });
 });
 
 describe('a list field given text, an object or a number', () => {

@@ -92,20 +92,22 @@ export function assertWellFormedStrings(text: string, value: unknown) {
 }
 
 /**
- * Where Elysia's normalisation took an empty string for an empty array (it mirrors a value by its
- * length): the fields, as parsed, that hold a string where the validated body holds an array. Such
- * a body passed validation ({"transactions": ""} was an empty list); a non-empty string fails it
- * anyway (http-errors.ts unmangled names it).
+ * Where Elysia's normalisation changed a value's kind without a word (it mirrors a value by the
+ * schema: a text by its length, so "" became [] and "x" became {}): the fields, as parsed, holding
+ * something else than the list or object the validated body holds there. Such bodies passed
+ * validation ({"transactions": ""} was an empty list, {"lgd": "x"} no change at all).
  */
-export function stringsTakenForArrays(parsed: unknown, validated: unknown): FieldError[] {
+export function kindsChangedByNormalisation(parsed: unknown, validated: unknown): FieldError[] {
   const out: FieldError[] = [];
   const walk = (o: unknown, v: unknown, path: string) => {
     if (out.length >= 20 || o === null || typeof o !== 'object') return;
     for (const [k, x] of Object.entries(v as object)) {
+      if (x === null || typeof x !== 'object') continue;
       const at = path ? `${path}.${k}` : k;
       const given = (o as Record<string, unknown>)[k];
-      if (Array.isArray(x) && typeof given === 'string') out.push({ path: at, message: 'must be an array' });
-      else if (x !== null && typeof x === 'object') walk(given, x, at);
+      if (given === undefined) continue; // a default filled in
+      if (Array.isArray(x) !== Array.isArray(given) || given === null || typeof given !== 'object') out.push({ path: at, message: Array.isArray(x) ? 'must be an array' : 'must be an object' });
+      else walk(given, x, at);
     }
   };
   if (validated !== null && typeof validated === 'object') walk(parsed, validated, '');

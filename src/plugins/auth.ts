@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context';
 import { ApiError, JSON_UTF8, notAnObject, validationError } from '../lib/errors';
-import { stringsTakenForArrays } from '../lib/json-guard';
+import { kindsChangedByNormalisation } from '../lib/json-guard';
 import { safeEqual } from '../lib/crypto';
 import { rateLimitHeaders, type RateDecision, type RateRequest } from '../lib/rate-limiter';
 import type { MaybePromise } from '../lib/maybe-promise';
@@ -290,7 +290,7 @@ export function authed(ctx: AppContext, scope: Scope | null) {
     .onBeforeHandle({ as: 'scoped' }, async ({ request, headers, body, auth, path, set }) => {
       const state = requestState(request);
       if (state.nonObjectBody) throw notAnObject();
-      const taken = state.parsedBody === undefined ? [] : stringsTakenForArrays(state.parsedBody, body);
+      const taken = state.parsedBody === undefined ? [] : kindsChangedByNormalisation(state.parsedBody, body);
       if (taken.length) throw validationError(taken);
       if (request.method !== 'POST') return;
       const idemKey = headers['idempotency-key'];
