@@ -119,9 +119,26 @@ describe('programmes, suppliers, payables', () => {
       const ev = (await h.json('GET', '/v1/events?type=default.flagged', { key: k })).body.data;
       expect(ev.length).toBe(1);
       expect(ev[0].data).toMatchObject({ payable_id: x.payable_id, automatic: true, kind: 'confirming' });
+      // the anchor still owes a defaulted payable: it keeps using the programme's limit
+      expect((await h.json('GET', `/v1/confirming/anchor/${p.programme_id}`, { key: k })).body).toMatchObject({ used_cents: 100_000 });
     } finally {
       h.clock.advance(-100 * 86_400_000);
     }
+  });
+
+  test('a payable due beyond the programme\'s payment terms (and a month of grace) is refused, not priced at them', async () => {
+    const t = await h.tenant();
+    const p = await programme(t.api_key); // 90 days
+    const url = `/v1/confirming/anchor/${p.programme_id}/payables`;
+    // issued 2026-11-02: 120 days later is 2027-03-02
+    const far = await h.json('POST', url, { key: t.api_key, body: { payables: [payable('T1', 10_000, '2027-03-03'), payable('T2', 10_000, '9999-12-31')] } });
+    expect(expectError(far, 422, 'validation_failed').fields).toEqual([
+      { path: 'payables.0.due_date', message: expect.stringContaining('payment terms (90 days') },
+      { path: 'payables.1.due_date', message: expect.stringContaining('payment terms (90 days') },
+    ]);
+    const ok = await h.json('POST', url, { key: t.api_key, body: { payables: [payable('T3', 10_000, '2027-03-02')] } });
+    expect(ok.status).toBe(201);
+    expect(ok.body.data[0].offer.net_cents).toBeGreaterThan(0);
   });
 
   test('scope, tenants, Idempotency-Key, the embed link', async () => {

@@ -156,6 +156,52 @@ describe('double assignment, lifecycle, events, audit', () => {
     expect((await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('D 1/2', TIER_A, 20_000)] })).status).toBe(201);
   });
 
+  test('one invoice whatever its number\'s case and spacing; a defaulted operation still counts as the debtor\'s exposure', async () => {
+    const t = await h.tenant();
+    const first = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('IK-2', TIER_A, 10_000)] }, t.api_key);
+    expect(first.status).toBe(201);
+    for (const number of [' IK-2', 'ik-2', 'IK-2\u00a0', 'IK-2 ']) expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv(number, TIER_A, 10_000)] }, t.api_key), 409, 'invoice_already_assigned');
+    // twice in one request, spelt apart
+    expect(expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('IK-7', TIER_A, 10_000), inv('ik-7', TIER_A, 10_000)] }, t.api_key), 422, 'validation_failed').fields).toEqual([{ path: 'invoices.1.number', message: 'repeats invoices.0' }]);
+    // funded, then defaulted: the factor still holds the credit, and the debtor's exposure keeps it
+    expect((await act(first.body.operation_id, 'fund', {}, t.api_key)).body.status).toBe('funded');
+    expect((await act(first.body.operation_id, 'default', { reason: 'debtor insolvent' }, t.api_key)).body.status).toBe('defaulted');
+    const next = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('IK-3', TIER_A, 20_000)] }, t.api_key);
+    expect(next.body.debtors[0].other_exposure_cents).toBe(10_000);
+  });
+
+  test('ERP invoices: a credit note or an invoice-receipt is no receivable; the books\' company alone assigns them; the books\' dates and amounts stand', async () => {
+    const t = await h.tenant();
+    const { db, t: tables } = h.ctx.database;
+    const now = h.ctx.clock.now();
+    const row = (number: string, documentType: string, dueDate: string | null) => ({
+      id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'own-books', providerDocumentId: number, documentType, number, atcud: null,
+      issueDate: '2026-11-05', dueDate, customerNif: TIER_A, customerName: 'Alfa, S.A.', currency: 'EUR', netTotalCents: 100_000, taxTotalCents: 23_000, grossTotalCents: 123_000, status: 'N', data: {}, sourceUpdatedAt: now.toISOString(), syncedAt: now,
+    });
+    await db.insert(tables.invoices).values([row('FT 2026/1', 'FT', '2027-01-04'), row('NC 2026/5', 'NC', null), row('FR 2026/3', 'FR', null), row('FT 2026/2', 'FT', '2026-11-12')] as never);
+    // the books are SELLER's (the connection says so)
+    await db.insert(tables.erpConnections).values({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'own-books', status: 'active', returnUrl: 'https://example.pt/done', companyNif: SELLER, createdAt: now, updatedAt: now } as never);
+    const erp = { provider: 'demo', customer_reference: 'own-books' };
+    const bad = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [{ number: 'NC 2026/5', erp, due_date: '2027-01-10' }, { number: 'FR 2026/3', erp, due_date: '2027-01-10' }, { number: 'FT 2026/2', erp, due_date: '2027-03-01' }] }, t.api_key);
+    const fields = expectError(bad, 422, 'validation_failed').fields;
+    expect(fields).toContainEqual({ path: 'invoices.0.number', message: expect.stringContaining('a credit note') });
+    expect(fields).toContainEqual({ path: 'invoices.1.number', message: expect.stringContaining('an invoice-receipt') });
+    expect(fields).toContainEqual({ path: 'invoices.2.due_date', message: expect.stringContaining('differs from the ERP data (2026-11-12)') });
+    // another seller cannot assign these books' invoices
+    const other = expectError(await create({ seller_nif: '599000040', modality: 'recourse', invoices: [{ number: 'FT 2026/1', erp }] }, t.api_key), 422, 'validation_failed');
+    expect(other.fields).toEqual([{ path: 'invoices.0.erp', message: expect.stringContaining(`company ${SELLER}'s`) }]);
+    expect((await create({ seller_nif: SELLER, modality: 'recourse', invoices: [{ number: 'FT 2026/1', erp }] }, t.api_key)).status).toBe(201);
+  });
+
+  test('a due date more than a year away (or a year after the invoice) is refused: factoring takes short-term receivables', async () => {
+    const r = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('Y-1', TIER_A, 10_000, '9999-12-31'), { ...inv('Y-2', TIER_A, 10_000, '2027-06-01'), issue_date: '2000-01-01' }, inv('Y-3', TIER_A, 10_000, '2027-11-22')] });
+    expect(expectError(r, 422, 'validation_failed').fields).toEqual([
+      { path: 'invoices.0.due_date', message: expect.stringContaining('more than 365 days after today') },
+      { path: 'invoices.1.due_date', message: expect.stringContaining('more than 365 days after the issue date') },
+      { path: 'invoices.2.due_date', message: expect.stringContaining('more than 365 days after') },
+    ]);
+  });
+
   test('concurrent submissions of one invoice: exactly one holds it', async () => {
     const t = await h.tenant();
     const results = await Promise.all(Array.from({ length: 4 }, () => create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('RACE-1', TIER_A, 10_000)] }, t.api_key)));
@@ -181,7 +227,10 @@ describe('double assignment, lifecycle, events, audit', () => {
       expectError(await act(op.operation_id, 'fund', { collected_cents: 5 }, k), 409, 'invalid_transition');
       const settled = (await act(op.operation_id, 'settle', { collected_cents: 950_000 }, k)).body;
       const fp = funded.funding.pricing;
-      expect(settled).toMatchObject({ status: 'settled', allowed_actions: [], settlement: { collected_cents: 950_000, shortfall_cents: 50_000, reserve_released_cents: 950_000 - fp.advance_cents - fp.discount_fee_cents - fp.service_fee_cents } });
+      // the fees were taken at funding: the reserve is what was collected over the advance, and the
+      // seller gets, in all, what was collected less the fees once
+      expect(settled).toMatchObject({ status: 'settled', allowed_actions: [], settlement: { collected_cents: 950_000, shortfall_cents: 50_000, reserve_released_cents: 950_000 - fp.advance_cents } });
+      expect(fp.net_to_seller_cents + settled.settlement.reserve_released_cents).toBe(950_000 - fp.discount_fee_cents - fp.service_fee_cents);
       expect(settled.history.map((x: any) => x.status)).toEqual(['submitted', 'approved', 'funded', 'settled']);
       expectError(await act(op.operation_id, 'default', { reason: 'x' }, k), 409, 'invalid_transition');
       const events = await h.json('GET', '/v1/events?type=settlement.completed', { key: k });

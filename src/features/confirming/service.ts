@@ -1,3 +1,4 @@
+import { assignmentKey } from '../finance/assignment-key';
 import { and, desc, eq, inArray, lt } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
@@ -9,7 +10,7 @@ import type { DecisionService } from '../decision/service';
 import { daysBetween, discountCents, sumCents } from '../finance/money';
 import type { Env } from '../tenants/service';
 import type { OfferT, PayableViewT, ProgrammeBody } from './model';
-import { nextPayableStatus, payableActions, payableHoldsInvoice, type PayableAction, type PayableStatus } from './states';
+import { LIMIT_STATUSES, nextPayableStatus, payableActions, payableHoldsInvoice, type PayableAction, type PayableStatus } from './states';
 
 export type { FinanceCaller } from '../finance/caller';
 import type { FinanceCaller } from '../finance/caller';
@@ -30,6 +31,8 @@ interface PayableData {
   history: PayableViewT['history'];
 }
 
+/** days past a programme's payment terms a payable may still fall due ("90 days, end of month") */
+const TERMS_GRACE_DAYS = 30;
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
 
 /** The early-payment offer on a payable as of a date: (base + spread) × days / 360 off the amount. */
@@ -97,7 +100,7 @@ export class ConfirmingService {
 
   private async used(db: Db, programmeId: string): Promise<number> {
     const p = this.t.confirmingPayables;
-    const rows = await db.select({ amount: p.amountCents }).from(p).where(and(eq(p.programmeId, programmeId), inArray(p.status, ['approved', 'accepted', 'funded'])));
+    const rows = await db.select({ amount: p.amountCents }).from(p).where(and(eq(p.programmeId, programmeId), inArray(p.status, [...LIMIT_STATUSES])));
     return sumCents(rows.map((r) => Number(r.amount)));
   }
 
@@ -189,7 +192,11 @@ export class ConfirmingService {
       if (!onboarded.has(p.supplier_nif)) errors.push({ path: `payables.${i}.supplier_nif`, message: 'is not a supplier of this programme (POST …/suppliers first)' });
       if (p.due_date < p.issue_date) errors.push({ path: `payables.${i}.due_date`, message: 'is before the issue date' });
       else if (p.due_date <= today) errors.push({ path: `payables.${i}.due_date`, message: 'has passed or is today: nothing to pay early' });
-      const k = `${p.supplier_nif}|${p.number}`;
+      // the programme pays on its terms (its spread was decided for them): a due date beyond them,
+      // and a month's grace for "N days, end of month", would be priced and carried past them
+      else if (daysBetween(p.issue_date, p.due_date) > pd.payment_terms_days + TERMS_GRACE_DAYS)
+        errors.push({ path: `payables.${i}.due_date`, message: `is more than the programme's payment terms (${pd.payment_terms_days} days, and ${TERMS_GRACE_DAYS} of grace) after the issue date` });
+      const k = assignmentKey(p.supplier_nif, p.number);
       if (seen.has(k)) errors.push({ path: `payables.${i}.number`, message: 'repeats an earlier payable of the same supplier' });
       seen.add(k);
     });
@@ -226,16 +233,16 @@ export class ConfirmingService {
         return e ? [{ path: `payables.${i}.number`, message: `${r.number} is already payable ${e.id} (${e.status}) of this programme` }] : [];
       });
       if (clash.length) throw new ApiError('already_exists', `${clash.length} payable(s) are already in this programme; nothing was uploaded.`, { fields: clash });
-      const keys = rows.map((r) => `${r.supplierNif}|${r.number}`);
+      const keys = rows.map((r) => assignmentKey(r.supplierNif, r.number));
       const taken = await tx.select({ key: a.assignmentKey, holder: a.holderId }).from(a).where(and(eq(a.tenantId, caller.tenantId), eq(a.env, caller.env), inArray(a.assignmentKey, keys)));
       if (taken.length) {
         const held = new Map(taken.map((x) => [x.key!, x.holder]));
         throw new ApiError('invoice_already_assigned', `${taken.length} invoice(s) are already assigned in a live operation or programme (Civil Code art. 584); nothing was uploaded.`, {
-          fields: rows.flatMap((r, i) => (held.has(`${r.supplierNif}|${r.number}`) ? [{ path: `payables.${i}.number`, message: `${r.number} is held by ${held.get(`${r.supplierNif}|${r.number}`)}` }] : [])),
+          fields: rows.flatMap((r, i) => (held.has(assignmentKey(r.supplierNif, r.number)) ? [{ path: `payables.${i}.number`, message: `${r.number} is held by ${held.get(assignmentKey(r.supplierNif, r.number))}` }] : [])),
         });
       }
       const out = await tx.insert(this.t.confirmingPayables).values(rows).returning();
-      await tx.insert(a).values(rows.map((r) => ({ id: `asg_${Bun.randomUUIDv7()}`, tenantId: caller.tenantId, env: caller.env, holderId: r.id, issuerNif: r.supplierNif, debtorNif: programme.anchorNif, number: r.number, assignmentKey: `${r.supplierNif}|${r.number}`, createdAt: now })));
+      await tx.insert(a).values(rows.map((r) => ({ id: `asg_${Bun.randomUUIDv7()}`, tenantId: caller.tenantId, env: caller.env, holderId: r.id, issuerNif: r.supplierNif, debtorNif: programme.anchorNif, number: r.number, assignmentKey: assignmentKey(r.supplierNif, r.number), createdAt: now })));
       for (const r of rows) await this.audit.append(tx, this.actor(caller), r.id, 'payable.approved', { programme_id: programmeId, supplier_nif: r.supplierNif, number: r.number, amount_cents: r.amountCents, due_date: r.dueDate });
       await this.audit.append(tx, this.actor(caller), programmeId, 'payables.uploaded', { count: rows.length, total_cents: adding, payable_ids: rows.map((r) => r.id) });
       return out;

@@ -21,5 +21,6 @@ export const nextPayableStatus = (from: PayableStatus, action: PayableAction): P
 export const payableActions = (from: PayableStatus): PayableAction[] => Object.keys(PAYABLE_TRANSITIONS[from]) as PayableAction[];
 /** a payable holds its invoice (no second assignment) until it is settled or cancelled; a defaulted one keeps it */
 export const payableHoldsInvoice = (s: PayableStatus) => s !== 'settled' && s !== 'cancelled';
-/** statuses that use the programme's limit */
-export const usesLimit = (s: PayableStatus) => s === 'approved' || s === 'accepted' || s === 'funded';
+/** statuses that use the programme's limit: a defaulted payable is still owed by the anchor (its exposure) */
+export const LIMIT_STATUSES = ['approved', 'accepted', 'funded', 'defaulted'] as const satisfies readonly PayableStatus[];
+export const usesLimit = (s: PayableStatus) => (LIMIT_STATUSES as readonly PayableStatus[]).includes(s);

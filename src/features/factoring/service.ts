@@ -8,6 +8,7 @@ import type { AuditActor, AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
 import type { Env } from '../tenants/service';
 import { daysBetween, discountCents, shareCents, sumCents } from '../finance/money';
+import { assignmentKey, normaliseInvoiceNumber } from '../finance/assignment-key';
 import type { CreateOperationBody, OperationView, Pricing } from './model';
 import { allowedActions, holdsInvoices, nextStatus, type OperationAction, type OperationStatus } from './states';
 
@@ -36,6 +37,11 @@ interface ResolvedInvoice {
 }
 
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
+/** the longest term of an invoice factored (short-term receivables, DL 171/95) */
+const MAX_TERM_DAYS = 365;
+/** SAF-T InvoiceTypes that are receivables: an invoice and a debit note */
+const RECEIVABLE_TYPES = new Set(['FT', 'ND']);
+const DOCUMENT_KINDS: Record<string, string> = { NC: 'a credit note', FR: 'an invoice-receipt (paid when issued)', FS: 'a simplified invoice (paid when issued)' };
 
 /** Prices invoices as of a date: the advance, then interest on it at base + the debtor's spread to the due date. */
 export function priceInvoices(
@@ -117,6 +123,17 @@ export class FactoringService {
           continue;
         }
         if (row.status === 'A' || row.status === 'F') errors.push({ path: at('number'), message: `invoice ${given.number} is cancelled in the ERP data` });
+        // a receivable is an invoice (FT) or a debit note (ND): a credit note owes nothing, and an
+        // invoice-receipt or simplified invoice was paid when issued
+        if (!RECEIVABLE_TYPES.has(row.documentType)) errors.push({ path: at('number'), message: `${given.number} is ${DOCUMENT_KINDS[row.documentType] ?? `a ${row.documentType} document`}: only invoices (FT) and debit notes (ND) are receivables to assign` });
+        // the books are one company's: only it can assign their invoices
+        const owner = await this.booksOwner(caller, given.erp.provider, given.erp.customer_reference);
+        if (owner && owner !== body.seller_nif) errors.push({ path: at('erp'), message: `these books are company ${owner}'s (the ERP connection's company_nif): seller_nif ${body.seller_nif} cannot assign their invoices` });
+        // what the books say is what is assigned: a request may fill what they lack, not change it
+        // (a later due date would have made an overdue invoice assignable)
+        const fromBooks = { debtor_nif: row.customerNif, issue_date: row.issueDate, due_date: row.dueDate, amount_cents: Number(row.grossTotalCents) } as const;
+        for (const f of ['debtor_nif', 'issue_date', 'due_date', 'amount_cents'] as const)
+          if (given[f] !== undefined && fromBooks[f] !== null && given[f] !== fromBooks[f]) errors.push({ path: at(f), message: `differs from the ERP data (${fromBooks[f]}): an invoice read from the books is assigned as they say` });
         r = {
           ...r,
           source: `erp:${given.erp.provider}`,
@@ -149,13 +166,28 @@ export class FactoringService {
       if (r.issue_date! > today) errors.push({ path: at('issue_date'), message: 'is in the future' });
       if (r.due_date! < r.issue_date!) errors.push({ path: at('due_date'), message: 'is before the issue date' });
       else if (r.due_date! < today) errors.push({ path: at('due_date'), message: 'has passed: an overdue invoice cannot be assigned' });
-      const key = r.number;
+      // factoring buys short-term trade receivables (DL 171/95): a due date years away was priced
+      // at a discount many times the invoice
+      else if (daysBetween(today, r.due_date!) > MAX_TERM_DAYS || daysBetween(r.issue_date!, r.due_date!) > MAX_TERM_DAYS)
+        errors.push({ path: at('due_date'), message: `is more than ${MAX_TERM_DAYS} days after ${daysBetween(today, r.due_date!) > MAX_TERM_DAYS ? 'today' : 'the issue date'}: factoring takes short-term receivables` });
+      const key = normaliseInvoiceNumber(r.number);
       if (seen.has(key)) errors.push({ path: at('number'), message: `repeats invoices.${seen.get(key)}` });
       seen.set(key, index);
       out.push({ ...(r as ResolvedInvoice), index, atcud: r.atcud ?? null, debtor_name: r.debtor_name ?? null, debtor_address: r.debtor_address ?? null });
     }
     if (errors.length) throw fieldProblems(errors, 'Some invoices cannot be assigned; see fields.');
     return out;
+  }
+
+  /** The company whose books an ERP connection (or SAF-T import) holds, when the tenant said so (company_nif). */
+  private async booksOwner(caller: FinanceCaller, provider: string, customerReference: string): Promise<string | null> {
+    const c = this.t.erpConnections;
+    const [row] = await this.ctx.database.db
+      .select({ nif: c.companyNif })
+      .from(c)
+      .where(and(eq(c.tenantId, caller.tenantId), eq(c.env, caller.env), eq(c.provider, provider), eq(c.customerReference, customerReference)))
+      .limit(1);
+    return row?.nif ?? null;
   }
 
   /** The debtor's invoices held by the tenant's other live operations, in cents. */
@@ -171,7 +203,8 @@ export class FactoringService {
     const rows = await db.select({ status: o.status, data: o.data }).from(o).where(inArray(o.id, ids));
     let total = 0;
     for (const r of rows) {
-      if (r.status === 'settled' || r.status === 'defaulted') continue; // exposure of live, undecided or funded operations
+      // live, undecided, funded or defaulted (the factor still holds a defaulted credit): exposure
+      if (!holdsInvoices(r.status as OperationStatus)) continue;
       for (const d of (r.data as StoredData).debtors) if (d.nif === debtorNif) total += d.face_cents;
     }
     return total;
@@ -316,7 +349,7 @@ export class FactoringService {
 
   private async assign(tx: Db, caller: FinanceCaller, holderId: string, issuerNif: string, invoices: ResolvedInvoice[]) {
     const a = this.t.assignedInvoices;
-    const keys = invoices.map((i) => `${issuerNif}|${i.number}`);
+    const keys = invoices.map((i) => assignmentKey(issuerNif, i.number));
     const taken = await tx
       .select({ key: a.assignmentKey, holder: a.holderId })
       .from(a)
@@ -324,12 +357,12 @@ export class FactoringService {
     if (taken.length) {
       const holders = new Map(taken.map((r) => [r.key!, r.holder]));
       throw new ApiError('invoice_already_assigned', `${taken.length} invoice(s) are already assigned in a live operation or programme (the first notified assignment prevails, Civil Code art. 584); nothing was stored.`, {
-        fields: invoices.filter((i) => holders.has(`${issuerNif}|${i.number}`)).map((i) => ({ path: `invoices.${i.index}.number`, message: `${i.number} is held by ${holders.get(`${issuerNif}|${i.number}`)}` })),
+        fields: invoices.filter((i) => holders.has(assignmentKey(issuerNif, i.number))).map((i) => ({ path: `invoices.${i.index}.number`, message: `${i.number} is held by ${holders.get(assignmentKey(issuerNif, i.number))}` })),
       });
     }
     const now = this.now();
     await tx.insert(a).values(
-      invoices.map((i) => ({ id: `asg_${Bun.randomUUIDv7()}`, tenantId: caller.tenantId, env: caller.env, holderId, issuerNif, debtorNif: i.debtor_nif, number: i.number, assignmentKey: `${issuerNif}|${i.number}`, createdAt: now })),
+      invoices.map((i) => ({ id: `asg_${Bun.randomUUIDv7()}`, tenantId: caller.tenantId, env: caller.env, holderId, issuerNif, debtorNif: i.debtor_nif, number: i.number, assignmentKey: assignmentKey(issuerNif, i.number), createdAt: now })),
     );
   }
 
@@ -459,7 +492,9 @@ export class FactoringService {
       const collected = body.collected_cents ?? face;
       if (collected > face) throw validationError([{ path: 'collected_cents', message: `exceeds the face value (${face})` }]);
       const p = data.funding?.pricing ?? data.pricing;
-      const released = Math.max(0, collected - p.advance_cents - p.discount_fee_cents - p.service_fee_cents);
+      // the fees were taken from the advance at funding (net_to_seller): what the debtors paid over
+      // the advance is the seller's reserve
+      const released = Math.max(0, collected - p.advance_cents);
       data.settlement = { settled_at: now.toISOString(), collected_cents: collected, reserve_released_cents: released, shortfall_cents: face - collected };
       Object.assign(auditData, data.settlement);
     }
