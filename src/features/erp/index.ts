@@ -177,7 +177,7 @@ export function erpRoutes(ctx: AppContext) {
           'Pull invoices and transactions from the connected ERP (asynchronous run)',
           'erpSync',
           ['erp_not_connected', 'provider_not_available', 'oauth_credentials_not_configured'],
-          'Creates a sync run (or joins an identical one still queued or running) and returns 202. Poll GET /v1/erp-connector/sync/{run_id}, or subscribe a webhook to erp.sync.completed / erp.sync.failed. Sandbox: deterministic synthetic data (demo, or labelled with the provider); no connection needed.',
+          'Creates a sync run (or joins an identical one still queued or running) and returns 202. Poll GET /v1/erp-connector/sync/{run_id}, or subscribe a webhook to erp.sync.completed / erp.sync.failed. Sandbox: deterministic synthetic data (demo, or labelled with the provider), no real OAuth and no real fetch, but a connection approved on the sandbox\'s own consent page (POST /v1/erp-connector/oauth/initiate, then Approve) as live needs its consent: without one, 409 erp_not_connected.',
         ),
       },
     )

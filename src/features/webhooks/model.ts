@@ -8,7 +8,7 @@ const EndpointUrl = t.String({
   format: 'uri',
   maxLength: 2048,
   pattern: '^[hH][tT][tT][pP][sS]?://[^/?#\\s@]+([/?#]\\S*)?$',
-  description: 'Absolute http(s) URL with a host and no credentials; https for live keys, and it must resolve to a public address (private, loopback and link-local targets are refused)',
+  description: 'Absolute http(s) URL with a host and no credentials; https for live keys, and it must resolve to a public address: private, loopback and link-local targets are refused (a sandbox key may target private and loopback addresses where WEBHOOK_ALLOW_PRIVATE_TARGETS is true, the embedded sandbox\'s default; link-local ones, where cloud metadata answers, never)',
 });
 
 export const WebhookEndpoint = t.Object(
