@@ -126,6 +126,23 @@ describe('programmes, suppliers, payables', () => {
     }
   });
 
+  test('one limit per anchor across products: a second programme gets what the first leaves; factoring on the anchor counts its programmes', async () => {
+    const t = await h.tenant();
+    const first = await programme(t.api_key); // 10 000 000
+    const dec = (await h.json('GET', `/v1/decisions/${first.decision_id}`, { key: t.api_key })).body;
+    const max = Math.round(dec.recommendation.limit_eur * 100);
+    const left = max - 10_000_000;
+    const tooMuch = await h.json('POST', '/v1/confirming/anchor', { key: t.api_key, body: { anchor_nif: ANCHOR, limit_cents: left + 100, payment_terms_days: 90 } });
+    expect(expectError(tooMuch, 409, 'limit_exceeded').fields).toEqual([{ path: 'limit_cents', message: `at most ${left}` }]);
+    expect(tooMuch.body.message).toContain('committed in other programmes');
+    expect((await h.json('POST', '/v1/confirming/anchor', { key: t.api_key, body: { anchor_nif: ANCHOR, limit_cents: left, payment_terms_days: 90 } })).status).toBe(201);
+    // the anchor as a factoring debtor: its programmes' limits are the tenant's exposure to it
+    const op = await h.json('POST', '/v1/factoring/operation', { key: t.api_key, body: { seller_nif: SUPPLIER, modality: 'recourse', invoices: [{ number: 'X-1', debtor_nif: ANCHOR, issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 10_000 }] } });
+    const debtor = op.body.debtors[0];
+    expect(debtor.other_exposure_cents).toBe(max);
+    expect(debtor.within_limit).toBe(max + 10_000 <= debtor.decision.limit_cents);
+  });
+
   test('a payable due beyond the programme\'s payment terms (and a month of grace) is refused, not priced at them', async () => {
     const t = await h.tenant();
     const p = await programme(t.api_key); // 90 days

@@ -1,4 +1,6 @@
 import { assignmentKey } from '../finance/assignment-key';
+import { committedTo } from '../finance/exposure';
+import type { Schema } from '../../db/schema';
 import { and, desc, eq, inArray, lt } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
@@ -75,9 +77,13 @@ export class ConfirmingService {
       if (err instanceof ApiError) throw new ApiError(err.code, `Anchor ${body.anchor_nif}: ${err.message}`, { fields: [{ path: 'anchor_nif', message: err.message }] });
       throw err;
     }
-    const anchorLimit = Math.round(decision.recommendation.limit_eur * 100);
+    // the decision's limit is the anchor's, whatever the product: its other programmes' limits and
+    // its invoices in factoring operations use it too
+    const committed = await committedTo(this.ctx.database.db, this.t as Schema, caller, body.anchor_nif);
+    const elsewhere = committed.factoring_cents + committed.confirming_cents;
+    const anchorLimit = Math.max(0, Math.round(decision.recommendation.limit_eur * 100) - elsewhere);
     if (!decision.recommendation.approved || body.limit_cents > anchorLimit)
-      throw new ApiError('limit_exceeded', `The anchor's credit decision (${decision.decision_id}, tier ${decision.tier}) allows at most €${(anchorLimit / 100).toFixed(2)} for this programme${decision.recommendation.approved ? '' : ' and does not approve it'}.`, {
+      throw new ApiError('limit_exceeded', `The anchor's credit decision (${decision.decision_id}, tier ${decision.tier}) allows at most €${(anchorLimit / 100).toFixed(2)} for this programme${elsewhere ? ` (€${(elsewhere / 100).toFixed(2)} of its limit is committed in other programmes and factoring operations)` : ''}${decision.recommendation.approved ? '' : ' and does not approve it'}.`, {
         fields: [{ path: 'limit_cents', message: `at most ${anchorLimit}` }],
       });
     const now = this.now();

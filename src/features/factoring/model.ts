@@ -50,7 +50,7 @@ const DebtorView = t.Object({
   invoices_count: Int(),
   face_cents: Int(),
   share_of_operation_bps: Int({ description: 'This debtor\u2019s share of the operation\u2019s face value' }),
-  other_exposure_cents: Int({ description: 'The debtor\u2019s invoices in the tenant\u2019s other live operations' }),
+  other_exposure_cents: Int({ description: 'What the tenant has committed to the debtor elsewhere: its invoices in other live or defaulted operations, and the limits of its active confirming programmes (as anchor)' }),
   decision: t.Object({
     decision_id: t.String(),
     approved: t.Boolean(),

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNotNull, lt } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
 import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
@@ -9,6 +9,8 @@ import type { DecisionService } from '../decision/service';
 import type { Env } from '../tenants/service';
 import { daysBetween, discountCents, shareCents, sumCents } from '../finance/money';
 import { assignmentKey, normaliseInvoiceNumber } from '../finance/assignment-key';
+import { committedTo } from '../finance/exposure';
+import type { Schema } from '../../db/schema';
 import type { CreateOperationBody, OperationView, Pricing } from './model';
 import { allowedActions, holdsInvoices, nextStatus, type OperationAction, type OperationStatus } from './states';
 
@@ -190,24 +192,10 @@ export class FactoringService {
     return row?.nif ?? null;
   }
 
-  /** The debtor's invoices held by the tenant's other live operations, in cents. */
+  /** What the tenant has committed to the debtor elsewhere: its invoices in other operations and the limits of its confirming programmes. */
   private async otherExposure(db: Db, caller: FinanceCaller, debtorNif: string): Promise<number> {
-    const a = this.t.assignedInvoices;
-    const holders = await db
-      .selectDistinct({ id: a.holderId })
-      .from(a)
-      .where(and(eq(a.tenantId, caller.tenantId), eq(a.env, caller.env), eq(a.debtorNif, debtorNif), isNotNull(a.assignmentKey)));
-    const ids = holders.map((h) => h.id).filter((id) => id.startsWith('fop_'));
-    if (!ids.length) return 0;
-    const o = this.t.financeOperations;
-    const rows = await db.select({ status: o.status, data: o.data }).from(o).where(inArray(o.id, ids));
-    let total = 0;
-    for (const r of rows) {
-      // live, undecided, funded or defaulted (the factor still holds a defaulted credit): exposure
-      if (!holdsInvoices(r.status as OperationStatus)) continue;
-      for (const d of (r.data as StoredData).debtors) if (d.nif === debtorNif) total += d.face_cents;
-    }
-    return total;
+    const c = await committedTo(db, this.t as Schema, caller, debtorNif);
+    return c.factoring_cents + c.confirming_cents;
   }
 
   async create(caller: FinanceCaller, body: CreateOperationBody): Promise<OperationView> {

@@ -1,0 +1,34 @@
+import { and, eq, inArray, isNotNull, sum } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import type { Schema } from '../../db/schema';
+import { holdsInvoices, type OperationStatus } from '../factoring/states';
+
+/**
+ * What the tenant has committed to one company, in cents, across receivables finance: the
+ * company's invoices held by factoring operations (as debtor: live, funded or defaulted) and the
+ * limits of its active confirming programmes (as anchor). A company's credit decision gives one
+ * limit; each product's check counts the others', so three programmes or a programme and an
+ * operation cannot each fit it alone.
+ */
+export async function committedTo(db: Db, t: Schema, scope: { tenantId: string; env: string }, nif: string): Promise<{ factoring_cents: number; confirming_cents: number }> {
+  const a = t.assignedInvoices;
+  const holders = await db
+    .selectDistinct({ id: a.holderId })
+    .from(a)
+    .where(and(eq(a.tenantId, scope.tenantId), eq(a.env, scope.env), eq(a.debtorNif, nif), isNotNull(a.assignmentKey)));
+  const ids = holders.map((h) => h.id).filter((id) => id.startsWith('fop_'));
+  let factoring = 0;
+  if (ids.length) {
+    const o = t.financeOperations;
+    for (const r of await db.select({ status: o.status, data: o.data }).from(o).where(inArray(o.id, ids))) {
+      if (!holdsInvoices(r.status as OperationStatus)) continue;
+      for (const d of (r.data as { debtors: { nif: string; face_cents: number }[] }).debtors) if (d.nif === nif) factoring += d.face_cents;
+    }
+  }
+  const p = t.confirmingProgrammes;
+  const [programmes] = await db
+    .select({ total: sum(p.limitCents) })
+    .from(p)
+    .where(and(eq(p.tenantId, scope.tenantId), eq(p.env, scope.env), eq(p.anchorNif, nif), eq(p.status, 'active')));
+  return { factoring_cents: factoring, confirming_cents: Number(programmes?.total ?? 0) };
+}
