@@ -193,6 +193,20 @@ describe('double assignment, lifecycle, events, audit', () => {
     expect((await create({ seller_nif: SELLER, modality: 'recourse', invoices: [{ number: 'FT 2026/1', erp }] }, t.api_key)).status).toBe(201);
   });
 
+  test('priced for its own modality: without recourse on a debtor the decision would take with recourse costs more', async () => {
+    const t = await h.tenant();
+    const withRecourse = (await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('M-1', TIER_E, 10_000)] }, t.api_key)).body;
+    const without = (await create({ seller_nif: SELLER, modality: 'non_recourse', invoices: [inv('M-2', TIER_E, 10_000)] }, t.api_key)).body;
+    const dec = (await h.json('GET', `/v1/decisions/${without.debtors[0].decision.decision_id}`, { key: t.api_key })).body;
+    expect(dec.recommendation.modality).toBe('recourse');
+    expect(withRecourse.debtors[0].decision.spread_bps).toBe(dec.recommendation.suggested_spread_bps);
+    expect(without.debtors[0].decision.spread_bps).toBeGreaterThan(withRecourse.debtors[0].decision.spread_bps);
+    // an A debtor: the decision's modality is non_recourse already, and its spread stands
+    const a = (await create({ seller_nif: SELLER, modality: 'non_recourse', invoices: [inv('M-3', TIER_A, 10_000)] }, t.api_key)).body;
+    const decA = (await h.json('GET', `/v1/decisions/${a.debtors[0].decision.decision_id}`, { key: t.api_key })).body;
+    expect(a.debtors[0].decision.spread_bps).toBe(decA.recommendation.suggested_spread_bps);
+  });
+
   test('a due date more than a year away (or a year after the invoice) is refused: factoring takes short-term receivables', async () => {
     const r = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('Y-1', TIER_A, 10_000, '9999-12-31'), { ...inv('Y-2', TIER_A, 10_000, '2027-06-01'), issue_date: '2000-01-01' }, inv('Y-3', TIER_A, 10_000, '2027-11-22')] });
     expect(expectError(r, 422, 'validation_failed').fields).toEqual([

@@ -175,6 +175,21 @@ export interface PolicyDecision extends LimitResult {
   lgd: number;
 }
 
+/** The index's spread for a notch, never below what a better notch pays (each notch at the modality `modalityOf` gives it). */
+function floorSpread(notch: Notch, termDays: number, modalityOf: (n: Notch) => Modality, policy: CreditPolicy): number {
+  let spread = 0;
+  for (let i = 0; i <= notchIndex(notch); i++) spread = Math.max(spread, indexSpread(NOTCHES[i]!, termDays, modalityOf(NOTCHES[i]!), policy));
+  return spread;
+}
+
+/**
+ * The spread of an operation whose modality is the caller's, not the one the decision recommends
+ * (a factoring operation without recourse on a debtor the decision would take with recourse): the
+ * index's for that modality, and never below the decision's own.
+ */
+export const spreadForModality = (notch: Notch, termDays: number, modality: Modality, decisionSpreadBps: number, policy: CreditPolicy = DEFAULT_POLICY) =>
+  Math.max(decisionSpreadBps, floorSpread(notch, termDays, () => modality, policy));
+
 /**
  * The decision: approved when the notch is within appetite and the amount within the limit.
  * The spread is the index's for the notch (priced at the notch's PD, as GET /v1/index/spreads) at
@@ -184,11 +199,7 @@ export interface PolicyDecision extends LimitResult {
 export function decide(input: DecisionInput, policy: CreditPolicy = DEFAULT_POLICY): PolicyDecision {
   const limit = creditLimit(input, input.term_days, policy);
   const modality = modalityFor(input.operation_type, limit.notch);
-  let spread = 0;
-  for (let i = 0; i <= notchIndex(limit.notch); i++) {
-    const n = NOTCHES[i]!;
-    spread = Math.max(spread, indexSpread(n, input.term_days, modalityFor(input.operation_type, n), policy));
-  }
+  const spread = floorSpread(limit.notch, input.term_days, (n) => modalityFor(input.operation_type, n), policy);
   const approved = !limit.declined && input.amount_eur <= limit.limit_eur;
   if (!limit.declined && !approved) limit.basis.push(`declined: amount €${input.amount_eur} above the limit`);
   return { ...limit, approved, modality, spread_bps: spread, lgd: policy.lgd[modality] };

@@ -6,6 +6,7 @@ import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
+import { spreadForModality, type CreditPolicy, type Notch } from '../decision/policy';
 import type { Env } from '../tenants/service';
 import { daysBetween, discountCents, shareCents, sumCents } from '../finance/money';
 import { assignmentKey, normaliseInvoiceNumber } from '../finance/assignment-key';
@@ -208,6 +209,7 @@ export class FactoringService {
     for (const inv of invoices) byDebtor.set(inv.debtor_nif, [...(byDebtor.get(inv.debtor_nif) ?? []), inv]);
     const face = sumCents(invoices.map((i) => i.amount_cents));
     const debtors: OperationView['debtors'] = [];
+    let policy: CreditPolicy | undefined;
     for (const [nif, list] of byDebtor) {
       const debtorFace = sumCents(list.map((i) => i.amount_cents));
       const term = Math.max(1, ...list.map((i) => daysBetween(today, i.due_date)));
@@ -220,6 +222,9 @@ export class FactoringService {
       }
       const other = await this.otherExposure(this.ctx.database.db, caller, nif);
       const limitCents = Math.round(decision.recommendation.limit_eur * 100);
+      // priced for the operation's modality: without recourse the factor bears the debtor's loss
+      policy ??= (await this.decisions.policy(caller)).policy;
+      const spreadBps = spreadForModality(decision.tier as Notch, decision.context.expected_term_days, body.modality, decision.recommendation.suggested_spread_bps, policy);
       const first = list[0]!;
       debtors.push({
         nif,
@@ -234,7 +239,7 @@ export class FactoringService {
           approved: decision.recommendation.approved,
           tier: decision.tier,
           limit_cents: limitCents,
-          spread_bps: decision.recommendation.suggested_spread_bps,
+          spread_bps: spreadBps,
           algorithm_version: decision.algorithm_version,
         },
         within_limit: debtorFace + other <= limitCents,
