@@ -116,6 +116,29 @@ describe('POST /v1/notice/cession', () => {
     expectError(await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: id, debtor_nif: '599000023', parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } }), 409, 'invalid_transition');
   });
 
+  test("an operation's parties stand (names and NIFs that differ are 422); a settled one has nothing to notify; three distinct parties; every problem at once", async () => {
+    const op = (await h.json('POST', '/v1/factoring/operation', { key, body: { seller_nif: '599000031', seller_name: 'Metalomecânica Exemplo, Lda', modality: 'recourse', invoices: [{ number: 'P 1/1', debtor_nif: '599000023', debtor_name: 'Beta, Lda', issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 100_000 }] } })).body;
+    const iban = 'PT50000201231234567890154';
+    const wrong = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: op.operation_id, parties: { factor: FACTOR, debtor: { name: 'Empresa Errada SA', nif: '599000015' }, assignor: { name: 'Metalomecânica Exemplo, Lda', nif: '599000040' } }, payment: { iban } } });
+    expect(expectError(wrong, 422, 'validation_failed').fields).toEqual([
+      { path: 'parties.debtor.nif', message: "differs from the operation's debtor (599000023)" },
+      { path: 'parties.debtor.name', message: "differs from the operation's debtor's name (Beta, Lda)" },
+      { path: 'parties.assignor.nif', message: "differs from the operation's seller (599000031)" },
+    ]);
+    // the factor as a party of the assignment itself
+    const selfFactor = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: op.operation_id, parties: { factor: { ...FACTOR, nif: '599000023' } }, payment: { iban } } });
+    expect(expectError(selfFactor, 422, 'validation_failed').fields).toEqual([{ path: 'parties.factor.nif', message: "is the debtor's: the factor is a third party" }]);
+    // given parties: the assignor as its own debtor, and a bad IBAN with it, listed together
+    const inline = given({ payment: { iban: 'PT50000201231234567890155' } }) as any;
+    inline.parties.debtor.nif = inline.parties.assignor.nif;
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: inline }), 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['payment.iban', 'parties.debtor.nif']);
+    // funded and settled: paid, nothing to notify
+    await h.json('POST', `/v1/factoring/operation/${op.operation_id}/fund`, { key, body: {} });
+    expect((await h.json('POST', `/v1/factoring/operation/${op.operation_id}/settle`, { key, body: {} })).body.status).toBe('settled');
+    const settled = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: op.operation_id, parties: { factor: FACTOR }, payment: { iban } } });
+    expect(expectError(settled, 409, 'invalid_transition').message).toContain('settled');
+  });
+
   test('errors: a bad IBAN, a bad NIF, missing parties or invoices, an unknown operation, a bad language, too many invoices; scope; tenants', async () => {
     expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: given({ payment: { iban: 'PT50000201231234567890155' } }) }), 422, 'invalid_iban').fields[0].path).toBe('payment.iban');
     const badNif = given();

@@ -21,7 +21,8 @@ export class NoticeService {
   async create(caller: Caller, body: NoticeBody): Promise<{ view: NoticeView; pdf: Uint8Array }> {
     const errors: FieldError[] = [];
     const iban = electronicFormatIBAN(body.payment.iban) ?? '';
-    if (!isValidIBAN(iban)) throw new ApiError('invalid_iban', `${body.payment.iban.slice(0, 42)} is not a valid IBAN (format or check digits).`, { fields: [{ path: 'payment.iban', message: 'fails the IBAN format or check digits' }] });
+    // listed with the request's other problems; alone, 422 invalid_iban (below)
+    if (!isValidIBAN(iban)) errors.push({ path: 'payment.iban', message: 'fails the IBAN format or check digits' });
     if (!body.parties?.factor) errors.push({ path: 'parties.factor', message: 'the factor (you) is required: name and NIF' });
     let assignor: Party | undefined;
     let debtor: Party | undefined;
@@ -29,18 +30,27 @@ export class NoticeService {
     let contract = body.contract_reference ?? null;
     if (body.operation_id) {
       if (body.invoices) errors.push({ path: 'invoices', message: 'comes from the operation: do not give it with operation_id' });
-      if (errors.length) throw fieldProblems(errors);
+      if (errors.length) throw problems(errors, body.payment.iban);
       const op = await this.factoring.forNotice(caller, body.operation_id);
       if (!op) throw new ApiError('resource_not_found', `No factoring operation ${body.operation_id} for this tenant in this environment.`);
       if (op.status === 'rejected' || op.status === 'cancelled') throw new ApiError('invalid_transition', `Operation ${op.operation_id} is ${op.status}: its invoices were not assigned, there is nothing to notify.`);
+      if (op.status === 'settled') throw new ApiError('invalid_transition', `Operation ${op.operation_id} is settled: its debtors paid, there is nothing to notify.`);
       const debtorNif = body.debtor_nif ?? (op.debtors.length === 1 ? op.debtors[0]!.nif : undefined);
       if (!debtorNif) throw validationError([{ path: 'debtor_nif', message: `the operation has ${op.debtors.length} debtors (${op.debtors.map((d) => d.nif).join(', ')}): say which one to notify` }]);
       const d = op.debtors.find((x) => x.nif === debtorNif);
       if (!d) throw validationError([{ path: 'debtor_nif', message: `not a debtor of ${op.operation_id}` }]);
+      // the parties are the operation's: a request may name one the operation has no name for, not another
       const given = body.parties?.debtor;
-      debtor = { nif: d.nif, name: given?.name ?? d.name ?? '', address: given?.address ?? d.address };
       const a = body.parties?.assignor;
-      assignor = { nif: op.seller.nif, name: a?.name ?? op.seller.name ?? '', address: a?.address ?? op.seller.address };
+      const differs = (path: string, what: string, ours: string | null, theirs: string | undefined) => {
+        if (theirs !== undefined && ours !== null && ours !== '' && theirs !== ours) errors.push({ path, message: `differs from the operation's ${what} (${ours})` });
+      };
+      differs('parties.debtor.nif', 'debtor', d.nif, given?.nif);
+      differs('parties.debtor.name', 'debtor\'s name', d.name, given?.name);
+      differs('parties.assignor.nif', 'seller', op.seller.nif, a?.nif);
+      differs('parties.assignor.name', 'seller\'s name', op.seller.name, a?.name);
+      debtor = { nif: d.nif, name: d.name || (given?.name ?? ''), address: d.address ?? given?.address ?? null };
+      assignor = { nif: op.seller.nif, name: op.seller.name || (a?.name ?? ''), address: op.seller.address ?? a?.address ?? null };
       invoices = op.invoices.filter((i) => i.debtor_nif === debtorNif).map(({ debtor_nif: _d, ...i }) => ({ ...i, atcud: i.atcud ?? undefined }));
       contract ??= op.contract_reference;
       if (!debtor.name) errors.push({ path: 'parties.debtor.name', message: 'the operation has no name for this debtor: give it' });
@@ -55,7 +65,12 @@ export class NoticeService {
     (invoices ?? []).forEach((inv, i) => {
       if (inv.due_date < inv.issue_date) errors.push({ path: `invoices.${i}.due_date`, message: 'is before the issue date' });
     });
-    if (errors.length) throw fieldProblems(errors);
+    // three parties: the factor notifies the debtor that the assignor's credits are now its own
+    const nifs = { factor: body.parties?.factor?.nif, assignor: assignor?.nif, debtor: debtor?.nif };
+    if (nifs.assignor && nifs.assignor === nifs.debtor) errors.push({ path: 'parties.debtor.nif', message: 'is the assignor\'s: a company is not its own debtor' });
+    if (nifs.factor && (nifs.factor === nifs.assignor || nifs.factor === nifs.debtor))
+      errors.push({ path: 'parties.factor.nif', message: `is the ${nifs.factor === nifs.assignor ? 'assignor' : 'debtor'}'s: the factor is a third party` });
+    if (errors.length) throw problems(errors, body.payment.iban);
     const factor = { ...body.parties!.factor, address: body.parties!.factor.address ?? null };
     const language = body.language ?? 'pt-PT';
     const now = this.ctx.clock.now();
@@ -118,4 +133,11 @@ export class NoticeService {
     const r = await this.row(caller, id);
     return { bytes: new Uint8Array(Buffer.from(r.pdf, 'base64')), sha256: r.sha256 };
   }
+}
+
+/** The request's problems: alone, an IBAN that fails is 422 invalid_iban (as before); with others, one of the fields. */
+function problems(errors: FieldError[], iban: string): ApiError {
+  if (errors.length === 1 && errors[0]!.path === 'payment.iban')
+    return new ApiError('invalid_iban', `${iban.slice(0, 42)} is not a valid IBAN (format or check digits).`, { fields: errors });
+  return fieldProblems(errors);
 }
