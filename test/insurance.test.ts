@@ -26,6 +26,9 @@ describe('the sandbox insurer', () => {
     expect(full.body).toMatchObject({ status: 'full', granted_limit_cents: 15_000_000, insurer: 'sandbox', synthetic: true, customer_reference: 'ins-1', valid_until: expect.stringMatching(/^2027-/) });
     const big = await submit({ buyer_nif: '599000015', requested_limit_cents: 500_000_000, terms: { payment_terms_days: 60 } });
     expect(big.body.status).toBe('partial');
+    // each submission its own reference (they shared one within the same minute)
+    expect(full.body.insurer_reference).toMatch(/^SBX-[0-9A-F]{32}$/);
+    expect(big.body.insurer_reference).not.toBe(full.body.insurer_reference);
     expect(big.body.granted_limit_cents % 100_000).toBe(0);
     expect(big.body.granted_limit_cents).toBeLessThan(500_000_000);
     const middling = await submit({ buyer_nif: '599000031', requested_limit_cents: 4_000_000, terms: { payment_terms_days: 90, operation_type: 'factoring' } });

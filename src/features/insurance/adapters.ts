@@ -39,7 +39,8 @@ const floorThousand = (cents: number) => Math.floor(cents / THOUSAND_EUR) * THOU
  */
 export function simulateInsurer(req: InsurerRequest, buyer: BuyerView, today: string): InsurerAnswer {
   const grade = buyer.tier[0]!;
-  const ref = `SBX-${req.submission_id.slice(4, 12).toUpperCase()}`;
+  // the whole id: its first 8 digits are a time (one value for ~65 s), which submissions shared
+  const ref = `SBX-${req.submission_id.slice(4).replaceAll('-', '').toUpperCase()}`;
   const validUntil = `${Number(today.slice(0, 4)) + 1}${today.slice(4)}`;
   const refused = (why: string): InsurerAnswer => ({ status: 'refused', granted_limit_cents: 0, insurer_reference: ref, reasons: [why], valid_until: null });
   // the decision's own approval weighs the amount asked against its limit: the insurer looks at the tier and the limit
