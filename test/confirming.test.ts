@@ -71,6 +71,13 @@ describe('programmes, suppliers, payables', () => {
     expectError(await h.json('POST', '/v1/factoring/operation', { key: t.api_key, body: { seller_nif: SUPPLIER, modality: 'recourse', invoices: [{ number: 'CF-1', debtor_nif: ANCHOR, issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 10_000 }] } }), 409, 'invoice_already_assigned');
     expectError(await h.json('POST', `/v1/confirming/anchor/${p.programme_id}/suppliers`, { key: t.api_key, body: { supplier_nif: SUPPLIER, name: 'x', iban: IBAN } }), 409, 'already_exists');
     expectError(await h.json('POST', `/v1/confirming/anchor/${p.programme_id}/suppliers`, { key: t.api_key, body: { supplier_nif: '599000023', name: 'x', iban: 'PT50000201231234567890155' } }), 422, 'invalid_iban');
+    // the anchor is not its own supplier; an e-mail says what it must be
+    expect(expectError(await h.json('POST', `/v1/confirming/anchor/${p.programme_id}/suppliers`, { key: t.api_key, body: { supplier_nif: ANCHOR, name: 'x', iban: IBAN } }), 422, 'validation_failed').fields).toEqual([{ path: 'supplier_nif', message: expect.stringContaining("the programme's anchor") }]);
+    expect(expectError(await h.json('POST', `/v1/confirming/anchor/${p.programme_id}/suppliers`, { key: t.api_key, body: { supplier_nif: '599000040', name: 'x', iban: IBAN, email: 'nope' } }), 422, 'validation_failed').fields).toEqual([{ path: 'email', message: 'must be an e-mail address' }]);
+    // a NIF failing its check digit is listed with the payables' other problems; alone, invalid_nif
+    const mixed = await h.json('POST', url, { key: t.api_key, body: { payables: [{ ...payable('N1', 1), supplier_nif: '599000030' }, payable('N2', 1, '2026-11-20')] } });
+    expect(expectError(mixed, 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['payables.0.supplier_nif', 'payables.1.due_date']);
+    expectError(await h.json('POST', url, { key: t.api_key, body: { payables: [{ ...payable('N1', 1), supplier_nif: '599000030' }] } }), 422, 'invalid_nif');
   });
 
   test('accept fixes the day\u2019s offer; fund; settle emits settlement.completed; 409s name what applies; cancel releases the invoice', async () => {

@@ -9,7 +9,7 @@ import { Value } from '@sinclair/typebox/value';
 import { eq } from 'drizzle-orm';
 import { OperationResponse } from '../src/features/factoring/model';
 import { allowedActions, holdsInvoices, isTerminal, nextStatus, OPERATION_ACTIONS, OPERATION_STATUSES, type OperationStatus } from '../src/features/factoring/states';
-import { daysBetween, discountCents, shareCents } from '../src/features/finance/money';
+import { daysBetween, discountCents, shareCents, sharesBps } from '../src/features/finance/money';
 import { expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
@@ -40,6 +40,9 @@ describe('POST /v1/factoring/operation', () => {
     expect(op).toMatchObject({ status: 'approved', modality: 'recourse', currency: 'EUR', seller: { nif: SELLER, name: 'Metalomecânica Exemplo, Lda' }, contract_reference: 'CF-1', approval: { automatic: true, review_reasons: [] } });
     expect(op.allowed_actions).toEqual(['fund', 'cancel']);
     expect(op.debtors.map((d: any) => d.nif)).toEqual([TIER_A, TIER_B]);
+    // the shares add up to the whole: 66.0076 % and 33.9924 % round to 6601 and 3399 (largest remainder)
+    expect(op.debtors.map((d: any) => d.share_of_operation_bps)).toEqual([6601, 3399]);
+    expect(sharesBps([1, 1, 1])).toEqual([3334, 3333, 3333]);
     // each debtor's decision is a real stored decision, and the price follows from its spread
     for (const d of op.debtors) {
       const dec = await h.json('GET', `/v1/decisions/${d.decision.decision_id}`, { key });

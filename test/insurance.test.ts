@@ -66,7 +66,7 @@ describe('the sandbox insurer', () => {
     expect(expectError(await submit({ buyer_nif: '599000015', seller_nif: '599000016', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }), 422, 'invalid_nif').fields).toEqual([{ path: 'seller_nif', message: 'fails the NIF check digit' }]);
     expectError(await submit({ buyer_nif: '599000074', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }), 404, 'company_not_found');
     expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 50, terms: { payment_terms_days: 30 } }), 422, 'validation_failed');
-    expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, currency: 'USD', terms: { payment_terms_days: 30 } }), 422, 'validation_failed');
+    expect(expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, currency: 'USD', terms: { payment_terms_days: 30 } }), 422, 'validation_failed').fields).toEqual([{ path: 'currency', message: 'must be "EUR"' }]);
     expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 400 } }), 422, 'validation_failed');
     const narrow = await h.tenant({ scopes: ['score'] });
     expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }, narrow.api_key), 403, 'insufficient_scope');

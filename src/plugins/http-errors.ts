@@ -370,6 +370,8 @@ const FORMAT_MESSAGES: Record<string, string> = {
   printable: 'must contain visible characters and no control characters (line breaks, tabs)',
   'date-or-year': 'must be a calendar date (YYYY-MM-DD) or a year (YYYY)',
   uuid: 'must be a UUID',
+  email: 'must be an e-mail address',
+  uri: 'must be an absolute URI',
 };
 
 /** A validation error worded for the caller: names what is allowed (TypeBox says "Expected union value" for enums). */
@@ -446,6 +448,10 @@ function byType(e: ValidationLike['all'][number]): string | undefined {
       return 'must not repeat an item';
     case ValueErrorType.StringPattern:
       return `must match the pattern ${(e.schema as { pattern?: string }).pattern}`;
+    case ValueErrorType.Literal:
+      return `must be ${JSON.stringify((e.schema as { const?: unknown }).const)}`;
+    case ValueErrorType.Boolean:
+      return 'must be true or false';
     default:
       return undefined;
   }

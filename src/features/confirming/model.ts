@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { Nif, Page, Int, Text } from '../../lib/schemas';
+import { Nif, NineDigits, Page, Int, Text } from '../../lib/schemas';
 
 const IsoDate = t.String({ format: 'date' });
 const Nullable = <S extends Parameters<typeof t.Union>[0][number]>(s: S) => t.Union([s, t.Null()]);
@@ -29,7 +29,7 @@ export const ProgrammeView = t.Object({
 export const SupplierRequest = t.Object({ supplier_nif: Nif, name: Text(200), iban: t.String({ minLength: 15, maxLength: 42 }), email: t.Optional(t.String({ format: 'email', maxLength: 254 })) });
 export const SupplierView = t.Object({ supplier_nif: t.String(), name: t.String(), iban: t.String(), email: Nullable(t.String()), created_at: t.String({ format: 'date-time' }) });
 export const PayablesRequest = t.Object({
-  payables: t.Array(t.Object({ supplier_nif: Nif, number: Text(60), atcud: t.Optional(Text(100)), issue_date: IsoDate, due_date: IsoDate, amount_cents: Int({ minimum: 1, maximum: 1e13 }) }), { minItems: 1, maxItems: 500 }),
+  payables: t.Array(t.Object({ supplier_nif: NineDigits, number: Text(60), atcud: t.Optional(Text(100)), issue_date: IsoDate, due_date: IsoDate, amount_cents: Int({ minimum: 1, maximum: 1e13 }) }), { minItems: 1, maxItems: 500 }),
 });
 const Offer = t.Object({
   rate_bps: Int({ description: 'Base rate + the programme\u2019s funding spread, annual' }),

@@ -5,7 +5,8 @@ import { and, desc, eq, inArray, lt } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { ApiError, validationError, type FieldError } from '../../lib/errors';
+import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
+import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
@@ -154,7 +155,8 @@ export class ConfirmingService {
   // --- suppliers ----------------------------------------------------------------------------------
 
   async addSupplier(caller: FinanceCaller, programmeId: string, body: { supplier_nif: string; name: string; iban: string; email?: string }) {
-    await this.programmeRow(caller, programmeId);
+    const programme = await this.programmeRow(caller, programmeId);
+    if (body.supplier_nif === programme.anchorNif) throw validationError([{ path: 'supplier_nif', message: 'is the programme\'s anchor: a company does not pay itself early' }]);
     const iban = electronicFormatIBAN(body.iban) ?? '';
     if (!isValidIBAN(iban)) throw new ApiError('invalid_iban', `${body.iban.slice(0, 42)} is not a valid IBAN.`, { fields: [{ path: 'iban', message: 'fails the IBAN format or check digits' }] });
     const now = this.now();
@@ -195,7 +197,9 @@ export class ConfirmingService {
     const errors: FieldError[] = [];
     const seen = new Set<string>();
     body.payables.forEach((p, i) => {
-      if (!onboarded.has(p.supplier_nif)) errors.push({ path: `payables.${i}.supplier_nif`, message: 'is not a supplier of this programme (POST …/suppliers first)' });
+      // the check digit here, with the payables' other problems (the schema checks the shape only)
+      if (!isValidNif(p.supplier_nif)) errors.push({ path: `payables.${i}.supplier_nif`, message: NIF_CHECK_DIGIT_FAILS });
+      else if (!onboarded.has(p.supplier_nif)) errors.push({ path: `payables.${i}.supplier_nif`, message: 'is not a supplier of this programme (POST …/suppliers first)' });
       if (p.due_date < p.issue_date) errors.push({ path: `payables.${i}.due_date`, message: 'is before the issue date' });
       else if (p.due_date <= today) errors.push({ path: `payables.${i}.due_date`, message: 'has passed or is today: nothing to pay early' });
       // the programme pays on its terms (its spread was decided for them): a due date beyond them,
@@ -206,7 +210,7 @@ export class ConfirmingService {
       if (seen.has(k)) errors.push({ path: `payables.${i}.number`, message: 'repeats an earlier payable of the same supplier' });
       seen.add(k);
     });
-    if (errors.length) throw validationError(errors, 'Some payables cannot be uploaded; see fields.');
+    if (errors.length) throw fieldProblems(errors, 'Some payables cannot be uploaded; see fields.');
     const now = this.now();
     const rate = pd.base_rate_bps + pd.funding_spread_bps;
     const rows = body.payables.map((p) => ({

@@ -8,7 +8,7 @@ import type { AuditActor, AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
 import { spreadForModality, type CreditPolicy, type Notch } from '../decision/policy';
 import type { Env } from '../tenants/service';
-import { daysBetween, discountCents, shareCents, sumCents } from '../finance/money';
+import { daysBetween, discountCents, shareCents, sharesBps, sumCents } from '../finance/money';
 import { assignmentKey, normaliseInvoiceNumber } from '../finance/assignment-key';
 import { committedTo } from '../finance/exposure';
 import type { Schema } from '../../db/schema';
@@ -232,7 +232,7 @@ export class FactoringService {
         address: list.find((i) => i.debtor_address)?.debtor_address ?? first.debtor_address,
         invoices_count: list.length,
         face_cents: debtorFace,
-        share_of_operation_bps: Number((BigInt(debtorFace) * 10_000n) / BigInt(face)),
+        share_of_operation_bps: 0, // below, once every debtor's face is known
         other_exposure_cents: other,
         decision: {
           decision_id: decision.decision_id,
@@ -246,6 +246,7 @@ export class FactoringService {
       });
     }
 
+    sharesBps(debtors.map((d) => d.face_cents)).forEach((bps, i) => (debtors[i]!.share_of_operation_bps = bps));
     const spreads = new Map(debtors.map((d) => [d.nif, d.decision.spread_bps]));
     const advanceRateBps = body.advance_rate_bps ?? DEFAULT_ADVANCE_RATE_BPS[body.modality];
     const { perInvoice, pricing } = priceInvoices(invoices, { asOf: today, advanceRateBps, baseRate: this.baseRate(), spreadBps: (n) => spreads.get(n)!, serviceFeeBps: SERVICE_FEE_BPS[body.modality] });

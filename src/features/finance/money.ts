@@ -49,3 +49,21 @@ export function centsToEuros(cents: number): string {
   const a = Math.abs(cents);
   return `${sign}${Math.floor(a / 100)}.${String(a % 100).padStart(2, '0')}`;
 }
+
+/**
+ * Each part's share of their sum in basis points, adding up to exactly 10 000 (largest remainder:
+ * each share is rounded down, and the points left go to the largest remainders, ties in order).
+ */
+export function sharesBps(parts: number[]): number[] {
+  const total = parts.reduce((a, b) => a + BigInt(b), 0n);
+  if (total === 0n) return parts.map(() => 0);
+  const exact = parts.map((p) => BigInt(p) * 10_000n);
+  const shares = exact.map((x) => x / total);
+  let left = 10_000 - shares.reduce((a, b) => a + Number(b), 0);
+  const byRemainder = exact.map((x, i) => ({ i, r: x % total })).sort((a, b) => (b.r > a.r ? 1 : b.r < a.r ? -1 : a.i - b.i));
+  for (const { i } of byRemainder) {
+    if (left-- <= 0) break;
+    shares[i]! += 1n;
+  }
+  return shares.map(Number);
+}
