@@ -155,7 +155,7 @@ describe('programmes, suppliers, payables', () => {
     const p = await programme(t.api_key); // 90 days
     const url = `/v1/confirming/anchor/${p.programme_id}/payables`;
     // issued 2026-11-02: 120 days later is 2027-03-02
-    const far = await h.json('POST', url, { key: t.api_key, body: { payables: [payable('T1', 10_000, '2027-03-03'), payable('T2', 10_000, '9999-12-31')] } });
+    const far = await h.json('POST', url, { key: t.api_key, body: { payables: [payable('T1', 10_000, '2027-03-03'), payable('T2', 10_000, '2028-12-31')] } });
     expect(expectError(far, 422, 'validation_failed').fields).toEqual([
       { path: 'payables.0.due_date', message: expect.stringContaining('payment terms (90 days') },
       { path: 'payables.1.due_date', message: expect.stringContaining('payment terms (90 days') },

@@ -211,7 +211,7 @@ describe('double assignment, lifecycle, events, audit', () => {
   });
 
   test('a due date more than a year away (or a year after the invoice) is refused: factoring takes short-term receivables', async () => {
-    const r = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('Y-1', TIER_A, 10_000, '9999-12-31'), { ...inv('Y-2', TIER_A, 10_000, '2027-06-01'), issue_date: '2000-01-01' }, inv('Y-3', TIER_A, 10_000, '2027-11-22')] });
+    const r = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('Y-1', TIER_A, 10_000, '2029-12-31'), { ...inv('Y-2', TIER_A, 10_000, '2027-06-01'), issue_date: '2000-01-01' }, inv('Y-3', TIER_A, 10_000, '2027-11-22')] });
     expect(expectError(r, 422, 'validation_failed').fields).toEqual([
       { path: 'invoices.0.due_date', message: expect.stringContaining('more than 365 days after today') },
       { path: 'invoices.1.due_date', message: expect.stringContaining('more than 365 days after the issue date') },

@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'bun:test';
 import { FormatRegistry } from '@sinclair/typebox';
 import { createApp } from '../src/app';
-import { FORMAT_PATTERNS, isRfc3339DateTime } from '../src/lib/schemas';
+import { FORMAT_PATTERNS, isRequestDate, isRfc3339DateTime } from '../src/lib/schemas';
 import { makeApp } from './helpers';
 
 const samples: Record<string, [string, boolean][]> = {
@@ -47,17 +47,22 @@ const samples: Record<string, [string, boolean][]> = {
 };
 
 describe('string formats', () => {
-  test('after the app (and @elysiajs/openapi) loaded, uuid, email, date and date-time are the compiled checks', () => {
+  test('after the app (and @elysiajs/openapi) loaded, uuid, email, date and date-time are the compiled checks; request dates within 1900–2199', () => {
     createApp; // the import above loaded the app's modules
     for (const [format, pattern] of Object.entries(FORMAT_PATTERNS)) {
       const check = FormatRegistry.Get(format)!;
-      expect(check.toString(), format).toContain('pattern.test');
+      // date: the pattern, then the years a request date may have
+      if (format === 'date') expect(check).toBe(isRequestDate);
+      else expect(check.toString(), format).toContain('pattern.test');
       for (const [value, ok] of samples[format]!) {
         expect(check(value), `${format} ${JSON.stringify(value)}`).toBe(ok);
         expect(pattern.test(value)).toBe(ok);
       }
     }
     expect(FormatRegistry.Get('date-time')).toBe(isRfc3339DateTime);
+    // calendar dates outside 1900–2199 are no date of a request
+    for (const [value, ok] of [['1900-01-01', true], ['2199-12-31', true], ['1899-12-31', false], ['2200-01-01', false], ['0000-01-01', false], ['9999-12-31', false]] as const)
+      expect(isRequestDate(value), value).toBe(ok);
   });
 
   test('a request field with a bad format is still refused with its path, a good one is not', async () => {

@@ -264,7 +264,7 @@ describe('text a document prints, and the wording of the remaining schema errors
   });
   test('a nullable date, a bare pattern and an ESG answer out of range are worded as the rest', async () => {
     const rec = expectError(await h.json('POST', '/v1/reconcile', { key, body: { transactions: [], invoices: [{ id: 'i', number: 'FT 1', issue_date: '2026-01-01', due_date: '2026-02-29', amount_open: 1 }] } }), 422, 'validation_failed');
-    expect(rec.fields).toEqual([{ path: 'invoices.0.due_date', message: 'must be a calendar date (YYYY-MM-DD)' }]);
+    expect(rec.fields).toEqual([{ path: 'invoices.0.due_date', message: 'must be a calendar date (YYYY-MM-DD) from 1900 to 2199' }]);
     const embed = expectError(await h.json('GET', '/v1/supplier-portal/embed?programme_id=nope&supplier_nif=599000015', { key }), 422, 'validation_failed');
     expect(embed.fields[0]).toEqual({ path: 'query.programme_id', message: expect.stringMatching(/^must match the pattern \^cfp_/) });
     const amount = expectError(await h.json('POST', '/v1/decision', { key, body: { nif: '599000015', context: { operation_type: 'factoring', amount_eur: 0, expected_term_days: 30 } } }), 422, 'validation_failed');
@@ -296,15 +296,25 @@ describe('impossible calendar dates', () => {
   // an AML screening stored it as agreeing with a list entry)
   const inv = { number: 'FT 1', issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 100 };
   test.each([
-    ['/v1/aml/screen', { name: 'Erik Badege', type: 'person', birth_date: '1971-99-99' }, 'birth_date', 'must be a calendar date (YYYY-MM-DD) or a year (YYYY)'],
-    ['/v1/kyc/verify', { nif: '599000015', representatives: [{ name: 'Ana', role: 'manager', birth_date: '1975-13-40' }] }, 'representatives.0.birth_date', 'must be a calendar date (YYYY-MM-DD) or a year (YYYY)'],
-    ['/v1/reconcile', { transactions: [{ id: 't1', date: '2026-02-30', amount: 10 }], invoices: [] }, 'transactions.0.date', 'must be a calendar date (YYYY-MM-DD)'],
-    ['/v1/reconcile', { transactions: [], invoices: [{ number: 'FT 1', issue_date: '2026-13-45', amount: 10 }] }, 'invoices.0.issue_date', 'must be a calendar date (YYYY-MM-DD)'],
-    ['/v1/factoring/operation', { seller_nif: '599000031', debtor_nif: '599000023', modality: 'recourse', invoices: [{ ...inv, due_date: '2026-02-30' }] }, 'invoices.0.due_date', 'must be a calendar date (YYYY-MM-DD)'],
-    ['/v1/gdpr/request', { type: 'access', subject: { name: 'Ana', birth_date: '1980-02-30' } }, 'subject.birth_date', 'must be a calendar date (YYYY-MM-DD)'],
+    ['/v1/aml/screen', { name: 'Erik Badege', type: 'person', birth_date: '1971-99-99' }, 'birth_date', 'must be a calendar date (YYYY-MM-DD) or a year (YYYY), from 1900 to 2199'],
+    ['/v1/kyc/verify', { nif: '599000015', representatives: [{ name: 'Ana', role: 'manager', birth_date: '1975-13-40' }] }, 'representatives.0.birth_date', 'must be a calendar date (YYYY-MM-DD) or a year (YYYY), from 1900 to 2199'],
+    ['/v1/reconcile', { transactions: [{ id: 't1', date: '2026-02-30', amount: 10 }], invoices: [] }, 'transactions.0.date', 'must be a calendar date (YYYY-MM-DD) from 1900 to 2199'],
+    ['/v1/reconcile', { transactions: [], invoices: [{ number: 'FT 1', issue_date: '2026-13-45', amount: 10 }] }, 'invoices.0.issue_date', 'must be a calendar date (YYYY-MM-DD) from 1900 to 2199'],
+    ['/v1/factoring/operation', { seller_nif: '599000031', debtor_nif: '599000023', modality: 'recourse', invoices: [{ ...inv, due_date: '2026-02-30' }] }, 'invoices.0.due_date', 'must be a calendar date (YYYY-MM-DD) from 1900 to 2199'],
+    ['/v1/gdpr/request', { type: 'access', subject: { name: 'Ana', birth_date: '1980-02-30' } }, 'subject.birth_date', 'must be a calendar date (YYYY-MM-DD) from 1900 to 2199'],
   ] as const)('%s %j → 422 on the field, worded alike', async (path, body, field, message) => {
     const b = expectError(await h.json('POST', path, { key, body }), 422, 'validation_failed');
     expect(b.fields).toContainEqual({ path: field, message });
+  });
+
+  test.each([
+    ['/v1/kyc/verify', { nif: '599000015', representatives: [{ name: 'Ana', role: 'manager', birth_date: '9999-12-31' }] }, 'representatives.0.birth_date'],
+    ['/v1/aml/screen', { name: 'Erik Badege', birth_date: '0001' }, 'birth_date'],
+    ['/v1/reconcile', { transactions: [{ id: 't1', date: '0000-01-01', amount: 10 }], invoices: [] }, 'transactions.0.date'],
+    ['/v1/csrd/report', { assessment_id: '01a21e2a-d08a-7000-8000-000000000000', reporting_period: { start: '0000-01-01', end: '9999-12-31' } }, 'reporting_period.start'],
+  ] as const)('a year outside 1900–2199 is no date of this API: %s', async (path, body, field) => {
+    const b = expectError(await h.json('POST', path, { key, body }), 422, 'validation_failed');
+    expect(b.fields).toContainEqual({ path: field, message: expect.stringContaining('from 1900 to 2199') });
   });
 
   test('a year alone and a real date are birth dates; 29 February only in a leap year', async () => {

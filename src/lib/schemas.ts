@@ -37,6 +37,19 @@ export const FORMAT_PATTERNS = {
   date: /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))$/,
 } as const;
 for (const [format, pattern] of Object.entries(FORMAT_PATTERNS)) FormatRegistry.Set(format, (value) => pattern.test(value));
+/**
+ * The years a date in a request may have: no person, invoice, payment or report of this API lies
+ * outside them, and 0000-01-01 or 9999-12-31 were accepted and priced (a factoring discount ~200×
+ * the invoice, a negative early payment).
+ */
+export const DATE_YEARS = { min: 1900, max: 2199 } as const;
+const yearInRange = (value: string) => {
+  const year = Number(value.slice(0, 4));
+  return year >= DATE_YEARS.min && year <= DATE_YEARS.max;
+};
+/** `date`: a calendar date within DATE_YEARS */
+export const isRequestDate = (value: string) => FORMAT_PATTERNS.date.test(value) && yearInRange(value);
+FormatRegistry.Set('date', isRequestDate);
 /** ISO 3166-1 alpha-2: the 249 officially assigned codes, and XK (Kosovo), which the EU and UN lists use. */
 export const ISO_COUNTRY_CODES = new Set(
   (
@@ -54,7 +67,7 @@ FormatRegistry.Set('country', (value) => ISO_COUNTRY_CODES.has(value.toUpperCase
  * `date-or-year`: a calendar date as `date` checks it, or a year alone (a birth date known only by
  * its year, as sanctions lists often give it). A pattern alone took 1971-99-99.
  */
-export const isDateOrYear = (value: string) => /^[0-9]{4}$/.test(value) || FORMAT_PATTERNS.date.test(value);
+export const isDateOrYear = (value: string) => (/^[0-9]{4}$/.test(value) && yearInRange(value)) || isRequestDate(value);
 FormatRegistry.Set('date-or-year', isDateOrYear);
 
 /**

@@ -9,6 +9,7 @@ import { redactSecrets } from '../lib/log';
 import { unservedCatalogEntry } from '../features/system/catalog';
 import { chargeKey, hasKeyShapedBearer, limitAnonymous, peekAnonymous } from './auth';
 import { isMultipart, readMultipartFile, sniffType } from '../lib/multipart';
+import { DATE_YEARS } from '../lib/schemas';
 
 /** A body stream read whole, or null as soon as it exceeds `limit` bytes (the rest is not read). */
 async function readStreamCapped(body: ReadableStream<Uint8Array>, limit: number): Promise<Buffer | null> {
@@ -364,11 +365,11 @@ function unmangled(error: ValidationLike, request: Request): ValidationLike['all
 
 const FORMAT_MESSAGES: Record<string, string> = {
   'date-time': 'must be a date-time with its time zone (RFC 3339), e.g. 2026-11-01T00:00:00Z',
-  date: 'must be a calendar date (YYYY-MM-DD)',
+  date: `must be a calendar date (YYYY-MM-DD) from ${DATE_YEARS.min} to ${DATE_YEARS.max}`,
   nif: NIF_CHECK_DIGIT_FAILS,
   country: 'must be an ISO 3166-1 alpha-2 country code (e.g. PT)',
   printable: 'must contain visible characters and no control characters (line breaks, tabs)',
-  'date-or-year': 'must be a calendar date (YYYY-MM-DD) or a year (YYYY)',
+  'date-or-year': `must be a calendar date (YYYY-MM-DD) or a year (YYYY), from ${DATE_YEARS.min} to ${DATE_YEARS.max}`,
   uuid: 'must be a UUID',
   email: 'must be an e-mail address',
   uri: 'must be an absolute URI',

@@ -2,14 +2,14 @@ import { t, type Static } from 'elysia';
 import { Value } from '@sinclair/typebox/value';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { describe } from '../../plugins/http-errors';
-import { DateTime, Nif, Int } from '../../lib/schemas';
+import { DateTime, isRequestDate, Nif, Int } from '../../lib/schemas';
 import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
 import { Recommendation } from '../esg/model';
 
 const Sdg = Int({ minimum: 1, maximum: 17 });
 const Pillar = t.Union([t.Literal('E'), t.Literal('S'), t.Literal('G')]);
 const Language = t.Union([t.Literal('pt-PT'), t.Literal('en')], { description: 'Language of the report (labels, texts, number format). Default: Accept-Language when it names pt or en, else pt-PT.' });
-const DateOnly = t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'A calendar date, YYYY-MM-DD', examples: ['2026-01-01'] });
+const DateOnly = t.String({ format: 'date', description: 'A calendar date, YYYY-MM-DD', examples: ['2026-01-01'] });
 
 export const ReportingPeriod = t.Object(
   { start: DateOnly, end: DateOnly },
@@ -120,11 +120,6 @@ export type CsrdReportInput = Static<typeof CsrdReportRequest>;
 
 export const ReportIdParams = t.Object({ id: t.String({ maxLength: 64, description: 'report_id (rep_…)' }) });
 
-const isRealDate = (s: string) => {
-  const d = new Date(`${s}T00:00:00Z`);
-  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
-};
-
 /** Every failing field at once: the schema, exactly one of assessment_id/nif, real dates, start ≤ end. */
 export function validateReportBody(body: unknown): FieldError[] {
   if (!isJsonObject(body)) return [NOT_AN_OBJECT];
@@ -148,11 +143,8 @@ export function validateReportBody(body: unknown): FieldError[] {
   }
   const period = b.reporting_period as Record<string, unknown> | undefined;
   if (isJsonObject(period)) {
-    for (const k of ['start', 'end'] as const) {
-      const v = period[k];
-      if (typeof v === 'string' && /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(v) && !isRealDate(v)) fields.push({ path: `reporting_period.${k}`, message: 'must be a calendar date (YYYY-MM-DD)' });
-    }
-    if (typeof period.start === 'string' && typeof period.end === 'string' && isRealDate(period.start) && isRealDate(period.end) && period.start > period.end)
+    // (each date's own form is the schema's: format date)
+    if (typeof period.start === 'string' && typeof period.end === 'string' && isRequestDate(period.start) && isRequestDate(period.end) && period.start > period.end)
       fields.push({ path: 'reporting_period.end', message: 'must not be before reporting_period.start' });
   }
   return fields;
