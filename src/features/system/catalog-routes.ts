@@ -12,7 +12,7 @@ export const CatalogResponse = t.Object({
       path: t.String(),
       readiness: t.String({ description: 'The spec\u2019s label: live, beta, or roadmap with its date' }),
       served: t.Boolean({ description: 'whether this deployment serves it' }),
-      served_as: t.Union([t.String(), t.Null()], { description: 'where, when served' }),
+      served_as: t.Union([t.String(), t.Null()], { description: 'where, when served; for an entry routed only to say it is not available yet (501), what it answers' }),
     }),
   ),
   roadmap_url: t.String(),
@@ -26,7 +26,7 @@ export function catalogRoutes(ctx: AppContext) {
     .get(
       '/v1/catalog',
       () => ({
-        data: API_CATALOG.map((e) => ({ method: e.method, path: e.path, readiness: e.readiness, served: !!e.servedAs, served_as: e.servedAs ?? null })),
+        data: API_CATALOG.map((e) => ({ method: e.method, path: e.path, readiness: e.readiness, served: !!e.servedAs && !e.answersOnly, served_as: e.servedAs ?? null })),
         roadmap_url: roadmapUrl,
       }),
       {

@@ -10,6 +10,8 @@ export interface CatalogEntry {
   readiness: string;
   /** where this deployment serves it, if it does */
   servedAs?: string;
+  /** routed, but only to say it is not available yet (501): not served */
+  answersOnly?: true;
 }
 
 export const API_CATALOG: CatalogEntry[] = [
@@ -36,7 +38,7 @@ export const API_CATALOG: CatalogEntry[] = [
   { method: 'POST', path: '/v1/insurance/submit', readiness: 'roadmap, fourth quarter 2026', servedAs: 'POST /v1/insurance/submit (GET /v1/insurance/submissions[/{id}])' },
   { method: 'GET', path: '/v1/credit-limit/{buyer_nif}', readiness: 'roadmap, fourth quarter 2026', servedAs: 'GET /v1/credit-limit/{buyer_nif}' },
   { method: 'GET', path: '/v1/sector-risk/{naics}', readiness: 'beta', servedAs: 'GET /v1/sector-risk/{naics}' },
-  { method: 'POST', path: '/v1/bond/issue', readiness: 'roadmap, 2027', servedAs: 'POST /v1/bond/issue: 501 not_yet_available with roadmap_url until 2027' },
+  { method: 'POST', path: '/v1/bond/issue', readiness: 'roadmap, 2027', servedAs: 'POST /v1/bond/issue: 501 not_yet_available with roadmap_url until 2027', answersOnly: true },
 ];
 
 const unserved = API_CATALOG.filter((e) => !e.servedAs).map((e) => ({
