@@ -153,6 +153,9 @@ describe('POST /v1/admin/keys/revoke', () => {
     h.clock.advance(60_000);
     const r2 = await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: k.api_key_id } });
     expect(r2.body.revoked_at).toBe(r1.body.revoked_at);
+    // the id is a UUID: in upper case it is the same key
+    const r3 = await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: k.api_key_id.toUpperCase() } });
+    expect(r3.body).toEqual({ revoked: true, revoked_at: r1.body.revoked_at, api_key_id: k.api_key_id });
   });
 
   test('the last active key is refused with 409 last_active_key; reason over 256 → 422; another tenant → 403', async () => {
