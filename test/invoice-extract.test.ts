@@ -45,6 +45,8 @@ describe('decodeQr', () => {
     expect(codes(AT_EXAMPLE.replace('A:123456789', 'A:123456780'))).toContain('issuer_nif_invalid');
     expect(codes(AT_EXAMPLE.replace('H:CDF7T5HD-12345', 'H:CDF7T5HD-12346'))).toContain('atcud_sequence');
     expect(codes(AT_EXAMPLE.replace('H:CDF7T5HD-12345', 'H:CDF7-12345'))).toContain('atcud_format');
+    // a document id without its "/NUMBER": an error, and not an ATCUD sequence check skipped unsaid
+    expect(codes(AT_EXAMPLE.replace('G:FS CDVF/12345', 'G:FSCDVF12345'))).toEqual(['document_id_format']);
     expect(codes(AT_EXAMPLE.replace('F:20190812', 'F:20190231'))).toContain('date_invalid');
     expect(codes(AT_EXAMPLE.replace('I8:0.15', 'I8:0.30').replace('N:0.15', 'N:0.30').replace('O:0.80', 'O:0.95'))).toEqual(['vat_rate']);
     expect(codes(AT_EXAMPLE.replace('N:0.15', 'N:0.16'))).toContain('total_taxes');

@@ -111,6 +111,8 @@ export function decodeQr(payload: string): { fields: DecodedQr; raw: Record<stri
   if (raw.B !== undefined && raw.C === 'PT' && !isValidNif(raw.B)) err('buyer_nif_invalid', 'the buyer NIF fails the check digit', 'B');
   if (raw.D !== undefined && !DOCUMENT_TYPES.has(raw.D)) err('document_type', `unknown document type ${raw.D}`, 'D');
   if (raw.E !== undefined && !STATUSES.has(raw.E)) err('document_status', `unknown document status ${raw.E}`, 'E');
+  // the document's unique id, "TYPE SERIES/NUMBER" (SAF-T InvoiceNo): the ATCUD's sequence is its number
+  if (raw.G !== undefined && !/^\S+ [^/\s]+\/\d+$/.test(raw.G)) err('document_id_format', 'field G must be the document\'s id "TYPE SERIES/NUMBER" (e.g. FT A/7)', 'G');
   let date: string | null = null;
   if (raw.F !== undefined) {
     const m = /^(\d{4})(\d{2})(\d{2})$/.exec(raw.F);
