@@ -40,7 +40,7 @@ describe('the formulas', () => {
       close(r.risk_weight, want.rw);
       close(r.rwa_eur, want.rwa);
       close(r.capital_eur, want.capital);
-      close(r.expected_loss_eur, want.el);
+      close(r.expected_loss_eur!, want.el);
     });
 
   test('supporting factor: 0.7619 up to €2.5 m, 0.85 above, blended; none for a large corporate', () => {
@@ -105,5 +105,17 @@ describe('POST /v1/basel/capital', () => {
     expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 1 }, { nif: '599000074', ead_eur: 1 }] } }), 404, 'company_not_found').fields[0].path).toBe('exposures.1.nif');
     const narrow = await h.tenant({ scopes: ['esg'] });
     expectError(await h.json('POST', '/v1/basel/capital', { key: narrow.api_key, body: { exposures: [{ pd: 0.01, ead_eur: 1 }] } }), 403, 'insufficient_scope');
+  });
+
+  test('a standardised line needs no PD: its risk weight is computed, its expected loss is null and the total counts the lines with one', async () => {
+    const r = await h.json('POST', '/v1/basel/capital', { key, body: { approach: 'standardised', exposures: [{ ead_eur: 800_000, turnover_eur: 3_000_000 }, { pd: 0.02, ead_eur: 100_000 }] } });
+    expect(r.status).toBe(200);
+    expect(Value.Check(CapitalResponse, r.body)).toBe(true);
+    const [noPd, withPd] = r.body.lines;
+    expect(noPd).toMatchObject({ approach: 'standardised', pd_source: null, pd_used: null, pd_floored: false, expected_loss_eur: null, is_sme: true });
+    expect(noPd.rwa_eur).toBeGreaterThan(0);
+    expect(r.body.totals.expected_loss_eur).toBeCloseTo(withPd.expected_loss_eur, 9);
+    // the IRB approach still needs one
+    expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ ead_eur: 1, approach: 'standardised' }, { ead_eur: 1 }] } }), 422, 'validation_failed').fields).toEqual([{ path: 'exposures.1.pd', message: expect.stringContaining('give pd, or nif') }]);
   });
 });

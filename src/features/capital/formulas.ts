@@ -40,7 +40,8 @@ export function irbK(pd: number, lgd: number, maturityYears: number, sizeAdjustm
 // --- one exposure ---------------------------------------------------------------------------------
 
 export interface ExposureInput {
-  pd: number;
+  /** null only under the standardised approach */
+  pd: number | null;
   lgd: number;
   ead_eur: number;
   maturity_years: number;
@@ -55,7 +56,8 @@ export interface ExposureInput {
 }
 
 export interface ExposureResult {
-  pd_used: number;
+  /** null: a standardised line without a PD (its risk weight needs none) */
+  pd_used: number | null;
   pd_floored: boolean;
   lgd_used: number;
   is_sme: boolean;
@@ -69,7 +71,8 @@ export interface ExposureResult {
   supporting_factor: number;
   rwa_eur: number;
   capital_eur: number;
-  expected_loss_eur: number;
+  /** null without a PD */
+  expected_loss_eur: number | null;
 }
 
 /** The SME supporting factor's blended multiplier (art. 501): 0.7619 up to €2.5 m of the group's exposure, 0.85 above. */
@@ -84,15 +87,16 @@ export function capitalFor(e: ExposureInput, regime: Regime = REGIME_IN_FORCE): 
   const p = REGIMES[regime];
   const isSme = e.turnover_eur !== null && e.turnover_eur <= SME_TURNOVER_MAX_EUR;
   const group = e.group_exposure_eur ?? e.ead_eur;
-  const pdUsed = Math.max(e.pd, p.pd_floor);
-  const el = pdUsed * e.lgd * e.ead_eur;
+  if (e.pd === null && e.approach !== 'standardised') throw new Error('capitalFor: the IRB approach needs a PD');
+  const pdUsed = e.pd === null ? null : Math.max(e.pd, p.pd_floor);
+  const el = pdUsed === null ? null : pdUsed * e.lgd * e.ead_eur;
   let rw: number;
   let irb: Pick<ExposureResult, 'correlation' | 'sme_size_adjustment' | 'maturity_b' | 'maturity_adjustment' | 'k'> = { correlation: null, sme_size_adjustment: 0, maturity_b: null, maturity_adjustment: null, k: null };
   if (e.approach === 'standardised') {
     rw = e.retail && isSme && group <= SA_WEIGHTS.retail_max_exposure_eur ? SA_WEIGHTS.retail_sme : isSme ? p.sa_corporate_sme : SA_WEIGHTS.corporate;
   } else {
     const adj = isSme ? 0.04 * (1 - (Math.min(50, Math.max(5, e.turnover_eur! / 1e6)) - 5) / 45) : 0;
-    const { r, b, ma, k } = irbK(pdUsed, e.lgd, Math.min(5, Math.max(1, e.maturity_years)), adj);
+    const { r, b, ma, k } = irbK(pdUsed!, e.lgd, Math.min(5, Math.max(1, e.maturity_years)), adj);
     rw = k * 12.5 * p.scaling_factor;
     irb = { correlation: r, sme_size_adjustment: adj, maturity_b: b, maturity_adjustment: ma, k };
   }
@@ -101,7 +105,7 @@ export function capitalFor(e: ExposureInput, regime: Regime = REGIME_IN_FORCE): 
   const rwa = rwaBefore * sf;
   return {
     pd_used: pdUsed,
-    pd_floored: pdUsed !== e.pd,
+    pd_floored: pdUsed !== null && pdUsed !== e.pd,
     lgd_used: e.lgd,
     is_sme: isSme,
     ...irb,

@@ -31,8 +31,8 @@ export const CapitalLine = t.Object({
   id: Nullable(t.String()),
   nif: Nullable(t.String()),
   approach: Approach,
-  pd_source: t.String({ description: 'input, or the scoring engine\u2019s algorithm version' }),
-  pd_used: t.Number(),
+  pd_source: Nullable(t.String({ description: 'input, or the scoring engine\u2019s algorithm version; null for a standardised line given neither pd nor nif' })),
+  pd_used: Nullable(t.Number({ description: 'the PD after the regime\u2019s floor; null for a standardised line without one' })),
   pd_floored: t.Boolean(),
   lgd_source: t.Union([t.Literal('input'), t.Literal('supervisory_f_irb')]),
   lgd_used: t.Number(),
@@ -50,7 +50,7 @@ export const CapitalLine = t.Object({
   supporting_factor: t.Number({ description: '1 when not applied' }),
   rwa_eur: t.Number(),
   capital_eur: t.Number({ description: '8 % of RWA' }),
-  expected_loss_eur: t.Number({ description: 'PD \u00d7 LGD \u00d7 EAD' }),
+  expected_loss_eur: Nullable(t.Number({ description: 'PD \u00d7 LGD \u00d7 EAD; null without a PD' })),
 });
 
 export const CapitalResponse = t.Object({
@@ -65,7 +65,7 @@ export const CapitalResponse = t.Object({
     supporting_factor: t.Object({ threshold_eur: t.Number(), up_to: t.Number(), above: t.Number() }),
   }),
   lines: t.Array(CapitalLine),
-  totals: t.Object({ exposures: Int(), ead_eur: t.Number(), rwa_eur: t.Number(), capital_eur: t.Number(), expected_loss_eur: t.Number(), average_risk_weight: t.Number({ description: 'total RWA / total EAD' }) }),
+  totals: t.Object({ exposures: Int(), ead_eur: t.Number(), rwa_eur: t.Number(), capital_eur: t.Number(), expected_loss_eur: t.Number({ description: 'of the lines with a PD' }), average_risk_weight: t.Number({ description: 'total RWA / total EAD' }) }),
   algorithm_version: t.String(),
   computed_at: t.String({ format: 'date-time' }),
 });

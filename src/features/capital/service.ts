@@ -19,8 +19,11 @@ export class CapitalService {
     const regime = body.regime ?? REGIME_IN_FORCE;
     const p = REGIMES[regime];
     const errors: FieldError[] = [];
+    const defaultApproach = body.approach ?? 'irb_foundation';
     body.exposures.forEach((e, i) => {
-      if (e.pd === undefined && e.nif === undefined) errors.push({ path: `exposures.${i}.pd`, message: 'give pd, or nif to read it from the scoring engine' });
+      // the standardised risk weight needs no PD (the line's expected loss is then null)
+      if (e.pd === undefined && e.nif === undefined && (e.approach ?? defaultApproach) !== 'standardised')
+        errors.push({ path: `exposures.${i}.pd`, message: 'give pd, or nif to read it from the scoring engine (the standardised approach needs neither)' });
       if (e.nif !== undefined && !isValidNif(e.nif)) errors.push({ path: `exposures.${i}.nif`, message: NIF_CHECK_DIGIT_FAILS });
     });
     if (errors.length) throw fieldProblems(errors);
@@ -38,10 +41,9 @@ export class CapitalService {
       }
     }
 
-    const defaultApproach = body.approach ?? 'irb_foundation';
     const lines = body.exposures.map((e, index) => {
       const scored = e.nif !== undefined ? byNif.get(e.nif) : undefined;
-      const pd = e.pd ?? scored!.pd;
+      const pd = e.pd ?? scored?.pd ?? null;
       const lgd = e.lgd ?? ((e.seniority ?? 'senior_unsecured') === 'subordinated' ? p.lgd_subordinated : p.lgd_senior_unsecured);
       const turnover = e.turnover_eur ?? scored?.turnover ?? null;
       const approach = e.approach ?? defaultApproach;
@@ -55,7 +57,7 @@ export class CapitalService {
         id: e.id ?? null,
         nif: e.nif ?? null,
         approach,
-        pd_source: e.pd !== undefined ? 'input' : scored!.version,
+        pd_source: e.pd !== undefined ? 'input' : (scored?.version ?? null),
         lgd_source: e.lgd !== undefined ? ('input' as const) : ('supervisory_f_irb' as const),
         ead_eur: e.ead_eur,
         maturity_years: maturity,
@@ -71,7 +73,7 @@ export class CapitalService {
       regime,
       parameters: { ...p, capital_ratio: CAPITAL_RATIO, supporting_factor: { ...SUPPORTING_FACTOR } },
       lines,
-      totals: { exposures: lines.length, ead_eur: ead, rwa_eur: rwa, capital_eur: sum((l) => l.capital_eur), expected_loss_eur: sum((l) => l.expected_loss_eur), average_risk_weight: rwa / ead },
+      totals: { exposures: lines.length, ead_eur: ead, rwa_eur: rwa, capital_eur: sum((l) => l.capital_eur), expected_loss_eur: sum((l) => l.expected_loss_eur ?? 0), average_risk_weight: rwa / ead },
       algorithm_version: CAPITAL_ALGORITHM_VERSION,
       computed_at: this.now().toISOString(),
     };
