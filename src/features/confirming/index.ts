@@ -82,8 +82,8 @@ export function confirmingRoutes(ctx: AppContext, service: ConfirmingService) {
         detail: doc(
           'Upload approved payables (up to 500, all or nothing): each gets its early-payment offer',
           'uploadConfirmingPayables',
-          ['resource_not_found', 'limit_exceeded', 'invoice_already_assigned'],
-          'The anchor\u2019s approved invoices of onboarded suppliers, due after today. Their total with the payables in use must fit the programme limit (409 limit_exceeded); an invoice already held by a live factoring operation or payable is 409 invoice_already_assigned. Offer: amount \u00d7 (base rate + the programme\u2019s spread) \u00d7 days to due date / 360, recomputed each day until accepted.',
+          ['resource_not_found', 'limit_exceeded', 'invoice_already_assigned', 'already_exists', 'invalid_nif'],
+          'The anchor\u2019s approved invoices of onboarded suppliers, due after today and within the programme\u2019s payment terms (plus 30 days) of their issue; a number the programme already has is 409 already_exists. Their total with the payables in use must fit the programme limit (409 limit_exceeded); an invoice already held by a live factoring operation or payable is 409 invoice_already_assigned. Offer: amount \u00d7 (base rate + the programme\u2019s spread) \u00d7 days to due date / 360, recomputed each day until accepted.',
         ),
       },
     )
