@@ -89,6 +89,19 @@ describe('POST /v1/gdpr/request', () => {
     expect(txns.map((x) => x.counterpartyName ?? '').sort()).toEqual(['', '', 'Rui Sousa']);
   });
 
+  test("by e-mail alone: an invoice naming the person as a company's contact does not bring the company's payments", async () => {
+    const t = await tenantWithPerson();
+    const { db, t: tb } = h.ctx.database;
+    const now = h.ctx.clock.now();
+    // Rui Sousa's company invoice lists Ana's e-mail as its contact; its payment is the company's
+    await db.insert(tb.invoices).values({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'books', providerDocumentId: 'FT 4', documentType: 'FT', number: 'FT 4', atcud: null, issueDate: '2026-10-01', dueDate: '2026-10-31', customerNif: '599000031', customerName: 'Sousa & Filhos, Lda', currency: 'EUR', netTotalCents: 1000, taxTotalCents: 230, grossTotalCents: 1230, status: 'N', data: { customer_email: 'ana@example.pt' }, sourceUpdatedAt: now.toISOString(), syncedAt: now } as never);
+    await db.insert(tb.bankTransactions).values({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'books', providerTransactionId: 'b4', bookingDate: '2026-10-20', amountCents: 1230, currency: 'EUR', description: 'TRF FT 4', counterpartyName: 'SOUSA & FILHOS LDA', counterpartyIban: 'PT50000201231234567890154', matchedInvoiceNumber: 'FT 4', sourceUpdatedAt: now.toISOString(), syncedAt: now } as never);
+    const access = await settled(t.api_key, (await post(t.api_key, { type: 'access', subject: { email: 'ana@example.pt' } })).body.request_id);
+    const bundle = (await h.json('GET', access.bundle_url, { key: t.api_key })).body;
+    expect(bundle.categories.invoices.map((i: any) => i.number).sort()).toEqual(['FT 1', 'FT 2', 'FT 4']);
+    expect(JSON.stringify(bundle.categories.bank_transactions ?? [])).not.toContain('SOUSA');
+  });
+
   test('erasure: what no law holds is redacted; AML records and tax records are kept and listed with why; partially completed', async () => {
     const t = await tenantWithPerson();
     const r = await post(t.api_key, { type: 'erasure', subject: { nif: PERSON_NIF, name: 'Ana Rita Costa' } });

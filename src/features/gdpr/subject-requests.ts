@@ -240,10 +240,13 @@ export class SubjectRequests {
     // bank transactions: the counterparty's name, or one of the names on the subject's invoices
     // (found by NIF, the payer's name is theirs), or a payment matched to one of those invoices
     const bt = t.bankTransactions;
-    const btNames = await namesIn(bt, bt.counterpartyName, new Set(invoices.flatMap((i) => (i.customerName ? [normName(i.customerName)] : []))));
+    // only invoices that are the person's by NIF: one found by an e-mail in its document may be a
+    // company's that names the person as its contact, and its payments are the company's
+    const byNif = s.nif ? invoices.filter((i) => i.customerNif === s.nif) : [];
+    const btNames = await namesIn(bt, bt.counterpartyName, new Set(byNif.flatMap((i) => (i.customerName ? [normName(i.customerName)] : []))));
     const btConds: SQL[] = [];
     if (btNames.length) btConds.push(inArray(bt.counterpartyName, btNames));
-    for (const i of invoices) btConds.push(and(eq(bt.provider, i.provider), eq(bt.customerReference, i.customerReference), eq(bt.matchedInvoiceNumber, i.number))!);
+    for (const i of byNif) btConds.push(and(eq(bt.provider, i.provider), eq(bt.customerReference, i.customerReference), eq(bt.matchedInvoiceNumber, i.number))!);
     const transactions = new Map<string, Record<string, unknown>>();
     for (let k = 0; k < btConds.length; k += 200)
       for (const row of await db.select().from(bt).where(and(eq(bt.tenantId, tenantId), eq(bt.env, env), or(...btConds.slice(k, k + 200))))) transactions.set(row.id, row);
