@@ -317,6 +317,16 @@ describe('impossible calendar dates', () => {
     expect(b.fields).toContainEqual({ path: field, message: expect.stringContaining('from 1900 to 2199') });
   });
 
+  test('a stored date outside those years is answered as it is (the years bound what a request gives, not what books hold)', async () => {
+    const t = await h.tenant();
+    const { db, t: tb } = h.ctx.database;
+    const now = h.ctx.clock.now();
+    await db.insert(tb.invoices).values({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'saft', customerReference: 'old-books', providerDocumentId: 'FT 1/1', documentType: 'FT', number: 'FT 1/1', atcud: null, issueDate: '1880-05-01', dueDate: '2300-01-01', customerNif: '599000015', customerName: 'Alfa', currency: 'EUR', netTotalCents: 100, taxTotalCents: 23, grossTotalCents: 123, status: 'N', data: {}, sourceUpdatedAt: now.toISOString(), syncedAt: now } as never);
+    const r = await h.json('GET', '/v1/erp/saft/invoices?customer_reference=old-books', { key: t.api_key });
+    expect(r.status).toBe(200);
+    expect(r.body.data[0]).toMatchObject({ issue_date: '1880-05-01', due_date: '2300-01-01' });
+  });
+
   test('a year alone and a real date are birth dates; 29 February only in a leap year', async () => {
     // past validation (no list is loaded in this app: 503, not 422)
     for (const birth_date of ['1971', '1972-02-29']) expect((await h.json('POST', '/v1/aml/screen', { key, body: { name: 'Erik Badege', type: 'person', birth_date } })).status).not.toBe(422);

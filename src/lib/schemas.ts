@@ -47,9 +47,14 @@ const yearInRange = (value: string) => {
   const year = Number(value.slice(0, 4));
   return year >= DATE_YEARS.min && year <= DATE_YEARS.max;
 };
-/** `date`: a calendar date within DATE_YEARS */
+/** a calendar date within DATE_YEARS (what RequestDate accepts) */
 export const isRequestDate = (value: string) => FORMAT_PATTERNS.date.test(value) && yearInRange(value);
-FormatRegistry.Set('date', isRequestDate);
+/**
+ * A date a request gives: `format: date` (a calendar date) and a pattern for DATE_YEARS. Answers keep
+ * plain `format: date`: dates read from books or registries (a company incorporated in 1880) are
+ * answered as they are.
+ */
+export const RequestDate = (options: Parameters<typeof t.String>[0] = {}) => t.String({ format: 'date', pattern: '^(19[0-9]{2}|2[01][0-9]{2})-', ...options });
 /** ISO 3166-1 alpha-2: the 249 officially assigned codes, and XK (Kosovo), which the EU and UN lists use. */
 export const ISO_COUNTRY_CODES = new Set(
   (

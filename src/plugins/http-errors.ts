@@ -391,7 +391,13 @@ export function describe(e: ValidationLike['all'][number]): string {
   }
   // a format says what it wants (a string may have a pattern too, for the document's readers), also
   // when the field may be null ("should be one of: 'date', 'null'" otherwise)
-  const format = e.type === ValueErrorType.StringFormat ? e.schema?.format : typeof e.value === 'string' ? any?.find((o) => o.type === 'string' && typeof o.format === 'string')?.format : undefined;
+  // (a request date's year range is a pattern beside its format: worded as the format)
+  const format =
+    e.type === ValueErrorType.StringFormat || (e.type === ValueErrorType.StringPattern && e.schema?.format === 'date')
+      ? e.schema?.format
+      : typeof e.value === 'string'
+        ? any?.find((o) => o.type === 'string' && typeof o.format === 'string')?.format
+        : undefined;
   if (typeof e.value === 'string' && typeof format === 'string' && format in FORMAT_MESSAGES) return FORMAT_MESSAGES[format]!;
   // a pattern reads badly as a message ("Expected string to match '^(score\.updated|…'"): the
   // schema's own description says what is expected, where it has one

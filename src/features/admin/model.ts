@@ -1,6 +1,6 @@
 import { t } from 'elysia';
 import { Type } from '@sinclair/typebox';
-import { DateTime, NullableDateTime, Uuid, Int } from '../../lib/schemas';
+import { DateTime, NullableDateTime, Uuid, Int, RequestDate } from '../../lib/schemas';
 import { SCOPES } from '../tenants/service';
 
 export const AdminKey = t.Object(
@@ -56,7 +56,7 @@ export const UsageResponse = t.Object({
   group_by: t.String(),
   totals: t.Array(
     t.Object({
-      day: t.Optional(t.String({ format: 'date' })),
+      day: t.Optional(RequestDate()),
       meter: t.String(),
       quantity: Int(),
       billable_quantity: Int(),

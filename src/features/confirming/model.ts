@@ -1,7 +1,7 @@
 import { t } from 'elysia';
-import { Nif, NineDigits, Page, Int, Text } from '../../lib/schemas';
+import { Nif, NineDigits, Page, Int, Text, RequestDate } from '../../lib/schemas';
 
-const IsoDate = t.String({ format: 'date' });
+const IsoDate = RequestDate();
 const Nullable = <S extends Parameters<typeof t.Union>[0][number]>(s: S) => t.Union([s, t.Null()]);
 
 export const ProgrammeRequest = t.Object({

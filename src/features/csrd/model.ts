@@ -2,14 +2,14 @@ import { t, type Static } from 'elysia';
 import { Value } from '@sinclair/typebox/value';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { describe } from '../../plugins/http-errors';
-import { DateTime, isRequestDate, Nif, Int } from '../../lib/schemas';
+import { DateTime, isRequestDate, Nif, Int, RequestDate } from '../../lib/schemas';
 import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
 import { Recommendation } from '../esg/model';
 
 const Sdg = Int({ minimum: 1, maximum: 17 });
 const Pillar = t.Union([t.Literal('E'), t.Literal('S'), t.Literal('G')]);
 const Language = t.Union([t.Literal('pt-PT'), t.Literal('en')], { description: 'Language of the report (labels, texts, number format). Default: Accept-Language when it names pt or en, else pt-PT.' });
-const DateOnly = t.String({ format: 'date', description: 'A calendar date, YYYY-MM-DD', examples: ['2026-01-01'] });
+const DateOnly = RequestDate({ description: 'A calendar date, YYYY-MM-DD', examples: ['2026-01-01'] });
 
 export const ReportingPeriod = t.Object(
   { start: DateOnly, end: DateOnly },

@@ -1,7 +1,7 @@
 import { t } from 'elysia';
-import { CustomerReference, Nif, NineDigits, Page, Int, Text } from '../../lib/schemas';
+import { CustomerReference, Nif, NineDigits, Page, Int, Text, RequestDate } from '../../lib/schemas';
 
-const IsoDate = t.String({ format: 'date', description: 'YYYY-MM-DD' });
+const IsoDate = RequestDate({ description: 'YYYY-MM-DD' });
 const Cents = (description: string) => Int({ minimum: 0, maximum: 1e13, description });
 const Nullable = <S extends Parameters<typeof t.Union>[0][number]>(s: S) => t.Union([s, t.Null()]);
 

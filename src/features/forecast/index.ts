@@ -8,15 +8,15 @@ import { BooksProvider } from '../erp/model';
 import { balanceOn, forecast, type ForecastInvoice, type ForecastResult, type ForecastTransaction } from './engine';
 import { requestState } from '../../plugins/request-state';
 import { forecastPng, forecastSvg } from './chart';
-import { Int } from '../../lib/schemas';
+import { Int, RequestDate } from '../../lib/schemas';
 
 const Cents = Int({ minimum: -1e13, maximum: 1e13 });
 export const ForecastRequest = t.Object({
   source: t.Object({ provider: BooksProvider, customer_reference: t.String({ minLength: 1, maxLength: 128 }) }, { description: 'The company\u2019s books the tenant holds' }),
-  as_of: t.Optional(t.String({ format: 'date', description: 'The forecast date (default today); data after it is ignored' })),
+  as_of: t.Optional(RequestDate({ description: 'The forecast date (default today); data after it is ignored' })),
   weeks: t.Optional(Int({ minimum: 1, maximum: 26, default: 13 })),
   opening_balance_cents: t.Optional(t.Object({ amount: Cents }, { description: 'The bank balance at as_of when you know it (else derived from the movements)' })),
-  payables: t.Optional(t.Array(t.Object({ due_date: t.String({ format: 'date' }), amount_cents: Int({ minimum: 1, maximum: 1e13 }), counterparty: t.Optional(t.String({ maxLength: 200 })) }), { maxItems: 5000, description: 'Known outflows: supplier invoices, tax instalments…' })),
+  payables: t.Optional(t.Array(t.Object({ due_date: RequestDate(), amount_cents: Int({ minimum: 1, maximum: 1e13 }), counterparty: t.Optional(t.String({ maxLength: 200 })) }), { maxItems: 5000, description: 'Known outflows: supplier invoices, tax instalments…' })),
 });
 const Week = t.Object({
   week: Int(), start: t.String(), end: t.String(), receipts_p50_cents: Int(), payments_cents: Int(),

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { DateTime, Uuid, Int } from '../../lib/schemas';
+import { DateTime, Uuid, Int, RequestDate } from '../../lib/schemas';
 
 /** The only accepted value of `confirmation` on POST /v1/admin/gdpr/erase (spec §4.2.9). */
 export const ERASE_CONFIRMATION = 'ERASE-MY-DATA';
@@ -169,7 +169,7 @@ const SubjectIds = t.Object(
   {
     nif: t.Optional(t.String({ pattern: '^[0-9]{9}$', description: 'A natural person\u2019s NIF (prefixes 1, 2, 3, 45)' })),
     name: t.Optional(t.String({ minLength: 1, maxLength: 300 })),
-    birth_date: t.Optional(t.String({ format: 'date', description: 'Narrows name matches in screenings that recorded one' })),
+    birth_date: t.Optional(RequestDate({ description: 'Narrows name matches in screenings that recorded one' })),
     email: t.Optional(t.String({ format: 'email', maxLength: 254 })),
   },
   { description: 'At least one of nif, name, email' },

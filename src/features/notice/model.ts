@@ -1,8 +1,8 @@
 import { t } from 'elysia';
-import { Nif, Int, Text } from '../../lib/schemas';
+import { Nif, Int, Text, RequestDate } from '../../lib/schemas';
 
 const Party = (what: string) => t.Object({ name: Text(200), nif: Nif, address: t.Optional(Text(300)) }, { description: what });
-const IsoDate = t.String({ format: 'date' });
+const IsoDate = RequestDate();
 
 export const NOTICE_MAX_INVOICES = 500;
 

@@ -1,9 +1,9 @@
 import { t } from 'elysia';
 import { BooksProvider } from '../erp/model';
-import { Int } from '../../lib/schemas';
+import { Int, RequestDate } from '../../lib/schemas';
 
 const Money = t.Number({ minimum: -1e12, maximum: 1e12, description: 'euros (two decimals)' });
-const Day = t.String({ format: 'date', description: 'YYYY-MM-DD' });
+const Day = RequestDate({ description: 'YYYY-MM-DD' });
 
 export const ReconcileRequest = t.Object({
   transactions: t.Optional(
