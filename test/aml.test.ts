@@ -108,6 +108,10 @@ describe('matching', () => {
     // initials stay initials
     expect(tokens('Maria L. da Silva')).toEqual(['maria', 'l', 'silva']);
     expect(tokens('J. R. Tolkien')).toEqual(['j', 'r', 'tolkien']);
+    // letters that spell a form are initials unless the form ends the name
+    expect(tokens('A. G. Rahman')).toEqual(['a', 'g', 'rahman']);
+    expect(tokens('S. A. Khan')).toEqual(['s', 'a', 'khan']);
+    expect(tokens('Acme S. A. Ltd')).toEqual(['acme']);
     // so a company screened with its form scores as without it (the letters used to count as unmatched)
     expect(nameSimilarity(tokens('Acme Trading, S.A.'), tokens('ACME TRADING')).score).toBe(1);
     expect(jaroWinkler('martha', 'marhta')).toBeCloseTo(0.9611, 4);

@@ -50,6 +50,16 @@ describe('rules', () => {
     expect(by('t4')).toMatchObject({ invoice_ids: ['e'], rule: 'reference' });
     expect(r.unmatched_invoices).toEqual(['b']);
     expect(r.partially_paid_invoices).toEqual([{ invoice_id: 'd', paid_cents: 4000, remaining_cents: 6000 }]);
+    // a prefix glued by - or . to the number, and two numbers joined by -
+    const glued = reconcile(
+      [tx('g1', 12300, 'PAG-FT 2026/123'), tx('g2', 12400, 'TRF.FT2026/124'), tx('g3', 20000, 'FT A/12-FT A/13')],
+      [inv('x', 'FT 2026/123', 12300), inv('y', 'FT 2026/124', 12400), inv('p', 'FT A/12', 10000), inv('q', 'FT A/13', 10000)],
+    );
+    expect(glued.matches.map((m) => [m.transaction_ids[0], m.invoice_ids, m.rule])).toEqual([
+      ['g1', ['x'], 'reference'],
+      ['g2', ['y'], 'reference'],
+      ['g3', ['p', 'q'], 'combination'],
+    ]);
   });
 
   test('sequence only, amount and date, combination without reference; fees within tolerance; ambiguity left unmatched', () => {

@@ -35,14 +35,19 @@ export function tokens(name: string): string[] {
   return kept.length ? kept : all;
 }
 
-/** Runs of one-letter tokens: the longest stretch of each that spells a company form becomes that form. */
+/**
+ * Runs of one-letter tokens: the longest stretch of each that spells a company form, at the end of
+ * the name (only other forms or noise after it), becomes that form. Elsewhere letters are initials
+ * ("A. G. Rahman", "S. A. Khan" keep theirs).
+ */
 function joinSpeltForms(all: string[]): string[] {
   if (!all.some((t, i) => t.length === 1 && all[i + 1]?.length === 1)) return all;
+  const atEnd = (from: number) => all.slice(from).every((t) => NOISE.has(t));
   const out: string[] = [];
   for (let i = 0; i < all.length; ) {
     let form = 0;
     for (let end = i + 1; end < all.length && all[end]!.length === 1 && all[i]!.length === 1; end++)
-      if (COMPANY_FORMS.has(all.slice(i, end + 1).join(''))) form = end + 1 - i;
+      if (COMPANY_FORMS.has(all.slice(i, end + 1).join('')) && atEnd(end + 1)) form = end + 1 - i;
     if (form) {
       out.push(all.slice(i, i + form).join(''));
       i += form;

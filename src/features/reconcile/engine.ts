@@ -73,11 +73,16 @@ function numbersIn(desc: string): string[] {
     const before = WORDS_BEFORE_RE.exec(desc.slice(Math.max(0, m.index! - 60), m.index!));
     if (!before) continue;
     const seq = Number(m[1]);
-    out.push(`${before[2]}/${seq}`);
-    if (before[1]) out.push(`${before[1]}${before[2]}/${seq}`);
+    // a word may carry a prefix glued by - . or _ ("PAG-FT 2026/123", "TRF.FT2026/124"): each of
+    // its tails is tried too
+    for (const last of tails(before[2]!)) {
+      out.push(`${last}/${seq}`);
+      if (before[1] && last === before[2]) for (const first of tails(before[1])) out.push(`${first}${last}/${seq}`);
+    }
   }
   return out;
 }
+const tails = (word: string) => [word, ...[...word.matchAll(/[-._]/g)].map((m) => word.slice(m.index! + 1)).filter(Boolean)];
 const seqOf = (n: string) => Number(/\/\s?(\d+)\s*$/.exec(n)?.[1] ?? NaN);
 
 /** The payer's name and an invoice's customer: the bank prints it upper-case, accents removed, cut at 22 characters. */
