@@ -98,6 +98,8 @@ describe('programmes, suppliers, payables', () => {
     // the cancelled payable released its invoice: it may be factored now; the programme keeps its record
     expect((await h.json('POST', '/v1/factoring/operation', { key: k, body: { seller_nif: SUPPLIER, modality: 'recourse', invoices: [{ number: 'S2', debtor_nif: ANCHOR, issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 300_000 }] } })).status).toBe(201);
     expect(expectError(await h.json('POST', `/v1/confirming/anchor/${p.programme_id}/payables`, { key: k, body: { payables: [payable('S2', 300_000)] } }), 409, 'already_exists').fields[0].message).toContain('cancelled');
+    // spelt in lower case with a space more, it is the same invoice
+    expect(expectError(await h.json('POST', `/v1/confirming/anchor/${p.programme_id}/payables`, { key: k, body: { payables: [payable(' s2', 300_000)] } }), 409, 'already_exists').fields[0].message).toContain('cancelled');
     const trail = (await h.json('GET', `/v1/audit/${a.payable_id}`, { key: k })).body;
     expect(trail.verified).toBe(true);
     expect(trail.entries.map((e: any) => e.type)).toEqual(['payable.approved', 'payable.accepted', 'payable.funded', 'payable.settled']);

@@ -168,6 +168,9 @@ describe('POST /v1/saft/parse', () => {
     expect(ft).toMatchObject({ provider: 'saft', document_type: 'FT', issue_date: '2017-09-16', gross_total_cents: 23515, status: 'N' });
     const payments = await h.json('GET', '/v1/erp/saft/transactions?customer_reference=acme-2017', { key: t.api_key });
     expect(payments.body.data.length).toBe(2);
+    // the file's company (599999993) owns these books: another seller cannot factor their invoices
+    const other = await h.json('POST', '/v1/factoring/operation', { key: t.api_key, body: { seller_nif: '599000031', modality: 'recourse', invoices: [{ number: '1T 1/2', erp: { provider: 'saft', customer_reference: 'acme-2017' } }] } });
+    expect(expectError(other, 422, 'validation_failed').fields).toContainEqual({ path: 'invoices.0.erp', message: expect.stringContaining('company 599999993') });
     // a file with an error: nothing stored
     const bad = variant((x) => x.replace('<InvoiceNo>1T 1/3</InvoiceNo>', '<InvoiceNo>1T 1/2</InvoiceNo>'));
     const refused = await h.json('POST', '/v1/saft/parse?import=true&customer_reference=broken', { key: t.api_key, rawBody: bad as never, headers: { 'content-type': 'application/xml' } });

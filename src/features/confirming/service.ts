@@ -237,9 +237,12 @@ export class ConfirmingService {
       if (used + adding > Number(programme.limitCents))
         throw new ApiError('limit_exceeded', `The programme's limit is €${(Number(programme.limitCents) / 100).toFixed(2)}; €${(used / 100).toFixed(2)} is in use and these payables add €${(adding / 100).toFixed(2)}. Nothing was uploaded.`);
       const cp = this.t.confirmingPayables;
-      const existing = await tx.select({ supplier: cp.supplierNif, number: cp.number, id: cp.id, status: cp.status }).from(cp).where(and(eq(cp.programmeId, programmeId), inArray(cp.number, rows.map((r) => r.number))));
+      // numbers compared as the assignment index compares them ("ft 1" is FT 1): settled or
+      // cancelled payables hold no key there, and would otherwise be paid again
+      const existing = await tx.select({ supplier: cp.supplierNif, number: cp.number, id: cp.id, status: cp.status }).from(cp).where(and(eq(cp.programmeId, programmeId), inArray(cp.supplierNif, [...new Set(rows.map((r) => r.supplierNif))])));
+      const byKey = new Map(existing.map((x) => [assignmentKey(x.supplier, x.number), x]));
       const clash = rows.flatMap((r, i) => {
-        const e = existing.find((x) => x.supplier === r.supplierNif && x.number === r.number);
+        const e = byKey.get(assignmentKey(r.supplierNif, r.number));
         return e ? [{ path: `payables.${i}.number`, message: `${r.number} is already payable ${e.id} (${e.status}) of this programme` }] : [];
       });
       if (clash.length) throw new ApiError('already_exists', `${clash.length} payable(s) are already in this programme; nothing was uploaded.`, { fields: clash });

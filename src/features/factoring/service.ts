@@ -130,8 +130,8 @@ export class FactoringService {
         // invoice-receipt or simplified invoice was paid when issued
         if (!RECEIVABLE_TYPES.has(row.documentType)) errors.push({ path: at('number'), message: `${given.number} is ${DOCUMENT_KINDS[row.documentType] ?? `a ${row.documentType} document`}: only invoices (FT) and debit notes (ND) are receivables to assign` });
         // the books are one company's: only it can assign their invoices
-        const owner = await this.booksOwner(caller, given.erp.provider, given.erp.customer_reference);
-        if (owner && owner !== body.seller_nif) errors.push({ path: at('erp'), message: `these books are company ${owner}'s (the ERP connection's company_nif): seller_nif ${body.seller_nif} cannot assign their invoices` });
+        const owner = given.erp.provider === 'saft' ? (((row.data as { company_nif?: string | null } | null)?.company_nif ?? null)) : await this.booksOwner(caller, given.erp.provider, given.erp.customer_reference);
+        if (owner && owner !== body.seller_nif) errors.push({ path: at('erp'), message: `these books are company ${owner}'s (${given.erp.provider === 'saft' ? "the SAF-T file's TaxRegistrationNumber" : "the ERP connection's company_nif"}): seller_nif ${body.seller_nif} cannot assign their invoices` });
         // what the books say is what is assigned: a request may fill what they lack, not change it
         // (a later due date would have made an overdue invoice assignable)
         const fromBooks = { debtor_nif: row.customerNif, issue_date: row.issueDate, due_date: row.dueDate, amount_cents: Number(row.grossTotalCents) } as const;
@@ -182,13 +182,18 @@ export class FactoringService {
     return out;
   }
 
-  /** The company whose books an ERP connection (or SAF-T import) holds, when the tenant said so (company_nif). */
+  /**
+   * The company whose books an ERP connection holds, when the tenant said so (company_nif): the
+   * newest live link's (as a sync reads it), not a pending, denied or disconnected one. A SAF-T
+   * import's invoices carry their file's company instead.
+   */
   private async booksOwner(caller: FinanceCaller, provider: string, customerReference: string): Promise<string | null> {
     const c = this.t.erpConnections;
     const [row] = await this.ctx.database.db
       .select({ nif: c.companyNif })
       .from(c)
-      .where(and(eq(c.tenantId, caller.tenantId), eq(c.env, caller.env), eq(c.provider, provider), eq(c.customerReference, customerReference)))
+      .where(and(eq(c.tenantId, caller.tenantId), eq(c.env, caller.env), eq(c.provider, provider), eq(c.customerReference, customerReference), inArray(c.status, ['active', 'relink_required'])))
+      .orderBy(desc(c.createdAt))
       .limit(1);
     return row?.nif ?? null;
   }

@@ -88,7 +88,7 @@ export function lisbonToIso(local: string): string {
 }
 
 /** One batch of the file's documents into the tenant's ERP store (provider saft): upserts, so a re-import does not duplicate. */
-async function storeDocuments(database: Database, tx: Db, auth: { tenantId: string; env: string }, ref: string, docs: SaftDocument[], counts: { invoices: number; payments: number }) {
+async function storeDocuments(database: Database, tx: Db, auth: { tenantId: string; env: string }, ref: string, docs: SaftDocument[], counts: { invoices: number; payments: number }, header: Readonly<Record<string, string | null>>) {
   const now = new Date();
   const invoices = docs.filter((d) => d.kind === 'invoice');
   const payments = docs.filter((d) => d.kind === 'payment');
@@ -113,7 +113,8 @@ async function storeDocuments(database: Database, tx: Db, auth: { tenantId: stri
       taxTotalCents: cents(d.tax_payable),
       grossTotalCents: cents(d.gross_total),
       status: d.status,
-      data: { source: 'saft', customer_id: d.customer_id, system_entry_date: d.system_entry_date },
+      // the company whose books these are (its invoices' issuer): factoring lets only it assign them
+      data: { source: 'saft', customer_id: d.customer_id, system_entry_date: d.system_entry_date, company_nif: header.TaxRegistrationNumber ?? null },
       sourceUpdatedAt: lisbonToIso(d.system_entry_date),
       syncedAt: now,
     };
@@ -178,7 +179,7 @@ export async function runParse(
       const ref = o.importAs;
       try {
         r = await ctx.database.withTx(async (tx) => {
-          const result = await parseSaft(capped, { publicKeyPem: o.publicKeyPem, onDocuments: (docs) => storeDocuments(ctx.database, tx, auth, ref, docs, counts) });
+          const result = await parseSaft(capped, { publicKeyPem: o.publicKeyPem, onDocuments: (docs, header) => storeDocuments(ctx.database, tx, auth, ref, docs, counts, header) });
           if (!result.valid) throw new RefuseImport(result);
           ctx.database.touchTenant(auth.tenantId, 'inputs'); // new books: what its scores read
           return result;
