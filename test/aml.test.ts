@@ -62,6 +62,8 @@ describe('list formats', () => {
     const badege = un.find((e) => e.entry_id === 'CDi.001')!;
     expect(badege).toMatchObject({ entry_type: 'person', programme: 'DRC', listed_on: '2012-12-31', countries: ['CD'], births: [{ year: 1971 }] });
     expect(badege.names[0]).toEqual({ name: 'ERIC BADEGE', kind: 'primary', quality: null });
+    // TYPE_OF_DATE APPROXIMATELY is kept (108 entries of the sample)
+    expect(un.filter((e) => e.births.some((b) => b.approximate)).length).toBe(108);
     const kakolele = un.find((e) => e.entry_id === 'CDi.002')!;
     expect(kakolele.names.map((n) => n.name)).toContain('FRANK KAKORERE');
     const alqaida = un.find((e) => e.entry_id === 'QDe.004')!;
@@ -151,6 +153,11 @@ describe('matching', () => {
     expect(at('1957')).toBe('agrees');
     expect(at('1958')).toBe('agrees');
     expect(at('1960')).toBe('disagrees');
+    // a date the list calls approximate agrees by its year (within one)
+    const approx = buildIndex([{ ...person, births: [{ ...person.births[0]!, approximate: true }] }]);
+    const atApprox = (birth_date: string) => screen(approx, { name: 'Ivan Petrovich Sidorov', type: 'person', birth_date, min_score: 0.5 })[0]!.explanation.attributes.birth_date;
+    expect(atApprox('1957-12-31')).toBe('agrees');
+    expect(atApprox('1960-01-01')).toBe('disagrees');
   });
 
   test('precision and recall on a labelled set (typos, reordered tokens, lower case, aliases; Portuguese names)', () => {

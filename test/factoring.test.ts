@@ -10,6 +10,7 @@ import { eq } from 'drizzle-orm';
 import { OperationResponse } from '../src/features/factoring/model';
 import { allowedActions, holdsInvoices, isTerminal, nextStatus, OPERATION_ACTIONS, OPERATION_STATUSES, type OperationStatus } from '../src/features/factoring/states';
 import { daysBetween, discountCents, shareCents, sharesBps } from '../src/features/finance/money';
+import { spreadForModality } from '../src/features/decision/policy';
 import { expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
@@ -48,7 +49,10 @@ describe('POST /v1/factoring/operation', () => {
       const dec = await h.json('GET', `/v1/decisions/${d.decision.decision_id}`, { key });
       expect(dec.status).toBe(200);
       expect(dec.body.context).toMatchObject({ operation_type: 'factoring', amount_eur: d.face_cents / 100 });
-      expect(d.decision.spread_bps).toBe(dec.body.recommendation.suggested_spread_bps);
+      // a recourse operation: the decision's spread where it recommends recourse, else the index's for recourse (lower)
+      const expected = spreadForModality(dec.body.tier, dec.body.context.expected_term_days, 'recourse', { modality: dec.body.recommendation.modality, spreadBps: dec.body.recommendation.suggested_spread_bps });
+      expect(d.decision.spread_bps).toBe(expected);
+      if (dec.body.recommendation.modality !== 'recourse') expect(expected).toBeLessThan(dec.body.recommendation.suggested_spread_bps);
       expect(d.within_limit).toBe(true);
     }
     const p = op.pricing;
@@ -204,10 +208,14 @@ describe('double assignment, lifecycle, events, audit', () => {
     expect(dec.recommendation.modality).toBe('recourse');
     expect(withRecourse.debtors[0].decision.spread_bps).toBe(dec.recommendation.suggested_spread_bps);
     expect(without.debtors[0].decision.spread_bps).toBeGreaterThan(withRecourse.debtors[0].decision.spread_bps);
-    // an A debtor: the decision's modality is non_recourse already, and its spread stands
+    // an A debtor: the decision's modality is non_recourse already, and its spread stands; with
+    // recourse (the seller answers too) the operation costs less
     const a = (await create({ seller_nif: SELLER, modality: 'non_recourse', invoices: [inv('M-3', TIER_A, 10_000)] }, t.api_key)).body;
     const decA = (await h.json('GET', `/v1/decisions/${a.debtors[0].decision.decision_id}`, { key: t.api_key })).body;
+    expect(decA.recommendation.modality).toBe('non_recourse');
     expect(a.debtors[0].decision.spread_bps).toBe(decA.recommendation.suggested_spread_bps);
+    const aRecourse = (await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('M-4', TIER_A, 10_000)] }, t.api_key)).body;
+    expect(aRecourse.debtors[0].decision.spread_bps).toBeLessThan(a.debtors[0].decision.spread_bps);
   });
 
   test('a due date more than a year away (or a year after the invoice) is refused: factoring takes short-term receivables', async () => {

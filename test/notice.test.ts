@@ -125,6 +125,8 @@ describe('POST /v1/notice/cession', () => {
       { path: 'parties.debtor.name', message: "differs from the operation's debtor's name (Beta, Lda)" },
       { path: 'parties.assignor.nif', message: "differs from the operation's seller (599000031)" },
     ]);
+    // the same name in capitals and with a space more is the same party
+    expect((await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: op.operation_id, parties: { factor: FACTOR, debtor: { name: 'BETA,  LDA', nif: '599000023' } }, payment: { iban } } })).status).toBe(201);
     // the factor as a party of the assignment itself
     const selfFactor = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: op.operation_id, parties: { factor: { ...FACTOR, nif: '599000023' } }, payment: { iban } } });
     expect(expectError(selfFactor, 422, 'validation_failed').fields).toEqual([{ path: 'parties.factor.nif', message: "is the debtor's: the factor is a third party" }]);

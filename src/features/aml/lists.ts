@@ -22,6 +22,8 @@ export interface BirthInfo {
   year: number | null;
   from_year: number | null;
   to_year: number | null;
+  /** the list says the date is approximate (UN TYPE_OF_DATE APPROXIMATELY, EU circa): its year is what counts */
+  approximate?: boolean;
 }
 
 export interface ListEntry {
@@ -133,7 +135,7 @@ export async function parseUnList(chunks: Chunks, onEntry: (e: ListEntry) => voi
         alias = null;
       } else if (name === 'INDIVIDUAL_DATE_OF_BIRTH' && birth) {
         const date = /^\d{4}-\d{2}-\d{2}/.test(birth.date) ? birth.date.slice(0, 10) : null;
-        const b: BirthInfo = { date, year: date ? Number(date.slice(0, 4)) : yearOf(birth.year), from_year: yearOf(birth.from), to_year: yearOf(birth.to) };
+        const b: BirthInfo = { date, year: date ? Number(date.slice(0, 4)) : yearOf(birth.year), from_year: yearOf(birth.from), to_year: yearOf(birth.to), ...(birth.type.toUpperCase() === 'APPROXIMATELY' ? { approximate: true } : {}) };
         if (b.date || b.year || b.from_year || b.to_year) entry.births.push(b);
         birth = null;
       } else if (name === 'INDIVIDUAL' || name === 'ENTITY') {
@@ -192,7 +194,7 @@ export async function parseEuList(chunks: Chunks, onEntry: (e: ListEntry) => voi
       const d = attr(tag, 'birthdate');
       const date = /^\d{4}-\d{2}-\d{2}$/.test(d) ? d : null;
       const year = date ? Number(date.slice(0, 4)) : yearOf(attr(tag, 'year'));
-      if (date || year) entry.births.push({ date, year, from_year: null, to_year: null });
+      if (date || year) entry.births.push({ date, year, from_year: null, to_year: null, ...(attr(tag, 'circa') === 'true' ? { approximate: true } : {}) });
     }
   });
   parser.on('closetag', (tag) => {

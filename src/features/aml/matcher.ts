@@ -251,8 +251,9 @@ function birthAgreement(births: BirthInfo[], asked: string | undefined): Agreeme
   const year = Number(asked.slice(0, 4));
   const date = asked.length === 10 ? asked : null;
   for (const b of births) {
-    // two whole dates agree only if they are the same day; a year on either side within a year
-    if (date && b.date) {
+    // two whole dates agree only if they are the same day (unless the list's is approximate); a
+    // year on either side within a year
+    if (date && b.date && !b.approximate) {
       if (b.date === date) return 'agrees';
       continue;
     }

@@ -183,12 +183,13 @@ function floorSpread(notch: Notch, termDays: number, modalityOf: (n: Notch) => M
 }
 
 /**
- * The spread of an operation whose modality is the caller's, not the one the decision recommends
- * (a factoring operation without recourse on a debtor the decision would take with recourse): the
- * index's for that modality, and never below the decision's own.
+ * The spread of an operation whose modality is the caller's (a factoring operation without recourse
+ * on a debtor the decision would take with recourse, or with recourse on one it would take without):
+ * the decision's own when the modalities agree, else the index's for the operation's modality at the
+ * same notch and term (its LGD: higher without recourse, lower with it).
  */
-export const spreadForModality = (notch: Notch, termDays: number, modality: Modality, decisionSpreadBps: number, policy: CreditPolicy = DEFAULT_POLICY) =>
-  Math.max(decisionSpreadBps, floorSpread(notch, termDays, () => modality, policy));
+export const spreadForModality = (notch: Notch, termDays: number, modality: Modality, decision: { modality: Modality; spreadBps: number }, policy: CreditPolicy = DEFAULT_POLICY) =>
+  modality === decision.modality ? decision.spreadBps : floorSpread(notch, termDays, () => modality, policy);
 
 /**
  * The decision: approved when the notch is within appetite and the amount within the limit.

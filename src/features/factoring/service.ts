@@ -6,7 +6,7 @@ import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
-import { spreadForModality, type CreditPolicy, type Notch } from '../decision/policy';
+import { spreadForModality, type CreditPolicy, type Modality, type Notch } from '../decision/policy';
 import type { Env } from '../tenants/service';
 import { daysBetween, discountCents, shareCents, sharesBps, sumCents } from '../finance/money';
 import { assignmentKey, normaliseInvoiceNumber } from '../finance/assignment-key';
@@ -229,7 +229,7 @@ export class FactoringService {
       const limitCents = Math.round(decision.recommendation.limit_eur * 100);
       // priced for the operation's modality: without recourse the factor bears the debtor's loss
       policy ??= (await this.decisions.policy(caller)).policy;
-      const spreadBps = spreadForModality(decision.tier as Notch, decision.context.expected_term_days, body.modality, decision.recommendation.suggested_spread_bps, policy);
+      const spreadBps = spreadForModality(decision.tier as Notch, decision.context.expected_term_days, body.modality, { modality: decision.recommendation.modality as Modality, spreadBps: decision.recommendation.suggested_spread_bps }, policy);
       const first = list[0]!;
       debtors.push({
         nif,

@@ -42,8 +42,10 @@ export class NoticeService {
       // the parties are the operation's: a request may name one the operation has no name for, not another
       const given = body.parties?.debtor;
       const a = body.parties?.assignor;
+      // names compared as people read them: case, accents' composition and runs of spaces aside
+      const same = (a: string, b: string) => a === b || comparable(a) === comparable(b);
       const differs = (path: string, what: string, ours: string | null, theirs: string | undefined) => {
-        if (theirs !== undefined && ours !== null && ours !== '' && theirs !== ours) errors.push({ path, message: `differs from the operation's ${what} (${ours})` });
+        if (theirs !== undefined && ours !== null && ours !== '' && !same(theirs, ours)) errors.push({ path, message: `differs from the operation's ${what} (${ours})` });
       };
       differs('parties.debtor.nif', 'debtor', d.nif, given?.nif);
       differs('parties.debtor.name', 'debtor\'s name', d.name, given?.name);
@@ -141,3 +143,5 @@ function problems(errors: FieldError[], iban: string): ApiError {
     return new ApiError('invalid_iban', `${iban.slice(0, 42)} is not a valid IBAN (format or check digits).`, { fields: errors });
   return fieldProblems(errors);
 }
+
+const comparable = (name: string) => name.normalize('NFKC').replace(/\s+/gu, ' ').trim().toLocaleLowerCase('pt-PT');
