@@ -128,8 +128,12 @@ describe('programmes, suppliers, payables', () => {
       const ev = (await h.json('GET', '/v1/events?type=default.flagged', { key: k })).body.data;
       expect(ev.length).toBe(1);
       expect(ev[0].data).toMatchObject({ payable_id: x.payable_id, automatic: true, kind: 'confirming' });
-      // the anchor still owes a defaulted payable: it keeps using the programme's limit
+      // the anchor still owes a defaulted payable: it keeps using the programme's limit, until
+      // it is written off (or paid: settle)
       expect((await h.json('GET', `/v1/confirming/anchor/${p.programme_id}`, { key: k })).body).toMatchObject({ used_cents: 100_000 });
+      expectError(await act(k, x.payable_id, 'write_off'), 422, 'validation_failed');
+      expect((await act(k, x.payable_id, 'write_off', { reason: 'anchor insolvent' })).body).toMatchObject({ status: 'written_off', allowed_actions: [] });
+      expect((await h.json('GET', `/v1/confirming/anchor/${p.programme_id}`, { key: k })).body).toMatchObject({ used_cents: 0 });
     } finally {
       h.clock.advance(-100 * 86_400_000);
     }
@@ -205,9 +209,11 @@ describe('the payable state machine', () => {
       for (let i = 1; i < path.length; i++) {
         if (path[i] === 'funded') expect(path[i - 1]).toBe('accepted');
         if (path[i] === 'defaulted') expect(path[i - 1]).toBe('funded');
+        if (path[i] === 'written_off') expect(path[i - 1]).toBe('defaulted');
       }
     }
-    for (const s of ['settled', 'defaulted', 'cancelled'] as const) expect(payableActions(s)).toEqual([]);
+    for (const s of ['settled', 'written_off', 'cancelled'] as const) expect(payableActions(s)).toEqual([]);
+    expect(payableActions('defaulted')).toEqual(['settle', 'write_off']);
     expect(offerFor(1_000_000, '2027-01-21', 300, '2027-01-21')).toMatchObject({ days: 0, discount_cents: 0, net_cents: 1_000_000 });
   });
 });

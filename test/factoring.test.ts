@@ -175,6 +175,19 @@ describe('double assignment, lifecycle, events, audit', () => {
     expect((await act(first.body.operation_id, 'default', { reason: 'debtor insolvent' }, t.api_key)).body.status).toBe('defaulted');
     const next = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('IK-3', TIER_A, 20_000)] }, t.api_key);
     expect(next.body.debtors[0].other_exposure_cents).toBe(10_000);
+    // written off (with its reason): the loss is taken, the invoice and the exposure released
+    expectError(await act(first.body.operation_id, 'write_off', {}, t.api_key), 422, 'validation_failed');
+    const off = (await act(first.body.operation_id, 'write_off', { reason: 'insolvency closed, nothing to recover' }, t.api_key)).body;
+    expect(off).toMatchObject({ status: 'written_off', allowed_actions: [] });
+    const after = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('IK-4', TIER_A, 20_000)] }, t.api_key);
+    expect(after.body.debtors[0].other_exposure_cents).toBe(20_000); // IK-3 only
+    // a defaulted operation whose debtor pays after all is settled (a recovery)
+    const late = (await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('IK-5', TIER_A, 10_000)] }, t.api_key)).body;
+    await act(late.operation_id, 'fund', {}, t.api_key);
+    await act(late.operation_id, 'default', { reason: 'unpaid' }, t.api_key);
+    const recovered = (await act(late.operation_id, 'settle', { collected_cents: 10_000 }, t.api_key)).body;
+    expect(recovered).toMatchObject({ status: 'settled', settlement: { collected_cents: 10_000, shortfall_cents: 0 } });
+    expect(recovered.history.map((x: any) => x.status)).toEqual(['submitted', 'approved', 'funded', 'defaulted', 'settled']);
   });
 
   test('ERP invoices: a credit note or an invoice-receipt is no receivable; the books\' company alone assigns them; the books\' dates and amounts stand', async () => {
@@ -367,13 +380,17 @@ describe('the state machine', () => {
         s = next;
         path.push(s);
       }
-      // funded is reached only through approved; settled and defaulted only through funded
+      // funded is reached only through approved; defaulted only through funded; settled through
+      // funded or defaulted (a recovery); written off only from defaulted
       for (let i = 1; i < path.length; i++) {
         if (path[i] === 'funded') expect(path[i - 1]).toBe('approved');
-        if (path[i] === 'settled' || path[i] === 'defaulted') expect(path[i - 1]).toBe('funded');
+        if (path[i] === 'defaulted') expect(path[i - 1]).toBe('funded');
+        if (path[i] === 'settled') expect(['funded', 'defaulted']).toContain(path[i - 1]);
+        if (path[i] === 'written_off') expect(path[i - 1]).toBe('defaulted');
       }
     }
-    for (const s of ['rejected', 'settled', 'defaulted', 'cancelled'] as const) expect(isTerminal(s)).toBe(true);
+    for (const s of ['rejected', 'settled', 'written_off', 'cancelled'] as const) expect(isTerminal(s)).toBe(true);
+    expect(allowedActions('defaulted')).toEqual(['settle', 'write_off']);
     expect(OPERATION_STATUSES.filter(holdsInvoices)).toEqual(['submitted', 'approved', 'funded', 'defaulted']);
   });
 });

@@ -103,10 +103,10 @@ export function confirmingRoutes(ctx: AppContext, service: ConfirmingService) {
       body: PayableActionBody,
       response: { 200: PayableView },
       detail: doc(
-        'Move a payable: accept (the supplier takes the offer), fund, settle, default, cancel',
+        'Move a payable: accept (the supplier takes the offer), fund, settle, default, write_off, cancel',
         'transitionConfirmingPayable',
         ['resource_not_found', 'invalid_transition'],
-        'approved \u2192 accepted | settled (paid at maturity) | cancelled; accepted \u2192 funded | cancelled; funded \u2192 settled | defaulted. Anything else is 409 invalid_transition. cancel and default need a reason. Events settlement.completed and default.flagged; each step in the payable\u2019s and the programme\u2019s audit trails.',
+        'approved \u2192 accepted | settled (paid at maturity) | cancelled; accepted \u2192 funded | cancelled; funded \u2192 settled | defaulted; defaulted \u2192 settled (the anchor paid after all) | written_off (the loss taken: the programme\u2019s limit and the invoice are released). Anything else is 409 invalid_transition. cancel, default and write_off need a reason. Events settlement.completed and default.flagged; each step in the payable\u2019s and the programme\u2019s audit trails.',
       ),
     });
 }

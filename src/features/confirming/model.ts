@@ -47,7 +47,7 @@ export const PayableView = t.Object({
   issue_date: t.String(),
   due_date: t.String(),
   amount_cents: Int(),
-  status: t.Union([t.Literal('approved'), t.Literal('accepted'), t.Literal('funded'), t.Literal('settled'), t.Literal('defaulted'), t.Literal('cancelled')]),
+  status: t.Union([t.Literal('approved'), t.Literal('accepted'), t.Literal('funded'), t.Literal('settled'), t.Literal('defaulted'), t.Literal('written_off'), t.Literal('cancelled')]),
   offer: Nullable(Offer),
   accepted_offer: Nullable(Offer),
   allowed_actions: t.Array(t.String()),
@@ -57,10 +57,10 @@ export const PayableView = t.Object({
 });
 export const ProgrammeParams = t.Object({ id: t.String({ pattern: '^cfp_[0-9a-f-]{36}$' }) });
 export const PayableParams = t.Object({ id: t.String({ pattern: '^cpy_[0-9a-f-]{36}$' }) });
-export const PayableActionParams = t.Object({ id: t.String({ pattern: '^cpy_[0-9a-f-]{36}$' }), action: t.Union([t.Literal('accept'), t.Literal('fund'), t.Literal('settle'), t.Literal('default'), t.Literal('cancel')]) });
+export const PayableActionParams = t.Object({ id: t.String({ pattern: '^cpy_[0-9a-f-]{36}$' }), action: t.Union([t.Literal('accept'), t.Literal('fund'), t.Literal('settle'), t.Literal('default'), t.Literal('write_off'), t.Literal('cancel')]) });
 export const PayableActionBody = t.Optional(t.Object({ reason: t.Optional(Text(500)) }));
 export const PayableListQuery = t.Object({
-  status: t.Optional(t.String({ pattern: '^(approved|accepted|funded|settled|defaulted|cancelled)$' })),
+  status: t.Optional(t.String({ pattern: '^(approved|accepted|funded|settled|defaulted|written_off|cancelled)$' })),
   supplier_nif: t.Optional(Nif),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
   cursor: t.Optional(t.String({ pattern: '^cpy_[0-9a-f-]{36}$' })),

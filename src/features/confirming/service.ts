@@ -337,7 +337,7 @@ export class ConfirmingService {
       const allowed = payableActions(from);
       throw new ApiError('invalid_transition', `Payable ${id} is ${from}: ${action} does not apply (${allowed.length ? `allowed: ${allowed.join(', ')}` : 'no action applies any more'}).`);
     }
-    if ((action === 'cancel' || (action === 'default' && o.by !== 'sweep')) && !o.reason) throw validationError([{ path: 'reason', message: `is required to ${action}` }]);
+    if ((action === 'cancel' || action === 'write_off' || (action === 'default' && o.by !== 'sweep')) && !o.reason) throw validationError([{ path: 'reason', message: `is required to ${action}` }]);
     const now = this.now();
     const today = isoDay(now);
     const d = structuredClone(row.data as unknown as PayableData);

@@ -70,10 +70,10 @@ export function factoringRoutes(ctx: AppContext, service: FactoringService) {
       body: TransitionBody,
       response: { 200: OperationResponse },
       detail: doc(
-        'Move an operation through its lifecycle: approve, reject, fund, settle, default, cancel',
+        'Move an operation through its lifecycle: approve, reject, fund, settle, default, write_off, cancel',
         'transitionFactoringOperation',
         ['resource_not_found', 'invalid_transition'],
-        'submitted \u2192 approved | rejected | cancelled; approved \u2192 funded | cancelled; funded \u2192 settled | defaulted. Anything else is 409 invalid_transition naming the actions that apply. reject, cancel and default need a reason; settle takes collected_cents (default the face value). fund reprices from its own date. Events: operation.approved, settlement.completed, default.flagged. Each transition is in the audit trail (GET /v1/audit/{operation_id}).',
+        'submitted \u2192 approved | rejected | cancelled; approved \u2192 funded | cancelled; funded \u2192 settled | defaulted; defaulted \u2192 settled (the debtors paid after all: a recovery) | written_off (the loss taken: the invoices and the debtor\u2019s exposure are released). Anything else is 409 invalid_transition naming the actions that apply. reject, cancel, default and write_off need a reason; settle takes collected_cents (default the face value). fund reprices from its own date. Events: operation.approved, settlement.completed, default.flagged. Each transition is in the audit trail (GET /v1/audit/{operation_id}).',
         {
           fund: { summary: 'fund (no body needed)', value: {} },
           settle_short: { summary: 'settle with a shortfall', value: { collected_cents: 2700000 } },

@@ -8,8 +8,8 @@ const Nullable = <S extends Parameters<typeof t.Union>[0][number]>(s: S) => t.Un
 export const ModalitySchema = t.Union([t.Literal('recourse'), t.Literal('non_recourse')], {
   description: 'recourse (com recurso): the seller answers for an unpaid invoice; non_recourse (sem recurso): the factor bears the debtor\u2019s insolvency risk',
 });
-export const StatusSchema = t.Union([t.Literal('submitted'), t.Literal('approved'), t.Literal('rejected'), t.Literal('funded'), t.Literal('settled'), t.Literal('defaulted'), t.Literal('cancelled')]);
-export const ActionSchema = t.Union([t.Literal('approve'), t.Literal('reject'), t.Literal('fund'), t.Literal('settle'), t.Literal('default'), t.Literal('cancel')]);
+export const StatusSchema = t.Union([t.Literal('submitted'), t.Literal('approved'), t.Literal('rejected'), t.Literal('funded'), t.Literal('settled'), t.Literal('defaulted'), t.Literal('written_off'), t.Literal('cancelled')]);
+export const ActionSchema = t.Union([t.Literal('approve'), t.Literal('reject'), t.Literal('fund'), t.Literal('settle'), t.Literal('default'), t.Literal('write_off'), t.Literal('cancel')]);
 
 export const OperationInvoiceInput = t.Object(
   {

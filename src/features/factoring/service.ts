@@ -472,7 +472,7 @@ export class FactoringService {
       const allowed = allowedActions(from);
       throw new ApiError('invalid_transition', `Operation ${id} is ${from}: ${action} does not apply (${allowed.length ? `allowed: ${allowed.join(', ')}` : 'no action applies any more'}).`);
     }
-    if ((action === 'reject' || action === 'cancel' || (action === 'default' && !automatic)) && !body.reason)
+    if ((action === 'reject' || action === 'cancel' || action === 'write_off' || (action === 'default' && !automatic)) && !body.reason)
       throw validationError([{ path: 'reason', message: `is required to ${action}` }]);
     if (action !== 'settle' && body.collected_cents !== undefined) throw validationError([{ path: 'collected_cents', message: 'applies to settle only' }]);
     const now = this.now();

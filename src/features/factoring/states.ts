@@ -1,10 +1,11 @@
 /**
  * The factoring operation's lifecycle, as data: submitted → approved | rejected → funded →
- * settled | defaulted, and cancelled before funding. Pure: the property test walks it.
+ * settled | defaulted, and cancelled before funding; a defaulted one is settled when its debtors pay
+ * after all (recovery) or written off. Pure: the property test walks it.
  */
-export const OPERATION_STATUSES = ['submitted', 'approved', 'rejected', 'funded', 'settled', 'defaulted', 'cancelled'] as const;
+export const OPERATION_STATUSES = ['submitted', 'approved', 'rejected', 'funded', 'settled', 'defaulted', 'written_off', 'cancelled'] as const;
 export type OperationStatus = (typeof OPERATION_STATUSES)[number];
-export const OPERATION_ACTIONS = ['approve', 'reject', 'fund', 'settle', 'default', 'cancel'] as const;
+export const OPERATION_ACTIONS = ['approve', 'reject', 'fund', 'settle', 'default', 'write_off', 'cancel'] as const;
 export type OperationAction = (typeof OPERATION_ACTIONS)[number];
 
 export const TRANSITIONS: Readonly<Record<OperationStatus, Partial<Record<OperationAction, OperationStatus>>>> = {
@@ -13,7 +14,8 @@ export const TRANSITIONS: Readonly<Record<OperationStatus, Partial<Record<Operat
   funded: { settle: 'settled', default: 'defaulted' },
   rejected: {},
   settled: {},
-  defaulted: {},
+  defaulted: { settle: 'settled', write_off: 'written_off' },
+  written_off: {},
   cancelled: {},
 };
 
@@ -25,7 +27,7 @@ export const isTerminal = (s: OperationStatus) => allowedActions(s).length === 0
 /**
  * Whether an operation in this status holds its invoices (a second assignment of one is refused,
  * CC art. 584): from submission until it ends. A defaulted operation keeps them — the factor still
- * owns the credit and pursues the debtor (or the seller, with recourse); a rejected or cancelled one
- * never took them, a settled one was paid.
+ * owns the credit and pursues the debtor (or the seller, with recourse) — until it is recovered
+ * (settled) or written off; a rejected or cancelled one never took them, a settled one was paid.
  */
 export const holdsInvoices = (s: OperationStatus) => s === 'submitted' || s === 'approved' || s === 'funded' || s === 'defaulted';
