@@ -162,6 +162,28 @@ describe('a list field given text, an object or a number', () => {
   });
 });
 
+describe('a JSON body that is not UTF-8', () => {
+  test('400 invalid_json on the fast path and the routes alike, nothing stored (it was read as U+FFFD and kept)', async () => {
+    const bytes = (text: string, bad: number[]) => {
+      const [head, tail] = text.split('@');
+      return new Uint8Array([...new TextEncoder().encode(head), ...bad, ...new TextEncoder().encode(tail)]);
+    };
+    const t = await h.tenant();
+    for (const [path, text] of [
+      ['/v1/score', '{"nif":"599000015","customer_reference":"caf@"}'],
+      ['/v1/admin/keys', '{"name":"caf@","env":"sandbox"}'],
+    ] as const) {
+      const r = await h.json('POST', path, { key: t.api_key, rawBody: bytes(text, [0xe9, 0x20, 0xff]) as never, headers: { 'content-type': 'application/json' } });
+      expect(expectError(r, 400, 'invalid_json').message).toContain('UTF-8');
+    }
+    expect((await h.json('GET', '/v1/admin/keys', { key: t.api_key })).body.keys.map((k: any) => k.name)).not.toContain('caf\uFFFD \uFFFD');
+    // the same text in UTF-8 (with an emoji) is fine
+    expect((await h.json('POST', '/v1/admin/keys', { key: t.api_key, rawBody: new TextEncoder().encode('{"name":"café 🚀","env":"sandbox"}') as never, headers: { 'content-type': 'application/json' } })).status).toBe(201);
+    // without a usable key: 401 first, as for any unreadable body
+    expectError(await h.json('POST', '/v1/score', { key: 'sk_test_' + 'x'.repeat(40), rawBody: bytes('{"nif":"@"}', [0xff]) as never, headers: { 'content-type': 'application/json' } }), 401, 'invalid_api_key');
+  });
+});
+
 describe('null where an optional field is absent', () => {
   test('POST /v1/score refresh: null is 422 on the field (on the fast path it was taken for the default)', async () => {
     const b = expectError(await h.json('POST', '/v1/score', { key, body: { nif: '599000015', refresh: null } }), 422, 'validation_failed');

@@ -5,7 +5,7 @@ import type { MaybePromise } from '../lib/maybe-promise';
 import { turnEnd } from '../lib/turn-end';
 import type { Env, Scope } from '../features/tenants/service';
 import { admitKey, refusal, verifyKey } from './auth';
-import { errorResponder, JSON_CONTENT_TYPE, readCapped, recordRequest, unexpectedError } from './http-errors';
+import { errorResponder, JSON_CONTENT_TYPE, readJsonText, recordRequest, unexpectedError } from './http-errors';
 import { langOf, localised, requestState } from './request-state';
 
 /** who calls, as the route's handler would get it from `auth` */
@@ -56,7 +56,12 @@ export function jsonFastPath<B, R extends object>(ctx: AppContext, route: FastRo
     if (refusal(verified, route.scope)) return null; // the Elysia route answers the 403 (after charging)
 
     const state = requestState(request);
-    const text = (state.bodyText = length !== null ? await request.text() : await readCapped(request, limit));
+    const text = await readJsonText(request, limit);
+    if (text === undefined) {
+      state.invalidUtf8 = true; // the Elysia route answers it (400), once the key is judged
+      return null;
+    }
+    state.bodyText = text;
     if (text === null || jsonTooDeep(text) || text.includes('\\u0000') || mayHoldLoneSurrogate(text)) return null; // the Elysia route answers (refuses) it
     let input: unknown;
     try {

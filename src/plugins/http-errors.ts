@@ -39,6 +39,22 @@ export async function readCapped(request: Request, limit: number): Promise<strin
   return bytes === null ? null : bytes.toString('utf8');
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+/**
+ * A JSON body's text: JSON is UTF-8 (RFC 8259 §8.1), and bytes that are not were read as U+FFFD and
+ * stored so (an API key named "caf\uFFFD"). null: over the limit; undefined: not UTF-8.
+ */
+export async function readJsonText(request: Request, limit: number): Promise<string | null | undefined> {
+  const bytes = request.headers.has('content-length') ? await request.bytes() : await readCappedBytes(request, limit);
+  if (bytes === null) return null;
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+export const notUtf8 = () => new ApiError('invalid_json', 'The request body is not valid UTF-8 (JSON is UTF-8, RFC 8259).');
+
 /** The body as bytes, or null as soon as it exceeds `limit` bytes. */
 export async function readCappedBytes(request: Request, limit: number): Promise<Uint8Array | null> {
   if (Number(request.headers.get('content-length') ?? '0') > limit) return null;
@@ -227,8 +243,11 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
     const limit = ctx.config.bodyLimitBytes;
     const tooLarge = () => new ApiError('payload_too_large', `The request body exceeds ${limit} bytes.`);
     if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
-    const stashed = requestState(request).bodyText;
-    const text = stashed !== undefined ? stashed : await readCapped(request, limit);
+    const state0 = requestState(request);
+    if (state0.invalidUtf8) throw notUtf8();
+    const stashed = state0.bodyText;
+    const text = stashed !== undefined ? stashed : await readJsonText(request, limit);
+    if (text === undefined) throw notUtf8();
     if (text === null) throw tooLarge();
     if (text.trim() === '') return {};
     if (!JSON_CONTENT_TYPE.test(contentType ?? ''))

@@ -12,6 +12,8 @@ export interface RequestState {
   idempotencyClaim?: string;
   /** the body, when a fast path read it before handing the request to the Elysia route (null: over the limit) */
   bodyText?: string | null;
+  /** the body's bytes are not UTF-8 (read by the fast path, answered by the route) */
+  invalidUtf8?: boolean;
   /** the JSON body was valid but not an object (refused by the guard after route transforms) */
   nonObjectBody?: boolean;
   /** the JSON body as parsed, before Elysia's normalisation (validation errors are named on it) */
