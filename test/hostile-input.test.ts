@@ -84,6 +84,13 @@ describe('NUL characters', () => {
       const method = url.includes('connections') ? 'DELETE' : 'GET';
       expect(expectError(await h.json(method, url, { key }), 422, 'validation_failed').fields[0].path).toBe('(url)');
     }
+    // a page a person's browser opens answers as a page
+    for (const url of ['/v1/erp-connector/oauth/consent?state=%00', '/v1/erp-connector/oauth/callback?state=%00&code=x', '/portal/p?t=%00']) {
+      const res = await h.call('GET', url, {});
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toContain('text/html');
+      expect(await res.text()).toContain('This link is not valid');
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { unservedCatalogEntry } from '../features/system/catalog';
 import { chargeKey, hasKeyShapedBearer, limitAnonymous, peekAnonymous } from './auth';
 import { isMultipart, readMultipartFile, sniffType } from '../lib/multipart';
 import { DATE_YEARS } from '../lib/schemas';
+import { errorPage } from '../features/erp/consent';
 
 /** A body stream read whole, or null as soon as it exceeds `limit` bytes (the rest is not read). */
 async function readStreamCapped(body: ReadableStream<Uint8Array>, limit: number): Promise<Buffer | null> {
@@ -184,6 +185,9 @@ export function recordRequest(ctx: AppContext, request: Request, route: string |
   });
 }
 
+/** the pages a person's browser opens (their errors are HTML pages, not the API's JSON) */
+const BROWSER_PAGES = /^\/v1\/erp-connector\/oauth\/(consent|callback)\/?$|^\/portal\//;
+
 /**
  * Request plumbing shared by every route: request id, JSON-only body parsing with a size limit,
  * the §2.8 error body for every failure (validation, parse, 404/405, unexpected), and the access log.
@@ -276,7 +280,11 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       set.headers['x-request-id'] = state.id;
       // NUL cannot be stored in PostgreSQL text (a 500 there, silently kept by SQLite): refused
       // everywhere alike, in the URL here and in JSON bodies at parsing
-      if (request.url.includes('%00')) throw validationError([{ path: '(url)', message: 'must not contain NUL characters' }]);
+      if (request.url.includes('%00')) {
+        // a page a person's browser opens answers as a page
+        if (BROWSER_PAGES.test(pathOf(request.url))) return errorPage(400, 'This link is not valid', 'The link holds a character no link of this service has. Nothing was changed.');
+        throw validationError([{ path: '(url)', message: 'must not contain NUL characters' }]);
+      }
       if (isServicePath(pathOf(request.url))) await peekAnonymous(ctx, request, server as never, set);
     })
     .onParse({ as: 'global' }, async (c) => {
