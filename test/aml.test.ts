@@ -134,6 +134,12 @@ describe('matching', () => {
     // a good alias and a primary name are as they were
     expect(screen(index, { name: 'Laurent Nkundabatware', type: 'any', min_score: 0.85 })[0]).toMatchObject({ score: 1, match_type: 'alias', explanation: { alias_quality: 'good' } });
     expect(screen(index, { name: 'Eric Badege', type: 'any', min_score: 0.85 })[0]).toMatchObject({ score: 1, match_type: 'exact', explanation: { alias_quality: null } });
+    // a person's name of one word is a common given name whatever the list's quality ("Hassan" is a
+    // good alias of QDi.319): at most a potential match
+    const hassan = screen(index, { name: 'Hassan', type: 'any', min_score: 0.85 });
+    expect(hassan.length).toBeGreaterThan(0);
+    expect(Math.max(...hassan.map((m) => m.score))).toBeLessThan(0.97);
+    expect(hassan.find((m) => m.entry.entry_id === 'QDi.319')!.explanation.summary).toContain('(one word)');
   });
 
   test('an ALIAS_NAME holding two names ("A; B") is two aliases, each matched exactly', () => {

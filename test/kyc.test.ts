@@ -48,6 +48,10 @@ describe('POST /v1/kyc/verify', () => {
     const listed = await verify({ nif: '599000015', representatives: [{ name: 'Eric Badege', birth_date: '1971', role: 'director' }] });
     expect(listed.body.outcome).toBe('fail');
     expect(resultOf(listed.body, 'sanctions_screening', 'Eric Badege')).toBe('fail');
+    // a representative named by one common word, a listed alias ("Hassan"): for a person to review, not a fail
+    const oneWord = await verify({ nif: '599000015', representatives: [{ name: 'Hassan', role: 'gerente' }] });
+    expect(resultOf(oneWord.body, 'sanctions_screening', 'Hassan')).toBe('review');
+    expect(oneWord.body.outcome).toBe('review');
     const insolvent = await verify({ nif: '599000112', representatives: [] });
     expect(insolvent.body.outcome).toBe('fail');
     expect(resultOf(insolvent.body, 'company_found_active')).toBe('fail');

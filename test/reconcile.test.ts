@@ -38,9 +38,9 @@ describe('rules', () => {
     expect(r.summary).toMatchObject({ transactions: 5, matched_transactions: 5, match_rate: 1 });
   });
 
-  test("numbers of any SAF-T type code (the producer's own: 1T, 11T, 1TR), spaced or not; a partial payment's rest is reported", () => {
+  test("numbers of any SAF-T type code (the producer's own: 1T, 11T, 1TR) as printed, CODE SERIES/N; a partial payment's rest is reported", () => {
     const r = reconcile(
-      [tx('t1', 10000, 'RECIBO 1T 1/6'), tx('t2', 5000, 'PAG 11T2024/0003 VOUGA'), tx('t3', 4000, 'TRF FT A/9'), tx('t4', 2500, 'REF:1TR B / 4')],
+      [tx('t1', 10000, 'RECIBO 1T 1/6'), tx('t2', 5000, 'PAG 11T 2024/0003 VOUGA'), tx('t3', 4000, 'TRF FT A/9'), tx('t4', 2500, 'REF:1TR B / 4')],
       [inv('a', '1T 1/6', 10000), inv('b', '1T 1/7', 10000), inv('c', '11T 2024/3', 5000), inv('d', 'FT A/9', 10000), inv('e', '1TR B/4', 2500)],
     );
     const by = (t: string) => r.matches.find((m) => m.transaction_ids.includes(t))!;
@@ -60,6 +60,11 @@ describe('rules', () => {
       ['g2', ['y'], 'reference'],
       ['g3', ['p', 'q'], 'combination'],
     ]);
+    // a receipt's own number printed before the invoice's ("PGT 1T1/1") is not invoice 1T 1/1
+    const receipt = reconcile([tx('r1', 700_000, 'RECIBO PGT 1T1/1 1T 1/6')], [inv('a1', '1T 1/1', 2807), inv('b6', '1T 1/6', 700_000)]);
+    expect(receipt.matches).toEqual([expect.objectContaining({ invoice_ids: ['b6'], rule: 'reference' })]);
+    expect(receipt.unmatched_invoices).toEqual(['a1']);
+    expect(receipt.partially_paid_invoices).toEqual([]);
   });
 
   test('sequence only, amount and date, combination without reference; fees within tolerance; ambiguity left unmatched', () => {

@@ -243,7 +243,7 @@ export const MATCH_SCORE = 0.97;
  * much: such aliases are nicknames and single common words ("Chairman", "Hassan"), so one alone is
  * at most a potential match (0.9, + 0.05 from attributes at most), never a match.
  */
-export const WEAK_ALIAS_WEIGHT = 0.9;
+export const WEAK_ALIAS_WEIGHT = 0.9; // also a person's name of one word
 export const DEFAULT_MIN_SCORE = 0.85;
 
 function birthAgreement(births: BirthInfo[], asked: string | undefined): Agreement {
@@ -290,7 +290,10 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     const exact = n.joined === joined;
     const sim = exact ? { score: 1, pairs: qt.map((t) => ({ query: t, matched: t, similarity: 1 })), unmatched: [] } : pairUp(qt, n.tokens, sims);
     const weakAlias = n.quality === 'low' || n.quality === 'weak';
-    const nameScore = weakAlias ? sim.score * WEAK_ALIAS_WEIGHT : sim.score;
+    // a person's name of one word ("Hassan", or "HASSAN, Sheikh" once the title is dropped) is a
+    // common given name whatever quality the list gives it: alone it is a potential match at most
+    const oneWord = entry.entry_type === 'person' && n.tokens.length === 1;
+    const nameScore = weakAlias || oneWord ? sim.score * WEAK_ALIAS_WEIGHT : sim.score;
     if (nameScore < q.min_score - 0.1) continue; // attributes can add at most 0.05
     const birth = entry.entry_type === 'person' ? birthAgreement(entry.births, q.birth_date) : 'unknown';
     const country: Agreement = !q.country || !entry.countries.length ? 'unknown' : entry.countries.includes(q.country) ? 'agrees' : 'disagrees';
@@ -313,7 +316,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       score,
       match_type: matchType,
       explanation: {
-        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
         tokens: sim.pairs,
         unmatched_tokens: sim.unmatched,
         name_score: round3(nameScore),

@@ -76,12 +76,16 @@ function numbersIn(desc: string): string[] {
     // a word may carry a prefix glued by - . or _ ("PAG-FT 2026/123", "TRF.FT2026/124"): each of
     // its tails is tried too
     for (const last of tails(before[2]!)) {
-      out.push(`${last}/${seq}`);
+      // one word: only with a type code of its own (FT2026/12); a producer's code run into its
+      // series ("1T1/1") is as likely a receipt's number as an invoice's
+      if (KNOWN_TYPE_PREFIX.test(last)) out.push(`${last}/${seq}`);
       if (before[1] && last === before[2]) for (const first of tails(before[1])) out.push(`${first}${last}/${seq}`);
     }
   }
   return out;
 }
+/** SAF-T InvoiceTypes a printed number starts with when its code and series are run together */
+const KNOWN_TYPE_PREFIX = /^(FT|FR|FS|NC|ND|FA|VD)[A-Z0-9]/;
 const tails = (word: string) => [word, ...[...word.matchAll(/[-._]/g)].map((m) => word.slice(m.index! + 1)).filter(Boolean)];
 const seqOf = (n: string) => Number(/\/\s?(\d+)\s*$/.exec(n)?.[1] ?? NaN);
 
