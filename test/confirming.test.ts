@@ -166,6 +166,9 @@ describe('programmes, suppliers, payables', () => {
       { path: 'payables.0.due_date', message: expect.stringContaining('payment terms (90 days') },
       { path: 'payables.1.due_date', message: expect.stringContaining('payment terms (90 days') },
     ]);
+    // an invoice issued in the future (its terms would run from then): refused
+    const future = await h.json('POST', url, { key: t.api_key, body: { payables: [{ ...payable('T4', 10_000, '2027-12-25'), issue_date: '2027-11-20' }] } });
+    expect(expectError(future, 422, 'validation_failed').fields).toEqual([{ path: 'payables.0.issue_date', message: expect.stringContaining('in the future') }]);
     const ok = await h.json('POST', url, { key: t.api_key, body: { payables: [payable('T3', 10_000, '2027-03-02')] } });
     expect(ok.status).toBe(201);
     expect(ok.body.data[0].offer.net_cents).toBeGreaterThan(0);

@@ -145,6 +145,12 @@ describe('a whole number sent as text', () => {
       const b = expectError(await h.json('PATCH', '/v1/admin/credit-policy', { key: t.api_key, body: { margin_bps: 50, lgd } }), 422, 'validation_failed');
       expect(b.fields).toEqual([{ path: 'lgd', message: 'must be an object' }]);
     }
+    // a misspelt setting is refused with the rest, not dropped while the rest is saved
+    const misspelt = expectError(await h.json('PATCH', '/v1/admin/credit-policy', { key: t.api_key, body: { margin_bps: 50, lgd: { 'non-recourse': 0.6 }, foo: 1 } }), 422, 'validation_failed');
+    expect(misspelt.fields).toEqual([
+      { path: 'foo', message: expect.stringContaining('is not a setting of the credit policy') },
+      { path: 'lgd.non-recourse', message: expect.stringContaining('is not a modality') },
+    ]);
     expect((await h.json('GET', '/v1/admin/credit-policy', { key: t.api_key })).body).toEqual(before);
   });
 });

@@ -200,6 +200,7 @@ export class ConfirmingService {
       // the check digit here, with the payables' other problems (the schema checks the shape only)
       if (!isValidNif(p.supplier_nif)) errors.push({ path: `payables.${i}.supplier_nif`, message: NIF_CHECK_DIGIT_FAILS });
       else if (!onboarded.has(p.supplier_nif)) errors.push({ path: `payables.${i}.supplier_nif`, message: 'is not a supplier of this programme (POST …/suppliers first)' });
+      if (p.issue_date > today) errors.push({ path: `payables.${i}.issue_date`, message: 'is in the future: an invoice not issued yet is not payable' });
       if (p.due_date < p.issue_date) errors.push({ path: `payables.${i}.due_date`, message: 'is before the issue date' });
       else if (p.due_date <= today) errors.push({ path: `payables.${i}.due_date`, message: 'has passed or is today: nothing to pay early' });
       // the programme pays on its terms (its spread was decided for them): a due date beyond them,

@@ -2,7 +2,8 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed, jsonAnswer, scoreGenerationNow } from '../../plugins/auth';
 import { routeDocs } from '../../lib/api-doc';
-import { validationError } from '../../lib/errors';
+import { isJsonObject, validationError } from '../../lib/errors';
+import { MODALITIES } from './policy';
 import { actorOf, AdminService } from '../admin/service';
 import type { ScoreService } from '../score/service';
 import {
@@ -81,6 +82,14 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
         return service.updatePolicy({ ...actorOf(auth), env: auth.env }, body, admin);
       },
       {
+        // a setting misspelt would be dropped by the normalisation while the rest is saved (200):
+        // a change of policy names only what it has
+        transform({ body }) {
+          if (!isJsonObject(body)) return;
+          const unknown = Object.keys(body).filter((k) => !(k in PolicyPatch.properties)).map((k) => ({ path: k, message: `is not a setting of the credit policy (${Object.keys(PolicyPatch.properties).join(', ')})` }));
+          if (isJsonObject(body.lgd)) for (const k of Object.keys(body.lgd)) if (!(MODALITIES as readonly string[]).includes(k)) unknown.push({ path: `lgd.${k}`, message: `is not a modality (${MODALITIES.join(', ')})` });
+          if (unknown.length) throw validationError(unknown);
+        },
         body: PolicyPatch,
         response: { 200: PolicyResponse },
         detail: doc('Change the credit policy (appetite, maximum per company, LGD by modality, margin)', 'updateCreditPolicy', [], 'Applies to this key\'s environment only; audited as credit_policy.updated.', {
