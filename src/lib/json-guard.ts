@@ -94,8 +94,9 @@ export function assertWellFormedStrings(text: string, value: unknown) {
 /**
  * Where Elysia's normalisation changed a value's kind without a word (it mirrors a value by the
  * schema: a text by its length, so "" became [] and "x" became {}): the fields, as parsed, holding
- * something else than the list or object the validated body holds there. Such bodies passed
- * validation ({"transactions": ""} was an empty list, {"lgd": "x"} no change at all).
+ * something else than the list or object the validated body holds there. Used on the validation
+ * errors (a text's characters became one error each) and, after validation passed, by the routes'
+ * guard: such bodies passed ({"transactions": ""} was an empty list, {"lgd": "x"} no change at all).
  */
 export function kindsChangedByNormalisation(parsed: unknown, validated: unknown): FieldError[] {
   const out: FieldError[] = [];

@@ -43,10 +43,10 @@ for (const [format, pattern] of Object.entries(FORMAT_PATTERNS)) FormatRegistry.
  * the invoice, a negative early payment).
  */
 export const DATE_YEARS = { min: 1900, max: 2199 } as const;
-const yearInRange = (value: string) => {
-  const year = Number(value.slice(0, 4));
-  return year >= DATE_YEARS.min && year <= DATE_YEARS.max;
-};
+/** DATE_YEARS as the pattern a request date's schema carries (one check for both uses) */
+const REQUEST_YEAR = '^(19[0-9]{2}|2[01][0-9]{2})';
+const REQUEST_YEAR_RE = new RegExp(REQUEST_YEAR);
+const yearInRange = (value: string) => REQUEST_YEAR_RE.test(value);
 /** a calendar date within DATE_YEARS (what RequestDate accepts) */
 export const isRequestDate = (value: string) => FORMAT_PATTERNS.date.test(value) && yearInRange(value);
 /**
@@ -54,7 +54,7 @@ export const isRequestDate = (value: string) => FORMAT_PATTERNS.date.test(value)
  * plain `format: date`: dates read from books or registries (a company incorporated in 1880) are
  * answered as they are.
  */
-export const RequestDate = (options: Parameters<typeof t.String>[0] = {}) => t.String({ format: 'date', pattern: '^(19[0-9]{2}|2[01][0-9]{2})-', ...options });
+export const RequestDate = (options: Parameters<typeof t.String>[0] = {}) => t.String({ format: 'date', pattern: `${REQUEST_YEAR}-`, ...options });
 /** ISO 3166-1 alpha-2: the 249 officially assigned codes, and XK (Kosovo), which the EU and UN lists use. */
 export const ISO_COUNTRY_CODES = new Set(
   (

@@ -1,5 +1,5 @@
 import { dependencyDown } from '../lib/dependency-down';
-import { assertNoCoercionTraps, assertWellFormedStrings, jsonTooDeep, tooDeepError } from '../lib/json-guard';
+import { assertNoCoercionTraps, assertWellFormedStrings, jsonTooDeep, kindsChangedByNormalisation, tooDeepError } from '../lib/json-guard';
 import { Elysia } from 'elysia';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { ApiError, errorBody, fieldProblems, isJsonObject, JSON_UTF8, NIF_CHECK_DIGIT_FAILS, notAnObject, validationError, type FieldError } from '../lib/errors';
@@ -347,47 +347,10 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
 
 interface ValidationLike {
   type: string;
+  /** the value validated: after Elysia's normalisation */
+  value?: unknown;
   all: { type?: number; path: string; message: string; summary?: string; schema?: Record<string, unknown>; value?: unknown }[];
-  validator?: { minimum?: number; maximum?: number; type?: string; Errors?: (value: unknown) => Iterable<ValidationLike['all'][number] & { type: number }> };
-}
-
-/**
- * Elysia's normalisation runs before validation and can mangle a value of the wrong kind: a string
- * where an array of objects is expected became one empty object per character, and the errors
- * then named every character's fields. Where an error's path runs through a value that is not an
- * object or array in the body as parsed, the "Expected array/object" error of that value replaces
- * the errors under it; every other error stays (unknown fields are still stripped, not reported).
- */
-function unmangled(error: ValidationLike, request: Request): ValidationLike['all'] {
-  const all = error.all ?? [];
-  const original = requestState(request).parsedBody;
-  if (error.type !== 'body' || original === undefined || typeof error.validator?.Errors !== 'function') return all;
-  // the prefix of an error's path where the body as parsed holds another kind of value than the
-  // path goes through (a plain value, or an object indexed as an array); null: not mangled
-  const kindChanged = (path: string): string | null => {
-    const parts = path.split('/').slice(1);
-    let value: unknown = original;
-    for (let i = 0; i < parts.length; i++) {
-      if (value === null || typeof value !== 'object' || (/^\d+$/.test(parts[i]!) && !Array.isArray(value))) return i === 0 ? null : '/' + parts.slice(0, i).join('/');
-      value = (value as Record<string, unknown>)[parts[i]!];
-    }
-    return null;
-  };
-  const mangled = new Set<string>();
-  for (const a of all) {
-    const at = kindChanged(a.path);
-    if (at !== null) mangled.add(at);
-  }
-  if (!mangled.size) return all;
-  const above: ValidationLike['all'] = [];
-  let seen = 0;
-  for (const e of error.validator.Errors(original)) {
-    if (++seen > 256) break; // a huge wrong body is not walked to its end
-    if ((e.type === ValueErrorType.Array || e.type === ValueErrorType.Object) && mangled.has(e.path)) above.push(e);
-    if (above.length === mangled.size) break;
-  }
-  if (!above.length) return all;
-  return [...above, ...all.filter((a) => !above.some((e) => a.path.startsWith(`${e.path}/`)))];
+  validator?: { minimum?: number; maximum?: number; type?: string };
 }
 
 const FORMAT_MESSAGES: Record<string, string> = {
@@ -491,16 +454,6 @@ function byType(e: ValidationLike['all'][number]): string | undefined {
   }
 }
 
-/** the value at a validator's path ("/a/0/b") in a parsed body, or undefined */
-function valueAt(body: unknown, path: string): unknown {
-  let v = body;
-  for (const part of path.split('/').slice(1)) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<string, unknown>)[part];
-  }
-  return v;
-}
-
 function fromValidation(error: ValidationLike, request: Request): ApiError {
   // a query number that fails after coercion loses its name ("property" errors): find it in the URL
   if (error.type === 'property') {
@@ -518,16 +471,18 @@ function fromValidation(error: ValidationLike, request: Request): ApiError {
   // required field, "Expected object"): named the same way on every route instead
   if (error.type === 'body' && requestState(request).nonObjectBody) return notAnObject();
   const where = error.type === 'query' ? 'query.' : error.type === 'params' ? 'path.' : error.type === 'headers' ? 'header.' : '';
-  const seen = new Set<string>();
-  const fields: FieldError[] = [];
+  // Elysia's normalisation runs before validation and mirrors a value of the wrong kind into the
+  // schema's (a text became one empty object per character, "" an empty list): such a field is
+  // named by its kind, and the errors under it (every character's fields) are dropped
   const parsed = error.type === 'body' ? requestState(request).parsedBody : undefined;
-  for (const e of unmangled(error, request)) {
+  const fields: FieldError[] = parsed === undefined ? [] : kindsChangedByNormalisation(parsed, error.value);
+  const mangled = fields.map((f) => f.path);
+  const seen = new Set<string>(mangled);
+  for (const e of error.all ?? []) {
     const path = where + (e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)');
-    if (seen.has(path)) continue; // first (most specific) message per path
+    if (seen.has(path) || mangled.some((m) => path.startsWith(`${m}.`))) continue; // first (most specific) message per path
     seen.add(path);
-    // an empty text normalised into an empty list fails as a list ("at least 1 item"): it is no list
-    const textForList = parsed !== undefined && Array.isArray(e.value) && typeof valueAt(parsed, e.path) === 'string';
-    fields.push({ path, message: textForList ? 'must be an array' : describe(e) });
+    fields.push({ path, message: describe(e) });
   }
   // NIFs failing their check digit and nothing else: invalid_nif, as the routes' own checks answer
   return fieldProblems(fields);

@@ -1,6 +1,3 @@
-import { assignmentKey } from '../finance/assignment-key';
-import { committedTo } from '../finance/exposure';
-import type { Schema } from '../../db/schema';
 import { and, desc, eq, inArray, lt } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
@@ -11,6 +8,8 @@ import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
 import { daysBetween, discountCents, sumCents } from '../finance/money';
+import { assignmentKey } from '../finance/assignment-key';
+import { committedTo } from '../finance/exposure';
 import type { Env } from '../tenants/service';
 import type { OfferT, PayableViewT, ProgrammeBody } from './model';
 import { LIMIT_STATUSES, nextPayableStatus, payableActions, payableHoldsInvoice, type PayableAction, type PayableStatus } from './states';
@@ -80,7 +79,7 @@ export class ConfirmingService {
     }
     // the decision's limit is the anchor's, whatever the product: its other programmes' limits and
     // its invoices in factoring operations use it too
-    const committed = await committedTo(this.ctx.database.db, this.t as Schema, caller, body.anchor_nif);
+    const committed = await committedTo(this.ctx.database, caller, body.anchor_nif);
     const elsewhere = committed.factoring_cents + committed.confirming_cents;
     const anchorLimit = Math.max(0, Math.round(decision.recommendation.limit_eur * 100) - elsewhere);
     if (!decision.recommendation.approved || body.limit_cents > anchorLimit)

@@ -3,6 +3,9 @@ import type { Database } from '../../db/client';
 import type { Env } from '../tenants/service';
 import { parseSyncCursor } from './util';
 import { buyerBehaviour, sellerBooks, type BuyerBehaviour, type ObservedDocument, type SellerBooks, type SellerDocument } from './observations';
+import { RECEIVABLE_DOCUMENT_TYPES } from './document-types';
+/** constant text (no parameters: the statement stays one prepared text) */
+const RECEIVABLE_TYPES_SQL = sql.raw(RECEIVABLE_DOCUMENT_TYPES.map((t) => `'${t}'`).join(', '));
 
 /** the most recent documents read per company (older ones add little to behaviour) */
 const MAX_DOCUMENTS = 2000;
@@ -98,7 +101,7 @@ function preparedReads(database: Database) {
       asBuyer: database.db
         .select(docColumns(database))
         .from(inv)
-        .where(and(eq(inv.tenantId, sql.placeholder('tenantId')), eq(inv.env, sql.placeholder('env')), eq(inv.customerNif, sql.placeholder('nif')), eq(inv.status, 'N'), inArray(inv.documentType, ['FT', 'ND'])))
+        .where(and(eq(inv.tenantId, sql.placeholder('tenantId')), eq(inv.env, sql.placeholder('env')), eq(inv.customerNif, sql.placeholder('nif')), eq(inv.status, 'N'), inArray(inv.documentType, [...RECEIVABLE_DOCUMENT_TYPES])))
         .orderBy(desc(inv.issueDate))
         .limit(MAX_DOCUMENTS)
         .prepare('erp_observations_as_buyer') as never,
@@ -141,7 +144,7 @@ export function erpPresence(database: Database, key: { tenantId: SQLWrapper; env
   const inv = database.t.invoices;
   const c = database.t.erpConnections;
   return {
-    asBuyer: sql<boolean>`exists (select 1 from ${inv} where ${inv.tenantId} = ${key.tenantId} and ${inv.env} = ${key.env} and ${inv.customerNif} = ${key.nif} and ${inv.status} = 'N' and ${inv.documentType} in ('FT', 'ND'))`,
+    asBuyer: sql<boolean>`exists (select 1 from ${inv} where ${inv.tenantId} = ${key.tenantId} and ${inv.env} = ${key.env} and ${inv.customerNif} = ${key.nif} and ${inv.status} = 'N' and ${inv.documentType} in (${RECEIVABLE_TYPES_SQL}))`,
     own: sql<boolean>`exists (select 1 from ${c} where ${c.tenantId} = ${key.tenantId} and ${c.env} = ${key.env} and ${c.companyNif} = ${key.nif} and ${c.status} = 'active')`,
   };
 }

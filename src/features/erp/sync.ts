@@ -155,24 +155,10 @@ export class SyncService {
     return { run_id: runId, status, estimated_duration_seconds: estimate, webhook_will_fire: webhook };
   }
 
-  private async connectionFor(caller: ErpCaller, provider: string, customerReference: string): Promise<ConnectionRow | null> {
-    const c = this.t.erpConnections;
-    const rows = await this.ctx.database.db
-      .select()
-      .from(c)
-      .where(
-        and(
-          eq(c.tenantId, caller.tenantId),
-          eq(c.env, caller.env),
-          eq(c.provider, provider),
-          eq(c.customerReference, customerReference),
-          inArray(c.status, ['active', 'relink_required']),
-        ),
-      )
-      .orderBy(desc(c.createdAt))
-      .limit(5);
-    return rows.find((x) => x.status === 'active') ?? rows[0] ?? null;
+  private connectionFor(caller: ErpCaller, provider: string, customerReference: string): Promise<ConnectionRow | null> {
+    return liveConnection(this.ctx.database, caller, provider, customerReference);
   }
+
 
   /** median duration of the tenant's last (up to 50) succeeded runs for the provider, in whole seconds (rounded up) */
   async estimateSeconds(caller: Pick<ErpCaller, 'tenantId' | 'env'>, provider: string): Promise<number | null> {
@@ -590,4 +576,27 @@ export class SyncService {
     if (failed || stalled.length) this.ctx.log.warn('erp sync recovery', { stalled: stalled.length, failed });
     return { requeued, failed };
   }
+}
+
+/**
+ * The connection a (provider, customer_reference) stands for: the newest live one (active, else
+ * relink_required), as a sync uses it and as receivables finance reads whose books they are.
+ */
+export async function liveConnection(database: Database, scope: Pick<ErpCaller, 'tenantId' | 'env'>, provider: string, customerReference: string): Promise<ConnectionRow | null> {
+  const c = database.t.erpConnections;
+  const rows = await database.db
+    .select()
+    .from(c)
+    .where(
+      and(
+        eq(c.tenantId, scope.tenantId),
+        eq(c.env, scope.env),
+        eq(c.provider, provider),
+        eq(c.customerReference, customerReference),
+        inArray(c.status, ['active', 'relink_required']),
+      ),
+    )
+    .orderBy(desc(c.createdAt))
+    .limit(5);
+  return rows.find((x) => x.status === 'active') ?? rows[0] ?? null;
 }

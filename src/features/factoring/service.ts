@@ -11,7 +11,8 @@ import type { Env } from '../tenants/service';
 import { daysBetween, discountCents, shareCents, sharesBps, sumCents } from '../finance/money';
 import { assignmentKey, normaliseInvoiceNumber } from '../finance/assignment-key';
 import { committedTo } from '../finance/exposure';
-import type { Schema } from '../../db/schema';
+import { liveConnection } from '../erp/sync';
+import { RECEIVABLE_DOCUMENT_TYPES } from '../erp/document-types';
 import type { CreateOperationBody, OperationView, Pricing } from './model';
 import { allowedActions, holdsInvoices, nextStatus, type OperationAction, type OperationStatus } from './states';
 
@@ -42,8 +43,7 @@ interface ResolvedInvoice {
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
 /** the longest term of an invoice factored (short-term receivables, DL 171/95) */
 const MAX_TERM_DAYS = 365;
-/** SAF-T InvoiceTypes that are receivables: an invoice and a debit note */
-const RECEIVABLE_TYPES = new Set(['FT', 'ND']);
+const RECEIVABLE_TYPES = new Set<string>(RECEIVABLE_DOCUMENT_TYPES);
 const DOCUMENT_KINDS: Record<string, string> = { NC: 'a credit note', FR: 'an invoice-receipt (paid when issued)', FS: 'a simplified invoice (paid when issued)' };
 
 /** Prices invoices as of a date: the advance, then interest on it at base + the debtor's spread to the due date. */
@@ -188,20 +188,7 @@ export class FactoringService {
    * import's invoices carry their file's company instead.
    */
   private async booksOwner(caller: FinanceCaller, provider: string, customerReference: string): Promise<string | null> {
-    const c = this.t.erpConnections;
-    const [row] = await this.ctx.database.db
-      .select({ nif: c.companyNif })
-      .from(c)
-      .where(and(eq(c.tenantId, caller.tenantId), eq(c.env, caller.env), eq(c.provider, provider), eq(c.customerReference, customerReference), inArray(c.status, ['active', 'relink_required'])))
-      .orderBy(desc(c.createdAt))
-      .limit(1);
-    return row?.nif ?? null;
-  }
-
-  /** What the tenant has committed to the debtor elsewhere: its invoices in other operations and the limits of its confirming programmes. */
-  private async otherExposure(db: Db, caller: FinanceCaller, debtorNif: string): Promise<number> {
-    const c = await committedTo(db, this.t as Schema, caller, debtorNif);
-    return c.factoring_cents + c.confirming_cents;
+    return (await liveConnection(this.ctx.database, caller, provider, customerReference))?.companyNif ?? null;
   }
 
   async create(caller: FinanceCaller, body: CreateOperationBody): Promise<OperationView> {
@@ -225,7 +212,9 @@ export class FactoringService {
         if (err instanceof ApiError) throw new ApiError(err.code, `Debtor ${nif}: ${err.message}`, { fields: [{ path: `invoices.${list[0]!.index}.debtor_nif`, message: err.message }] });
         throw err;
       }
-      const other = await this.otherExposure(this.ctx.database.db, caller, nif);
+      // what the tenant has committed to the debtor elsewhere: other operations, its programmes' limits
+      const committed = await committedTo(this.ctx.database, caller, nif);
+      const other = committed.factoring_cents + committed.confirming_cents;
       const limitCents = Math.round(decision.recommendation.limit_eur * 100);
       // priced for the operation's modality: without recourse the factor bears the debtor's loss
       policy ??= (await this.decisions.policy(caller)).policy;

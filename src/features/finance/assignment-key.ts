@@ -1,3 +1,5 @@
+import { foldSpaces } from '../../lib/text';
+
 /**
  * The key under which an invoice is held by one live operation or programme at a time (Civil Code
  * art. 584: the first notified assignment prevails): its issuer's NIF and its number as printed,
@@ -6,4 +8,4 @@
  */
 export const assignmentKey = (issuerNif: string, number: string) => `${issuerNif}|${normaliseInvoiceNumber(number)}`;
 
-export const normaliseInvoiceNumber = (number: string) => number.normalize('NFKC').replace(/\s+/gu, ' ').trim().toUpperCase();
+export const normaliseInvoiceNumber = (number: string) => foldSpaces(number).toUpperCase();

@@ -1,6 +1,5 @@
 import { and, eq, inArray, isNotNull, sum } from 'drizzle-orm';
-import type { Db } from '../../db/client';
-import type { Schema } from '../../db/schema';
+import type { Database } from '../../db/client';
 import { holdsInvoices, type OperationStatus } from '../factoring/states';
 
 /**
@@ -10,7 +9,8 @@ import { holdsInvoices, type OperationStatus } from '../factoring/states';
  * limit; each product's check counts the others', so three programmes or a programme and an
  * operation cannot each fit it alone.
  */
-export async function committedTo(db: Db, t: Schema, scope: { tenantId: string; env: string }, nif: string): Promise<{ factoring_cents: number; confirming_cents: number }> {
+export async function committedTo(database: Database, scope: { tenantId: string; env: string }, nif: string): Promise<{ factoring_cents: number; confirming_cents: number }> {
+  const { db, t } = database;
   const a = t.assignedInvoices;
   const holders = await db
     .selectDistinct({ id: a.holderId })

@@ -6,6 +6,7 @@ import type { AuditTrail } from '../audit/service';
 import type { FactoringService } from '../factoring/service';
 import type { NoticeBody, NoticeView } from './model';
 import { noticePdf, type Party } from './pdf';
+import { foldSpaces } from '../../lib/text';
 
 type Caller = { tenantId: string; env: string; keyId: string | null; requestId: string | null };
 type Row = AppContext['database']['t']['cessionNotices']['$inferSelect'];
@@ -144,4 +145,4 @@ function problems(errors: FieldError[], iban: string): ApiError {
   return fieldProblems(errors);
 }
 
-const comparable = (name: string) => name.normalize('NFKC').replace(/\s+/gu, ' ').trim().toLocaleLowerCase('pt-PT');
+const comparable = (name: string) => foldSpaces(name).toLocaleLowerCase('pt-PT');
