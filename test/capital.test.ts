@@ -83,11 +83,29 @@ describe('POST /v1/basel/capital', () => {
     expect(a).toMatchObject({ id: 'a', nif: '599000015', pd_source: score.body.algorithm_version, lgd_source: 'supervisory_f_irb', lgd_used: 0.45 });
     expect(b).toMatchObject({ lgd_used: 0.75, id: null });
     expect(c).toMatchObject({ pd_source: 'input', pd_used: 0.01 });
-    close(c.rwa_eur, 978558.0947557451);
-    const sum = (f: (l: any) => number) => r.body.lines.reduce((s: number, l: any) => s + f(l), 0);
-    close(r.body.totals.rwa_eur, sum((l) => l.rwa_eur), 1e-12);
-    close(r.body.totals.capital_eur, r.body.totals.rwa_eur * 0.08, 1e-12);
+    expect(c.rwa_eur).toBe(978558.09); // 978558.0947557451 to the cent
+    expect(c.capital_eur).toBe(78284.65); // 8 % of the exact RWA, 78284.6475…
+    // the totals are the sums of the lines as answered, to the cent
+    const cents = (f: (l: any) => number) => r.body.lines.reduce((s: number, l: any) => s + Math.round(f(l) * 100), 0);
+    expect(Math.round(r.body.totals.rwa_eur * 100)).toBe(cents((l) => l.rwa_eur));
+    expect(Math.round(r.body.totals.capital_eur * 100)).toBe(cents((l) => l.capital_eur));
+    expect(Math.round(r.body.totals.expected_loss_eur * 100)).toBe(cents((l) => l.expected_loss_eur));
     expect(r.body.totals).toMatchObject({ exposures: 3, ead_eur: 4_250_000 });
+  });
+
+  test('euro figures are answered to the cent (half up) and ratios without binary noise', async () => {
+    // 4250 × 100 % × 0.7619 is 3238.0750000000003 in binary floating point
+    const r = await h.json('POST', '/v1/basel/capital', { key, body: { regime: 'crr2', approach: 'standardised', exposures: [{ ead_eur: 4250, turnover_eur: 1e6 }, { pd: 0.0123, ead_eur: 1234.567, turnover_eur: 7e6 }] } });
+    expect(r.status).toBe(200);
+    expect(Value.Check(CapitalResponse, r.body)).toBe(true);
+    const [sme, other] = r.body.lines;
+    expect(sme).toMatchObject({ rwa_before_supporting_factor_eur: 4250, supporting_factor: 0.7619, rwa_eur: 3238.08, capital_eur: 259.05 });
+    expect(other.ead_eur).toBe(1234.57);
+    const euros = (x: unknown) => typeof x !== 'number' || Math.abs(x * 100 - Math.round(x * 100)) < 1e-6;
+    for (const line of r.body.lines) for (const k of ['ead_eur', 'rwa_before_supporting_factor_eur', 'rwa_eur', 'capital_eur', 'expected_loss_eur']) expect(euros(line[k])).toBe(true);
+    for (const k of ['ead_eur', 'rwa_eur', 'capital_eur', 'expected_loss_eur']) expect(euros(r.body.totals[k])).toBe(true);
+    const digits = (x: number) => x.toString().replace(/^-?0\.0*|\.|e.*$/g, '').length;
+    for (const line of r.body.lines) for (const k of ['risk_weight', 'supporting_factor', 'k', 'correlation', 'maturity_adjustment']) if (typeof line[k] === 'number') expect(digits(line[k])).toBeLessThanOrEqual(12);
   });
 
   test('errors: no PD nor NIF, bad values with their paths, a NIF failing its check digit, an unknown company; scope', async () => {

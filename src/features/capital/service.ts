@@ -1,11 +1,18 @@
 import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
+import { sumCents } from '../finance/money';
 import type { ScoreCaller, ScoreService } from '../score/service';
 import type { UsageMeter } from '../usage/service';
 import { CAPITAL_RATIO, capitalFor, REGIME_IN_FORCE, REGIMES, SUPPORTING_FACTOR } from './formulas';
 import type { CapitalAnswer, CapitalBody } from './model';
 
 export const CAPITAL_ALGORITHM_VERSION = 'capital-1.0.0';
+
+/** Euros to the cent (the formulas' binary floating point left 3238.0750000000003), as integer cents. */
+const toCents = (eur: number) => Math.round(Number((eur * 100).toPrecision(15)));
+/** A ratio without binary noise (0.30000000000000004 → 0.3): 12 significant digits. */
+const ratio = (x: number) => Number(x.toPrecision(12));
+const ratioOrNull = (x: number | null) => (x === null ? null : ratio(x));
 
 /** POST /v1/basel/capital: PDs given or read from the scoring engine, then the pure formulas. */
 export class CapitalService {
@@ -52,28 +59,55 @@ export class CapitalService {
         { pd, lgd, ead_eur: e.ead_eur, maturity_years: maturity, turnover_eur: turnover, approach, retail: e.retail ?? false, group_exposure_eur: e.group_exposure_eur ?? null, apply_supporting_factor: e.sme_supporting_factor ?? true },
         regime,
       );
+      const cents = { ead: toCents(e.ead_eur), rwa: toCents(r.rwa_eur), capital: toCents(r.capital_eur), expectedLoss: r.expected_loss_eur === null ? null : toCents(r.expected_loss_eur) };
       return {
-        index,
-        id: e.id ?? null,
-        nif: e.nif ?? null,
-        approach,
-        pd_source: e.pd !== undefined ? 'input' : (scored?.version ?? null),
-        lgd_source: e.lgd !== undefined ? ('input' as const) : ('supervisory_f_irb' as const),
-        ead_eur: e.ead_eur,
-        maturity_years: maturity,
-        turnover_eur: turnover,
-        ...r,
+        cents,
+        exactRwa: r.rwa_eur,
+        line: {
+          index,
+          id: e.id ?? null,
+          nif: e.nif ?? null,
+          approach,
+          pd_source: e.pd !== undefined ? 'input' : (scored?.version ?? null),
+          lgd_source: e.lgd !== undefined ? ('input' as const) : ('supervisory_f_irb' as const),
+          ead_eur: cents.ead / 100,
+          maturity_years: maturity,
+          turnover_eur: turnover,
+          pd_used: r.pd_used,
+          pd_floored: r.pd_floored,
+          lgd_used: r.lgd_used,
+          is_sme: r.is_sme,
+          correlation: ratioOrNull(r.correlation),
+          sme_size_adjustment: ratio(r.sme_size_adjustment),
+          maturity_b: ratioOrNull(r.maturity_b),
+          maturity_adjustment: ratioOrNull(r.maturity_adjustment),
+          k: ratioOrNull(r.k),
+          risk_weight: ratio(r.risk_weight),
+          rwa_before_supporting_factor_eur: toCents(r.rwa_before_supporting_factor_eur) / 100,
+          supporting_factor: ratio(r.supporting_factor),
+          rwa_eur: cents.rwa / 100,
+          capital_eur: cents.capital / 100,
+          expected_loss_eur: cents.expectedLoss === null ? null : cents.expectedLoss / 100,
+        },
       };
     });
-    const sum = (f: (l: (typeof lines)[number]) => number) => lines.reduce((s, l) => s + f(l), 0);
-    const ead = sum((l) => l.ead_eur);
-    const rwa = sum((l) => l.rwa_eur);
+    // totals are the sums of the lines as answered (to the cent), so they add up for the reader
+    const sum = (f: (l: (typeof lines)[number]) => number) => sumCents(lines.map(f)) / 100;
+    const exactEad = body.exposures.reduce((s, e) => s + e.ead_eur, 0);
+    const exactRwa = lines.reduce((s, l) => s + l.exactRwa, 0);
     this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId, meter: 'basel_capital', quantity: lines.length });
     return {
       regime,
       parameters: { ...p, capital_ratio: CAPITAL_RATIO, supporting_factor: { ...SUPPORTING_FACTOR } },
-      lines,
-      totals: { exposures: lines.length, ead_eur: ead, rwa_eur: rwa, capital_eur: sum((l) => l.capital_eur), expected_loss_eur: sum((l) => l.expected_loss_eur ?? 0), average_risk_weight: rwa / ead },
+      lines: lines.map((l) => l.line),
+      totals: {
+        exposures: lines.length,
+        ead_eur: sum((l) => l.cents.ead),
+        rwa_eur: sum((l) => l.cents.rwa),
+        capital_eur: sum((l) => l.cents.capital),
+        expected_loss_eur: sum((l) => l.cents.expectedLoss ?? 0),
+        average_risk_weight: ratio(exactRwa / exactEad),
+      },
       algorithm_version: CAPITAL_ALGORITHM_VERSION,
       computed_at: this.now().toISOString(),
     };
