@@ -234,6 +234,7 @@ describe('POST /v1/admin/keys', () => {
     expect(same.body).toMatchObject({ scopes: ['keys:manage', 'score'] });
     expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'x', env: 'live' } }), 403, 'cross_environment_forbidden');
     expect(expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'x', expires_at: '2020-01-01T00:00:00Z' } }), 422, 'validation_failed').fields[0].path).toBe('expires_at');
+    expect(expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'x', expires_at: '9999-12-31T00:00:00Z' } }), 422, 'validation_failed').fields).toEqual([{ path: 'expires_at', message: expect.stringContaining('from 1900 to 2199') }]);
     expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'x', scopes: ['nope'] } }), 422, 'validation_failed');
     expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: {} }), 422, 'validation_failed');
     const scoreOnly = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'score', scopes: ['score'] });

@@ -310,9 +310,9 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
     b = expectError(await h.json('GET', '/v1/erp/demo/invoices?since=yesterday', { key }), 422, 'validation_failed');
     expect(b.fields.map((f: any) => f.path)).toEqual(['query.since']);
     // date-time means RFC 3339, as the document says: a date alone, no time zone, or an impossible day are refused
-    for (const bad of ['2026-11-01', '2026-11-01T10:00:00', '2026-02-30T00:00:00Z', '2026-11-01T24:00:00Z', 'Sun, 01 Nov 2026 00:00:00 GMT']) {
+    for (const bad of ['2026-11-01', '2026-11-01T10:00:00', '2026-02-30T00:00:00Z', '2026-11-01T24:00:00Z', 'Sun, 01 Nov 2026 00:00:00 GMT', '9999-12-31T00:00:00Z', '0001-01-01T00:00:00Z']) {
       b = expectError(await sync({ provider: 'demo', customer_reference: 'c', since: bad }), 422, 'validation_failed');
-      expect(b.fields, bad).toEqual([{ path: 'since', message: 'must be a date-time with its time zone (RFC 3339), e.g. 2026-11-01T00:00:00Z' }]);
+      expect(b.fields, bad).toEqual([{ path: 'since', message: 'must be a date-time with its time zone (RFC 3339), e.g. 2026-11-01T00:00:00Z, from 1900 to 2199' }]);
       b = expectError(await h.json('GET', `/v1/erp/demo/invoices?since=${encodeURIComponent(bad)}`, { key }), 422, 'validation_failed');
       expect(b.fields.map((f: any) => f.path), bad).toEqual(['query.since']);
     }

@@ -98,12 +98,12 @@ describe('usage ledger', () => {
     expect(await usage(second + 1000, second + 2000)).toEqual([]);
   });
 
-  test('GET /v1/admin/usage: from and to are RFC 3339 date-times (a date alone would leave its time zone to guess)', async () => {
+  test('GET /v1/admin/usage: from and to are RFC 3339 date-times from 1900 to 2199 (a date alone would leave its time zone to guess)', async () => {
     const t = await h.tenant();
-    for (const [query, path] of [['from=2026-11-01', 'query.from'], ['to=2026-11-01T10:00:00', 'query.to']] as const) {
+    for (const [query, path] of [['from=2026-11-01', 'query.from'], ['to=2026-11-01T10:00:00', 'query.to'], ['to=9999-12-31T00:00:00Z', 'query.to'], ['from=1899-12-31T23:59:59Z', 'query.from']] as const) {
       const r = await h.json('GET', `/v1/admin/usage?${query}`, { key: t.api_key });
       expect(r.status).toBe(422);
-      expect(r.body).toMatchObject({ code: 'validation_failed', status: 422, fields: [{ path, message: 'must be a date-time with its time zone (RFC 3339), e.g. 2026-11-01T00:00:00Z' }] });
+      expect(r.body).toMatchObject({ code: 'validation_failed', status: 422, fields: [{ path, message: 'must be a date-time with its time zone (RFC 3339), e.g. 2026-11-01T00:00:00Z, from 1900 to 2199' }] });
     }
     expect((await h.json('GET', '/v1/admin/usage?from=2026-11-01T00:00:00%2B01:00', { key: t.api_key })).status).toBe(200);
   });

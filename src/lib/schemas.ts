@@ -55,6 +55,8 @@ export const isRequestDate = (value: string) => FORMAT_PATTERNS.date.test(value)
  * answered as they are.
  */
 export const RequestDate = (options: Parameters<typeof t.String>[0] = {}) => t.String({ format: 'date', pattern: `${REQUEST_YEAR}-`, ...options });
+/** A date-time a request gives: RFC 3339 with its zone, in DATE_YEARS (answers keep plain `format: date-time`). */
+export const RequestDateTime = (options: Parameters<typeof t.String>[0] = {}) => t.String({ format: 'date-time', pattern: `${REQUEST_YEAR}-`, ...options });
 /** ISO 3166-1 alpha-2: the 249 officially assigned codes, and XK (Kosovo), which the EU and UN lists use. */
 export const ISO_COUNTRY_CODES = new Set(
   (

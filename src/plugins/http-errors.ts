@@ -354,7 +354,7 @@ interface ValidationLike {
 }
 
 const FORMAT_MESSAGES: Record<string, string> = {
-  'date-time': 'must be a date-time with its time zone (RFC 3339), e.g. 2026-11-01T00:00:00Z',
+  'date-time': `must be a date-time with its time zone (RFC 3339), e.g. 2026-11-01T00:00:00Z, from ${DATE_YEARS.min} to ${DATE_YEARS.max}`,
   date: `must be a calendar date (YYYY-MM-DD) from ${DATE_YEARS.min} to ${DATE_YEARS.max}`,
   nif: NIF_CHECK_DIGIT_FAILS,
   country: 'must be an ISO 3166-1 alpha-2 country code (e.g. PT)',
@@ -383,7 +383,7 @@ export function describe(e: ValidationLike['all'][number]): string {
   // when the field may be null ("should be one of: 'date', 'null'" otherwise)
   // (a request date's year range is a pattern beside its format: worded as the format)
   const format =
-    e.type === ValueErrorType.StringFormat || (e.type === ValueErrorType.StringPattern && e.schema?.format === 'date')
+    e.type === ValueErrorType.StringFormat || (e.type === ValueErrorType.StringPattern && (e.schema?.format === 'date' || e.schema?.format === 'date-time'))
       ? e.schema?.format
       : typeof e.value === 'string'
         ? any?.find((o) => o.type === 'string' && typeof o.format === 'string')?.format

@@ -1,6 +1,6 @@
 import { t } from 'elysia';
 import { Type } from '@sinclair/typebox';
-import { DateTime, NullableDateTime, Uuid, Int, RequestDate } from '../../lib/schemas';
+import { DateTime, NullableDateTime, Uuid, Int, RequestDate, RequestDateTime } from '../../lib/schemas';
 import { SCOPES } from '../tenants/service';
 
 export const AdminKey = t.Object(
@@ -44,8 +44,8 @@ export const RevokeRequest = t.Object({
 export const RevokeResponse = t.Object({ revoked: t.Boolean(), revoked_at: t.String({ format: 'date-time' }), api_key_id: t.String() });
 
 export const UsageQuery = t.Object({
-  from: t.Optional(t.String({ format: 'date-time', description: 'Inclusive start; default: start of the current UTC month. Calls are counted at the start of their UTC second, so bounds on whole seconds are exact' })),
-  to: t.Optional(t.String({ format: 'date-time', description: 'Exclusive end; default: the end of the current UTC day' })),
+  from: t.Optional(RequestDateTime({ description: 'Inclusive start; default: start of the current UTC month. Calls are counted at the start of their UTC second, so bounds on whole seconds are exact' })),
+  to: t.Optional(RequestDateTime({ description: 'Exclusive end; default: the end of the current UTC day' })),
   group_by: t.Optional(t.Union([t.Literal('day'), t.Literal('meter')], { default: 'meter' })),
   env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: "Default: the calling key's environment" })),
 });
@@ -69,7 +69,7 @@ export const CreateKeyRequest = t.Object({
   name: t.String({ minLength: 1, maxLength: 100, description: 'What the key is for (e.g. "portfolio batch job")' }),
   env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: 'Must be the calling key\u2019s environment (default)' })),
   scopes: t.Optional(t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, uniqueItems: true, description: 'A subset of the calling key\u2019s scopes (default: the same); only a * key may grant *' })),
-  expires_at: t.Optional(t.String({ format: 'date-time', description: 'When the key stops working (default: never)' })),
+  expires_at: t.Optional(RequestDateTime({ description: 'When the key stops working (default: never)' })),
   rate_limit_per_minute: t.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit (default: the plan\u2019s)' })),
 });
 export const CreateKeyResponse = t.Object({

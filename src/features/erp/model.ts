@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { DateTime, NullableDateTime, Page, PageQuery, Uuid, Int } from '../../lib/schemas';
+import { DateTime, NullableDateTime, Page, PageQuery, Uuid, Int, RequestDateTime } from '../../lib/schemas';
 
 /** §2.5 provider enum; `demo` is accepted too and is sandbox-only (422 provider_not_available with live keys). */
 export const ERP_PROVIDERS = ['toconline', 'primavera', 'phc', 'sage', 'moloni', 'invoicexpress'] as const;
@@ -39,7 +39,7 @@ export const ErpOAuthInitiateResponse = t.Object({
 export const ErpSyncRequest = t.Object({
   provider: Provider,
   customer_reference: ErpCustomerReference,
-  since: t.Optional(t.String({ format: 'date-time', description: 'incremental only: pull documents whose source updated_at is at or after this instant' })),
+  since: t.Optional(RequestDateTime({ description: 'incremental only: pull documents whose source updated_at is at or after this instant' })),
   mode: t.Optional(
     t.Union([t.Literal('incremental'), t.Literal('full')], {
       default: 'incremental',
@@ -108,7 +108,7 @@ export const ConnectionListQuery = t.Object({
 export const SyncedDataQuery = t.Object({
   ...PageQuery,
   customer_reference: t.Optional(t.String({ minLength: 1, maxLength: 128 })),
-  since: t.Optional(t.String({ format: 'date-time', description: 'only rows whose source updated_at is at or after this instant' })),
+  since: t.Optional(RequestDateTime({ description: 'only rows whose source updated_at is at or after this instant' })),
 });
 export const ProviderParams = t.Object({ provider: Provider });
 /** the providers whose data the ERP store can hold: the connectors, and `saft` (imported files, POST /v1/saft/parse?import=true) */

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { DateTime, Uuid, Int, RequestDate } from '../../lib/schemas';
+import { DateTime, Uuid, Int, RequestDate, RequestDateTime } from '../../lib/schemas';
 
 /** The only accepted value of `confirmation` on POST /v1/admin/gdpr/erase (spec §4.2.9). */
 export const ERASE_CONFIRMATION = 'ERASE-MY-DATA';
@@ -178,7 +178,7 @@ const SubjectIds = t.Object(
 export const SubjectRequestBody = t.Object({
   type: DsrType,
   subject: SubjectIds,
-  requested_at: t.Optional(t.String({ format: 'date-time', description: 'When the person asked the tenant: the one-month deadline runs from it (default now)' })),
+  requested_at: t.Optional(RequestDateTime({ description: 'When the person asked the tenant: the one-month deadline runs from it (default now)' })),
   corrections: t.Optional(t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 300 })), email: t.Optional(t.String({ format: 'email', maxLength: 254 })) }, { description: 'rectification: the corrected values' })),
   note: t.Optional(t.String({ maxLength: 1000, description: 'Your own note (kept with the request)' })),
 });
