@@ -210,7 +210,13 @@ describe('double assignment, lifecycle, events, audit', () => {
     // another seller cannot assign these books' invoices
     const other = expectError(await create({ seller_nif: '599000040', modality: 'recourse', invoices: [{ number: 'FT 2026/1', erp }] }, t.api_key), 422, 'validation_failed');
     expect(other.fields).toEqual([{ path: 'invoices.0.erp', message: expect.stringContaining(`company ${SELLER}'s`) }]);
-    expect((await create({ seller_nif: SELLER, modality: 'recourse', invoices: [{ number: 'FT 2026/1', erp }] }, t.api_key)).status).toBe(201);
+    // the number as typed by a person: without case, runs of spaces as one; stored as the books print it
+    const typed = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [{ number: ' ft  2026/1', erp }] }, t.api_key);
+    expect(typed.status).toBe(201);
+    expect(typed.body.invoices[0]).toMatchObject({ number: 'FT 2026/1', source: 'erp:demo' });
+    // and then held by that operation, however it is typed
+    expect(expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [{ number: 'FT 2026/1', erp }] }, t.api_key), 409, 'invoice_already_assigned').status).toBe(409);
+    expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [{ number: 'FT2026/1', erp }] }, t.api_key), 422, 'validation_failed');
   });
 
   test('priced for its own modality: without recourse on a debtor the decision would take with recourse costs more', async () => {

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
 import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
@@ -116,11 +116,18 @@ export class FactoringService {
       const at = (field: string) => `invoices.${index}.${field}`;
       let r: Partial<ResolvedInvoice> & { number: string } = { number: given.number, source: 'request' };
       if (given.erp) {
-        const [row] = await this.ctx.database.db
-          .select()
-          .from(inv)
-          .where(and(eq(inv.tenantId, caller.tenantId), eq(inv.env, caller.env), eq(inv.provider, given.erp.provider), eq(inv.customerReference, given.erp.customer_reference), eq(inv.number, given.number)))
-          .limit(1);
+        const books = and(eq(inv.tenantId, caller.tenantId), eq(inv.env, caller.env), eq(inv.provider, given.erp.provider), eq(inv.customerReference, given.erp.customer_reference));
+        let row: typeof inv.$inferSelect | undefined = (await this.ctx.database.db.select().from(inv).where(and(books, eq(inv.number, given.number))).limit(1))[0];
+        if (!row) {
+          // as assignments compare numbers (assignmentKey): "ft 2026/1" is the books' "FT 2026/1"
+          const wanted = normaliseInvoiceNumber(given.number);
+          const near = await this.ctx.database.db
+            .select()
+            .from(inv)
+            .where(and(books, eq(sql`upper(replace(${inv.number}, ' ', ''))`, wanted.replaceAll(' ', ''))))
+            .limit(20);
+          row = near.find((c) => normaliseInvoiceNumber(c.number) === wanted);
+        }
         if (!row) {
           errors.push({ path: at('number'), message: `no invoice ${given.number} in the ${given.erp.provider} data under customer_reference ${given.erp.customer_reference}` });
           continue;
@@ -139,6 +146,7 @@ export class FactoringService {
           if (given[f] !== undefined && fromBooks[f] !== null && given[f] !== fromBooks[f]) errors.push({ path: at(f), message: `differs from the ERP data (${fromBooks[f]}): an invoice read from the books is assigned as they say` });
         r = {
           ...r,
+          number: row.number, // as the books print it
           source: `erp:${given.erp.provider}`,
           atcud: row.atcud,
           debtor_nif: row.customerNif ?? undefined,
