@@ -280,7 +280,7 @@ async function execute(command: Command, database: Database, config: Config, out
       if (!key) throw new Error(`unknown key ${keyId}`);
       const admin = new AdminService(database, tenants, now);
       try {
-        const r = await admin.revoke(operatorActor(key.tenantId, key.env), keyId, (a.values.reason as string | undefined) ?? null, { allowLast: !!a.values.force });
+        const r = await admin.revoke(operatorActor(key.tenantId, key.env), null, keyId, (a.values.reason as string | undefined) ?? null, { allowLast: !!a.values.force });
         return out(r, `api key ${r.api_key_id} revoked at ${r.revoked_at}`);
       } catch (err) {
         if ((err as { code?: string }).code === 'last_active_key') throw new Error(`key ${keyId} is the tenant's last active key; pass --force to revoke it anyway`);

@@ -231,7 +231,9 @@ describe('POST /v1/admin/keys', () => {
     expectError(await h.json('POST', '/v1/admin/keys', { key: narrow.api_key, body: { name: 'x', scopes: ['*'] } }), 403, 'insufficient_scope');
     expect(expectError(await h.json('POST', '/v1/admin/keys', { key: narrow.api_key, body: { name: 'x', rate_limit_per_minute: 101 } }), 422, 'validation_failed').fields[0].path).toBe('rate_limit_per_minute');
     const same = await h.json('POST', '/v1/admin/keys', { key: narrow.api_key, body: { name: 'inherits' } });
-    expect(same.body).toMatchObject({ scopes: ['keys:manage', 'score'] });
+    // leaving the limit out inherits the caller's own (the plan's 600 would be faster than 100)
+    expect(same.body).toMatchObject({ scopes: ['keys:manage', 'score'], rate_limit_per_minute: 100 });
+    expect((await h.json('GET', '/v1/admin/keys', { key: same.body.api_key })).headers.get('x-ratelimit-limit')).toBe('100');
     expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'x', env: 'live' } }), 403, 'cross_environment_forbidden');
     expect(expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'x', expires_at: '2020-01-01T00:00:00Z' } }), 422, 'validation_failed').fields[0].path).toBe('expires_at');
     expect(expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'x', expires_at: '9999-12-31T00:00:00Z' } }), 422, 'validation_failed').fields).toEqual([{ path: 'expires_at', message: expect.stringContaining('from 1900 to 2199') }]);
@@ -239,6 +241,26 @@ describe('POST /v1/admin/keys', () => {
     expectError(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: {} }), 422, 'validation_failed');
     const scoreOnly = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'score', scopes: ['score'] });
     expectError(await h.json('POST', '/v1/admin/keys', { key: scoreOnly.api_key, body: { name: 'x' } }), 403, 'insufficient_scope');
+  });
+
+  test('a key rotates or revokes only keys within what it could create: their scopes held by it, and (a rotation mints a copy) a limit no higher', async () => {
+    const t = await h.tenant(); // t.api_key: scopes *
+    const narrow = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'esg admin', scopes: ['esg', 'keys:manage'], rateLimitPerMinute: 100 });
+    const rotate = (key: string, id: string) => h.json('POST', '/v1/admin/keys/rotate', { key, body: { api_key_id: id, grace_days: 0 } });
+    const revoke = (key: string, id: string) => h.json('POST', '/v1/admin/keys/revoke', { key, body: { api_key_id: id } });
+    // the * key: neither rotated (its copy would be a * key in the narrow key's hands) nor revoked
+    expect(expectError(await rotate(narrow.api_key, t.api_key_id), 403, 'insufficient_scope').message).toContain('*');
+    expectError(await revoke(narrow.api_key, t.api_key_id), 403, 'insufficient_scope');
+    expect((await h.json('GET', '/v1/admin/keys', { key: t.api_key })).status).toBe(200); // untouched
+    // a key of its own scopes but a higher limit: revoked yes, rotated no
+    const faster = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'fast esg', scopes: ['esg'], rateLimitPerMinute: 1000 });
+    expect(expectError(await rotate(narrow.api_key, faster.api_key_id), 403, 'insufficient_scope').message).toContain('per-minute limit (1000)');
+    const slower = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'slow esg', scopes: ['esg'], rateLimitPerMinute: 50 });
+    expect((await rotate(narrow.api_key, slower.api_key_id)).status).toBe(201);
+    expect((await revoke(narrow.api_key, faster.api_key_id)).status).toBe(200);
+    // itself: always
+    expect((await rotate(narrow.api_key, narrow.api_key_id)).status).toBe(201);
+    expect((await auditOf(t.tenant_id)).filter((a) => a.action === 'api_key.rotated')).toHaveLength(2);
   });
 
   test('at most MAX_ACTIVE_KEYS active keys per environment', async () => {

@@ -110,6 +110,12 @@ describe('the token endpoint, as an OAuth library uses it', () => {
     }
     const json = await h.json('POST', '/v1/oauth/token', { body: { grant_type: 'client_credentials' } });
     expectError(json, 400, 'invalid_request');
+    // an HTTP client that sends its API key on every call: the form is still the token request, and
+    // the Bearer header is no client authentication (the body's client_secret_post is)
+    const withKey = { authorization: `Bearer ${t.api_key}` };
+    expect((await tokenRequest(`grant_type=client_credentials&client_id=${c.client_id}&client_secret=${c.client_secret}`, withKey)).status).toBe(200);
+    expect(expectError(await tokenRequest('grant_type=client_credentials', withKey), 401, 'invalid_client').error).toBe('invalid_client');
+    expect(expectError(await h.json('POST', '/v1/oauth/token', { key: t.api_key, body: { grant_type: 'client_credentials' } }), 400, 'invalid_request').error).toBe('invalid_request');
     // the library reads these errors too
     // the library reads the challenge (and the body behind it)
     const refused = await tokenWithLibrary(c.client_id, 'ocs_wrong').catch((e) => e);
@@ -167,6 +173,22 @@ describe('clients, revocation, rotation', () => {
     expectError(await h.json('POST', '/v1/admin/oauth-clients', { key: t.api_key, body: { scopes: ['score'] } }), 422, 'validation_failed');
     const scoreOnly = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 's', scopes: ['score'] });
     expectError(await h.json('GET', '/v1/admin/oauth-clients', { key: scoreOnly.api_key }), 403, 'insufficient_scope');
+  });
+
+  test('a limited key’s client inherits its limit; a key rotates or deletes only clients within its own scopes and limit', async () => {
+    const t = await h.tenant();
+    const narrow = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'n', scopes: ['keys:manage', 'score'], rateLimitPerMinute: 100 });
+    const own = await h.json('POST', '/v1/admin/oauth-clients', { key: narrow.api_key, body: { name: 'mine', scopes: ['score'] } });
+    expect(own.body).toMatchObject({ scopes: ['score'], rate_limit_per_minute: 100 });
+    const broad = await newClient(t.api_key, { name: 'broad', scopes: ['score', 'esg'] });
+    const fast = await newClient(t.api_key, { name: 'fast', scopes: ['score'], rate_limit_per_minute: 500 });
+    expect(expectError(await h.json('POST', `/v1/admin/oauth-clients/${broad.client_id}/rotate-secret`, { key: narrow.api_key, body: {} }), 403, 'insufficient_scope').message).toContain('esg');
+    expectError(await h.json('DELETE', `/v1/admin/oauth-clients/${broad.client_id}`, { key: narrow.api_key }), 403, 'insufficient_scope');
+    expectError(await h.json('POST', `/v1/admin/oauth-clients/${fast.client_id}/rotate-secret`, { key: narrow.api_key, body: {} }), 403, 'insufficient_scope');
+    expect((await h.json('DELETE', `/v1/admin/oauth-clients/${fast.client_id}`, { key: narrow.api_key })).status).toBe(200);
+    expect((await h.json('POST', `/v1/admin/oauth-clients/${own.body.client_id}/rotate-secret`, { key: narrow.api_key, body: {} })).status).toBe(200);
+    // the broad client still works with its secret
+    expect((await tokenWithLibrary(broad.client_id, broad.client_secret)).access_token).toBeString();
   });
 
   test('secret rotation: the old secret works for its grace, then not; tokens already issued keep working', async () => {

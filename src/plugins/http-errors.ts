@@ -211,8 +211,9 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
   const parseBody = async ({ request, contentType, path }: { request: Request; contentType: string; path: string }): Promise<unknown> => {
     // no usable key: leave the body unread, so the caller gets 401 rather than a body error
     if (path.startsWith('/v1/') && !hasKeyShapedBearer(request.headers.get('authorization'))) return {};
-    // the supplier portal's pages read their own forms (a browser post, not the API's JSON)
-    if (path.startsWith('/portal/')) return {};
+    // the supplier portal's pages and the OAuth token endpoint read their own forms (not the API's
+    // JSON), whatever Authorization header comes along (an HTTP client's default Bearer key)
+    if (path.startsWith('/portal/') || path.startsWith('/v1/oauth/')) return {};
     const binary = bodies[path];
     if (binary && isMultipart(contentType)) {
       if (Number(request.headers.get('content-length') ?? '0') > binary.limit + MULTIPART_OVERHEAD) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);

@@ -34,7 +34,7 @@ export const RotateResponse = t.Object({
   api_key_id: t.String({ format: 'uuid' }),
   rotated_from: t.String({ format: 'uuid' }),
   old_expires_at: t.String({ format: 'date-time' }),
-  grace_days: Int(),
+  grace_days: Int({ description: 'the grace asked for; old_expires_at is when the old key really stops (earlier if it was already to expire sooner)' }),
   warning: t.String(),
 });
 export const RevokeRequest = t.Object({

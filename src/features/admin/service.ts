@@ -21,6 +21,41 @@ export const operatorActor = (tenantId: string, env: string): Actor => ({ tenant
 /** The acting key of an authenticated request, as audit records and admin rules need it. */
 export const actorOf = (a: Actor): Actor => ({ tenantId: a.tenantId, keyId: a.keyId, requestId: a.requestId, env: a.env });
 
+/** The acting key and its tenant, for what it may grant or act on; null for the operator (the CLI). */
+export type CallerKey = { key: Pick<KeyRow, 'scopes' | 'rateLimitPerMinute'>; tenant: Pick<TenantRow, 'plan' | 'rateLimitPerMinute'> };
+
+const scopesBeyond = (caller: CallerKey, scopes: string[]) => (caller.key.scopes.includes('*') ? [] : scopes.filter((s) => !caller.key.scopes.includes(s)));
+
+/**
+ * What a new key or OAuth client gets (Stripe's restricted keys): the scopes asked for, all held by
+ * the caller (default: the caller's), and a per-minute limit no higher than the caller's (default:
+ * the caller's own limit, so a limited key cannot mint a faster one by leaving the field out).
+ */
+export function grantedBy(caller: CallerKey, body: { scopes?: string[]; rate_limit_per_minute?: number }) {
+  const scopes = body.scopes ?? caller.key.scopes;
+  const beyond = scopesBeyond(caller, scopes);
+  if (beyond.length) throw new ApiError('insufficient_scope', `A key cannot grant scopes it does not hold: ${beyond.join(', ')}.`, { fields: [{ path: 'scopes', message: `not held by the calling key: ${beyond.join(', ')}` }] });
+  const ceiling = effectiveRateLimit(caller.tenant, caller.key);
+  const problems = body.rate_limit_per_minute !== undefined && body.rate_limit_per_minute > ceiling ? [{ path: 'rate_limit_per_minute', message: `must be at most ${ceiling}, the calling key's own limit` }] : [];
+  return { scopes, rateLimitPerMinute: body.rate_limit_per_minute ?? caller.key.rateLimitPerMinute ?? null, problems };
+}
+
+/**
+ * A key (or OAuth client) the caller rotates, revokes or deletes must be within what it could have
+ * created: scopes it holds and, for a rotation (which mints a copy), a limit no higher than its own.
+ * Otherwise a key holding `esg` and `keys:manage` got a `*` key by rotating one.
+ */
+export function assertMayActOn(caller: CallerKey | null, target: Pick<KeyRow, 'scopes' | 'rateLimitPerMinute'>, action: 'rotate' | 'revoke' | 'delete', noun: 'key' | 'OAuth client') {
+  if (!caller) return;
+  const beyond = scopesBeyond(caller, target.scopes);
+  if (beyond.length) throw new ApiError('insufficient_scope', `A key cannot ${action} a ${noun} holding scopes it does not hold itself: ${beyond.join(', ')}.`);
+  if (action === 'rotate') {
+    const own = effectiveRateLimit(caller.tenant, caller.key);
+    const theirs = effectiveRateLimit(caller.tenant, target);
+    if (theirs > own) throw new ApiError('insufficient_scope', `A key cannot rotate a ${noun} with a higher per-minute limit (${theirs}) than its own (${own}).`);
+  }
+}
+
 /** Key rotation and revocation (Stripe's rolling model), each with an audit record. */
 export class AdminService {
   constructor(
@@ -68,11 +103,12 @@ export class AdminService {
     return row;
   }
 
-  async rotate(actor: Actor, keyId: string, graceDays: number) {
+  async rotate(actor: Actor, caller: CallerKey | null, keyId: string, graceDays: number) {
     const { withTx, t } = this.database;
     return withTx(async (tx) => {
       await this.lockTenant(tx, actor.tenantId);
       const old = await this.ownKey(tx, actor, keyId);
+      assertMayActOn(caller, old, 'rotate', 'key');
       const now = this.now();
       if (keyStatus(old, now) !== 'active') throw new ApiError('key_not_active', `Key ${keyId} is ${keyStatus(old, now)} and cannot be rotated.`);
       const graceEnd = new Date(now.getTime() + graceDays * 86_400_000);
@@ -93,7 +129,7 @@ export class AdminService {
       });
       await tx.update(t.apiKeys).set({ expiresAt: oldExpiresAt }).where(eq(t.apiKeys.id, old.id));
       this.database.touchTenant(actor.tenantId, 'access');
-      await this.audit(tx, actor, 'api_key.rotated', old.id, { new_key_id: created.api_key_id, grace_days: graceDays });
+      await this.audit(tx, actor, 'api_key.rotated', old.id, { new_key_id: created.api_key_id, grace_days: graceDays, old_expires_at: oldExpiresAt.toISOString() });
       return {
         api_key: created.api_key,
         api_key_id: created.api_key_id,
@@ -109,17 +145,11 @@ export class AdminService {
    * A new key (Stripe's restricted keys): in the caller's environment, with scopes the caller holds
    * (a `*` key may grant any), a per-minute limit no higher than the caller's own, an optional expiry.
    */
-  async create(actor: Actor, caller: { key: Pick<KeyRow, 'scopes' | 'rateLimitPerMinute'>; tenant: Pick<TenantRow, 'plan' | 'rateLimitPerMinute'> }, body: { name: string; env?: Env; scopes?: string[]; expires_at?: string; rate_limit_per_minute?: number }) {
+  async create(actor: Actor, caller: CallerKey, body: { name: string; env?: Env; scopes?: string[]; expires_at?: string; rate_limit_per_minute?: number }) {
     const env = body.env ?? (actor.env as Env);
     if (env !== actor.env) throw new ApiError('cross_environment_forbidden', `A ${actor.env} key can only create ${actor.env} keys; use a ${env} key.`);
-    const held = caller.key.scopes;
-    const scopes = body.scopes ?? held;
-    const beyond = held.includes('*') ? [] : scopes.filter((s) => !held.includes(s));
-    if (beyond.length) throw new ApiError('insufficient_scope', `A key cannot grant scopes it does not hold: ${beyond.join(', ')}.`, { fields: [{ path: 'scopes', message: `not held by the calling key: ${beyond.join(', ')}` }] });
+    const { scopes, rateLimitPerMinute, problems: errors } = grantedBy(caller, body);
     const now = this.now();
-    const errors: { path: string; message: string }[] = [];
-    const ceiling = effectiveRateLimit(caller.tenant, caller.key);
-    if (body.rate_limit_per_minute !== undefined && body.rate_limit_per_minute > ceiling) errors.push({ path: 'rate_limit_per_minute', message: `must be at most ${ceiling}, the calling key's own limit` });
     const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
     if (expiresAt && expiresAt.getTime() <= now.getTime()) errors.push({ path: 'expires_at', message: 'must be in the future' });
     if (errors.length) throw validationError(errors);
@@ -128,16 +158,16 @@ export class AdminService {
       await this.lockTenant(tx, actor.tenantId);
       const active = (await this.activeKeys(tx, actor.tenantId, now)).filter((k) => k.env === env).length;
       if (active + 1 > MAX_ACTIVE_KEYS) throw new ApiError('too_many_active_keys', `The tenant holds ${active} active ${env} keys, the most allowed is ${MAX_ACTIVE_KEYS}. Revoke one first.`);
-      const created = await this.tenants.createKey({ tenantId: actor.tenantId, env, name: body.name, scopes, rateLimitPerMinute: body.rate_limit_per_minute ?? null, expiresAt });
+      const created = await this.tenants.createKey({ tenantId: actor.tenantId, env, name: body.name, scopes, rateLimitPerMinute, expiresAt });
       this.database.touchTenant(actor.tenantId, 'access');
-      await this.audit(tx, actor, 'api_key.created', created.api_key_id, { name: body.name, scopes, expires_at: expiresAt?.toISOString() ?? null, rate_limit_per_minute: body.rate_limit_per_minute ?? null });
+      await this.audit(tx, actor, 'api_key.created', created.api_key_id, { name: body.name, scopes, expires_at: expiresAt?.toISOString() ?? null, rate_limit_per_minute: rateLimitPerMinute });
       return {
         api_key: created.api_key,
         api_key_id: created.api_key_id,
         name: body.name,
         env,
         scopes,
-        rate_limit_per_minute: body.rate_limit_per_minute ?? null,
+        rate_limit_per_minute: rateLimitPerMinute,
         expires_at: expiresAt?.toISOString() ?? null,
         created_at: now.toISOString(),
         warning: 'Store this API key now: it is shown only once and cannot be retrieved again.',
@@ -146,11 +176,12 @@ export class AdminService {
   }
 
   /** `allowLast`: the operator may revoke a tenant's last active key (a leaked key must be stoppable). */
-  async revoke(actor: Actor, keyId: string, reason: string | null, opts: { allowLast?: boolean } = {}) {
+  async revoke(actor: Actor, caller: CallerKey | null, keyId: string, reason: string | null, opts: { allowLast?: boolean } = {}) {
     const { withTx, t } = this.database;
     return withTx(async (tx) => {
       await this.lockTenant(tx, actor.tenantId);
       const key = await this.ownKey(tx, actor, keyId);
+      assertMayActOn(caller, key, 'revoke', 'key');
       if (key.revokedAt) return { revoked: true, revoked_at: key.revokedAt.toISOString(), api_key_id: key.id };
       const now = this.now();
       if (keyStatus(key, now) === 'active' && !opts.allowLast) {

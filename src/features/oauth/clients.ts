@@ -2,8 +2,8 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { randomHex, safeEqual, sha256Hex } from '../../lib/crypto';
 import { ApiError, validationError } from '../../lib/errors';
-import type { Actor, AdminService } from '../admin/service';
-import { effectiveRateLimit, type Env, type KeyRow, type TenantRow } from '../tenants/service';
+import { assertMayActOn, grantedBy, type Actor, type AdminService, type CallerKey } from '../admin/service';
+import type { Env, KeyRow } from '../tenants/service';
 import { clientKeyHash } from './tokens';
 
 type ClientRow = AppContext['database']['t']['oauthClients']['$inferSelect'];
@@ -35,15 +35,11 @@ export class OAuthClients {
     };
   }
 
-  async create(actor: Actor, caller: { key: Pick<KeyRow, 'scopes' | 'rateLimitPerMinute'>; tenant: Pick<TenantRow, 'plan' | 'rateLimitPerMinute'> }, body: { name: string; env?: Env; scopes?: string[]; rate_limit_per_minute?: number }) {
+  async create(actor: Actor, caller: CallerKey, body: { name: string; env?: Env; scopes?: string[]; rate_limit_per_minute?: number }) {
     const env = body.env ?? (actor.env as Env);
     if (env !== actor.env) throw new ApiError('cross_environment_forbidden', `A ${actor.env} key can only create ${actor.env} clients; use a ${env} key.`);
-    const held = caller.key.scopes;
-    const scopes = body.scopes ?? held;
-    const beyond = held.includes('*') ? [] : scopes.filter((s) => !held.includes(s));
-    if (beyond.length) throw new ApiError('insufficient_scope', `A key cannot grant scopes it does not hold: ${beyond.join(', ')}.`, { fields: [{ path: 'scopes', message: `not held by the calling key: ${beyond.join(', ')}` }] });
-    const ceiling = effectiveRateLimit(caller.tenant, caller.key);
-    if (body.rate_limit_per_minute !== undefined && body.rate_limit_per_minute > ceiling) throw validationError([{ path: 'rate_limit_per_minute', message: `must be at most ${ceiling}, the calling key's own limit` }]);
+    const { scopes, rateLimitPerMinute, problems } = grantedBy(caller, body);
+    if (problems.length) throw validationError(problems);
     const id = `oc_${randomHex(12)}`;
     const secret = newSecret();
     const now = this.ctx.clock.now();
@@ -55,7 +51,7 @@ export class OAuthClients {
         env,
         name: `oauth client ${body.name}`.slice(0, 100),
         scopes,
-        rateLimitPerMinute: body.rate_limit_per_minute ?? null,
+        rateLimitPerMinute,
         principal: { keyHash: clientKeyHash(id), keyPrefix: id.slice(0, 12) },
       });
       const [c] = await tx
@@ -66,7 +62,7 @@ export class OAuthClients {
       this.ctx.database.touchTenant(actor.tenantId, 'access');
       return c!;
     });
-    return { ...this.view(row, { scopes, rateLimitPerMinute: body.rate_limit_per_minute ?? null }), client_secret: secret, warning: 'Store the client secret now: it is shown only once and cannot be retrieved again.' };
+    return { ...this.view(row, { scopes, rateLimitPerMinute }), client_secret: secret, warning: 'Store the client secret now: it is shown only once and cannot be retrieved again.' };
   }
 
   private async own(actor: Actor, id: string) {
@@ -94,8 +90,9 @@ export class OAuthClients {
   }
 
   /** A new secret; the old one keeps working for `graceHours` (0: at once). Tokens already issued stay valid until they expire. */
-  async rotateSecret(actor: Actor, id: string, graceHours: number) {
+  async rotateSecret(actor: Actor, caller: CallerKey, id: string, graceHours: number) {
     const { client, key } = await this.own(actor, id);
+    assertMayActOn(caller, key, 'rotate', 'OAuth client');
     const secret = newSecret();
     const now = this.ctx.clock.now();
     const { t, withTx } = this.ctx.database;
@@ -112,8 +109,9 @@ export class OAuthClients {
   }
 
   /** Deletes the client: its principal is revoked, so its tokens are refused on the next request, on every process. */
-  async remove(actor: Actor, id: string) {
-    const { client } = await this.own(actor, id);
+  async remove(actor: Actor, caller: CallerKey, id: string) {
+    const { client, key } = await this.own(actor, id);
+    assertMayActOn(caller, key, 'delete', 'OAuth client');
     const now = this.ctx.clock.now();
     const { t, withTx } = this.ctx.database;
     await withTx(async (tx) => {
