@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
 import { hashKey } from '../src/features/tenants/service';
+import { sha256Hex } from '../src/lib/crypto';
 import { gdprService, purgeExpiredRetention } from '../src/features/gdpr';
 import { EraseResponse, EXPORT_ARRAY_CATEGORIES } from '../src/features/gdpr/model';
 import { RETAINED_CATEGORIES } from '../src/features/gdpr/service';
@@ -18,6 +19,7 @@ const TABLES = (h: TestApp) => {
   const t = h.ctx.database.t;
   return {
     api_keys: t.apiKeys,
+    oauth_clients: t.oauthClients,
     usage_records: t.usageRecords,
     audit_log: t.auditLog,
     score_results: t.scoreResults,
@@ -110,6 +112,12 @@ async function populate(h: TestApp, tag: string): Promise<Populated> {
   expect((await h.json('PATCH', '/v1/admin/credit-policy', { key, body: { margin_bps: 75 } })).status).toBe(200);
   const rev = await h.json('POST', '/v1/admin/keys/revoke', { key, body: { api_key_id: spare.api_key_id, reason: `Joana ${tag} left` } });
   expect(rev.status).toBe(200);
+  // an OAuth client, and a CSRD report printing what the caller typed (a sole trader's name and address)
+  const client = await h.json('POST', '/v1/admin/oauth-clients', { key: live.api_key, body: { name: `backend of Ines ${tag}`, scopes: ['esg'] } });
+  expect(client.status).toBe(201);
+  const assessed = await h.json('POST', '/v1/esg', { key: live.api_key, body: ESG_EXAMPLES.leader });
+  const report = await h.json('POST', '/v1/csrd/report', { key: live.api_key, body: { assessment_id: assessed.body.assessment_id, company: { name: `Ines ${tag} Unipessoal`, address: `Rua ${tag} 1, Lisboa` } } });
+  expect(report.status).toBe(201);
   await h.ctx.usage.flush();
 
   const now = h.clock.now();
@@ -302,8 +310,8 @@ async function populate(h: TestApp, tag: string): Promise<Populated> {
     keyId,
     liveKey: live.api_key,
     liveKeyId: live.api_key_id,
-    secrets: [key, hashKey(key), live.api_key, hashKey(live.api_key), spare.api_key, hashKey(spare.api_key), access, refresh, pkce, stateHash, whSecret, whPrev],
-    pii: [`Acme ${tag} Lda`, `loan-${tag}`, `fop-${tag}`, `joana.${tag}@`, `esg-${tag}`, `deal-${tag}`, `onb-${tag}`, `kyc-${tag}`, `Joana ${tag}`, `Rui ${tag}`, `rui.${tag}@`, `Maria ${tag}`, `maria.${tag}@`, `cust-${tag}`, `other-${tag}`, `https://hooks.example.pt/${tag}`, `live key of ${tag}`, `spare ${tag}`],
+    secrets: [key, hashKey(key), live.api_key, hashKey(live.api_key), spare.api_key, hashKey(spare.api_key), access, refresh, pkce, stateHash, whSecret, whPrev, client.body.client_secret, sha256Hex(client.body.client_secret)],
+    pii: [`Acme ${tag} Lda`, `loan-${tag}`, `fop-${tag}`, `joana.${tag}@`, `esg-${tag}`, `deal-${tag}`, `onb-${tag}`, `kyc-${tag}`, `Joana ${tag}`, `Rui ${tag}`, `rui.${tag}@`, `Rua ${tag} 1`, `Ines ${tag}`, `Maria ${tag}`, `maria.${tag}@`, `cust-${tag}`, `other-${tag}`, `https://hooks.example.pt/${tag}`, `live key of ${tag}`, `spare ${tag}`],
   };
 }
 
@@ -378,15 +386,16 @@ describe('POST /v1/admin/gdpr/export', () => {
       expect(doc[c].map((r: any) => r.id).filter((id: string) => liveDoc[c].some((l: any) => l.id === id))).toEqual([]);
     }
     expect(doc.end_of_export).toEqual({ complete: true, streamed_counts: m.counts, matches_manifest: true });
-    // a few exact numbers: 2 sandbox keys (1 live), 1 sandbox invoice (2 live), audit includes this export
+    // a few exact numbers: 2 sandbox keys (live: 1 and the OAuth client's principal), 1 sandbox invoice (2 live), audit includes this export
     expect(m.counts.api_keys).toBe(2);
-    expect(liveDoc.manifest.counts.api_keys).toBe(1);
+    expect(liveDoc.manifest.counts.api_keys).toBe(2);
+    expect(liveDoc.manifest.counts.oauth_clients).toBe(1);
     expect(m.counts.invoices).toBe(1);
     expect(liveDoc.manifest.counts.invoices).toBe(2);
     expect(m.counts.score_results).toBe(2);
     expect(m.counts.esg_assessments).toBe(1);
     expect(doc.audit_log.map((a: any) => a.action)).toContain('gdpr.exported');
-    expect(liveDoc.audit_log.map((a: any) => a.action)).toEqual(['gdpr.exported']);
+    expect(liveDoc.audit_log.map((a: any) => a.action).sort()).toEqual(['gdpr.exported', 'oauth_client.created']);
     // what the live export holds of the tenant's production data is not in the sandbox one
     for (const c of ['erp_connections', 'sync_runs', 'bank_transactions', 'webhook_endpoints', 'events', 'webhook_deliveries']) {
       expect({ c, n: m.counts[c] }).toEqual({ c, n: 0 });
@@ -514,13 +523,15 @@ describe('POST /v1/admin/gdpr/erase', () => {
       redacted_audit_rows: before.audit_log!.length,
       completed_at: now.toISOString(),
     });
-    expect(b.redacted_api_keys).toBe(3);
+    expect(b.redacted_api_keys).toBe(4); // 3 keys and the OAuth client's principal
     expect(b.redacted_usage_rows).toBeGreaterThan(0);
     expect(before.usage_records!.reduce((n: number, u: any) => n + u.quantity, 0)).toBeGreaterThanOrEqual(4); // the calls those rows count
     const legal = b.retained_under_legal_basis;
     expect(legal).toMatchObject({ law: 'Lei n.º 83/2017, art. 51.º', years: 7, retain_until: retainUntil.toISOString() });
     expect(legal.categories).toEqual([...RETAINED_CATEGORIES]);
-    expect(legal.deleted_categories.sort()).toEqual(['credit_policies', 'erp_connections', 'events', 'idempotency_keys', 'saft_runs', 'webhook_deliveries', 'webhook_endpoints']);
+    expect(legal.deleted_categories.sort()).toEqual(['credit_policies', 'csrd_reports', 'erp_connections', 'events', 'idempotency_keys', 'oauth_clients', 'saft_runs', 'webhook_deliveries', 'webhook_endpoints']);
+    expect(before.csrd_reports!.length).toBeGreaterThan(0);
+    expect(before.oauth_clients!.length).toBe(1);
     for (const c of ['api_keys', 'usage_records', 'score_results', 'esg_assessments', 'sync_runs', 'invoices', 'bank_transactions', 'credit_decisions', 'aml_screenings', 'kyc_verifications'])
       expect({ c, n: legal.retained_counts[c] }).toEqual({ c, n: before[c]!.length });
     expect(legal.retained_counts.audit_log).toBe(before.audit_log!.length + 1);
@@ -537,7 +548,7 @@ describe('POST /v1/admin/gdpr/erase', () => {
       expect(k).toMatchObject({ name: 'erased', revokeReason: 'gdpr_erasure', retainUntil });
       expect(k.revokedAt).toBeInstanceOf(Date);
     }
-    expect(after.api_keys!.filter((k) => k.revokedAt.getTime() === now.getTime()).length).toBe(2);
+    expect(after.api_keys!.filter((k) => k.revokedAt.getTime() === now.getTime()).length).toBe(3); // 2 keys and the OAuth client's principal
     // retained rows carry retain_until, personal data removed
     for (const c of ['api_keys', 'usage_records', 'audit_log', 'score_results', 'esg_assessments', 'sync_runs', 'invoices', 'bank_transactions', 'credit_decisions', 'aml_screenings', 'kyc_verifications'])
       for (const row of after[c]!) expect({ c, retainUntil: row.retainUntil }).toEqual({ c, retainUntil });

@@ -7,6 +7,7 @@ export const ERASE_CONFIRMATION = 'ERASE-MY-DATA';
 /** The names of the array categories of the export bundle, in the order they are streamed. */
 export const EXPORT_ARRAY_CATEGORIES = [
   'api_keys',
+  'oauth_clients',
   'usage_records',
   'audit_log',
   'score_results',
@@ -77,6 +78,7 @@ export const ExportBundle = t.Object(
     tenant: Row,
     api_keys: Rows('API key metadata (no key hash, no plaintext).'),
     usage_records: Rows('Metered usage (billing records).'),
+    oauth_clients: Rows('OAuth clients (POST /v1/admin/oauth-clients) without their secrets\u2019 hashes (secret_prefix identifies the secret); their scopes and limits are on their api_keys row (key_id).'),
     audit_log: Rows('Administrative actions, including this export (gdpr.exported).'),
     score_results: Rows('Every credit score computed for the tenant.'),
     esg_assessments: Rows('Every ESG assessment with its answers and result.'),
@@ -100,7 +102,7 @@ export const ExportBundle = t.Object(
     audit_entries: Rows('The hash-chained audit trails of operations, programmes, payables, notices and insurance submissions (GET /v1/audit/{id}).'),
     cession_notices: Rows('Notices of assignment (POST /v1/notice/cession), the PDF included (base64).'),
     insurance_submissions: Rows('Buyer-limit requests to credit insurers (POST /v1/insurance/submit) and their answers.'),
-    csrd_reports: Rows('VSME sustainability reports (POST /v1/csrd/report): the JSON and the PDF (base64) as generated.'),
+    csrd_reports: Rows('VSME sustainability reports (POST /v1/csrd/report): the JSON and the PDF (base64) as generated; deleted on erasure.'),
     gdpr_requests: Rows('Data-subject requests (POST /v1/gdpr/request): who asked what, when, the deadline, what was done and kept, the access bundles.'),
     end_of_export: t.Object(
       {

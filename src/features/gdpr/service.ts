@@ -56,10 +56,10 @@ const KEPT_AS_THEY_ARE: { name: ExportArrayCategory; table: (s: Schema) => PgTab
   { name: 'cession_notices', table: (s) => s.cessionNotices },
   { name: 'insurance_submissions', table: (s) => s.insuranceSubmissions },
   { name: 'gdpr_requests', table: (s) => s.gdprRequests },
-  { name: 'csrd_reports', table: (s) => s.csrdReports },
 ];
 export const CATEGORIES: readonly CategorySpec[] = [
   { name: 'api_keys', table: (s) => s.apiKeys, omit: ['key_hash'], omitReason: 'hash of the secret key; the plaintext is never stored' },
+  { name: 'oauth_clients', table: (s) => s.oauthClients, omit: ['secret_hash', 'previous_secret_hash'], omitReason: 'hashes of the client secrets; the plaintext is never stored' },
   { name: 'usage_records', table: (s) => s.usageRecords },
   { name: 'audit_log', table: (s) => s.auditLog },
   { name: 'score_results', table: (s) => s.scoreResults },
@@ -87,6 +87,7 @@ export const CATEGORIES: readonly CategorySpec[] = [
   { name: 'kyc_verifications', table: (s) => s.kycVerifications },
   { name: 'saft_runs', table: (s) => s.saftRuns, omit: ['public_key_pem'], omitReason: 'the producer\'s public key given for a run: not data about the tenant' },
   ...KEPT_AS_THEY_ARE,
+  { name: 'csrd_reports', table: (s) => s.csrdReports },
 ];
 // keep model.ts and this list in step
 if (CATEGORIES.map((c) => c.name).join() !== EXPORT_ARRAY_CATEGORIES.join()) throw new Error('gdpr: CATEGORIES and EXPORT_ARRAY_CATEGORIES differ');
@@ -117,10 +118,12 @@ export const RETAINED_CATEGORIES = [
   'kyc_verifications',
   ...FINANCE_CATEGORIES,
   'gdpr_requests',
-  'csrd_reports',
 ] as const;
-/** Deleted on erase: no law requires them. */
-export const DELETED_CATEGORIES = ['erp_connections', 'webhook_deliveries', 'webhook_endpoints', 'events', 'idempotency_keys', 'credit_policies', 'saft_runs'] as const;
+/**
+ * Deleted on erase: no law requires them. CSRD reports print what the caller typed (a sole
+ * trader's name and address) and are drawn from the ESG assessments, which are kept.
+ */
+export const DELETED_CATEGORIES = ['erp_connections', 'webhook_deliveries', 'webhook_endpoints', 'events', 'idempotency_keys', 'credit_policies', 'saft_runs', 'oauth_clients', 'csrd_reports'] as const;
 
 /** What erase does to the retained rows (also returned in retained_under_legal_basis.anonymised). */
 export const ANONYMISED = [
@@ -137,7 +140,6 @@ export const ANONYMISED = [
   'invoices.customer_reference → keyed hash; customer_name → null; personal keys inside data (names, e-mail, phone, address, IBAN) → removed; customer_nif kept (tax record of a business counterparty)',
   'bank_transactions.customer_reference → keyed hash; counterparty_name, counterparty_iban, description → null',
   'gdpr_requests.subject (the person\'s identifiers) → {}; result.bundle (the access bundles) → removed; type, dates, status and what was done kept as the record of compliance (art. 5(2))',
-  'csrd_reports: kept unchanged (reports on companies\' sustainability, as the ESG assessments they are drawn from)',
   'finance_operations.customer_reference → null; confirming_suppliers: personal keys inside data (contact e-mail, phone) → removed; the other finance records and the audit trails are kept unchanged (business records of companies; their hash chains stay verifiable)',
 ];
 
@@ -444,7 +446,6 @@ export class GdprService {
         ['audit_entries', t.auditEntries],
         ['cession_notices', t.cessionNotices],
         ['insurance_submissions', t.insuranceSubmissions],
-        ['csrd_reports', t.csrdReports],
       ] as const) {
         finance[name] = (await tx.update(table as typeof t.auditEntries).set({ retainUntil }).where(eq((table as typeof t.auditEntries).tenantId, tenantId)).returning({ id: (table as typeof t.auditEntries).id })).length;
       }
@@ -473,6 +474,8 @@ export class GdprService {
       // uploads of runs not parsed yet go with their runs
       await tx.delete(t.saftChunks).where(inArray(t.saftChunks.runId, tx.select({ id: t.saftRuns.id }).from(t.saftRuns).where(eq(t.saftRuns.tenantId, tenantId))));
       await del('saft_runs', t.saftRuns);
+      await del('oauth_clients', t.oauthClients); // their principals are among the api_keys, revoked and anonymised above
+      await del('csrd_reports', t.csrdReports);
 
       // --- the tenant ---------------------------------------------------------------------
       await tx
@@ -572,6 +575,7 @@ export function eraseTenantAsOperator(database: Database, tenants: TenantService
 
 /** tables with a retain_until column, children of tenants (every foreign key points to tenants) */
 const RETENTION_TABLES: { name: string; table: (s: Schema) => PgTable }[] = [
+  { name: 'oauth_clients', table: (s) => s.oauthClients }, // before api_keys: each points to its principal
   { name: 'api_keys', table: (s) => s.apiKeys },
   { name: 'usage_records', table: (s) => s.usageRecords },
   { name: 'audit_log', table: (s) => s.auditLog },
@@ -586,6 +590,7 @@ const RETENTION_TABLES: { name: string; table: (s: Schema) => PgTable }[] = [
   { name: 'aml_screenings', table: (s) => s.amlScreenings },
   { name: 'kyc_verifications', table: (s) => s.kycVerifications },
   ...KEPT_AS_THEY_ARE,
+  { name: 'csrd_reports', table: (s) => s.csrdReports },
 ];
 /** tenant tables without retain_until: only removed together with their expired tenant */
 const OTHER_TENANT_TABLES: { name: string; table: (s: Schema) => PgTable }[] = [
