@@ -108,6 +108,13 @@ describe('POST /v1/basel/capital', () => {
     for (const line of r.body.lines) for (const k of ['risk_weight', 'supporting_factor', 'k', 'correlation', 'maturity_adjustment']) if (typeof line[k] === 'number') expect(digits(line[k])).toBeLessThanOrEqual(12);
   });
 
+  test('the largest portfolio the schema allows is answered (its totals pass 2^53 cents)', async () => {
+    const r = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: Array.from({ length: 100 }, () => ({ pd: 0.01, ead_eur: 1e12 })) } });
+    expect(r.status).toBe(200);
+    expect(r.body.totals.ead_eur).toBe(1e14);
+    expect(r.body.totals.rwa_eur).toBeCloseTo(r.body.lines[0].rwa_eur * 100, -3);
+  });
+
   test('errors: no PD nor NIF, bad values with their paths, a NIF failing its check digit, an unknown company; scope', async () => {
     const none = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ ead_eur: 1 }, { pd: 0.01, ead_eur: 1, nif: '599000032' }] } });
     expect(expectError(none, 422, 'validation_failed').fields).toEqual([
