@@ -130,6 +130,10 @@ describe('POST /v1/basel/capital', () => {
     expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 1 }, { nif: '599000074', ead_eur: 1 }] } }), 404, 'company_not_found').fields[0].path).toBe('exposures.1.nif');
     const narrow = await h.tenant({ scopes: ['esg'] });
     expectError(await h.json('POST', '/v1/basel/capital', { key: narrow.api_key, body: { exposures: [{ pd: 0.01, ead_eur: 1 }] } }), 403, 'insufficient_scope');
+    // a live key without the live tier: the score's 503, said of the line, with its roadmap_url
+    const live = await h.tenant({ env: 'live' });
+    const r503 = expectError(await h.json('POST', '/v1/basel/capital', { key: live.api_key, body: { exposures: [{ pd: 0.01, ead_eur: 1 }, { nif: '599000015', ead_eur: 1 }] } }), 503, 'live_tier_not_available');
+    expect(r503).toMatchObject({ roadmap_url: expect.stringMatching(/\/roadmap$/), fields: [{ path: 'exposures.1.nif', message: expect.any(String) }] });
   });
 
   test('a standardised line needs no PD: its risk weight is computed, its expected loss is null and the total counts the lines with one', async () => {

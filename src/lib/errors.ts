@@ -109,6 +109,15 @@ export function withFieldPath(err: unknown, from: string, to: string): unknown {
   return new ApiError(err.code, err.message, { ...err.extra, fields: err.extra.fields.map((f) => (f.path === from ? { ...f, path: to } : f)) });
 }
 
+/**
+ * An error about one item of a request (a debtor, an exposure, an anchor), said of that item: its
+ * message prefixed, its field named, and its headers and body extras kept (Retry-After of an
+ * upstream failure, roadmap_url of the live tier).
+ */
+export function aboutField(err: ApiError, path: string, prefix: string): ApiError {
+  return new ApiError(err.code, `${prefix}: ${err.message}`, { ...err.extra, fields: [{ path, message: err.message }] });
+}
+
 export const validationError = (fields: FieldError[], message = 'The request is invalid.') =>
   new ApiError('validation_failed', message, { fields });
 

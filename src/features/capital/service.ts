@@ -1,4 +1,4 @@
-import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, type FieldError } from '../../lib/errors';
+import { aboutField, ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import type { ScoreCaller, ScoreService } from '../score/service';
 import type { UsageMeter } from '../usage/service';
@@ -42,7 +42,7 @@ export class CapitalService {
         const { result, facts } = await this.scores.scoreWithFacts(caller, e.nif);
         byNif.set(e.nif, { pd: facts.pd_scale, turnover: facts.revenue_eur, version: result.algorithm_version });
       } catch (err) {
-        if (err instanceof ApiError) throw new ApiError(err.code, `exposures.${i} (${e.nif}): ${err.message}`, { fields: [{ path: `exposures.${i}.nif`, message: err.message }] });
+        if (err instanceof ApiError) throw aboutField(err, `exposures.${i}.nif`, `exposures.${i} (${e.nif})`);
         throw err;
       }
     }

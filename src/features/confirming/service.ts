@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, lt } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
+import { aboutField, ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
@@ -74,7 +74,7 @@ export class ConfirmingService {
     try {
       decision = (await this.decisions.decide(caller, { nif: body.anchor_nif, context: { operation_type: 'confirming', amount_eur: body.limit_cents / 100, expected_term_days: body.payment_terms_days } }, performance.now())).body;
     } catch (err) {
-      if (err instanceof ApiError) throw new ApiError(err.code, `Anchor ${body.anchor_nif}: ${err.message}`, { fields: [{ path: 'anchor_nif', message: err.message }] });
+      if (err instanceof ApiError) throw aboutField(err, 'anchor_nif', `Anchor ${body.anchor_nif}`);
       throw err;
     }
     // the decision's limit is the anchor's, whatever the product: its other programmes' limits and

@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
+import { aboutField, ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
@@ -217,7 +217,7 @@ export class FactoringService {
       try {
         decision = (await this.decisions.decide(caller, { nif, context: { operation_type: 'factoring', amount_eur: debtorFace / 100, expected_term_days: Math.min(720, term) } }, performance.now())).body;
       } catch (err) {
-        if (err instanceof ApiError) throw new ApiError(err.code, `Debtor ${nif}: ${err.message}`, { fields: [{ path: `invoices.${list[0]!.index}.debtor_nif`, message: err.message }] });
+        if (err instanceof ApiError) throw aboutField(err, `invoices.${list[0]!.index}.debtor_nif`, `Debtor ${nif}`);
         throw err;
       }
       // what the tenant has committed to the debtor elsewhere: other operations, its programmes' limits
