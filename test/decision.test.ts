@@ -181,6 +181,16 @@ describe('GET /v1/decisions', () => {
     const liveKey = await h.ctx.tenants.createKey({ tenantId: a.tenant_id, env: 'live' });
     expectError(await h.json('GET', `/v1/decisions/${d.decision_id}`, { key: liveKey.api_key }), 404, 'resource_not_found');
   });
+
+  test('an answer failing its own schema (a stored row gone bad) is our 500 with the request id, not a 422 naming the answer\'s fields', async () => {
+    const a = await h.tenant();
+    const d = (await decide({ nif: '599000015', context: ctx() }, a.api_key)).body;
+    const t = h.ctx.database.t.creditDecisions;
+    await h.ctx.database.db.update(t).set({ response: JSON.stringify({ ...d, score: 'NaN' }) }).where(eq(t.id, d.decision_id));
+    const r = await h.json('GET', `/v1/decisions/${d.decision_id}`, { key: a.api_key });
+    expect(expectError(r, 500, 'internal_error')).not.toHaveProperty('fields');
+    expect(r.body.requestId).toBe(r.headers.get('x-request-id'));
+  });
 });
 
 describe('the tenant\'s ERP books feed decisions', () => {

@@ -246,6 +246,8 @@ describe('POST /v1/score — live tier', () => {
     let liveKey: string;
     let liveTenant: string;
     let crcMode: 'ok' | 'fail' | 'slow' = 'ok';
+    /** applied to the bureau's answer: an answer the service cannot read */
+    let bureauMutation: ((b: any) => void) | null = null;
     const servers: ReturnType<typeof Bun.serve>[] = [];
     const known = '500000000';
     beforeAll(async () => {
@@ -256,7 +258,7 @@ describe('POST /v1/score — live tier', () => {
         fetch(req) {
           if (!auth(req)) return new Response('no', { status: 401 });
           if (!new URL(req.url).pathname.endsWith(`/companies/${known}`)) return new Response('{}', { status: 404 });
-          return Response.json({
+          const answer = {
             name: 'Empresa Viva, S.A.',
             sector: 'C',
             age_years: 12,
@@ -266,7 +268,9 @@ describe('POST /v1/score — live tier', () => {
               equity: 2.5e6, share_capital: 5e5, retained_earnings: 1.5e6, revenue: 8e6, ebit: 6e5, ebitda: 9e5, interest_expense: 5e4,
             },
             payment_behaviour: { dso_days: 50, days_beyond_terms_avg: 3, share_of_receivables_from_top_customer: 0.15 },
-          });
+          };
+          bureauMutation?.(answer);
+          return Response.json(answer);
         },
       });
       const crc = Bun.serve({
@@ -352,6 +356,34 @@ describe('POST /v1/score — live tier', () => {
       }
       crcMode = 'ok';
       expect(await billed()).toBe(before);
+    });
+
+    test('an answer that cannot be read (not a number, out of range, no NACE section, a negative or absurd cost) → 503; nothing scored or billed', async () => {
+      const billed = async () => (await usageRows()).reduce((n, x) => n + x.quantity, 0);
+      const before = await billed();
+      const fresh = (await lh.tenant({ env: 'live' })).api_key; // no cached score of the company
+      const bad: [string, (b: any) => void][] = [
+        ['revenue "NaN"', (b) => (b.financials.revenue = 'NaN')],
+        ['equity -1e300', (b) => (b.financials.equity = -1e300)],
+        ['sector ZZ', (b) => (b.sector = 'ZZ')],
+        ['age -5', (b) => (b.age_years = -5)],
+        ['cost -7', (b) => (b.cost_cents = -7)],
+        ['cost 1e30', (b) => (b.cost_cents = 1e30)],
+        ['no name', (b) => delete b.name],
+        ['share 1.5', (b) => (b.payment_behaviour.share_of_receivables_from_top_customer = 1.5)],
+      ];
+      for (const [what, mutate] of bad) {
+        bureauMutation = mutate;
+        const r = await lh.json('POST', '/v1/score', { key: liveKey, body: { nif: known, refresh: 'force_refresh' } });
+        expect({ what, code: r.body.code, status: r.status }).toEqual({ what, code: 'upstream_unavailable', status: 503 });
+        // and where a NIF's score feeds another answer: the same 503, not a broken answer
+        const c = await lh.json('POST', '/v1/basel/capital', { key: fresh, body: { exposures: [{ nif: known, ead_eur: 1000 }] } });
+        expect({ what, code: c.body.code, status: c.status }).toEqual({ what, code: 'upstream_unavailable', status: 503 });
+        expect(Number(c.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+      bureauMutation = null;
+      expect(await billed()).toBe(before);
+      expect((await lh.json('POST', '/v1/score', { key: liveKey, body: { nif: known, refresh: 'force_refresh' } })).status).toBe(200);
     });
   });
 });

@@ -306,6 +306,9 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       const cause = (error as { cause?: unknown })?.cause;
       if (error instanceof ApiError) err = error;
       else if (code === 'PARSE' && cause instanceof ApiError) err = cause;
+      // an answer failing its own schema is this service's failure (or an upstream's data it let
+      // through), never the caller's: a 500 with the request id, logged, not a 422 naming the answer's fields
+      else if (code === 'VALIDATION' && (error as { type?: string }).type === 'response') err = unexpectedError(ctx, request, error);
       else if (code === 'VALIDATION') err = fromValidation(error as never, request);
       // the validator's own error formatting failing on a hostile value (json-guard refuses the
       // known ones first): still the caller's input, not our failure

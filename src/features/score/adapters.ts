@@ -1,3 +1,5 @@
+import { Type } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { CompanyProfile, CreditRegister, Financials, PaymentBehaviour, TaxAuthority } from './engine';
 
 /**
@@ -40,7 +42,50 @@ export interface AdapterConfig {
   timeoutMs: number;
 }
 
-async function getJson<T>(source: string, cfg: AdapterConfig, path: string): Promise<T | null> {
+// What each source must answer (docs/scoring.md §11). An answer outside it is one the service
+// cannot read (503, nothing stored or billed): a revenue "NaN", an equity of -1e300, a negative
+// cost or a sector "ZZ" had been scored, billed and shown as they came.
+const MAX_EUR = 1e13; // ten trillion euros: more than any Portuguese company holds or owes
+const Eur = (min: number) => Type.Number({ minimum: min, maximum: MAX_EUR });
+const FinancialsSchema = Type.Object({
+  fiscal_year: Type.Optional(Type.Integer({ minimum: 1900, maximum: 2199 })),
+  total_assets: Eur(0),
+  current_assets: Eur(0),
+  cash: Eur(0),
+  total_liabilities: Eur(0),
+  current_liabilities: Eur(0),
+  financial_debt: Eur(0),
+  equity: Eur(-MAX_EUR),
+  share_capital: Eur(0),
+  retained_earnings: Eur(-MAX_EUR),
+  revenue: Eur(0),
+  ebit: Eur(-MAX_EUR),
+  ebitda: Eur(-MAX_EUR),
+  interest_expense: Eur(0),
+});
+const BureauSchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 500 }),
+  sector: Type.String({ pattern: '^[A-U]([0-9]{2})?$' }), // a NACE Rev.2 section letter (and division)
+  age_years: Type.Number({ minimum: 0, maximum: 500 }),
+  financials: Type.Optional(FinancialsSchema),
+  payment_behaviour: Type.Optional(
+    Type.Object({ dso_days: Type.Number({ minimum: 0, maximum: 3650 }), days_beyond_terms_avg: Type.Number({ minimum: -3650, maximum: 3650 }), share_of_receivables_from_top_customer: Type.Number({ minimum: 0, maximum: 1 }) }),
+  ),
+  events: Type.Optional(Type.Object({ insolvency_proceedings: Type.Boolean(), restructuring_proceedings: Type.Optional(Type.Boolean()) })),
+  cost_cents: Type.Number({ minimum: 0, maximum: 100_000 }), // up to €1000 a lookup
+});
+const CreditRegisterSchema = Type.Object({
+  total_exposure_eur: Eur(0),
+  overdue_eur: Eur(0),
+  institutions_count: Type.Integer({ minimum: 0, maximum: 10_000 }),
+  default_in_last_12m: Type.Boolean(),
+  written_off_eur: Eur(0),
+  litigation_eur: Eur(0),
+});
+const TaxAuthoritySchema = Type.Object({ status: Type.Union([Type.Literal('regular'), Type.Literal('irregular')]), vat_registered: Type.Boolean() });
+const checkers = { bureau: TypeCompiler.Compile(BureauSchema), credit_register: TypeCompiler.Compile(CreditRegisterSchema), tax_authority: TypeCompiler.Compile(TaxAuthoritySchema) };
+
+async function getJson<T>(source: keyof typeof checkers, cfg: AdapterConfig, path: string): Promise<T | null> {
   let res: Response;
   try {
     res = await fetch(`${cfg.url.replace(/\/$/, '')}${path}`, {
@@ -52,11 +97,15 @@ async function getJson<T>(source: string, cfg: AdapterConfig, path: string): Pro
   }
   if (res.status === 404) return null;
   if (!res.ok) throw new UpstreamError(source, `${source} answered ${res.status}`);
+  let body: unknown;
   try {
-    return (await res.json()) as T;
+    body = await res.json();
   } catch {
     throw new UpstreamError(source, `${source} sent invalid JSON`);
   }
+  const problem = checkers[source].Errors(body).First();
+  if (problem) throw new UpstreamError(source, `${source} sent an answer that cannot be read (${problem.path || '(body)'}: ${problem.message})`);
+  return body as T;
 }
 
 export function httpAdapters(cfg: { bureau: AdapterConfig; crc: AdapterConfig; tax: AdapterConfig }): LiveAdapters {
