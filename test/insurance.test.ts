@@ -4,6 +4,7 @@
  * storage, audit, decisions with_insurance, errors, scope, tenants, idempotency.
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
+import { eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { Submission } from '../src/features/insurance/model';
 import { expectError, makeApp, type TestApp } from './helpers';
@@ -61,10 +62,45 @@ describe('the sandbox insurer', () => {
     expect(noCover.body.recommendation.basis.at(-1)).toContain('no cover');
   });
 
+  test('cover is priced as insured, and only where it reaches: not lapsed, terms as long as the operation\'s, the notch within the tenant\'s minimum tier', async () => {
+    const t = await h.tenant();
+    const k = t.api_key;
+    const ins = await submit({ buyer_nif: '599000031', requested_limit_cents: 4_000_000, terms: { payment_terms_days: 90 } }, k);
+    const decideWith = (submission: string, term = 90) => h.json('POST', '/v1/decision', { key: k, body: { nif: '599000031', context: { operation_type: 'factoring', amount_eur: 15_000, expected_term_days: term, insurance_submission_id: submission } } });
+    const plain = (await h.json('POST', '/v1/decision', { key: k, body: { nif: '599000031', context: { operation_type: 'factoring', amount_eur: 15_000, expected_term_days: 90 } } })).body;
+    const insured = (await decideWith(ins.body.submission_id)).body;
+    expect(insured.recommendation.modality).toBe('with_insurance');
+    // the insured LGD (10 %) prices below the uninsured modality's
+    expect(insured.recommendation.suggested_spread_bps).toBeLessThan(plain.recommendation.suggested_spread_bps);
+    // an operation longer than the cover's payment terms is not covered
+    const longer = (await decideWith(ins.body.submission_id, 120)).body;
+    expect(longer.recommendation.modality).not.toBe('with_insurance');
+    expect(longer.recommendation.basis.at(-1)).toContain('covers payment terms up to 90 days');
+    // a lapsed cover is no cover
+    const s = h.ctx.database.t.insuranceSubmissions;
+    const [row] = await h.ctx.database.db.select().from(s).where(eq(s.id, ins.body.submission_id));
+    await h.ctx.database.db.update(s).set({ data: { ...(row!.data as object), valid_until: '2026-01-01' } }).where(eq(s.id, ins.body.submission_id));
+    const lapsed = (await decideWith(ins.body.submission_id)).body;
+    expect(lapsed.recommendation.modality).not.toBe('with_insurance');
+    expect(lapsed.recommendation.basis.at(-1)).toContain('lapsed on 2026-01-01');
+    // the tenant's minimum tier stands: insurance lowers the loss, not the appetite
+    const fresh = await submit({ buyer_nif: '599000031', requested_limit_cents: 4_000_000, terms: { payment_terms_days: 90 } }, k);
+    expect((await h.json('PATCH', '/v1/admin/credit-policy', { key: k, body: { min_tier: 'A-' } })).status).toBe(200);
+    const below = (await decideWith(fresh.body.submission_id)).body;
+    expect(below.recommendation).toMatchObject({ approved: false, limit_eur: 0 });
+    expect(below.recommendation.basis.at(-1)).toContain('below the minimum tier; declined');
+    // and the sandbox insurer does not share the bank's appetite: the same buyer, the same answer
+    const again = await submit({ buyer_nif: '599000031', requested_limit_cents: 4_000_000, terms: { payment_terms_days: 90 } }, k);
+    expect({ status: again.body.status, granted: again.body.granted_limit_cents }).toEqual({ status: fresh.body.status, granted: fresh.body.granted_limit_cents });
+  });
+
   test('errors: a bad NIF, an unknown company, amounts, currency, terms; scope; other tenants; Idempotency-Key', async () => {
     expect(expectError(await submit({ buyer_nif: '599000016', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }), 422, 'invalid_nif').fields).toEqual([{ path: 'buyer_nif', message: 'fails the NIF check digit' }]);
     expect(expectError(await submit({ buyer_nif: '599000015', seller_nif: '599000016', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }), 422, 'invalid_nif').fields).toEqual([{ path: 'seller_nif', message: 'fails the NIF check digit' }]);
     expectError(await submit({ buyer_nif: '599000074', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }), 404, 'company_not_found');
+    // the sandbox's NIF unknown to the tax authority, named by the request's field
+    expect(expectError(await submit({ buyer_nif: '599000066', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }), 422, 'invalid_nif').fields).toEqual([{ path: 'buyer_nif', message: expect.any(String) }]);
+    expect(expectError(await submit({ buyer_nif: '599000015', seller_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }), 422, 'validation_failed').fields).toEqual([{ path: 'seller_nif', message: expect.stringContaining('is the buyer') }]);
     expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 50, terms: { payment_terms_days: 30 } }), 422, 'validation_failed');
     expect(expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, currency: 'USD', terms: { payment_terms_days: 30 } }), 422, 'validation_failed').fields).toEqual([{ path: 'currency', message: 'must be "EUR"' }]);
     expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 400 } }), 422, 'validation_failed');
@@ -82,6 +118,7 @@ describe('the sandbox insurer', () => {
 describe('live: the configured insurer over HTTP', () => {
   let insurer: ReturnType<typeof Bun.serve>;
   let mode: 'ok' | 'down' | 'slow' = 'ok';
+  let answer: Record<string, unknown> | null = null;
   const seen: any[] = [];
   let live: TestApp;
   beforeAll(async () => {
@@ -92,7 +129,7 @@ describe('live: the configured insurer over HTTP', () => {
         if (mode === 'down') return new Response('oops', { status: 502 });
         if (mode === 'slow') await Bun.sleep(500);
         seen.push({ auth: req.headers.get('authorization'), body: await req.json() });
-        return Response.json({ status: 'partial', granted_limit_cents: 2_000_000, reference: 'COF-778', reasons: ['sector cap'], valid_until: '2027-06-30' });
+        return Response.json(answer ?? { status: 'partial', granted_limit_cents: 2_000_000, reference: 'COF-778', reasons: ['sector cap'], valid_until: '2027-06-30' });
       },
     });
     live = await makeApp({ INSURER_URL: `http://127.0.0.1:${insurer.port}`, INSURER_API_KEY: 'secret-token', INSURER_NAME: 'Cosec', INSURER_TIMEOUT_MS: '200' }, { workers: false });
@@ -120,5 +157,34 @@ describe('live: the configured insurer over HTTP', () => {
     const t2 = await h.tenant();
     const k2 = await h.ctx.tenants.createKey({ tenantId: t2.tenant_id, env: 'live', name: 'live' });
     expectError(await h.json('POST', '/v1/insurance/submit', { key: k2.api_key, body: { buyer_nif: '599000015', requested_limit_cents: 5_000_000, terms: { payment_terms_days: 60 } } }), 503, 'insurer_not_configured');
+  });
+
+  test('an answer that cannot be taken as cover (more than asked, negative, full for less, lapsed, no date, no reference) is 503 and nothing is stored', async () => {
+    mode = 'ok';
+    const t = await live.tenant();
+    const k = await live.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live', name: 'live' });
+    const base = { reference: 'COF-1', reasons: [], valid_until: '2027-06-30' };
+    const bad: Record<string, unknown>[] = [
+      { ...base, status: 'full', granted_limit_cents: 50_000_000 },
+      { ...base, status: 'partial', granted_limit_cents: -500 },
+      { ...base, status: 'partial', granted_limit_cents: 12.5 },
+      { ...base, status: 'full', granted_limit_cents: 1_000_000 },
+      { ...base, status: 'partial', granted_limit_cents: 6_000_000 },
+      { ...base, status: 'full', granted_limit_cents: 5_000_000, valid_until: '2020-01-01' },
+      { ...base, status: 'partial', granted_limit_cents: 2_000_000, valid_until: 'not a date' },
+      { ...base, status: 'full', granted_limit_cents: 5_000_000, valid_until: null },
+      { ...base, status: 'full', granted_limit_cents: 5_000_000, reference: '' },
+      { ...base, status: 'refused', granted_limit_cents: 5_000_000 },
+      { ...base, status: 'maybe', granted_limit_cents: 0 },
+    ];
+    for (const a of bad) {
+      answer = a;
+      const r = await live.json('POST', '/v1/insurance/submit', { key: k.api_key, body: { buyer_nif: '599000015', requested_limit_cents: 5_000_000, terms: { payment_terms_days: 60 } } });
+      expect({ a, status: r.status, code: r.body.code }).toEqual({ a, status: 503, code: 'upstream_unavailable' });
+    }
+    answer = { ...base, status: 'refused', granted_limit_cents: null, reasons: ['no appetite'] };
+    expect((await live.json('POST', '/v1/insurance/submit', { key: k.api_key, body: { buyer_nif: '599000015', requested_limit_cents: 5_000_000, terms: { payment_terms_days: 60 } } })).body).toMatchObject({ status: 'refused', granted_limit_cents: 0 });
+    answer = null;
+    expect((await live.json('GET', '/v1/insurance/submissions', { key: k.api_key })).body.data.length).toBe(1);
   });
 });

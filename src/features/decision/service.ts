@@ -14,8 +14,8 @@ import { SCORE_CACHE_MS, type ScoreCaller, type ScoreFacts, type ScoreService, t
 import { lookupNaics, riskLevel, SECTOR_RATE_SOURCE, CONCORDANCE_SOURCE } from '../sector-risk/table';
 import type { DecisionResponseBody } from './model';
 import {
-  creditLimit, decide, DEFAULT_POLICY, indexSpread, MODALITIES, NOTCHES, TERM_BUCKETS,
-  type CreditPolicy, type Modality, type OperationType,
+  creditLimit, decide, DEFAULT_POLICY, indexSpread, MODALITIES, NOTCHES, spreadForModality, TERM_BUCKETS,
+  type CreditPolicy, type Modality, type Notch, type OperationType,
 } from './policy';
 
 export const DECISION_POLICY_VERSION = 'decision-1.0.0';
@@ -163,19 +163,31 @@ export class DecisionService {
    * the modality with_insurance and the limit at least the insured amount (up to the policy
    * maximum), and approves an amount the cover meets; a refusal only says so in the basis.
    */
-  private async withInsurance(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, id: string, amountEur: number, outcome: { approved: boolean; limit_eur: number; modality: Modality; basis: string[] }, policy: CreditPolicy) {
+  private async withInsurance(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, id: string, ctx: { amountEur: number; termDays: number }, outcome: { notch: Notch; declined: boolean; approved: boolean; limit_eur: number; modality: Modality; spread_bps: number; basis: string[] }, policy: CreditPolicy) {
     const s = this.database.t.insuranceSubmissions;
     const [row] = await this.database.db.select().from(s).where(and(eq(s.tenantId, caller.tenantId), eq(s.env, caller.env), eq(s.id, id))).limit(1);
     if (!row) throw new ApiError('validation_failed', `No insurance submission ${id} for this tenant in this environment.`, { fields: [{ path: 'context.insurance_submission_id', message: 'unknown submission' }] });
     if (row.buyerNif !== nif) throw new ApiError('validation_failed', `Insurance submission ${id} is on ${row.buyerNif}, not ${nif}.`, { fields: [{ path: 'context.insurance_submission_id', message: `covers buyer ${row.buyerNif}` }] });
     const granted = row.grantedCents === null ? 0 : Number(row.grantedCents) / 100;
-    if ((row.status === 'full' || row.status === 'partial') && granted > 0) {
-      outcome.modality = 'with_insurance';
-      const insured = Math.min(granted, policy.max_amount_eur);
-      if (insured > outcome.limit_eur) outcome.limit_eur = insured;
-      if (!outcome.approved && amountEur <= insured) outcome.approved = true;
-      outcome.basis.push(`credit insurance (${row.insurer}, ${id}): ${row.status} cover of €${granted.toFixed(2)}; modality with_insurance, limit at least the insured amount`);
-    } else outcome.basis.push(`credit insurance (${row.insurer}, ${id}): ${row.status}, no cover; the decision stands on its own`);
+    const cover = `credit insurance (${row.insurer}, ${id})`;
+    if (!((row.status === 'full' || row.status === 'partial') && granted > 0)) return void outcome.basis.push(`${cover}: ${row.status}, no cover; the decision stands on its own`);
+    // cover that does not reach this operation is no cover: lapsed, or shorter terms than its term
+    const terms = row.data as { valid_until?: string | null; terms?: { payment_terms_days?: number } } | null;
+    const validUntil = terms?.valid_until ?? null;
+    const today = this.now().toISOString().slice(0, 10);
+    if (validUntil !== null && validUntil < today) return void outcome.basis.push(`${cover}: the cover lapsed on ${validUntil}; the decision stands on its own`);
+    const coveredDays = terms?.terms?.payment_terms_days;
+    if (coveredDays !== undefined && coveredDays < ctx.termDays)
+      return void outcome.basis.push(`${cover}: covers payment terms up to ${coveredDays} days, this operation runs ${ctx.termDays}; the decision stands on its own`);
+    // insurance lowers the loss given default, not the tenant's appetite: a notch below min_tier stays declined
+    if (outcome.declined) return void outcome.basis.push(`${cover}: ${row.status} cover of €${granted.toFixed(2)}, but the notch is below the minimum tier; declined`);
+    const insured = Math.min(granted, policy.max_amount_eur);
+    if (insured > outcome.limit_eur) outcome.limit_eur = insured;
+    if (!outcome.approved && ctx.amountEur <= insured) outcome.approved = true;
+    // priced as an insured operation: the with_insurance LGD at the same notch and term
+    outcome.spread_bps = spreadForModality(outcome.notch, ctx.termDays, 'with_insurance', { modality: outcome.modality, spreadBps: outcome.spread_bps }, policy);
+    outcome.modality = 'with_insurance';
+    outcome.basis.push(`${cover}: ${row.status} cover of €${granted.toFixed(2)}; modality with_insurance, priced at its LGD, limit at least the insured amount${outcome.approved && ctx.amountEur <= insured ? ', the amount within it' : ''}`);
   }
 
   /** answers of recent decisions, while their inputs are current (see decide) */
@@ -187,7 +199,7 @@ export class DecisionService {
     const esg = esgRow ? (esgRow.result as { overall: number; environmental: number; social: number; governance: number }) : null;
     const ctx = body.context;
     const outcome = decide({ pd: facts.pd_scale, revenue_eur: facts.revenue_eur, equity_eur: facts.equity_eur, adverse: facts.adverse, operation_type: ctx.operation_type, amount_eur: ctx.amount_eur, term_days: ctx.expected_term_days }, policy.policy);
-    if (ctx.insurance_submission_id) await this.withInsurance(caller, body.nif, ctx.insurance_submission_id, ctx.amount_eur, outcome, policy.policy);
+    if (ctx.insurance_submission_id) await this.withInsurance(caller, body.nif, ctx.insurance_submission_id, { amountEur: ctx.amount_eur, termDays: ctx.expected_term_days }, outcome, policy.policy);
     const computedAt = this.now();
     const inputs = [Date.parse(result.computed_at), ...(esgRow ? [esgRow.computedAt.getTime()] : []), ...(facts.erp ? [Date.parse(facts.erp.synced_at)] : [])];
     const id = `dec_${Bun.randomUUIDv7()}`;
@@ -254,6 +266,19 @@ export class DecisionService {
     const [row] = await this.database.db.select({ response: d.response }).from(d).where(and(eq(d.tenantId, caller.tenantId), eq(d.env, caller.env), eq(d.id, id))).limit(1);
     if (!row) throw new ApiError('resource_not_found', `No decision ${id} for this tenant in this environment.`);
     return JSON.parse(row.response) as DecisionResponseBody;
+  }
+
+  /**
+   * A buyer as the sandbox insurer sees it: its notch and the limit the default policy gives it over
+   * the terms (not the tenant's policy: an insurer does not share the bank's appetite). Nothing
+   * stored or billed; the score's errors name `buyer_nif`.
+   */
+  async buyerForInsurer(caller: ScoreCaller, buyerNif: string, termDays: number) {
+    const { facts } = await this.scores.scoreWithFacts(caller, buyerNif).catch((err) => {
+      throw withFieldPath(err, 'nif', 'buyer_nif');
+    });
+    const limit = creditLimit({ pd: facts.pd_scale, revenue_eur: facts.revenue_eur, equity_eur: facts.equity_eur, adverse: facts.adverse }, termDays, DEFAULT_POLICY);
+    return { tier: limit.notch, limit_cents: Math.round(limit.limit_eur * 100) };
   }
 
   async creditLimit(caller: ScoreCaller, buyerNif: string, termDays: number, refresh: 'cached_ok' | 'force_refresh') {

@@ -1,4 +1,5 @@
 import { ApiError } from '../../lib/errors';
+import { isRequestDate } from '../../lib/schemas';
 
 /** A buyer-limit request to a credit insurer, and its answer. */
 export interface InsurerRequest {
@@ -19,14 +20,14 @@ export interface InsurerAnswer {
 }
 export interface InsurerAdapter {
   name: string;
-  submit(req: InsurerRequest): Promise<InsurerAnswer>;
+  /** `today` (YYYY-MM-DD): cover must run past it */
+  submit(req: InsurerRequest, today: string): Promise<InsurerAnswer>;
 }
 
 /** What the sandbox simulator decides from: the buyer's credit decision for the request. */
 export interface BuyerView {
   tier: string;
   limit_cents: number;
-  approved: boolean;
 }
 
 const THOUSAND_EUR = 100_000;
@@ -55,7 +56,7 @@ export function simulateInsurer(req: InsurerRequest, buyer: BuyerView, today: st
 export function httpInsurer(cfg: { url: string; apiKey: string | null; name: string; timeoutMs: number }): InsurerAdapter {
   return {
     name: cfg.name,
-    async submit(req) {
+    async submit(req, today) {
       const down = (why: string) => new ApiError('upstream_unavailable', `The credit insurer did not answer (${why}); nothing was submitted. Retry later.`, { headers: { 'retry-after': '30' } });
       let res: Response;
       try {
@@ -69,16 +70,38 @@ export function httpInsurer(cfg: { url: string; apiKey: string | null; name: str
         throw down((err as Error).name === 'TimeoutError' ? `no answer in ${cfg.timeoutMs} ms` : 'unreachable');
       }
       if (res.status >= 500 || res.status === 429) throw down(`HTTP ${res.status}`);
-      const body = (await res.json().catch(() => null)) as Partial<InsurerAnswer> & { reference?: string } | null;
-      const status = body?.status;
-      if (!res.ok || !body || !status || !['full', 'partial', 'refused', 'pending'].includes(status)) throw down(`an answer it could not read (HTTP ${res.status})`);
+      const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
+      const problem = res.ok ? unreadable(body, req, today) : `HTTP ${res.status}`;
+      if (problem) throw down(`an answer it could not read: ${problem}`);
+      const b = body as Partial<InsurerAnswer> & { reference?: string; status: InsurerAnswer['status'] };
       return {
-        status,
-        granted_limit_cents: typeof body.granted_limit_cents === 'number' ? Math.round(body.granted_limit_cents) : null,
-        insurer_reference: String(body.insurer_reference ?? body.reference ?? ''),
-        reasons: Array.isArray(body.reasons) ? body.reasons.map(String).slice(0, 20) : [],
-        valid_until: typeof body.valid_until === 'string' ? body.valid_until : null,
+        status: b.status,
+        granted_limit_cents: b.status === 'full' || b.status === 'partial' ? b.granted_limit_cents! : b.status === 'refused' ? 0 : null,
+        insurer_reference: String(b.insurer_reference ?? b.reference),
+        reasons: (b.reasons ?? []).slice(0, 20),
+        valid_until: b.valid_until ?? null,
       };
     },
   };
+}
+
+/**
+ * Why an insurer's answer cannot be taken as cover, or null: a grant above the request, negative or
+ * not whole cents, `full` for less than asked, cover lapsing before tomorrow, a date that is not
+ * one. Stored as it came, such an answer approved a decision the tenant's own limit declined.
+ */
+export function unreadable(body: Record<string, unknown> | null, req: InsurerRequest, today: string): string | null {
+  if (!body || typeof body !== 'object') return 'not a JSON object';
+  const { status, granted_limit_cents: granted, valid_until: until, reasons } = body;
+  const reference = body.insurer_reference ?? body.reference;
+  if (status !== 'full' && status !== 'partial' && status !== 'refused' && status !== 'pending') return 'status is not full, partial, refused or pending';
+  if (typeof reference !== 'string' || !reference.trim() || reference.length > 100) return 'no reference';
+  if (reasons !== undefined && reasons !== null && !(Array.isArray(reasons) && reasons.every((r) => typeof r === 'string'))) return 'reasons are not a list of texts';
+  if (until !== undefined && until !== null && (typeof until !== 'string' || !isRequestDate(until))) return 'valid_until is not a date';
+  if (status === 'full' || status === 'partial') {
+    if (typeof granted !== 'number' || !Number.isSafeInteger(granted) || granted <= 0) return 'granted_limit_cents is not a positive whole number of cents';
+    if (status === 'full' ? granted !== req.requested_limit_cents : granted >= req.requested_limit_cents) return `${status} cover of ${granted} cents for ${req.requested_limit_cents} asked`;
+    if (typeof until !== 'string' || until <= today) return 'the cover has no valid_until after today';
+  } else if (granted !== undefined && granted !== null && granted !== 0) return `${status} with a grant`;
+  return null;
 }

@@ -1,6 +1,6 @@
 import { and, desc, eq, lt } from 'drizzle-orm';
 import type { AppContext } from '../../context';
-import { ApiError } from '../../lib/errors';
+import { ApiError, validationError } from '../../lib/errors';
 import { pageOf } from '../../lib/schemas';
 import type { AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
@@ -19,6 +19,7 @@ export class InsuranceService {
   ) {}
 
   async submit(caller: ScoreCaller, body: SubmitBody): Promise<SubmissionView> {
+    if (body.seller_nif !== undefined && body.seller_nif === body.buyer_nif) throw validationError([{ path: 'seller_nif', message: 'is the buyer: a company does not insure its credit on itself' }]);
     const live = caller.env === 'live';
     const insurer = live ? (this.ctx.config.insurer ? httpInsurer(this.ctx.config.insurer) : null) : null;
     if (live && !insurer) throw new ApiError('insurer_not_configured', 'No credit insurer is configured for live submissions (INSURER_URL); the sandbox simulates one.');
@@ -34,11 +35,10 @@ export class InsuranceService {
     };
     const now = this.ctx.clock.now();
     let answer: InsurerAnswer;
-    if (insurer) answer = await insurer.submit(req);
+    if (insurer) answer = await insurer.submit(req, now.toISOString().slice(0, 10));
     else {
-      // the sandbox insurer looks at the buyer as the decision API does (fixtures: 404 and 422 as there)
-      const d = (await this.decisions.decide(caller, { nif: body.buyer_nif, context: { operation_type: 'trade_credit', amount_eur: body.requested_limit_cents / 100, expected_term_days: body.terms.payment_terms_days } }, performance.now())).body;
-      answer = simulateInsurer(req, { tier: d.tier, limit_cents: Math.round(d.recommendation.limit_eur * 100), approved: d.recommendation.approved }, now.toISOString().slice(0, 10));
+      // the sandbox insurer looks at the buyer's score under the default policy (fixtures: 404 and 422 as the score's)
+      answer = simulateInsurer(req, await this.decisions.buyerForInsurer(caller, body.buyer_nif, body.terms.payment_terms_days), now.toISOString().slice(0, 10));
     }
     const insurerName = insurer?.name ?? 'sandbox';
     const data = { seller_nif: req.seller_nif, terms: { payment_terms_days: req.payment_terms_days, operation_type: req.operation_type }, insurer_reference: answer.insurer_reference, reasons: answer.reasons, valid_until: answer.valid_until, synthetic: !live, customer_reference: body.customer_reference ?? null };
