@@ -108,6 +108,17 @@ describe('POST /v1/basel/capital', () => {
     for (const line of r.body.lines) for (const k of ['risk_weight', 'supporting_factor', 'k', 'correlation', 'maturity_adjustment']) if (typeof line[k] === 'number') expect(digits(line[k])).toBeLessThanOrEqual(12);
   });
 
+  test('the group exposure: at least the line; by default the portfolio\'s lines of one NIF add up (the supporting factor blends above €2.5 m)', async () => {
+    const small = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 5e6, turnover_eur: 1e7, group_exposure_eur: 1e6 }] } });
+    expect(expectError(small, 422, 'validation_failed').fields).toEqual([{ path: 'exposures.0.group_exposure_eur', message: expect.stringContaining('at least') }]);
+    const two = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ nif: '599000015', pd: 0.01, ead_eur: 2e6, turnover_eur: 1e7 }, { nif: '599000015', pd: 0.01, ead_eur: 2e6, turnover_eur: 1e7 }] } });
+    expect(two.status).toBe(200);
+    // €4 m owed in all: (2.5 × 0.7619 + 1.5 × 0.85) / 4
+    expect(two.body.lines[0].supporting_factor).toBeCloseTo((2.5 * 0.7619 + 1.5 * 0.85) / 4, 10);
+    const alone = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ nif: '599000015', pd: 0.01, ead_eur: 2e6, turnover_eur: 1e7 }] } });
+    expect(alone.body.lines[0].supporting_factor).toBe(0.7619);
+  });
+
   test('the largest portfolio the schema allows is answered (its totals pass 2^53 cents)', async () => {
     const r = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: Array.from({ length: 100 }, () => ({ pd: 0.01, ead_eur: 1e12 })) } });
     expect(r.status).toBe(200);

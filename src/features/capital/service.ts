@@ -31,6 +31,8 @@ export class CapitalService {
       if (e.pd === undefined && e.nif === undefined && (e.approach ?? defaultApproach) !== 'standardised')
         errors.push({ path: `exposures.${i}.pd`, message: 'give pd, or nif to read it from the scoring engine (the standardised approach needs neither)' });
       if (e.nif !== undefined && !isValidNif(e.nif)) errors.push({ path: `exposures.${i}.nif`, message: NIF_CHECK_DIGIT_FAILS });
+      // what the group owes includes this line (a smaller figure gave the whole line the supporting factor)
+      if (e.group_exposure_eur !== undefined && e.group_exposure_eur < e.ead_eur) errors.push({ path: `exposures.${i}.group_exposure_eur`, message: `must be at least the line's ead_eur (${e.ead_eur}): the group's exposure includes it` });
     });
     if (errors.length) throw fieldProblems(errors);
 
@@ -47,6 +49,9 @@ export class CapitalService {
       }
     }
 
+    // without group_exposure_eur, an obligor's lines in this portfolio add up to what it owes
+    const owedByNif = new Map<string, number>();
+    for (const e of body.exposures) if (e.nif !== undefined) owedByNif.set(e.nif, (owedByNif.get(e.nif) ?? 0) + e.ead_eur);
     const lines = body.exposures.map((e, index) => {
       const scored = e.nif !== undefined ? byNif.get(e.nif) : undefined;
       const pd = e.pd ?? scored?.pd ?? null;
@@ -55,7 +60,7 @@ export class CapitalService {
       const approach = e.approach ?? defaultApproach;
       const maturity = e.maturity_years ?? 2.5;
       const r = capitalFor(
-        { pd, lgd, ead_eur: e.ead_eur, maturity_years: maturity, turnover_eur: turnover, approach, retail: e.retail ?? false, group_exposure_eur: e.group_exposure_eur ?? null, apply_supporting_factor: e.sme_supporting_factor ?? true },
+        { pd, lgd, ead_eur: e.ead_eur, maturity_years: maturity, turnover_eur: turnover, approach, retail: e.retail ?? false, group_exposure_eur: e.group_exposure_eur ?? (e.nif !== undefined ? owedByNif.get(e.nif)! : null), apply_supporting_factor: e.sme_supporting_factor ?? true },
         regime,
       );
       const cents = { ead: toCents(e.ead_eur), rwa: toCents(r.rwa_eur), capital: toCents(r.capital_eur), expectedLoss: r.expected_loss_eur === null ? null : toCents(r.expected_loss_eur) };
