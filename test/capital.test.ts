@@ -95,12 +95,12 @@ describe('POST /v1/basel/capital', () => {
 
   test('euro figures are answered to the cent (half up) and ratios without binary noise', async () => {
     // 4250 × 100 % × 0.7619 is 3238.0750000000003 in binary floating point
-    const r = await h.json('POST', '/v1/basel/capital', { key, body: { regime: 'crr2', approach: 'standardised', exposures: [{ ead_eur: 4250, turnover_eur: 1e6 }, { pd: 0.0123, ead_eur: 1234.567, turnover_eur: 7e6 }] } });
+    const r = await h.json('POST', '/v1/basel/capital', { key, body: { regime: 'crr2', approach: 'standardised', exposures: [{ ead_eur: 4250, turnover_eur: 1e6 }, { pd: 0.0123, ead_eur: 1234.56, turnover_eur: 7e6 }] } });
     expect(r.status).toBe(200);
     expect(Value.Check(CapitalResponse, r.body)).toBe(true);
     const [sme, other] = r.body.lines;
     expect(sme).toMatchObject({ rwa_before_supporting_factor_eur: 4250, supporting_factor: 0.7619, rwa_eur: 3238.08, capital_eur: 259.05 });
-    expect(other.ead_eur).toBe(1234.57);
+    expect(other.ead_eur).toBe(1234.56);
     const euros = (x: unknown) => typeof x !== 'number' || Math.abs(x * 100 - Math.round(x * 100)) < 1e-6;
     for (const line of r.body.lines) for (const k of ['ead_eur', 'rwa_before_supporting_factor_eur', 'rwa_eur', 'capital_eur', 'expected_loss_eur']) expect(euros(line[k])).toBe(true);
     for (const k of ['ead_eur', 'rwa_eur', 'capital_eur', 'expected_loss_eur']) expect(euros(r.body.totals[k])).toBe(true);
@@ -136,6 +136,9 @@ describe('POST /v1/basel/capital', () => {
     expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 1 }, { ead_eur: 1, nif: '599000032' }] } }), 422, 'invalid_nif').fields).toEqual([{ path: 'exposures.1.nif', message: 'fails the NIF check digit' }]);
     expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 1, ead_eur: 1 }] } }), 422, 'validation_failed').fields[0].path).toContain('exposures');
     expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 0 }] } }), 422, 'validation_failed');
+    // euros in whole cents: a thousandth of a euro is no exposure
+    expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 100.07 }, { pd: 0.01, ead_eur: 12.345 }] } }), 422, 'validation_failed').fields).toEqual([{ path: 'exposures.1.ead_eur', message: 'must be whole cents (at most two decimals)' }]);
+    expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 0.001 }] } }), 422, 'validation_failed');
     expectError(await h.json('POST', '/v1/basel/capital', { key, body: { regime: 'basel4', exposures: [{ pd: 0.01, ead_eur: 1 }] } }), 422, 'validation_failed');
     expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [] } }), 422, 'validation_failed');
     expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 1 }, { nif: '599000074', ead_eur: 1 }] } }), 404, 'company_not_found').fields[0].path).toBe('exposures.1.nif');

@@ -113,7 +113,14 @@ describe('POST /v1/decision — sandbox fixtures', () => {
     expectError(await decide({ nif: '599000074', context: ctx() }), 404, 'company_not_found');
     const es = expectError(await decide({ nif: '599000015', country: 'ES', context: ctx() }), 422, 'unsupported_country');
     expect(es.fields).toEqual([{ path: 'country', message: 'must be PT' }]);
+    // Portugal in either case; what is no country code is a validation problem, not another country
+    expect((await decide({ nif: '599000015', country: 'pt', context: ctx() })).status).toBe(200);
+    for (const country of ['XX', 'Portugal', 'PRT']) expect(expectError(await decide({ nif: '599000015', country, context: ctx() }), 422, 'validation_failed').fields).toEqual([{ path: 'country', message: expect.stringContaining('ISO 3166-1') }]);
+    // euros in whole cents
+    expect((await decide({ nif: '599000015', context: { ...ctx(), amount_eur: 1234.07 } })).status).toBe(200);
+    expect(expectError(await decide({ nif: '599000015', context: { ...ctx(), amount_eur: 12345.678 } }), 422, 'validation_failed').fields).toEqual([{ path: 'context.amount_eur', message: 'must be whole cents (at most two decimals)' }]);
     const cases: [unknown, string][] = [
+      [{ nif: '599000015', context: { ...ctx(), amount_eur: 1e-300 } }, 'context.amount_eur'],
       [{ nif: '599000015' }, 'context'],
       [{ nif: '599000015', context: { ...ctx(), amount_eur: 0 } }, 'context.amount_eur'],
       [{ nif: '599000015', context: { ...ctx(), amount_eur: -5 } }, 'context.amount_eur'],

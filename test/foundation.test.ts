@@ -294,6 +294,8 @@ describe('OpenAPI 3.1', () => {
     const bodyless = ['/v1/sandbox/rescore', '/v1/admin/webhooks/{id}/test', '/v1/admin/webhooks/{id}/rotate-secret', '/v1/admin/webhooks/{id}/replay', '/v1/admin/webhooks/{id}/deliveries/{delivery_id}/retry'];
     for (const { p, m, op } of ops) if (m === 'post' && !bodyless.includes(p)) expect(op.requestBody, `${m} ${p}`).toBeDefined();
     expect(doc.paths['/v1/admin/keys'].get.security).toEqual([{ bearerAuth: [] }, { oauth2: [] }]);
+    // spec §5.3 rule 3: every admin endpoint under bearerAuth, the rest under BearerAuth
+    for (const { p, m, op } of ops) if (p.startsWith('/v1/admin/') && op.security) expect({ p, m, scheme: Object.keys(op.security[0])[0] }).toEqual({ p, m, scheme: 'bearerAuth' });
     expect(doc.paths['/v1/score'].post.security).toEqual([{ BearerAuth: [] }, { oauth2: [] }]);
     expect(doc.paths['/v1/score'].post.requestBody.required).toBe(true);
     expect(doc.paths['/v1/admin/keys/rotate'].post.requestBody.required).toBe(false);

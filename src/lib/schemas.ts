@@ -84,6 +84,13 @@ FormatRegistry.Set('date-or-year', isDateOrYear);
  */
 FormatRegistry.Set('printable', (value) => !/\p{Cc}/u.test(value) && /[^\s\p{Cf}]/u.test(value));
 
+/**
+ * Whether a number of euros is whole cents (0.07 and 12345.67 are; 0.001 and 1e-300 are not):
+ * `multipleOf: 0.01` cannot say it of binary floating point (0.07 % 0.01 ≠ 0).
+ */
+export const isWholeCents = (eur: number) => Math.abs(eur * 100 - Math.round(eur * 100)) < 1e-6 * Math.max(1, Math.abs(eur));
+export const WHOLE_CENTS = 'must be whole cents (at most two decimals)';
+
 /** TypeBox building blocks shared by feature models. */
 export const DateTime = t.String({ format: 'date-time' });
 export const NullableDateTime = t.Union([t.String({ format: 'date-time' }), t.Null()]);

@@ -10,12 +10,12 @@ export const Exposure = t.Object({
   pd: t.Optional(t.Number({ minimum: 0, exclusiveMaximum: 1, description: '12-month PD; required without nif under the IRB approach, optional under the standardised one (floored at the regime\u2019s PD floor)' })),
   lgd: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1, description: 'Loss given default; default the supervisory F-IRB value for the seniority' })),
   seniority: t.Optional(t.Union([t.Literal('senior_unsecured'), t.Literal('subordinated')], { default: 'senior_unsecured' })),
-  ead_eur: t.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'Exposure at default, euros' }),
+  ead_eur: t.Number({ minimum: 0.01, maximum: 1e12, description: 'Exposure at default, euros and whole cents' }),
   maturity_years: t.Optional(t.Number({ minimum: 1, maximum: 5, default: 2.5, description: 'Effective maturity M (F-IRB default 2.5)' })),
   turnover_eur: t.Optional(t.Number({ minimum: 0, maximum: 1e13, description: 'Annual turnover: \u2264 \u20ac50 m makes the obligor an SME (firm-size adjustment, supporting factor)' })),
   approach: t.Optional(Approach),
   retail: t.Optional(t.Boolean({ description: 'standardised: part of a retail portfolio (75 % when the group owes at most \u20ac1 m)' })),
-  group_exposure_eur: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'Total owed by the obligor\u2019s group, for the supporting factor\u2019s \u20ac2.5 m and retail\u2019s \u20ac1 m ; at least ead_eur (default: the ead_eur of this portfolio\u2019s lines with the same nif, or this line\u2019s)' })),
+  group_exposure_eur: t.Optional(t.Number({ minimum: 0.01, maximum: 1e12, description: 'Total owed by the obligor\u2019s group, for the supporting factor\u2019s \u20ac2.5 m and retail\u2019s \u20ac1 m; at least ead_eur (default: the ead_eur of this portfolio\u2019s lines with the same nif, or this line\u2019s)' })),
   sme_supporting_factor: t.Optional(t.Boolean({ default: true, description: 'Apply CRR art. 501 to an SME (default true)' })),
 });
 

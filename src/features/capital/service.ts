@@ -1,5 +1,6 @@
 import { aboutField, ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
+import { isWholeCents, WHOLE_CENTS } from '../../lib/schemas';
 import type { ScoreCaller, ScoreService } from '../score/service';
 import type { UsageMeter } from '../usage/service';
 import { CAPITAL_RATIO, capitalFor, REGIME_IN_FORCE, REGIMES, SUPPORTING_FACTOR } from './formulas';
@@ -31,6 +32,7 @@ export class CapitalService {
       if (e.pd === undefined && e.nif === undefined && (e.approach ?? defaultApproach) !== 'standardised')
         errors.push({ path: `exposures.${i}.pd`, message: 'give pd, or nif to read it from the scoring engine (the standardised approach needs neither)' });
       if (e.nif !== undefined && !isValidNif(e.nif)) errors.push({ path: `exposures.${i}.nif`, message: NIF_CHECK_DIGIT_FAILS });
+      if (!isWholeCents(e.ead_eur)) errors.push({ path: `exposures.${i}.ead_eur`, message: WHOLE_CENTS });
       // what the group owes includes this line (a smaller figure gave the whole line the supporting factor)
       if (e.group_exposure_eur !== undefined && e.group_exposure_eur < e.ead_eur) errors.push({ path: `exposures.${i}.group_exposure_eur`, message: `must be at least the line's ead_eur (${e.ead_eur}): the group's exposure includes it` });
     });

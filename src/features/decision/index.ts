@@ -68,11 +68,12 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
       detail: doc('Risk of a sector by NAICS code', 'sectorRisk', ['sector_not_found'], 'NAICS (2–6 digits) → NACE Rev. 2, one-year default and overdue rates, risk level, and how many companies this tenant scored in that sector. Table and sources: /docs/sector-risk.'),
     });
 
+  const adminDoc = routeDocs('decisions', 'bearerAuth'); // an admin endpoint (spec §5.3)
   const policy = new Elysia({ name: 'credit-policy' })
     .use(authed(ctx, 'policy:manage'))
     .get('/v1/admin/credit-policy', async ({ auth }) => service.policyView(await service.policy(auth)), {
       response: { 200: PolicyResponse },
-      detail: doc('This tenant\'s credit policy in the key\'s environment', 'getCreditPolicy'),
+      detail: adminDoc('This tenant\'s credit policy in the key\'s environment', 'getCreditPolicy'),
     })
     .patch(
       '/v1/admin/credit-policy',
@@ -92,7 +93,7 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
         },
         body: PolicyPatch,
         response: { 200: PolicyResponse },
-        detail: doc('Change the credit policy (appetite, maximum per company, LGD by modality, margin)', 'updateCreditPolicy', [], 'Applies to this key\'s environment only; audited as credit_policy.updated.', {
+        detail: adminDoc('Change the credit policy (appetite, maximum per company, LGD by modality, margin)', 'updateCreditPolicy', [], 'Applies to this key\'s environment only; audited as credit_policy.updated.', {
           stricter: { summary: 'Approve down to C- only, higher LGD without recourse, 80 bps margin', value: { min_tier: 'C-', lgd: { non_recourse: 0.5 }, margin_bps: 80 } },
         }),
       },

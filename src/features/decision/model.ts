@@ -14,10 +14,10 @@ const Refresh = t.Union([t.Literal('cached_ok'), t.Literal('force_refresh')], {
 
 export const DecisionRequest = t.Object({
   nif: Nif,
-  country: t.Optional(t.String({ minLength: 1, maxLength: 64, default: 'PT', description: 'ISO 3166-1 alpha-2 country of registration; only PT is supported (others: 422 unsupported_country)' })),
+  country: t.Optional(t.String({ format: 'country', default: 'PT', description: 'ISO 3166-1 alpha-2 country of registration, either case; only PT is supported (another country: 422 unsupported_country; not a code: 422 validation_failed)' })),
   context: t.Object({
     operation_type: OperationTypeSchema,
-    amount_eur: t.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'The exposure asked for, in euros' }),
+    amount_eur: t.Number({ minimum: 0.01, maximum: 1e12, description: 'The exposure asked for, in euros and whole cents' }),
     expected_term_days: Int({ minimum: 1, maximum: 720, description: 'Expected term of the exposure, in days' }),
     insurance_submission_id: t.Optional(t.String({ pattern: '^ins_[0-9a-f-]{36}$', description: 'A credit-insurance submission on this NIF (POST /v1/insurance/submit): with full or partial cover the modality is with_insurance and the limit at least the insured amount' })),
   }),
@@ -112,7 +112,9 @@ export const CreditLimitResponse = t.Object({
 
 export const SpreadsQuery = t.Object({
   tier: t.Optional(t.String({ pattern: '^[A-E][+ -]?$', description: 'A notched tier, A+ … E- (URL-encode + as %2B; a + decoded as a space is read as +)' })),
-  term_days: t.Optional(t.Union([t.Literal('30'), t.Literal('60'), t.Literal('90'), t.Literal('180'), t.Literal('360')], { description: `One of the term buckets: ${TERM_BUCKETS.join(', ')}` })),
+  // an integer in the document (with its values), one of the buckets checked by the route: Elysia
+  // coerces a query's integers, not its numeric literals
+  term_days: t.Optional(t.Integer({ minimum: 30, maximum: 360, enum: [...TERM_BUCKETS], description: `One of the term buckets, in days: ${TERM_BUCKETS.join(', ')}` })),
   modality: t.Optional(ModalitySchema),
 });
 export const SpreadsResponse = t.Object({

@@ -1,9 +1,9 @@
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
-import { ApiError, withFieldPath } from '../../lib/errors';
+import { ApiError, validationError, withFieldPath } from '../../lib/errors';
 import { GroupCommit } from '../../lib/group-commit';
 import { ReadCache } from '../../lib/read-cache';
-import { pageOf } from '../../lib/schemas';
+import { isWholeCents, pageOf, WHOLE_CENTS } from '../../lib/schemas';
 import type { Actor } from '../admin/service';
 import type { AdminService } from '../admin/service';
 import type { UsageMeter } from '../usage/service';
@@ -123,8 +123,9 @@ export class DecisionService {
    * again, not stored again. `refresh: "force_refresh"` always decides anew.
    */
   async decide(caller: ScoreCaller, body: DecisionBody, startedAt: number): Promise<{ body: DecisionResponseBody; text: string }> {
+    if (!isWholeCents(body.context.amount_eur)) throw validationError([{ path: 'context.amount_eur', message: WHOLE_CENTS }]);
     const country = body.country ?? 'PT';
-    if (country !== 'PT')
+    if (country.toUpperCase() !== 'PT')
       throw new ApiError('unsupported_country', `Only companies registered in Portugal can be decided on (country "${country.slice(0, 8)}").`, {
         fields: [{ path: 'country', message: 'must be PT' }],
       });
@@ -308,14 +309,15 @@ export class DecisionService {
     };
   }
 
-  async spreads(caller: ScoreCaller, q: { tier?: string; term_days?: string; modality?: Modality }) {
+  async spreads(caller: ScoreCaller, q: { tier?: string; term_days?: number; modality?: Modality }) {
+    if (q.term_days !== undefined && !(TERM_BUCKETS as readonly number[]).includes(q.term_days)) throw validationError([{ path: 'query.term_days', message: `must be one of: ${TERM_BUCKETS.join(', ')}` }]);
     const tierFilter = q.tier?.replace(' ', '+');
     const policy = (await this.policy(caller)).policy;
     const spreads = [];
     for (const tier of NOTCHES) {
       if (tierFilter && tierFilter !== tier) continue;
       for (const term of TERM_BUCKETS) {
-        if (q.term_days && Number(q.term_days) !== term) continue;
+        if (q.term_days !== undefined && q.term_days !== term) continue;
         for (const modality of MODALITIES) {
           if (q.modality && q.modality !== modality) continue;
           const spread = indexSpread(tier, term, modality, policy);

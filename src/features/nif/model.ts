@@ -8,7 +8,7 @@ export const NifResponse = t.Object(
     valid: t.Boolean({ description: 'check digit right, prefix assigned to a holder type, and (sandbox) not the fixture the tax authority does not recognise' }),
     check_digit_ok: t.Boolean(),
     entity_type: t.Object({ code: t.String(), label_en: t.String(), label_pt: t.String() }),
-    vat_number: t.String({ description: '"PT" + NIF' }),
+    vat_number: t.Union([t.String(), t.Null()], { description: '"PT" + NIF (the EU VAT number, for VIES); null when the NIF is not valid' }),
     company: t.Union(
       [
         t.Object({

@@ -33,7 +33,7 @@ export class NifService {
       valid,
       check_digit_ok: checkDigitOk,
       entity_type: { code: type.code, label_en: type.label_en, label_pt: type.label_pt },
-      vat_number: `PT${nif}`,
+      vat_number: valid ? `PT${nif}` : null, // no VAT number can be made of a NIF that is not one
       company,
       synthetic: caller.env === 'sandbox',
     };
