@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
+import { loadConfiguredLists } from '../src/features/aml';
 import { NifResponse } from '../src/features/nif/model';
 import { entityTypeOf, legalFormOf } from '../src/features/nif/entity-types';
 import { nifCheckDigit } from '../src/lib/nif';
@@ -93,8 +94,13 @@ describe('GET /v1/nif/{nif}', () => {
     expect(JSON.stringify(p.body)).not.toContain(person!.name!);
     // a company in the books is in this tenant's registry, from its books; not in another tenant's
     const c = await lookup(company!.nif!, t.api_key);
-    expect(c.body.company).toMatchObject({ name: company!.name, source: 'erp:demo', status: 'active' });
+    // (the books confirm no registration nor activity: status unknown, and KYC asks for a review)
+    expect(c.body.company).toMatchObject({ name: company!.name, source: 'erp:demo', status: null });
     expect((await lookup(company!.nif!)).body.company).toBeNull();
+    await loadConfiguredLists(h.ctx);
+    const kyc = await h.json('POST', '/v1/kyc/verify', { key: t.api_key, body: { nif: company!.nif, representatives: [{ name: 'Ana Rita Costa', birth_date: '1975-04-12', role: 'manager' }] } });
+    expect(kyc.status).toBe(200);
+    expect(kyc.body.checks.find((x: any) => x.check === 'company_found_active')).toMatchObject({ result: 'review', detail: expect.stringContaining('not from a registry') });
   });
 
   test('live keys: validation and holder type without adapters; a company record needs them (503)', async () => {

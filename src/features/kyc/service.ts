@@ -48,6 +48,7 @@ export class KycService {
     const isCompany = COMPANY_TYPES.has(company.entity_type.code);
     add('entity_is_company', body.nif, isCompany ? 'pass' : 'fail', `holder type: ${company.entity_type.label_en}`);
     if (!company.company) add('company_found_active', body.nif, company.valid && isCompany ? 'review' : 'fail', 'no registry record for this NIF');
+    else if (company.company.status === null) add('company_found_active', body.nif, 'review', `${company.company.name}: known only from ${company.company.source} (the tenant's books), not from a registry: registration and activity not confirmed`);
     else add('company_found_active', body.nif, company.company.status === 'active' ? 'pass' : 'fail', `${company.company.name}: ${company.company.status} (source ${company.company.source})`);
 
     // insolvency and other legal events, from the scoring data: looked up before anything is

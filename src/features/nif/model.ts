@@ -17,7 +17,7 @@ export const NifResponse = t.Object(
           address: t.Union([t.String(), t.Null()]),
           cae: t.Union([t.String(), t.Null()], { description: 'CAE Rev. 4 subclass (5 digits) when known' }),
           nace: t.Union([t.Object({ section: t.String(), division: t.Union([t.String(), t.Null()]) }), t.Null()]),
-          status: t.Union([t.Literal('active'), t.Literal('ceased'), t.Literal('insolvent')]),
+          status: t.Union([t.Literal('active'), t.Literal('ceased'), t.Literal('insolvent'), t.Null()], { description: 'null when the record does not say (a company known only from the tenant\u2019s books: an invoice says nothing of its registration)' }),
           incorporation_date: t.Union([t.String({ format: 'date' }), t.Null()]),
           source: t.String({ description: 'sandbox_registry, erp:<provider> (the tenant\'s synced books), or credit_bureau' }),
           as_of: t.String({ description: 'date (or date-time) of the record' }),

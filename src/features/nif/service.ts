@@ -88,7 +88,7 @@ export class NifService {
       address: null,
       cae: null,
       nace: null,
-      status: 'active',
+      status: null, // an invoice in the tenant's books confirms no registration nor activity
       incorporation_date: null,
       source: `erp:${row.provider}`,
       as_of: row.syncedAt.toISOString(),
