@@ -197,6 +197,19 @@ describe('a JSON body that is not UTF-8', () => {
   });
 });
 
+describe('a compressed JSON body', () => {
+  test('415 naming the coding, with Accept-Encoding: identity, on the fast path and the routes alike (it was 400 "not UTF-8")', async () => {
+    const t = await h.tenant();
+    for (const [path, body] of [['/v1/score', { nif: '599000015' }], ['/v1/decision', { nif: '599000015', context: { operation_type: 'factoring', amount_eur: 1000, expected_term_days: 30 } }]] as const) {
+      const r = await h.json('POST', path, { key: t.api_key, rawBody: Bun.gzipSync(JSON.stringify(body)) as never, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+      expect(expectError(r, 415, 'unsupported_media_type').message).toContain('Content-Encoding gzip');
+      expect(r.headers.get('accept-encoding')).toBe('identity');
+    }
+    // identity is no coding at all
+    expect((await h.json('POST', '/v1/score', { key: t.api_key, rawBody: JSON.stringify({ nif: '599000015' }), headers: { 'content-type': 'application/json', 'content-encoding': 'identity' } })).status).toBe(200);
+  });
+});
+
 describe('null where an optional field is absent', () => {
   test('POST /v1/score refresh: null is 422 on the field (on the fast path it was taken for the default)', async () => {
     const b = expectError(await h.json('POST', '/v1/score', { key, body: { nif: '599000015', refresh: null } }), 422, 'validation_failed');
@@ -303,7 +316,9 @@ describe('text a document prints, and the wording of the remaining schema errors
     const embed = expectError(await h.json('GET', '/v1/supplier-portal/embed?programme_id=nope&supplier_nif=599000015', { key }), 422, 'validation_failed');
     expect(embed.fields[0]).toEqual({ path: 'query.programme_id', message: expect.stringMatching(/^must match the pattern \^cfp_/) });
     const amount = expectError(await h.json('POST', '/v1/decision', { key, body: { nif: '599000015', context: { operation_type: 'factoring', amount_eur: 0, expected_term_days: 30 } } }), 422, 'validation_failed');
-    expect(amount.fields).toEqual([{ path: 'context.amount_eur', message: 'must be above 0' }]);
+    expect(amount.fields).toEqual([{ path: 'context.amount_eur', message: 'must be at least 0.01' }]);
+    const lgd = expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, lgd: 0, ead_eur: 100 }] } }), 422, 'validation_failed');
+    expect(lgd.fields).toEqual([{ path: 'exposures.0.lgd', message: 'must be above 0' }]);
     const items = expectError(await h.json('POST', '/v1/score/batch', { key, body: { items: [] } }), 422, 'validation_failed');
     expect(items.fields).toEqual([{ path: 'items', message: 'must have at least 1 item' }]);
     const esg = expectError(await h.json('POST', '/v1/esg', { key, body: { nif: '599000015', answers: { renewable_energy_pct: 150, min_wage_compliance: 'yes' } } }), 422, 'validation_failed');

@@ -46,7 +46,7 @@ export function jsonFastPath<B, R extends object>(ctx: AppContext, route: FastRo
     const h = request.headers;
     if (h.has('idempotency-key')) return null;
     const length = h.get('content-length');
-    if (Number(length ?? 0) > limit || !JSON_CONTENT_TYPE.test(h.get('content-type') ?? '')) return null;
+    if (Number(length ?? 0) > limit || !JSON_CONTENT_TYPE.test(h.get('content-type') ?? '') || h.has('content-encoding')) return null;
     const now = ctx.clock.now();
     // key, budget and answer without a promise when they are in the in-process caches (the common
     // case): each await below happens only when there is something to wait for

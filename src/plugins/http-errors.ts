@@ -248,6 +248,10 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
     const limit = ctx.config.bodyLimitBytes;
     const tooLarge = () => new ApiError('payload_too_large', `The request body exceeds ${limit} bytes.`);
     if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
+    // a compressed JSON body (RFC 9110 §8.4.1, RFC 7694): refused by name, not read as text that is not UTF-8
+    const coding = request.headers.get('content-encoding');
+    if (coding && coding.trim().toLowerCase() !== 'identity')
+      throw new ApiError('unsupported_media_type', `Content-Encoding ${coding.slice(0, 40)} is not accepted on JSON bodies: send the body uncompressed.`, { headers: { 'accept-encoding': 'identity' } });
     const state0 = requestState(request);
     if (state0.invalidUtf8) throw notUtf8();
     const stashed = state0.bodyText;
