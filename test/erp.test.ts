@@ -424,6 +424,23 @@ describe('sync runs in the sandbox (demo data)', () => {
     expect(await dbCount('invoices', t.tenant_id)).toBe(nInv);
   });
 
+  test('a sync from since is a window: it moves the incremental position only when it covered it; since in the future is 422', async () => {
+    const t = await h.tenant();
+    await connect('demo', 'window', t.api_key);
+    expect(expectError(await sync({ provider: 'demo', customer_reference: 'window', since: '2199-01-01T00:00:00Z' }, t.api_key), 422, 'validation_failed').fields).toEqual([{ path: 'since', message: expect.stringContaining('future') }]);
+    // after the newest row but not in the future: nothing taken, and the next incremental run still takes everything
+    const late = await syncAndWait({ provider: 'demo', customer_reference: 'window', since: new Date(h.clock.now().getTime() - 1000).toISOString() }, t.api_key);
+    expect(late).toMatchObject({ status: 'succeeded', invoices_count: 0 });
+    expect((await syncAndWait({ provider: 'demo', customer_reference: 'window' }, t.api_key)).invoices_count).toBe(50);
+    expect((await syncAndWait({ provider: 'demo', customer_reference: 'window' }, t.api_key)).invoices_count).toBe(0);
+    // a window within what was taken: the position stays where it was (nothing new after it)
+    const gen = [...demoInvoices({ seed: 'window', invoices: 50, startDate: '2025-11-01' })].sort((a, b) => (a.updated_at < b.updated_at ? -1 : 1));
+    const again = await syncAndWait({ provider: 'demo', customer_reference: 'window', since: gen[40]!.updated_at }, t.api_key);
+    expect(again.invoices_count).toBeGreaterThan(0);
+    expect((await syncAndWait({ provider: 'demo', customer_reference: 'window' }, t.api_key)).invoices_count).toBe(0);
+    expect(await dbCount('invoices', t.tenant_id)).toBe(50);
+  });
+
   test('sandbox sync of a real provider: the same kind of data, labelled with the provider (after the sandbox consent)', async () => {
     const t = await h.tenant();
     await connect('toconline', 'c-toc', t.api_key);

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import type { Database, Db } from '../../db/client';
-import { ApiError } from '../../lib/errors';
+import { ApiError, validationError } from '../../lib/errors';
 import { endpointWants } from '../events/service';
 import { demoInvoices, demoTransactions, type SyncedInvoice, type SyncedTransaction } from './demo-data';
 import type { AnyProvider, ErpProvider } from './model';
@@ -88,6 +88,7 @@ export class SyncService {
     const r = this.t.syncRuns;
     const mode = body.mode ?? 'incremental';
     const since = mode === 'incremental' && body.since ? new Date(body.since) : null;
+    if (since && since.getTime() > this.now().getTime()) throw validationError([{ path: 'since', message: 'must not be in the future: nothing has been updated after it yet' }]);
     // both environments need the customer's consent: an active connection (the sandbox's comes from
     // its consent page), so integrators can test their handling of a denied or missing link
     if (caller.env === 'live') assertLiveProvider(this.settings, body.provider);
@@ -293,6 +294,11 @@ export class SyncService {
       const pos: StreamPosition = { updated_at: run.since.toISOString(), id: '' };
       return { invoices: pos, transactions: pos };
     }
+    return this.lastSucceededCursor(run);
+  }
+
+  /** where the customer's last succeeded run stopped: the next incremental run starts there */
+  private async lastSucceededCursor(run: RunRow): Promise<SyncCursor> {
     const r = this.t.syncRuns;
     const [last] = await this.ctx.database.db
       .select({ cursor: r.cursor })
@@ -307,7 +313,7 @@ export class SyncService {
           isNotNull(r.cursor),
         ),
       )
-      .orderBy(desc(r.finishedAt))
+      .orderBy(desc(r.finishedAt), desc(r.id)) // (runs finishing in the same millisecond: the later-made one; ids are UUIDv7)
       .limit(1);
     return parseSyncCursor(last?.cursor ?? null) ?? emptyCursor();
   }
@@ -397,6 +403,18 @@ export class SyncService {
       }
       await flush();
       final[src.kind] = high;
+    }
+    if (run.since) {
+      // a run from `since` is a window: it moves the incremental position only when it covered it
+      // (since at or before that position). A later since (the future, or past the newest row)
+      // left rows between the two unread: they stay for the next incremental run to take.
+      const previous = await this.lastSucceededCursor(run);
+      for (const kind of ['invoices', 'transactions'] as const) {
+        const since: StreamPosition = { updated_at: run.since.toISOString(), id: '' }; // (start may be a retry's checkpoint)
+        const reached = final[kind]!; // the newest row taken, or `since` itself
+        const covered = !isAfter(since.updated_at, since.id, previous[kind]);
+        final[kind] = covered && isAfter(reached.updated_at, reached.id, previous[kind]) ? reached : previous[kind];
+      }
     }
     return { counts, cursor: final };
   }
