@@ -176,6 +176,9 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
     expect(loc.searchParams.get('provider')).toBe('moloni');
     const conns = await h.json('GET', '/v1/erp-connector/connections', { key: t.api_key });
     expect(conns.body.data[0].status).toBe('denied');
+    // deleting it keeps the record that consent was refused (denied is final)
+    const del = await h.json('DELETE', `/v1/erp-connector/connections/${conns.body.data[0].id}`, { key: t.api_key });
+    expect([del.status, del.body.status]).toEqual([200, 'denied']);
   });
 
   test('unknown state, missing state and an expired state (11 min) → 400 HTML page, nothing stored', async () => {

@@ -69,7 +69,7 @@ export const SyncRun = t.Object({
   attempts: Int({ minimum: 0, description: 'times a worker claimed the run (a stalled run is retried up to 3 times)' }),
   invoices_count: Int({ minimum: 0 }),
   transactions_count: Int({ minimum: 0 }),
-  error_code: t.Union([t.String(), t.Null()], { description: 'relink_required, erp_not_connected, upstream_unavailable, upstream_rejected, stalled, internal_error' }),
+  error_code: t.Union([t.String(), t.Null()], { description: 'relink_required, erp_not_connected, upstream_unavailable, upstream_rejected, oauth_credentials_not_configured, stalled, tenant_terminated, internal_error' }),
   error_message: t.Union([t.String(), t.Null()]),
   created_at: DateTime,
   started_at: NullableDateTime,

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, gte, lt, or } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, lt, or, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { iso, pageOf } from '../../lib/schemas';
 import { ApiError } from '../../lib/errors';
@@ -134,7 +134,7 @@ export class ErpService {
     return this.newestFirst(this.t.erpConnections, connectionBody, caller, q);
   }
 
-  /** status disconnected, tokens / state / verifier wiped; idempotent */
+  /** status disconnected (a denied or failed link keeps its final status: the record that consent was refused), tokens / state / verifier wiped; idempotent */
   async disconnect(caller: ErpCaller, id: string) {
     const c = this.t.erpConnections;
     const scope = and(eq(c.id, id), eq(c.tenantId, caller.tenantId), eq(c.env, caller.env));
@@ -143,7 +143,7 @@ export class ErpService {
       return tx
         .update(c)
         .set({
-          status: 'disconnected',
+          status: sql<string>`case when ${c.status} in ('denied', 'error') then ${c.status} else 'disconnected' end`,
           accessTokenEnc: null,
           refreshTokenEnc: null,
           tokenExpiresAt: null,
