@@ -268,7 +268,7 @@ describe('OpenAPI 3.1', () => {
       expect(Object.keys(op.responses), `${m} ${p}`).toEqual(expect.arrayContaining(['400', '413', '415', '422']));
     // a PDF-only answer documents its media type; a 201 that names what it created documents Location
     expect(Object.keys(doc.paths['/v1/notice/cession/{id}/pdf'].get.responses['200'].content)).toEqual(['application/pdf']);
-    for (const [path, status] of [['/v1/factoring/operation', '201'], ['/v1/notice/cession', '201'], ['/v1/gdpr/request', '202'], ['/v1/saft/parse', '202']])
+    for (const [path, status] of [['/v1/factoring/operation', '201'], ['/v1/notice/cession', '201'], ['/v1/gdpr/request', '202'], ['/v1/saft/parse', '202'], ['/v1/erp-connector/sync', '202']])
       expect(doc.paths[path].post.responses[status].headers.Location, path).toBeDefined();
     const deref = (schema: any) => (schema?.$ref ? doc.components.schemas[schema.$ref.split('/').pop()] : schema);
     // the spec's §2 resources are named components, referred to wherever they are used

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed, limitAnonymous } from '../../plugins/auth';
-import { apiDoc } from '../../lib/api-doc';
+import { apiDoc, routeDocs } from '../../lib/api-doc';
 import {
   Connection,
   ConnectionList,
@@ -44,8 +44,7 @@ const caller = (auth: { tenantId: string; keyId: string; env: 'sandbox' | 'live'
   requestId: auth.requestId,
 });
 
-const doc = (summary: string, operationId: string, errors: Parameters<typeof apiDoc>[0]['errors'] = [], description?: string) =>
-  apiDoc({ summary, operationId, tag: 'erp', security: 'BearerAuth', errors, ...(description ? { description } : {}) });
+const doc = routeDocs('erp');
 
 /**
  * ERP connector routes. The OAuth consent page and callback take no bearer key (the single-use
@@ -178,6 +177,8 @@ export function erpRoutes(ctx: AppContext) {
           'erpSync',
           ['erp_not_connected', 'provider_not_available', 'oauth_credentials_not_configured'],
           'Creates a sync run (or joins an identical one still queued or running) and returns 202. Poll GET /v1/erp-connector/sync/{run_id}, or subscribe a webhook to erp.sync.completed / erp.sync.failed. Sandbox: deterministic synthetic data (demo, or labelled with the provider), no real OAuth and no real fetch, but a connection approved on the sandbox\'s own consent page (POST /v1/erp-connector/oauth/initiate, then Approve) as live needs its consent: without one, 409 erp_not_connected.',
+          undefined,
+          { created: 'The sync run, to poll' },
         ),
       },
     )
