@@ -183,6 +183,8 @@ describe('POST /v1/reconcile', () => {
     // tenant's, or a reference never synced): 404, as POST /v1/forecast answers
     const empty = await post({ source: { provider: 'demo', customer_reference: 'books', from: '1990-01-01', to: '1990-01-31' } }, t.api_key);
     expect([empty.status, empty.body.summary?.transactions, empty.body.summary?.invoices]).toEqual([200, 0, 0]);
+    // a range the wrong way round is the caller's mistake, not "nothing matched"
+    expect(expectError(await post({ source: { provider: 'demo', customer_reference: 'books', from: '2026-12-01', to: '2026-01-01' } }, t.api_key), 422, 'validation_failed').fields).toEqual([{ path: 'source.from', message: 'is after source.to (2026-01-01)' }]);
     const other = await post({ source: { provider: 'demo', customer_reference: 'books' } });
     expect(expectError(other, 404, 'resource_not_found').fields).toEqual([{ path: 'source', message: 'no invoices or bank movements' }]);
     expectError(await post({ source: { provider: 'demo', customer_reference: 'never-synced' } }, t.api_key), 404, 'resource_not_found');
@@ -212,4 +214,15 @@ describe('POST /v1/reconcile', () => {
     const narrow = await h.tenant({ scopes: ['score'] });
     expectError(await post({ transactions: [], invoices: [] }, narrow.api_key), 403, 'insufficient_scope');
   });
+
+  test('the largest request the schema allows: 20 000 transactions and 20 000 ordinary invoices (~6 MB) are read, past the 1 MiB of other JSON routes', async () => {
+    const t = await h.tenant();
+    const transactions = Array.from({ length: 20_000 }, (_, i) => ({ id: `t${i}`, date: '2026-03-02', amount: 123.45, description: `TRF FT 2026/${i} CLIENTE ${i}`, counterparty: `CLIENTE ${i}` }));
+    const invoices = Array.from({ length: 20_000 }, (_, i) => ({ id: `i${i}`, number: `FT 2026/${i}`, customer_name: `CLIENTE ${i}`, issue_date: '2026-02-01', due_date: '2026-03-01', amount_open: 123.45 }));
+    const body = JSON.stringify({ transactions, invoices });
+    expect(body.length).toBeGreaterThan(4 * 1024 * 1024);
+    const r = await h.json('POST', '/v1/reconcile', { key: t.api_key, rawBody: body, headers: { 'content-type': 'application/json' } });
+    expect(r.status).toBe(200);
+    expect(r.body.summary).toMatchObject({ transactions: 20_000, invoices: 20_000 });
+  }, 60_000);
 });

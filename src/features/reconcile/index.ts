@@ -61,6 +61,7 @@ export function reconcileRoutes(ctx: AppContext) {
           throw validationError([inline ? { path: 'source', message: 'give either transactions and invoices, or source (not both)' } : { path: '(body)', message: 'give transactions and invoices, or source' }]);
         if (inline && (body.transactions === undefined || body.invoices === undefined))
           throw validationError([{ path: body.transactions === undefined ? 'transactions' : 'invoices', message: 'required with the other' }]);
+        if (body.source?.from && body.source.to && body.source.from > body.source.to) throw validationError([{ path: 'source.from', message: `is after source.to (${body.source.to})` }]);
         // a match names ids: two items under one id could not be told apart in the answer
         if (inline) {
           const repeats = [...repeatedIds('transactions', body.transactions!), ...repeatedIds('invoices', body.invoices!)];
