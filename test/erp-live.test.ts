@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { createHash } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { configureErp, erpService, registerErpWorkers } from '../src/features/erp';
 import { startWorkers } from '../src/workers';
 import { expectError, makeApp, type TestApp } from './helpers';
@@ -24,6 +24,8 @@ const toc = {
   challenge: '' as string,
   mode: { refresh: 'ok' as 'ok' | 'fail', docs: 'ok' as 'ok' | '429-once' | '401-always' | '503-always' },
   served429: 0,
+  /** run before a page of documents is answered (a customer disconnecting meanwhile) */
+  beforePage: null as ((page: string | null) => Promise<void>) | null,
 };
 const TOC_DOCS = Array.from({ length: 233 }, (_, i) => {
   const n = i + 1;
@@ -86,6 +88,7 @@ const tocServer = Bun.serve({
       const auth = req.headers.get('authorization');
       const page = url.searchParams.get('page[number]');
       const record = (status: number) => toc.docRequests.push({ status, auth, page });
+      await toc.beforePage?.(page);
       if (toc.mode.docs === '429-once' && toc.served429 === 0) {
         toc.served429++;
         record(429);
@@ -438,6 +441,19 @@ describe('TOConline (OAuth2 code + PKCE, Basic client auth, JSON:API)', () => {
     await erpService(h.ctx).sync.handle({ runId });
     const run = (await h.json('GET', `/v1/erp-connector/sync/${runId}`, { key: live.api_key })).body;
     expect(run).toMatchObject({ status: 'failed', error_code: 'erp_not_connected', attempts: 1 });
+  });
+
+  test('pages fetched before the customer disconnects are not stored after it: the run fails erp_not_connected', async () => {
+    const { conn } = await linkToconline('toc-4');
+    toc.beforePage = async (page) => {
+      if (page !== '3') return;
+      toc.beforePage = null;
+      expect((await h.json('DELETE', `/v1/erp-connector/connections/${conn.id}`, { key: live.api_key })).body.status).toBe('disconnected');
+    };
+    const run = await syncAndWait({ provider: 'toconline', customer_reference: 'toc-4' });
+    expect(run).toMatchObject({ status: 'failed', error_code: 'erp_not_connected' });
+    const i = h.ctx.database.t.invoices;
+    expect(await h.ctx.database.db.select({ id: i.id }).from(i).where(and(eq(i.tenantId, live.tenant_id), eq(i.customerReference, 'toc-4')))).toEqual([]);
   });
 });
 

@@ -375,6 +375,8 @@ export class SyncService {
         const checkpoint = src.ordered ? { ...persisted, [src.kind]: high } : persisted;
         const next = { ...counts, [src.kind]: counts[src.kind] + rows.length };
         await withTx(async (tx) => {
+          // a page fetched before the customer disconnected is not stored after it (consent withdrawn)
+          await this.assertStillConnected(tx, used.connectionId);
           if (src.kind === 'invoices') await this.upsertInvoices(tx, run, rows as { row: SyncedInvoice; updatedAt: string }[]);
           else await this.upsertTransactions(tx, run, rows as { row: SyncedTransaction; updatedAt: string }[]);
           const ok = await tx
@@ -417,6 +419,13 @@ export class SyncService {
       }
     }
     return { counts, cursor: final };
+  }
+
+  private async assertStillConnected(tx: Db, connectionId: string | null) {
+    if (!connectionId) return;
+    const c = this.t.erpConnections;
+    const [conn] = await tx.select({ status: c.status }).from(c).where(eq(c.id, connectionId)).limit(1);
+    if (conn?.status !== 'active') throw new UpstreamError('erp_not_connected', 'the connection was disconnected during the run; nothing after that was stored');
   }
 
   private async upsertInvoices(tx: Db, run: RunRow, rows: { row: SyncedInvoice; updatedAt: string }[]) {
