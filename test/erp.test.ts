@@ -505,7 +505,7 @@ describe('sync runs in the sandbox (demo data)', () => {
     expect((await sync({ provider: 'sage', customer_reference: 'est' }, t.api_key)).body.estimated_duration_seconds).toBeNull();
   });
 
-  test('webhook_will_fire: true with an active endpoint subscribed to * or erp.sync.completed; an erp.sync.completed event is written', async () => {
+  test('webhook_will_fire: true when active endpoints hear the run whatever its outcome (completed and failed, or *); an erp.sync.completed event is written', async () => {
     const t = await h.tenant();
     const w = h.ctx.database.t.webhookEndpoints;
     const insertEndpoint = (events: string[], status = 'active', env = 'sandbox') =>
@@ -531,6 +531,11 @@ describe('sync runs in the sandbox (demo data)', () => {
     expect(no.body.webhook_will_fire).toBe(false);
     await waitRun(no.body.run_id, t.api_key);
     await insertEndpoint(['erp.sync.completed']);
+    // completion alone: a failure would reach no one, so the caller should poll
+    const half = await sync({ provider: 'demo', customer_reference: 'wh', mode: 'full' }, t.api_key);
+    expect(half.body.webhook_will_fire).toBe(false);
+    await waitRun(half.body.run_id, t.api_key);
+    await insertEndpoint(['erp.sync.failed', 'score.updated']);
     const yes = await sync({ provider: 'demo', customer_reference: 'wh', mode: 'full' }, t.api_key);
     expect(yes.body.webhook_will_fire).toBe(true);
     const run = await waitRun(yes.body.run_id, t.api_key);

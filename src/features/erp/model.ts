@@ -54,7 +54,7 @@ export const ErpSyncResponse = t.Object({
   estimated_duration_seconds: t.Union([Int({ minimum: 0 }), t.Null()], {
     description: "median duration of this tenant's earlier succeeded runs for the provider; null without history",
   }),
-  webhook_will_fire: t.Boolean({ description: "true when an active webhook endpoint of this environment subscribes to erp.sync.completed (or '*')" }),
+  webhook_will_fire: t.Boolean({ description: "true when the run's outcome reaches an active webhook endpoint of this environment whatever it is: erp.sync.completed and erp.sync.failed are both subscribed (or '*'). A disabled or failed endpoint holds events until re-enabled: not counted" }),
 });
 
 export const RunStatus = t.Union([t.Literal('queued'), t.Literal('running'), t.Literal('succeeded'), t.Literal('failed')]);

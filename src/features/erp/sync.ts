@@ -181,7 +181,10 @@ export class SyncService {
       .select({ enabledEvents: w.enabledEvents })
       .from(w)
       .where(and(eq(w.tenantId, caller.tenantId), eq(w.env, caller.env), eq(w.status, 'active')));
-    return rows.some((x) => endpointWants(x.enabledEvents ?? [], 'erp.sync.completed'));
+    // whatever the run's outcome: its completion and its failure each reach an active endpoint
+    // (a disabled or failed endpoint holds them until it is re-enabled: the caller should poll)
+    const wants = (type: string) => rows.some((x) => endpointWants(x.enabledEvents ?? [], type));
+    return wants('erp.sync.completed') && wants('erp.sync.failed');
   }
 
   async enqueue(runId: string, attempts: number) {
