@@ -5,7 +5,7 @@ import * as mupdf from 'mupdf';
 import { CsrdReport } from '../src/features/csrd/model';
 import { BASIC_MODULE, COMPREHENSIVE_DATAPOINTS, formatNumber, indicatorRows, mapDisclosures, sdgLinks, SDG_TARGETS } from '../src/features/csrd/mapping';
 import { renderReportPdf } from '../src/features/csrd/pdf';
-import { wantsPdf } from '../src/features/csrd';
+import { preferredDocument, wantsPdf } from '../src/lib/accept';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
 import { INDICATORS } from '../src/features/esg/questionnaire';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -421,6 +421,11 @@ describe('mapping (pure)', () => {
     expect(wantsPdf('application/pdf, */*;q=0.8')).toBe(true);
     expect(wantsPdf('application/json, application/pdf;q=0.5')).toBe(false);
     expect(wantsPdf('application/pdf;q=0')).toBe(false);
+    // the forecast's charts: q=0 refuses one; a wildcard alone picks none; the higher q wins
+    expect(preferredDocument('image/svg+xml;q=0, application/json', ['image/svg+xml', 'image/png'])).toBeNull();
+    expect(preferredDocument('image/*', ['image/svg+xml', 'image/png'])).toBeNull();
+    expect(preferredDocument('image/svg+xml;q=0.5, image/png', ['image/svg+xml', 'image/png'])).toBe('image/png');
+    expect(preferredDocument('image/svg+xml', ['image/svg+xml', 'image/png'])).toBe('image/svg+xml');
   });
 });
 

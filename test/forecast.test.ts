@@ -95,6 +95,9 @@ describe('POST /v1/forecast', () => {
   test('the chart: SVG (valid, a band, a line, 13 points) and PNG (rendered: not blank)', async () => {
     const svg = await h.call('POST', '/v1/forecast', { key, body, headers: { accept: 'image/svg+xml' } });
     expect(svg.headers.get('content-type')).toContain('image/svg+xml');
+    // q=0 is "not acceptable" (RFC 9110 §12.4.2): the chart refused, JSON answered
+    const refused = await h.call('POST', '/v1/forecast', { key, body, headers: { accept: 'image/svg+xml;q=0, application/json' } });
+    expect(refused.headers.get('content-type')).toContain('application/json');
     const text = await svg.text();
     expect(text.startsWith('<svg')).toBe(true);
     expect(text.match(/class="pt"/g)!.length).toBe(13);

@@ -8,26 +8,9 @@ import { CsrdReport, CsrdReportRequest, ReportIdParams, validateReportBody, type
 import type { ReportLanguage } from './mapping';
 import { CsrdService } from './service';
 
-export const PDF = 'application/pdf';
+import { wantsPdf } from '../../lib/accept';
 
-/**
- * Whether the caller prefers the PDF: `application/pdf` with a q above 0 and not below the q of
- * JSON (application/json, application/*, *∕*). No Accept, or JSON preferred: JSON.
- */
-export function wantsPdf(accept: string | null | undefined): boolean {
-  if (!accept) return false;
-  let pdf = 0;
-  let json = 0;
-  for (const part of accept.split(',')) {
-    const [type, ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim());
-    const qp = params.find((p) => p.startsWith('q='));
-    const q = qp ? Number(qp.slice(2)) : 1;
-    if (!Number.isFinite(q)) continue;
-    if (type === PDF) pdf = Math.max(pdf, q);
-    else if (type === 'application/json' || type === 'application/*' || type === '*/*') json = Math.max(json, type === 'application/json' ? q : q - 0.0001);
-  }
-  return pdf > 0 && pdf >= json;
-}
+export const PDF = 'application/pdf';
 
 /** The report language: the body's, else Accept-Language when it names pt or en, else pt-PT. */
 function reportLanguage(body: CsrdReportInput, headers: Record<string, string | undefined>): ReportLanguage {

@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { authed, replayedJson } from '../../plugins/auth';
+import { preferredDocument } from '../../lib/accept';
 import { apiDoc } from '../../lib/api-doc';
 import { noBooks } from '../erp/util';
 import { BooksProvider } from '../erp/model';
@@ -34,15 +35,16 @@ export const ForecastResponse = t.Object({
   algorithm_version: t.String(),
 });
 
-const wants = (accept: string | undefined, type: string) => (accept ?? '').split(',').some((p) => p.trim().toLowerCase().startsWith(type));
+const CHARTS = ['image/svg+xml', 'image/png'] as const;
 
 /** POST /v1/forecast (scope `erp`): 13 weeks of cash from the books the tenant holds. */
 export function forecastRoutes(ctx: AppContext) {
   /** the chart the caller's Accept asks for, or null for JSON */
   const chart = async (accept: string | undefined, result: ForecastResult, source: string, headers: Record<string, string>) => {
     const title = `Cash forecast ${source} from ${result.as_of}`;
-    if (wants(accept, 'image/svg+xml')) return new Response(forecastSvg(result, title), { headers: { ...headers, 'content-type': 'image/svg+xml; charset=utf-8' } });
-    if (wants(accept, 'image/png')) return new Response(await forecastPng(result, title), { headers: { ...headers, 'content-type': 'image/png' } });
+    const type = preferredDocument(accept, CHARTS);
+    if (type === 'image/svg+xml') return new Response(forecastSvg(result, title), { headers: { ...headers, 'content-type': 'image/svg+xml; charset=utf-8' } });
+    if (type === 'image/png') return new Response(await forecastPng(result, title), { headers: { ...headers, 'content-type': 'image/png' } });
     return null;
   };
   return new Elysia({ name: 'forecast' })
@@ -51,7 +53,7 @@ export function forecastRoutes(ctx: AppContext) {
     // own Accept: the chart is drawn again from the stored forecast (the same numbers, the same chart)
     .onAfterHandle(async ({ request, response }) => {
       const accept = request.headers.get('accept') ?? undefined;
-      if (!wants(accept, 'image/svg+xml') && !wants(accept, 'image/png')) return;
+      if (!preferredDocument(accept, CHARTS)) return;
       const replay = await replayedJson<ForecastResult & { source?: string }>(response, 200);
       if (!replay || !Array.isArray(replay.stored.weeks)) return;
       return (await chart(accept, replay.stored, replay.stored.source ?? '', replay.headers)) ?? undefined;

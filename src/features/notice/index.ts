@@ -5,21 +5,10 @@ import { requestState } from '../../plugins/request-state';
 import { apiDoc, routeDocs } from '../../lib/api-doc';
 import type { AuditTrail } from '../audit/service';
 import type { FactoringService } from '../factoring/service';
+import { wantsPdf } from '../../lib/accept';
 import { NoticeIdParams, NoticeRequest, NoticeResponse } from './model';
 import { NoticeService } from './service';
 
-/** Whether the caller asked for the PDF itself (Accept: application/pdf ahead of JSON). */
-const wantsPdf = (accept: string | undefined) => {
-  if (!accept) return false;
-  const q = (type: string) => {
-    for (const part of accept.split(',')) {
-      const [t, ...params] = part.trim().toLowerCase().split(';');
-      if (t === type) return Number(params.find((p) => p.trim().startsWith('q='))?.trim().slice(2) ?? 1);
-    }
-    return 0;
-  };
-  return q('application/pdf') > 0 && q('application/pdf') >= q('application/json');
-};
 
 const pdfResponse = (bytes: Uint8Array, id: string, sha256: string, status: number, headers: Record<string, unknown>) =>
   new Response(bytes, {

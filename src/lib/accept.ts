@@ -1,0 +1,27 @@
+/**
+ * Content negotiation for the routes that answer JSON or a document (a PDF, a chart): the media
+ * type of `documents` the Accept header prefers, or null for JSON. A document needs its own type
+ * named with a q above 0 (RFC 9110 §12.4.2: q=0 is "not acceptable") and not below JSON's, which
+ * `application/json`, `application/*` and `*∕*` give (the wildcards a hair less than JSON named);
+ * a wildcard alone never picks a document. No Accept, or nothing acceptable offered: JSON.
+ */
+export function preferredDocument(accept: string | null | undefined, documents: readonly string[]): string | null {
+  if (!accept) return null;
+  const q = new Map<string, number>();
+  let json = 0;
+  for (const part of accept.split(',')) {
+    const [type = '', ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim());
+    const qp = params.find((p) => p.startsWith('q='));
+    const value = qp ? Number(qp.slice(2)) : 1;
+    if (!Number.isFinite(value)) continue;
+    if (type === 'application/json') json = Math.max(json, value);
+    else if (type === 'application/*' || type === '*/*') json = Math.max(json, value - 0.0001);
+    else if (documents.includes(type)) q.set(type, Math.max(q.get(type) ?? 0, value));
+  }
+  let best: string | null = null;
+  for (const type of documents) if ((q.get(type) ?? 0) > 0 && (q.get(type) ?? 0) >= json && (best === null || q.get(type)! > q.get(best)!)) best = type;
+  return best;
+}
+
+/** Whether the caller prefers the PDF to JSON. */
+export const wantsPdf = (accept: string | null | undefined) => preferredDocument(accept, ['application/pdf']) !== null;
