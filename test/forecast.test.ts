@@ -92,6 +92,19 @@ describe('POST /v1/forecast', () => {
     expect(given.body.weeks_at_risk[0]).toBe(1);
   });
 
+  test('books without a bank feed (TOConline, Moloni): the opening balance must be given, not shown as a measured 0', async () => {
+    const t = await h.tenant();
+    const { db, t: tables } = h.ctx.database;
+    await db.insert(tables.invoices).values({
+      id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'toconline', customerReference: 'no-bank', providerDocumentId: 'd1', documentType: 'FT', number: 'FT 2026/1', atcud: null,
+      issueDate: '2026-06-01', dueDate: '2026-07-15', customerNif: '599000015', customerName: 'Alfa', currency: 'EUR', netTotalCents: 100_000, taxTotalCents: 23_000, grossTotalCents: 123_000, status: 'N', data: {}, sourceUpdatedAt: '2026-06-01T00:00:00Z', syncedAt: h.clock.now(),
+    } as never);
+    const noBank = { source: { provider: 'toconline', customer_reference: 'no-bank' }, as_of: '2026-07-01' };
+    expect(expectError(await h.json('POST', '/v1/forecast', { key: t.api_key, body: noBank }), 422, 'validation_failed').fields).toEqual([{ path: 'opening_balance_cents', message: expect.stringContaining('no bank movements') }]);
+    const given = await h.json('POST', '/v1/forecast', { key: t.api_key, body: { ...noBank, opening_balance_cents: { amount: 1_000_000 } } });
+    expect(given.body).toMatchObject({ opening_balance_cents: 1_000_000, opening_balance_source: 'given' });
+  });
+
   test('the chart: SVG (valid, a band, a line, 13 points) and PNG (rendered: not blank)', async () => {
     const svg = await h.call('POST', '/v1/forecast', { key, body, headers: { accept: 'image/svg+xml' } });
     expect(svg.headers.get('content-type')).toContain('image/svg+xml');

@@ -3,6 +3,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { authed, replayedJson } from '../../plugins/auth';
 import { preferredDocument } from '../../lib/accept';
+import { validationError } from '../../lib/errors';
 import { apiDoc } from '../../lib/api-doc';
 import { noBooks } from '../erp/util';
 import { BooksProvider } from '../erp/model';
@@ -72,6 +73,10 @@ export function forecastRoutes(ctx: AppContext) {
       ]);
       if (!invoices.length && !movements.length)
         throw noBooks(body.source);
+      // books without a bank feed (TOConline, Moloni): a balance of 0 "from the movements" would be
+      // an unknown shown as measured, and the company never at risk
+      if (!movements.length && !body.opening_balance_cents)
+        throw validationError([{ path: 'opening_balance_cents', message: 'is required: these books hold no bank movements to derive the balance from' }]);
       const paymentsOf = new Map<string, { date: string; amount_cents: number }[]>();
       for (const m of movements) {
         if (!m.matchedInvoiceNumber || Number(m.amountCents) <= 0) continue;
