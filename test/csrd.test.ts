@@ -245,6 +245,9 @@ describe('the PDF', () => {
     expect(squashed).toContain(`${json.scores.overall}/100`);
     expect(text).toContain('Nível: Em desenvolvimento (40–59)');
     expect(text).toContain(`Ambiental ${json.scores.environmental} · Social ${json.scores.social} · Governação ${json.scores.governance}`);
+    // a number's digit groups stay on one line ("200 000" read as two numbers when wrapped)
+    expect(text).not.toMatch(/\b200\n000\b/);
+    expect(text).toContain('200 000');
     // the bar chart's labels and values, one bar per line
     for (const [label, v] of [['Global', json.scores.overall], ['Ambiental', json.scores.environmental], ['Social', json.scores.social], ['Governação', json.scores.governance]])
       expect(text).toMatch(new RegExp(`^${label}\\n${v}$|^${label} ${v}$`, 'm'));
@@ -292,6 +295,8 @@ describe('the PDF', () => {
     const { text, squashed } = pdfText(r.bytes);
     for (const s of ['Sustainability report', 'Overall ESG score', 'Climate action', 'Gross Scope 1 GHG emissions', 'Not applicable', 'Recommendations'])
       expect(text).toContain(s);
+    expect(text).toMatch(/^SDG 13 – Climate action/m); // one goal: "SDG", not "SDGs"
+    expect(text).not.toMatch(/SDGs \d+ –/);
     expect(squashed).toContain('Stefan&Søn>=??->Lda.');
     for (const p of renderPages(r.bytes)) expect(nonWhiteShare(p)).toBeGreaterThan(0.01);
   });

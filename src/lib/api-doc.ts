@@ -28,7 +28,8 @@ export function apiDoc(opts: {
   /** outcomes that are not JSON (redirects, HTML pages): documented as given, instead of the generated success and query-validation responses */
   responses?: Record<string, { description: string; html?: true; location?: true }>;
   /** answers in English or Portuguese by Accept-Language (Content-Language and Vary on success) */
-  localised?: true;
+  /** answers in pt or en by Accept-Language: true (English by default), or the header's own description */
+  localised?: true | string;
   /** a browser form target: its body as application/x-www-form-urlencoded (no JSON body errors, no Idempotency-Key) */
   formBody?: Record<string, unknown>;
   /** named request body examples (OpenAPI `examples` of the JSON body) */
@@ -45,7 +46,7 @@ export function apiDoc(opts: {
     ...(opts.examples ? { 'x-examples': opts.examples } : {}),
     ...(opts.binaryBody ? { 'x-binary-body': opts.binaryBody } : {}),
     ...(opts.responses ? { 'x-responses': opts.responses } : {}),
-    ...(opts.localised ? { 'x-localised': true } : {}),
+    ...(opts.localised ? { 'x-localised': opts.localised } : {}),
     ...(opts.alsoAnswers ? { 'x-also-answers': opts.alsoAnswers } : {}),
     ...(opts.created ? { 'x-created': opts.created } : {}),
     summary: opts.summary,

@@ -99,7 +99,7 @@ export function csrdRoutes(ctx: AppContext) {
             security: 'BearerAuth',
             operationId: 'createCsrdReport',
             errors: ['resource_not_found', 'invalid_nif'],
-            localised: true,
+            localised: 'The report\'s language when the body has no `language`: en when it names English ahead of Portuguese, pt-PT otherwise (and without the header).',
             examples: EXAMPLES,
             alsoAnswers: { [PDF]: 'The report as a PDF (Accept: application/pdf), with Repr-Digest (its SHA-256) and Location' },
             created: 'The stored report (GET it for the JSON, …/pdf for the PDF)',

@@ -171,7 +171,7 @@ export const BASIC_MODULE: readonly DisclosureDef[] = [
     code: 'B1',
     title: { en: 'Basis for preparation', pt: 'Bases para a preparação' },
     datapoints: [
-      { id: 'b1_reporting_option', label: { en: 'Reporting option', pt: 'Opção de reporte' }, unit: null, ref: 'B1 §24', from: { fixed: { en: 'Option A: Basic module only', pt: 'Opção A: apenas o Módulo Básico' } } },
+      { id: 'b1_reporting_option', label: { en: 'Reporting option', pt: 'Opção de reporte' }, unit: null, ref: 'B1 §24', from: { fixed: { en: 'Option A: Basic module (the Comprehensive-module datapoints below are voluntary)', pt: 'Opção A: Módulo Básico (os pontos de dados do Módulo Abrangente abaixo são voluntários)' } } },
       { id: 'b1_legal_form', label: { en: 'Legal form', pt: 'Forma jurídica' }, unit: null, ref: 'B1 §24', from: { company: 'legal_form' } },
       { id: 'b1_nace_code', label: { en: 'NACE sector classification code', pt: 'Código de classificação setorial NACE' }, unit: null, ref: 'B1 §24', from: { sector: true } },
       { id: 'b1_balance_sheet', label: { en: 'Balance sheet total', pt: 'Total do balanço' }, unit: 'EUR', ref: 'B1 §24', from: { company: 'balance_sheet_eur' } },

@@ -78,6 +78,7 @@ const L = {
   unit: { en: 'Unit', pt: 'Unidade' },
   vsme: { en: 'VSME', pt: 'VSME' },
   sdgsShort: { en: 'SDGs', pt: 'ODS' },
+  sdg: { en: 'SDG', pt: 'ODS' },
   sdgs: { en: 'Sustainable Development Goals', pt: 'Objetivos de Desenvolvimento Sustentável' },
   sdgIntro: {
     en: 'Goals linked to the reported indicators. "Aligned" means at least half of the goal\'s applicable performance indicators meet good practice.',
@@ -129,12 +130,25 @@ function safe(text: string, fonts: Fonts): string {
   return out;
 }
 
+/**
+ * The words of a line, a number's digit groups kept as one ("200 000", pt-PT's grouping by spaces):
+ * a break between them read as two numbers.
+ */
+function wordsOf(para: string): string[] {
+  const words: string[] = [];
+  for (const word of para.split(/ +/)) {
+    if (words.length && /\d$/.test(words.at(-1)!) && /^\d{3}(?!\d)/.test(word)) words[words.length - 1] += ` ${word}`;
+    else words.push(word);
+  }
+  return words;
+}
+
 /** Greedy word wrap; words longer than the width are cut. */
 function wrap(text: string, font: PDFFont, size: number, width: number): string[] {
   const lines: string[] = [];
   for (const para of text.split('\n')) {
     let line = '';
-    for (const word of para.split(/ +/)) {
+    for (const word of wordsOf(para)) {
       let w = word;
       const candidate = line ? `${line} ${w}` : w;
       if (font.widthOfTextAtSize(candidate, size) <= width) {
@@ -353,7 +367,7 @@ function sdgList(w: Writer, report: CsrdReportBody, lang: ReportLanguage) {
     const num = String(sdg.goal);
     w.text(num, MARGIN + side / 2 - w.fonts.bold.widthOfTextAtSize(num, 12) / 2, top - side / 2 - 4, { size: 12, font: w.fonts.bold, color: WHITE });
     const tx = MARGIN + side + 10;
-    w.text(`${tr(L.sdgsShort, lang)} ${sdg.goal} – ${sdg.title}`, tx, top - 10, { size: 10, font: w.fonts.bold });
+    w.text(`${tr(L.sdg, lang)} ${sdg.goal} – ${sdg.title}`, tx, top - 10, { size: 10, font: w.fonts.bold });
     if (sdg.aligned) w.page.drawCircle({ x: MARGIN + WIDTH - 5, y: top - 6.5, size: 4.5, color: PILLAR_COLOURS.E! });
     else w.page.drawCircle({ x: MARGIN + WIDTH - 5, y: top - 6.5, size: 4.5, borderColor: MUTED, borderWidth: 1 });
     w.text(detail, tx, top - 21, { size: 8, color: sdg.aligned ? PILLAR_COLOURS.E! : MUTED, font: w.fonts.bold });

@@ -121,7 +121,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       delete op['x-errors'];
       const own = op['x-responses'] as Record<string, { description: string; html?: true; location?: true }> | undefined;
       delete op['x-responses'];
-      const localised = op['x-localised'] === true;
+      const localised = op['x-localised'] as true | string | undefined;
       delete op['x-localised'];
       const alsoAnswers = op['x-also-answers'] as Record<string, string> | undefined;
       delete op['x-also-answers'];
@@ -173,7 +173,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       if (localised)
         op.parameters = [
           ...((op.parameters as unknown[]) ?? []),
-          { name: 'Accept-Language', in: 'header', required: false, description: 'pt, pt-PT or pt-BR for Portuguese texts; anything else (or none) gives English. The highest q wins.', schema: { type: 'string' } },
+          { name: 'Accept-Language', in: 'header', required: false, description: typeof localised === 'string' ? localised : 'pt, pt-PT or pt-BR for Portuguese texts; anything else (or none) gives English. The highest q wins.', schema: { type: 'string' } },
         ];
       if (!secured) op.security = []; // public (e.g. the OAuth consent page and callback): no key
       const params = (op.parameters as { in?: string }[] | undefined) ?? [];
