@@ -205,6 +205,17 @@ describe('POST /v1/csrd/report — JSON', () => {
     const meters = (await h.ctx.database.db.select().from(u).where(eq(u.tenantId, t.tenant_id))).map((x) => x.meter).sort();
     expect(meters).toEqual(['csrd_report', 'esg']);
   });
+
+  test('omissions read against the report\'s headcount: no turnover rate from 50 employees, the pay gap from 150 only with one gender', async () => {
+    const a = await h.json('POST', '/v1/esg', { key, body: { nif: '509442013', sector: 'C25', answers: { employee_turnover_pct: 'not_applicable', gender_pay_gap_pct: 'not_applicable' } } });
+    const dps = async (employees: number) => Object.fromEntries(allDatapoints((await report({ assessment_id: a.body.assessment_id, language: 'en', company: { employees } })).body).map((p: any) => [p.id, p]));
+    const large = await dps(500);
+    expect(large.b8_turnover_rate).toMatchObject({ status: 'not_reported', value: null, display: expect.stringContaining('only below 50 employees') });
+    expect(large.b10_gender_pay_gap).toMatchObject({ status: 'not_applicable', display: expect.stringContaining('only when one gender is represented') });
+    const small = await dps(40);
+    expect(small.b8_turnover_rate).toMatchObject({ status: 'not_applicable', display: 'Not applicable' });
+    expect(small.b10_gender_pay_gap).toMatchObject({ status: 'not_applicable', display: 'Not applicable' });
+  });
 });
 
 describe('the PDF', () => {

@@ -319,6 +319,17 @@ export const COMPREHENSIVE_DATAPOINTS: readonly DisclosureDef[] = [
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
+/**
+ * VSME's omissions by headcount (B8: the turnover rate only from 50 employees; B10: the pay gap from
+ * 150, unless one gender is represented): "not applicable" declared in the assessment, read against
+ * the report's own B1 headcount. The turnover rate cannot then be omitted (not reported, and said
+ * why); the pay gap can only for one gender, which the report cannot see (so it says that is the basis).
+ */
+const OMISSION_BELOW: Record<string, { employees: number; stands: boolean; note: Text }> = {
+  employee_turnover_pct: { employees: 50, stands: false, note: { en: 'Not reported: "not applicable" was declared, but VSME B8 allows the omission only below 50 employees', pt: 'Não reportado: foi declarado "não aplicável", mas a VSME B8 só permite a omissão abaixo de 50 trabalhadores' } },
+  gender_pay_gap_pct: { employees: 150, stands: true, note: { en: 'Not applicable: from 150 employees VSME B10 allows this only when one gender is represented', pt: 'Não aplicável: a partir de 150 trabalhadores a VSME B10 só o permite com um só género representado' } },
+};
+
 function datapoint(def: DatapointDef, input: MappingInput): Datapoint {
   const { answers, company, language: lang } = input;
   let value: DatapointValue = null;
@@ -358,11 +369,14 @@ function datapoint(def: DatapointDef, input: MappingInput): Datapoint {
       status = 'reported';
     }
   }
+  const omission = indicator !== null && status === 'not_applicable' ? OMISSION_BELOW[indicator] : undefined;
+  const contradicted = omission !== undefined && isNumber(company.employees) && company.employees >= omission.employees;
+  if (contradicted && !omission!.stands) status = 'not_reported';
   return {
     id: def.id,
     label: tr(def.label, lang),
     value,
-    display: displayValue(value, status, lang),
+    display: contradicted ? tr(omission!.note, lang) : displayValue(value, status, lang),
     unit: unitText(def.unit, lang),
     vsme_reference: def.ref,
     status,
