@@ -220,9 +220,19 @@ async function execute(command: Command, database: Database, config: Config, out
   const tenants = new TenantService(database, now, config.defaultDailyQuota);
   const str = (k: string) => a.values[k] as string;
   const { t, db } = database;
+  const admin = new AdminService(database, tenants, now);
+  /** an operator's change and its audit record (actor "operator"), in one transaction */
+  const audited = <T>(tenantOf: (r: T) => string, env: string, action: string, target: (r: T) => string, details: (r: T) => Record<string, unknown>, change: () => Promise<T>) =>
+    database.withTx(async (tx) => {
+      const r = await change();
+      await admin.audit(tx, operatorActor(tenantOf(r), env), action, target(r), details(r));
+      return r;
+    });
   switch (command) {
     case 'tenant create': {
-      const r = await tenants.createTenant({ name: str('name'), plan: a.plan, env: a.keyEnv, scopes: a.scopeList, dailyQuota: a.dailyQuota, rateLimitPerMinute: a.rateLimit });
+      const r = await audited((x) => x.tenant_id, a.keyEnv ?? 'sandbox', 'tenant.created', (x) => x.tenant_id, (x) => ({ plan: a.plan ?? null, first_key_id: x.api_key_id }), () =>
+        tenants.createTenant({ name: str('name'), plan: a.plan, env: a.keyEnv, scopes: a.scopeList, dailyQuota: a.dailyQuota, rateLimitPerMinute: a.rateLimit }),
+      );
       return out(r, `tenant ${r.tenant_id} created\napi key ${r.api_key_id}: ${r.api_key}\n(store the key now: it is not shown again)`);
     }
     case 'tenant list': {
@@ -249,7 +259,9 @@ async function execute(command: Command, database: Database, config: Config, out
       );
     }
     case 'key create': {
-      const r = await tenants.createKey({ tenantId: str('tenant'), env: a.keyEnv!, name: str('name'), scopes: a.scopeList, rateLimitPerMinute: a.rateLimit });
+      const r = await audited(() => str('tenant'), a.keyEnv!, 'api_key.created', (x) => x.api_key_id, () => ({ scopes: a.scopeList ?? ['*'], rate_limit_per_minute: a.rateLimit ?? null }), () =>
+        tenants.createKey({ tenantId: str('tenant'), env: a.keyEnv!, name: str('name'), scopes: a.scopeList, rateLimitPerMinute: a.rateLimit }),
+      );
       return out(r, `api key ${r.api_key_id}: ${r.api_key}\n(store the key now: it is not shown again)`);
     }
     case 'key list': {
@@ -278,7 +290,6 @@ async function execute(command: Command, database: Database, config: Config, out
       const keyId = str('key');
       const [key] = await db.select({ tenantId: t.apiKeys.tenantId, env: t.apiKeys.env }).from(t.apiKeys).where(eq(t.apiKeys.id, keyId));
       if (!key) throw new Error(`unknown key ${keyId}`);
-      const admin = new AdminService(database, tenants, now);
       try {
         const r = await admin.revoke(operatorActor(key.tenantId, key.env), null, keyId, (a.values.reason as string | undefined) ?? null, { allowLast: !!a.values.force });
         return out(r, `api key ${r.api_key_id} revoked at ${r.revoked_at}`);
@@ -325,11 +336,13 @@ async function execute(command: Command, database: Database, config: Config, out
     case 'tenant suspend':
     case 'tenant resume': {
       const status = command === 'tenant suspend' ? 'suspended' : 'active';
-      await tenants.setStatus(str('tenant'), status);
+      await audited(() => str('tenant'), 'live', `tenant.${status === 'active' ? 'resumed' : 'suspended'}`, () => str('tenant'), () => ({}), () => tenants.setStatus(str('tenant'), status));
       return out({ tenant_id: str('tenant'), status }, `tenant ${str('tenant')} is ${status}`);
     }
     case 'tenant quota': {
-      await tenants.setQuota(str('tenant'), { dailyQuota: a.dailyQuota, rateLimitPerMinute: a.rateLimit, plan: a.plan });
+      await audited(() => str('tenant'), 'live', 'tenant.quota_changed', () => str('tenant'), () => ({ daily_quota: a.dailyQuota ?? null, rate_limit_per_minute: a.rateLimit ?? null, plan: a.plan ?? null }), () =>
+        tenants.setQuota(str('tenant'), { dailyQuota: a.dailyQuota, rateLimitPerMinute: a.rateLimit, plan: a.plan }),
+      );
       return out({ tenant_id: str('tenant'), daily_quota: a.dailyQuota, rate_limit_per_minute: a.rateLimit, plan: a.plan }, `tenant ${str('tenant')} updated`);
     }
   }

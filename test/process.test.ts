@@ -10,6 +10,25 @@ beforeAll(async () => {
 });
 afterAll(() => db.drop());
 
+/** the tenant's audit records, oldest first, read from the database the CLI wrote */
+async function auditOf(tenantId: string): Promise<{ action: string; actor_key_id: string | null; details: string }[]> {
+  if (TEST_DB === 'sqlite') {
+    const { Database } = await import('bun:sqlite');
+    const file = new Database(`${db.env.DATA_DIR}/service.sqlite`, { readonly: true });
+    try {
+      return file.query('select action, actor_key_id, details from audit_log where tenant_id = ? order by created_at, rowid').all(tenantId) as never;
+    } finally {
+      file.close();
+    }
+  }
+  const sql = postgres(db.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+  try {
+    return (await sql`select action, actor_key_id, details::text as details from audit_log where tenant_id = ${tenantId} order by created_at, id`) as never;
+  } finally {
+    await sql.end();
+  }
+}
+
 describe('operator CLI', () => {
   test('a database that does not exist yet is refused (nothing created) unless --create; the database used is named', async () => {
     const where = TEST_DB === 'sqlite' ? `SQLite ${db.env.DATA_DIR}/service.sqlite` : `PostgreSQL ${db.env.DATABASE_URL}`;
@@ -44,6 +63,11 @@ describe('operator CLI', () => {
     expect((await runCli(['tenant', 'suspend', '--tenant', t.tenant_id], db.env)).code).toBe(0);
     expect((await runCli(['tenant', 'resume', '--tenant', t.tenant_id], db.env)).code).toBe(0);
     expect((await runCli(['tenant', 'quota', '--tenant', t.tenant_id, '--daily-quota', '500'], db.env)).code).toBe(0);
+    // every operator change is audited, actor "operator"
+    const audit = await auditOf(t.tenant_id);
+    expect(audit.map((r) => r.action)).toEqual(['tenant.created', 'api_key.created', 'tenant.suspended', 'tenant.resumed', 'tenant.quota_changed']);
+    expect(audit.every((r) => r.actor_key_id === null && JSON.parse(r.details).actor === 'operator')).toBe(true);
+    expect(JSON.parse(audit[1]!.details)).toMatchObject({ rate_limit_per_minute: 5 });
   });
   test('tenant list, key list (by environment) and key revoke (the last active key only with --force), in JSON and text', async () => {
     const t = JSON.parse((await runCli(['tenant', 'create', '--name', 'Listed', '--plan', 'starter', '--json'], db.env)).stdout);
