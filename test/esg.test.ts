@@ -98,6 +98,12 @@ describe('POST /v1/esg — errors', () => {
       const b = expectError(await esg({ ...ESG_EXAMPLES.leader, sector }), 422, 'validation_failed');
       expect(b.fields.map((f: any) => f.path)).toEqual(['sector']);
     }
+    // an unknown top-level field: ignored when the rest is valid, listed beside a real problem
+    expect((await esg({ ...ESG_EXAMPLES.leader, extra: 1 })).status).toBe(200);
+    expect(expectError(await esg({ ...ESG_EXAMPLES.leader, sector: 'V', extra: 1 }), 422, 'validation_failed').fields).toEqual([
+      { path: 'sector', message: expect.any(String) },
+      { path: 'extra', message: 'is not a field of this request (ignored)' },
+    ]);
   });
 
   test('unknown key, wrong type, out of range, not_applicable where not allowed: every path at once', async () => {

@@ -39,6 +39,9 @@ export function validateEsgBody(body: unknown): FieldError[] {
   if (typeof b.sector === 'string' && !isValidSector(b.sector))
     fields.push({ path: 'sector', message: 'unknown NACE Rev. 2 code: a section letter A–U, optionally with one of its two-digit divisions (e.g. C25)' });
   if (b.answers && typeof b.answers === 'object' && !Array.isArray(b.answers)) fields.push(...validateAnswers(b.answers as Record<string, unknown>));
+  // an unknown top-level field is ignored when the rest is valid, and listed beside real problems
+  // (it may be a misspelt one), as on every route whose schema is closed
+  if (fields.length) for (const k of Object.keys(b)) if (!(k in EsgEnvelope.properties)) fields.push({ path: k, message: 'is not a field of this request (ignored)' });
   return fields;
 }
 
