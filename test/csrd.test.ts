@@ -241,6 +241,10 @@ describe('the PDF', () => {
     expect(again.res.headers.get('etag')).toBe(`"${json.sha256}"`);
     expect(again.res.headers.get('repr-digest')).toBe(`sha-256=:${Buffer.from(json.sha256, 'hex').toString('base64')}:`);
     expect(sha256(again.bytes)).toBe(json.sha256);
+    // a cache holding it revalidates without the bytes; another ETag gets them
+    const cached = await h.call('GET', json.pdf_url, { key, headers: { 'if-none-match': `W/"x", "${json.sha256}"` } });
+    expect([cached.status, cached.headers.get('etag'), (await cached.arrayBuffer()).byteLength]).toEqual([304, `"${json.sha256}"`, 0]);
+    expect((await h.call('GET', json.pdf_url, { key, headers: { 'if-none-match': '"other"' } })).status).toBe(200);
     const negotiated = await pdfCall('GET', `/v1/csrd/reports/${json.report_id}`);
     expect(negotiated.res.headers.get('content-type')).toBe('application/pdf');
     expect(sha256(negotiated.bytes)).toBe(json.sha256);

@@ -81,6 +81,7 @@ describe('POST /v1/notice/cession', () => {
     const bytes = new Uint8Array(await dl.arrayBuffer());
     expect(new Bun.CryptoHasher('sha256').update(bytes).digest('hex')).toBe(r.body.sha256);
     expect(bytes.byteLength).toBe(r.body.bytes);
+    expect((await h.call('GET', r.body.download_url, { key, headers: { 'if-none-match': `"${r.body.sha256}"` } })).status).toBe(304);
     const text = pdfText(bytes).join('\n');
     for (const s of ['Notice of assignment of receivables', '€18,450.00', '€27,950.33', 'article 583', 'Debtor’s acknowledgement', 'set-offs']) expect(text).toContain(s);
     expect((await h.json('GET', `/v1/notice/cession/${r.body.notice_id}`, { key })).body).toEqual(r.body);

@@ -25,3 +25,15 @@ export function preferredDocument(accept: string | null | undefined, documents: 
 
 /** Whether the caller prefers the PDF to JSON. */
 export const wantsPdf = (accept: string | null | undefined) => preferredDocument(accept, ['application/pdf']) !== null;
+
+/**
+ * A conditional GET of a stored document (RFC 9110 §13.1.2): 304 without the bytes when
+ * If-None-Match names its ETag (or `*`), with the ETag and the caller's other headers; else null.
+ */
+export function notModified(request: Request, etag: string, headers: Record<string, unknown>): Response | null {
+  const given = request.headers.get('if-none-match');
+  if (!given) return null;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  if (given.trim() !== '*' && !given.split(',').some((tag) => opaque(tag) === opaque(etag))) return null;
+  return new Response(null, { status: 304, headers: { ...(headers as Record<string, string>), etag } });
+}

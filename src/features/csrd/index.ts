@@ -8,7 +8,7 @@ import { CsrdReport, CsrdReportRequest, ReportIdParams, validateReportBody, type
 import type { ReportLanguage } from './mapping';
 import { CsrdService } from './service';
 
-import { wantsPdf } from '../../lib/accept';
+import { notModified, wantsPdf } from '../../lib/accept';
 
 export const PDF = 'application/pdf';
 
@@ -132,9 +132,9 @@ export function csrdRoutes(ctx: AppContext) {
       )
       .get(
         '/v1/csrd/reports/:id/pdf',
-        async ({ auth, params, set }) => {
+        async ({ auth, params, set, request }) => {
           const { report, pdf } = await service.get(auth, params.id, true);
-          return pdfResponse(report, pdf!, 200, set.headers);
+          return notModified(request, `"${report.sha256}"`, set.headers) ?? pdfResponse(report, pdf!, 200, set.headers);
         },
         {
           params: ReportIdParams,
@@ -143,8 +143,9 @@ export function csrdRoutes(ctx: AppContext) {
             tag: 'esg',
             security: 'BearerAuth',
             operationId: 'getCsrdReportPdf',
-            errors: ['resource_not_found'],
+            errors: ['resource_not_found', 'validation_failed'],
             alsoAnswers: { [PDF]: 'The stored PDF, with ETag and Repr-Digest (its SHA-256)' },
+            responses: { 200: { description: 'The stored PDF' }, 304: { description: 'Not modified: If-None-Match named its ETag (no body)' } },
           }),
         },
       )

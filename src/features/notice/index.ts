@@ -5,7 +5,7 @@ import { requestState } from '../../plugins/request-state';
 import { apiDoc, routeDocs } from '../../lib/api-doc';
 import type { AuditTrail } from '../audit/service';
 import type { FactoringService } from '../factoring/service';
-import { wantsPdf } from '../../lib/accept';
+import { notModified, wantsPdf } from '../../lib/accept';
 import { NoticeIdParams, NoticeRequest, NoticeResponse } from './model';
 import { NoticeService } from './service';
 
@@ -86,9 +86,9 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
     })
     .get(
       '/v1/notice/cession/:id/pdf',
-      async ({ auth, params, set }) => {
+      async ({ auth, params, set, request }) => {
         const { bytes, sha256 } = await service.pdf(auth, params.id);
-        return pdfResponse(bytes, params.id, sha256, 200, set.headers);
+        return notModified(request, `"${sha256}"`, set.headers) ?? pdfResponse(bytes, params.id, sha256, 200, set.headers);
       },
       {
         params: NoticeIdParams,
@@ -97,8 +97,9 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
           tag: 'finance',
           security: 'BearerAuth',
           operationId: 'getCessionNoticePdf',
-          errors: ['resource_not_found'],
+          errors: ['resource_not_found', 'validation_failed'],
           alsoAnswers: { 'application/pdf': 'The stored PDF, with ETag (its SHA-256)' },
+          responses: { 200: { description: 'The stored PDF' }, 304: { description: 'Not modified: If-None-Match named its ETag (no body)' } },
         }),
       },
     );
