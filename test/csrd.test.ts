@@ -329,6 +329,16 @@ describe('POST /v1/csrd/report — errors', () => {
     const b = expectError(await report({ nif: '599000015' }), 404, 'resource_not_found');
     expect(b.message).toContain('599000015');
     expect(b.message).toContain('POST /v1/esg');
+    // not an assessment id at all: the request's problem (422), not a missing resource
+    expect(expectError(await report({ assessment_id: 'not-a-uuid' }), 422, 'validation_failed').fields).toEqual([{ path: 'assessment_id', message: 'must be a UUID' }]);
+  });
+
+  test('an assessment id in upper case is the same assessment; a country code in lower case is printed in upper case', async () => {
+    const id = await assess(ESG_EXAMPLES.leader);
+    const r = await report({ assessment_id: id.toUpperCase(), language: 'en', company: { country: 'pt' } });
+    expect(r.status).toBe(201);
+    expect(r.body.assessment_id).toBe(id);
+    expect(allDatapoints(r.body).find((p: any) => p.id === 'b1_country')).toMatchObject({ value: 'PT', display: 'PT' });
   });
 
   test('both or neither of assessment_id and nif → 422 on both paths; bad language, dates, NIF', async () => {

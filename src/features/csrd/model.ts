@@ -32,7 +32,7 @@ export const CompanyDetails = t.Object(
 /** The documented request. The cross-field rules (exactly one of assessment_id and nif; start ≤ end) are checked by validateReportBody. */
 export const CsrdReportRequest = t.Object(
   {
-    assessment_id: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'An ESG assessment of this tenant and environment (assessment_id of POST /v1/esg). Give this or nif, not both.' })),
+    assessment_id: t.Optional(t.String({ format: 'uuid', description: 'An ESG assessment of this tenant and environment (assessment_id of POST /v1/esg; either case). Give this or nif, not both.' })),
     nif: t.Optional(
       t.String({ pattern: '^[0-9]{9}$', format: 'nif', description: 'Use the latest ESG assessment of this NIF in this tenant and environment (9 digits, valid check digit). Give this or assessment_id, not both.', examples: ['505201348'] }),
     ),

@@ -33,7 +33,7 @@ export class CsrdService {
     const e = t.esgAssessments;
     const scope = and(eq(e.tenantId, caller.tenantId), eq(e.env, caller.env));
     if (body.assessment_id !== undefined) {
-      const [row] = await db.select().from(e).where(and(scope, eq(e.id, body.assessment_id))).limit(1);
+      const [row] = await db.select().from(e).where(and(scope, eq(e.id, body.assessment_id.toLowerCase()))).limit(1);
       if (!row) throw new ApiError('resource_not_found', `No ESG assessment ${body.assessment_id} in this tenant and environment.`);
       return row;
     }
@@ -48,6 +48,7 @@ export class CsrdService {
     const answers = row.answers as Record<string, AnswerValue>;
     const stored = row.result as unknown as StoredResult;
     const company: CompanyDetails = { ...(body.company ?? {}) };
+    if (company.country) company.country = company.country.toUpperCase(); // ISO 3166-1 as printed: "pt" is PT
     const year = row.computedAt.getUTCFullYear();
     const period = body.reporting_period ?? { start: `${year}-01-01`, end: `${year}-12-31` };
     // recommendations in the report's language: the same engine recomputes them (identical ids,
