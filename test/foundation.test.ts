@@ -256,6 +256,8 @@ describe('OpenAPI 3.1', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['BearerAuth', 'bearerAuth', 'oauth2']);
+    // every scope a client can hold, * included
+    expect(Object.keys(doc.components.securitySchemes.oauth2.flows.clientCredentials.scopes)).toContain('*');
     // a replayed stored 4xx carries Idempotent-Replayed too; the key's format is in the document
     const revoke = doc.paths['/v1/admin/keys/revoke'].post;
     expect(Object.keys(revoke.responses['409'].headers)).toContain('Idempotent-Replayed');

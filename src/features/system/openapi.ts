@@ -272,7 +272,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
         oauth2: {
           type: 'oauth2',
           description: 'OAuth 2.0 client credentials (spec §5.7): a client created with POST /v1/admin/oauth-clients gets a short-lived access token (a JWT, keys at /.well-known/jwks.json) that is sent as Authorization: Bearer and accepted wherever an API key is, with the client\u2019s scopes.',
-          flows: { clientCredentials: { tokenUrl: `${serverUrl}/v1/oauth/token`, scopes: Object.fromEntries(SCOPES.filter((s) => s !== '*').map((s) => [s, `the ${s} endpoints`])) } },
+          flows: { clientCredentials: { tokenUrl: `${serverUrl}/v1/oauth/token`, scopes: Object.fromEntries(SCOPES.map((s) => [s, s === '*' ? 'every scope (a client created without scopes holds it)' : `the ${s} endpoints`])) } },
         },
       },
     },
