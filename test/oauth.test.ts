@@ -175,6 +175,15 @@ describe('clients, revocation, rotation', () => {
     expectError(await h.json('GET', '/v1/admin/oauth-clients', { key: scoreOnly.api_key }), 403, 'insufficient_scope');
   });
 
+  test('at most 20 OAuth clients per environment, as keys', async () => {
+    const t = await h.tenant();
+    for (let i = 0; i < 20; i++) await newClient(t.api_key, { name: `c${i}`, scopes: ['score'] });
+    expectError(await h.json('POST', '/v1/admin/oauth-clients', { key: t.api_key, body: { name: 'one too many', scopes: ['score'] } }), 409, 'too_many_active_keys');
+    const first = (await h.json('GET', '/v1/admin/oauth-clients', { key: t.api_key })).body.clients[0];
+    expect((await h.json('DELETE', `/v1/admin/oauth-clients/${first.client_id}`, { key: t.api_key })).status).toBe(200);
+    await newClient(t.api_key, { name: 'after a delete', scopes: ['score'] });
+  });
+
   test('a limited key’s client inherits its limit; a key rotates or deletes only clients within its own scopes and limit', async () => {
     const t = await h.tenant();
     const narrow = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'n', scopes: ['keys:manage', 'score'], rateLimitPerMinute: 100 });

@@ -43,7 +43,7 @@ export const ERROR_CATALOGUE = {
   idempotency_key_in_use: { status: 409, meaning: 'A request with this Idempotency-Key is still being processed; retry later.' },
   last_active_key: { status: 409, meaning: 'Refused: this is the tenant\'s last active API key.' },
   key_not_active: { status: 409, meaning: 'The key is revoked or expired and cannot be rotated.' },
-  too_many_active_keys: { status: 409, meaning: 'The tenant already holds the most active API keys allowed in this environment (keys in their rotation grace count); revoke one first.' },
+  too_many_active_keys: { status: 409, meaning: 'The tenant already holds the most active API keys (keys in their rotation grace count), or OAuth clients, allowed in this environment; revoke or delete one first.' },
   webhook_endpoint_inactive: { status: 409, meaning: 'The webhook endpoint is disabled or failed; re-enable it before sending to it.' },
   webhook_delivery_in_flight: { status: 409, meaning: 'An attempt of this webhook delivery is in flight; retry it after that attempt ends.' },
   invalid_transition: { status: 409, meaning: 'The operation (or payable) is not in a state this action applies to; see its status and the allowed transitions (docs/factoring.md).' },

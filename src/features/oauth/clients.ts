@@ -2,7 +2,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { randomHex, safeEqual, sha256Hex } from '../../lib/crypto';
 import { ApiError, validationError } from '../../lib/errors';
-import { assertMayActOn, grantedBy, type Actor, type AdminService, type CallerKey } from '../admin/service';
+import { assertMayActOn, grantedBy, MAX_ACTIVE_KEYS, type Actor, type AdminService, type CallerKey } from '../admin/service';
 import type { Env, KeyRow } from '../tenants/service';
 import { clientKeyHash } from './tokens';
 
@@ -46,6 +46,9 @@ export class OAuthClients {
     const { t, withTx } = this.ctx.database;
     const row = await withTx(async (tx) => {
       await this.admin.lockTenant(tx, actor.tenantId);
+      // each client has its own per-minute budget, as a key has: the same cap (under the tenant lock)
+      const held = await tx.select({ id: t.oauthClients.id }).from(t.oauthClients).where(and(eq(t.oauthClients.tenantId, actor.tenantId), eq(t.oauthClients.env, env), isNull(t.oauthClients.deletedAt)));
+      if (held.length >= MAX_ACTIVE_KEYS) throw new ApiError('too_many_active_keys', `The tenant holds ${held.length} OAuth clients in ${env}, the most allowed is ${MAX_ACTIVE_KEYS}. Delete one first.`);
       const principal = await this.ctx.tenants.createKey({
         tenantId: actor.tenantId,
         env,

@@ -157,7 +157,7 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
           rate_limit_per_minute: t.Optional(Int({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit' })),
         }),
         response: { 201: ClientWithSecret },
-        detail: doc('Create an OAuth client (client credentials); the secret is shown once', 'createOAuthClient', ['cross_environment_forbidden'], undefined, {
+        detail: doc('Create an OAuth client (client credentials); the secret is shown once', 'createOAuthClient', ['cross_environment_forbidden', 'too_many_active_keys'], 'At most 20 OAuth clients per environment (each has its own per-minute budget, as a key has).', {
           platform: { summary: 'A scoring client for a platform\u2019s backend', value: { name: 'platform backend', scopes: ['score', 'esg'] } },
         }),
       },
