@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
-import { EsgResponse } from '../src/features/esg/model';
+import { EsgAssessment, EsgResponse } from '../src/features/esg/model';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
 import { answersSchema, INDICATORS, isValidSector, validateAnswers } from '../src/features/esg/questionnaire';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -140,6 +140,48 @@ describe('POST /v1/esg — errors', () => {
     const limited = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', rateLimitPerMinute: 1 });
     expect((await esg(ESG_EXAMPLES.leader, { key: limited.api_key })).status).toBe(200);
     expectError(await esg(ESG_EXAMPLES.leader, { key: limited.api_key }), 429, 'rate_limited');
+  });
+});
+
+describe('GET /v1/esg/assessments', () => {
+  test('each assessment read back as it was answered (recommendations in the asked language), newest first, by NIF, paginated; not billed', async () => {
+    const t = await h.tenant();
+    const first = await esg({ ...ESG_EXAMPLES.leader, customer_reference: 'sup-1' }, { key: t.api_key });
+    const second = await esg(ESG_EXAMPLES.developing_manufacturer, { key: t.api_key });
+    const third = await esg(ESG_EXAMPLES.leader, { key: t.api_key });
+    const one = await h.json('GET', `/v1/esg/assessments/${first.body.assessment_id}`, { key: t.api_key });
+    expect(one.status).toBe(200);
+    expect(Value.Check(EsgAssessment, one.body)).toBe(true);
+    expect(one.body).toEqual({ ...first.body, nif: ESG_EXAMPLES.leader.nif, sector: ESG_EXAMPLES.leader.sector, answers: ESG_EXAMPLES.leader.answers });
+    // in Portuguese: the same numbers and ids, the texts translated
+    const pt = await h.json('GET', `/v1/esg/assessments/${first.body.assessment_id.toUpperCase()}`, { key: t.api_key, headers: { 'accept-language': 'pt-PT' } });
+    expect(pt.headers.get('content-language')).toBe('pt-PT');
+    expect(pt.body.recommendations.map((r: any) => r.id)).toEqual(first.body.recommendations.map((r: any) => r.id));
+    expect(pt.body.recommendations[0].title).not.toBe(first.body.recommendations[0].title);
+    const all = await h.json('GET', '/v1/esg/assessments?limit=2', { key: t.api_key });
+    expect(all.body.data.map((a: any) => a.assessment_id)).toEqual([third.body.assessment_id, second.body.assessment_id]);
+    const rest = await h.json('GET', `/v1/esg/assessments?limit=2&cursor=${all.body.next_cursor}`, { key: t.api_key });
+    expect([rest.body.data.map((a: any) => a.assessment_id), rest.body.next_cursor]).toEqual([[first.body.assessment_id], null]);
+    const byNif = await h.json('GET', `/v1/esg/assessments?nif=${ESG_EXAMPLES.developing_manufacturer.nif}`, { key: t.api_key });
+    expect(byNif.body.data.map((a: any) => a.assessment_id)).toEqual([second.body.assessment_id]);
+    await h.ctx.usage.flush();
+    const u = h.ctx.database.t.usageRecords;
+    expect((await h.ctx.database.db.select().from(u).where(eq(u.tenantId, t.tenant_id))).reduce((n, r) => n + r.quantity, 0)).toBe(3); // the three assessments
+  });
+
+  test('errors and isolation: not a UUID 422, unknown 404, another tenant or environment 404, scope 403', async () => {
+    const t = await h.tenant();
+    const a = await esg(ESG_EXAMPLES.leader, { key: t.api_key });
+    expect(expectError(await h.json('GET', '/v1/esg/assessments/nope', { key: t.api_key }), 422, 'validation_failed').fields).toEqual([{ path: 'path.id', message: 'must be a UUID' }]);
+    expectError(await h.json('GET', `/v1/esg/assessments/${crypto.randomUUID()}`, { key: t.api_key }), 404, 'resource_not_found');
+    const other = await h.tenant();
+    expectError(await h.json('GET', `/v1/esg/assessments/${a.body.assessment_id}`, { key: other.api_key }), 404, 'resource_not_found');
+    expect((await h.json('GET', '/v1/esg/assessments', { key: other.api_key })).body.data).toEqual([]);
+    const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live' });
+    expectError(await h.json('GET', `/v1/esg/assessments/${a.body.assessment_id}`, { key: live.api_key }), 404, 'resource_not_found');
+    const noScope = await h.tenant({ scopes: ['score'] });
+    expectError(await h.json('GET', '/v1/esg/assessments', { key: noScope.api_key }), 403, 'insufficient_scope');
+    expectError(await h.json('GET', '/v1/esg/assessments?cursor=x', { key: t.api_key }), 422, 'validation_failed');
   });
 });
 

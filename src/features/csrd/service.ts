@@ -2,8 +2,8 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import type { UsageMeter } from '../usage/service';
-import { assessEsg, ESG_ALGORITHM_VERSION, sectorWeights, type EsgResult, type RecommendationRef } from '../esg/engine';
-import { storedRecommendations } from '../esg/service';
+import { sectorWeights, type EsgResult, type RecommendationRef } from '../esg/engine';
+import { recommendationsOf } from '../esg/service';
 import type { AnswerValue } from '../esg/questionnaire';
 import { indicatorRows, mapDisclosures, sdgLinks, type CompanyDetails, type ReportLanguage } from './mapping';
 import type { CsrdReportBody, CsrdReportInput } from './model';
@@ -51,11 +51,9 @@ export class CsrdService {
     if (company.country) company.country = company.country.toUpperCase(); // ISO 3166-1 as printed: "pt" is PT
     const year = row.computedAt.getUTCFullYear();
     const period = body.reporting_period ?? { start: `${year}-01-01`, end: `${year}-12-31` };
-    // recommendations in the report's language: the same engine recomputes them (identical ids,
-    // order and numbers) while the assessment's algorithm is the current one; else the stored ones
+    // recommendations in the report's language (esg/service.ts recommendationsOf)
     const lang = language === 'pt-PT' ? 'pt' : 'en';
-    const recommendations =
-      row.algorithmVersion === ESG_ALGORITHM_VERSION ? assessEsg({ sector: row.sector, answers }, lang).recommendations : storedRecommendations(stored.recommendations, lang);
+    const recommendations = recommendationsOf(row, lang);
     const id = `rep_${crypto.randomUUID()}`;
     const createdAt = this.now();
     const mapped = mapDisclosures({ sector: row.sector, answers, company, language });

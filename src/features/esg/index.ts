@@ -6,9 +6,9 @@ import { authed } from '../../plugins/auth';
 import { langOf, localised } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
 import { ApiError, fieldProblems } from '../../lib/errors';
-import { EsgRequest, EsgResponse, ESG_OPENAPI_EXAMPLES, Questionnaire, validateEsgBody } from './model';
+import { EsgAssessment, EsgAssessmentList, EsgAssessmentListQuery, EsgAssessmentParams, EsgRequest, EsgResponse, ESG_OPENAPI_EXAMPLES, Questionnaire, validateEsgBody } from './model';
 import { INDICATORS, SECTORS, type AnswerValue } from './questionnaire';
-import { EsgService } from './service';
+import { EsgAssessments, EsgService } from './service';
 import { esgAnswerBody } from './answer-json';
 import type { Recommendation } from './engine';
 
@@ -44,6 +44,7 @@ export function esgFastPath(ctx: AppContext, service: EsgService, route: '/v1/es
 }
 
 export function esgRoutes(ctx: AppContext, service: EsgService) {
+  const assessments = new EsgAssessments(ctx.database);
   const assess = {
     // Elysia strips unknown keys instead of rejecting them: validate the whole body here first
     // (after auth, before Elysia's own validation) so every bad field is reported at once.
@@ -91,5 +92,22 @@ export function esgRoutes(ctx: AppContext, service: EsgService) {
     .get('/v1/esg/questionnaire', () => ({ sectors: [...SECTORS], indicators: INDICATORS.map((i) => ({ ...i, sdgs: [...i.sdgs] })) }), {
       response: { 200: Questionnaire },
       detail: apiDoc({ summary: 'The ESG questionnaire: sectors and the 27 indicators', tag: 'esg', security: 'BearerAuth', operationId: 'getEsgQuestionnaire' }),
+    })
+    .get('/v1/esg/assessments', ({ auth, query, headers, set }) => assessments.list(auth, query, localised(set, langOf(headers))), {
+      query: EsgAssessmentListQuery,
+      response: { 200: EsgAssessmentList },
+      detail: apiDoc({
+        summary: 'Stored ESG assessments, newest first (optionally of one NIF)',
+        description: 'Each as POST /v1/esg answered it, with the NIF, sector and answers assessed; recommendations in English, or Portuguese with Accept-Language: pt-PT. Not billed.',
+        tag: 'esg',
+        security: 'BearerAuth',
+        operationId: 'listEsgAssessments',
+        localised: true,
+      }),
+    })
+    .get('/v1/esg/assessments/:id', ({ auth, params, headers, set }) => assessments.get(auth, params.id, localised(set, langOf(headers))), {
+      params: EsgAssessmentParams,
+      response: { 200: EsgAssessment },
+      detail: apiDoc({ summary: 'One stored ESG assessment', tag: 'esg', security: 'BearerAuth', operationId: 'getEsgAssessment', errors: ['resource_not_found'], localised: true }),
     });
 }

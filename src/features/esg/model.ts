@@ -1,7 +1,7 @@
 import { t } from 'elysia';
 import { Value } from '@sinclair/typebox/value';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { CustomerReference, DateTime, Nif, Int } from '../../lib/schemas';
+import { CustomerReference, DateTime, Nif, Int, Page } from '../../lib/schemas';
 import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
 import { answersSchema, isValidSector, SECTOR_PATTERN, validateAnswers } from './questionnaire';
 import { ESG_EXAMPLES } from './examples';
@@ -72,6 +72,21 @@ export const EsgResponse = t.Object({
   synthetic: t.Boolean(),
   customer_reference: t.Optional(t.String()),
 });
+
+/** A stored assessment: the answer POST /v1/esg gave (recommendations in the asked language), and what was assessed. */
+export const EsgAssessment = t.Object({
+  ...EsgResponse.properties,
+  nif: t.String(),
+  sector: t.String(),
+  answers: t.Record(t.String(), t.Unknown(), { description: 'The answers as given' }),
+});
+export const EsgAssessmentList = Page(EsgAssessment);
+export const EsgAssessmentListQuery = t.Object({
+  nif: t.Optional(Nif),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: t.Optional(t.String({ format: 'uuid', description: 'next_cursor of the previous page' })),
+});
+export const EsgAssessmentParams = t.Object({ id: t.String({ format: 'uuid', description: 'assessment_id (either case)' }) });
 
 export const Questionnaire = t.Object({
   sectors: t.Array(t.Object({ code: t.String(), name: t.String() })),

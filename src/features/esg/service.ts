@@ -1,8 +1,14 @@
+import { and, desc, eq, lt } from 'drizzle-orm';
 import type { Database } from '../../db/client';
+import { ApiError } from '../../lib/errors';
+import { pageOf } from '../../lib/schemas';
 import type { UsageMeter } from '../usage/service';
 import type { ScoreCaller } from '../score/service';
 import { assessEsg, ESG_ALGORITHM_VERSION, recommendationRef, renderRecommendation, type Recommendation, type RecommendationRef } from './engine';
 import type { AnswerValue } from './questionnaire';
+import type { EsgResponse } from './model';
+
+type EsgAnswer = typeof EsgResponse.static;
 
 /** Runs the pure engine, stores the assessment (inputs and result) and meters it. */
 export class EsgService {
@@ -45,6 +51,47 @@ export class EsgService {
     );
     this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, meter: 'esg', requestId: caller.requestId });
     return response;
+  }
+}
+
+type AssessmentRow = Database['t']['esgAssessments']['$inferSelect'];
+
+/**
+ * A stored assessment's recommendations in a language: recomputed by the same engine while the
+ * assessment's algorithm is the current one (identical ids, order and numbers; only the texts follow
+ * the language), else rendered from what was stored.
+ */
+export function recommendationsOf(row: Pick<AssessmentRow, 'algorithmVersion' | 'sector' | 'answers' | 'result'>, lang: 'en' | 'pt'): Recommendation[] {
+  if (row.algorithmVersion === ESG_ALGORITHM_VERSION) return assessEsg({ sector: row.sector, answers: row.answers as Record<string, AnswerValue> }, lang).recommendations;
+  return storedRecommendations((row.result as { recommendations: (Recommendation | RecommendationRef)[] }).recommendations, lang);
+}
+
+/** A stored assessment as POST /v1/esg answered it (recommendations in `lang`), with what was assessed. */
+export function assessmentView(row: AssessmentRow, lang: 'en' | 'pt') {
+  const stored = row.result as Omit<EsgAnswer, 'recommendations'>;
+  return { ...stored, recommendations: recommendationsOf(row, lang), nif: row.nif, sector: row.sector, answers: row.answers as Record<string, AnswerValue> };
+}
+
+/** Stored assessments of one tenant and environment: newest first, and one by its id. */
+export class EsgAssessments {
+  constructor(private readonly database: Database) {}
+
+  async list(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, q: { nif?: string; limit?: number; cursor?: string }, lang: 'en' | 'pt') {
+    const e = this.database.t.esgAssessments;
+    const limit = q.limit ?? 50;
+    const conds = [eq(e.tenantId, caller.tenantId), eq(e.env, caller.env)];
+    if (q.nif) conds.push(eq(e.nif, q.nif));
+    if (q.cursor) conds.push(lt(e.id, q.cursor.toLowerCase()));
+    // ids are UUIDv7: their order is the order of assessment
+    const rows = await this.database.db.select().from(e).where(and(...conds)).orderBy(desc(e.id)).limit(limit + 1);
+    return pageOf(rows, limit, (r) => assessmentView(r, lang), (r) => r.id);
+  }
+
+  async get(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, id: string, lang: 'en' | 'pt') {
+    const e = this.database.t.esgAssessments;
+    const [row] = await this.database.db.select().from(e).where(and(eq(e.tenantId, caller.tenantId), eq(e.env, caller.env), eq(e.id, id.toLowerCase()))).limit(1);
+    if (!row) throw new ApiError('resource_not_found', `No ESG assessment ${id} in this tenant and environment.`);
+    return assessmentView(row, lang);
   }
 }
 
