@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
-import { ListKeysResponse, RotateResponse } from '../src/features/admin/model';
+import { AuditLog, ListKeysResponse, RotateResponse } from '../src/features/admin/model';
 import { MAX_ACTIVE_KEYS } from '../src/features/admin/service';
 import { expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
@@ -289,5 +289,35 @@ describe('Cache-Control on authenticated answers', () => {
     expect([score.status, score.headers.get('cache-control')]).toEqual([200, 'no-store']);
     const listed = await h.call('GET', '/v1/admin/keys', { key: k });
     expect([listed.status, listed.headers.get('cache-control')]).toEqual([200, 'no-store']);
+  });
+});
+
+describe('GET /v1/admin/audit-log', () => {
+  test('who changed what, newest first, of the key\'s environment; filters, pages; another tenant sees none; scope', async () => {
+    const t = await h.tenant();
+    const created = await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'batch', scopes: ['score'] } });
+    const rotated = await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: created.body.api_key_id, grace_days: 0 } });
+    expect(rotated.status).toBe(201);
+    const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live', name: 'prod' });
+    await h.json('POST', '/v1/admin/keys', { key: live.api_key, body: { name: 'live one' } });
+    const log = await h.json('GET', '/v1/admin/audit-log', { key: t.api_key });
+    expect(log.status).toBe(200);
+    expect(Value.Check(AuditLog, log.body)).toBe(true);
+    expect(log.body.data.map((r: any) => [r.action, r.target])).toEqual([
+      ['api_key.rotated', created.body.api_key_id],
+      ['api_key.created', created.body.api_key_id],
+    ]);
+    expect(log.body.data[0]).toMatchObject({ actor: 'key', actor_key_id: t.api_key_id, request_id: rotated.headers.get('x-request-id'), details: { new_key_id: rotated.body.api_key_id, grace_days: 0 } });
+    // the live key's own record is the live environment's
+    expect((await h.json('GET', '/v1/admin/audit-log', { key: live.api_key })).body.data.map((r: any) => r.action)).toEqual(['api_key.created']);
+    expect((await h.json('GET', '/v1/admin/audit-log?action=api_key.created', { key: t.api_key })).body.data).toHaveLength(1);
+    const page = await h.json('GET', '/v1/admin/audit-log?limit=1', { key: t.api_key });
+    const next = await h.json('GET', `/v1/admin/audit-log?limit=1&cursor=${page.body.next_cursor}`, { key: t.api_key });
+    expect([page.body.data[0].action, next.body.data[0].action, next.body.next_cursor]).toEqual(['api_key.rotated', 'api_key.created', null]);
+    expectError(await h.json('GET', '/v1/admin/audit-log?cursor=nope', { key: t.api_key }), 422, 'validation_failed');
+    const other = await h.tenant();
+    expect((await h.json('GET', '/v1/admin/audit-log', { key: other.api_key })).body.data).toEqual([]);
+    const scoreOnly = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 's', scopes: ['score'] });
+    expectError(await h.json('GET', '/v1/admin/audit-log', { key: scoreOnly.api_key }), 403, 'insufficient_scope');
   });
 });

@@ -5,7 +5,7 @@ import { apiDoc } from '../../lib/api-doc';
 import { ApiError } from '../../lib/errors';
 import { iso } from '../../lib/schemas';
 import { keyStatus } from '../tenants/service';
-import { CreateKeyRequest, CreateKeyResponse, ListKeysResponse, RevokeRequest, RevokeResponse, RotateRequest, RotateResponse, UsageQuery, UsageResponse } from './model';
+import { AuditLog, AuditLogQuery, CreateKeyRequest, CreateKeyResponse, ListKeysResponse, RevokeRequest, RevokeResponse, RotateRequest, RotateResponse, UsageQuery, UsageResponse } from './model';
 import { actorOf, AdminService } from './service';
 
 export function adminRoutes(ctx: AppContext) {
@@ -97,6 +97,18 @@ export function adminRoutes(ctx: AppContext) {
         security: 'bearerAuth',
         operationId: 'revokeKey',
         errors: ['cross_tenant_forbidden', 'cross_environment_forbidden', 'resource_not_found', 'last_active_key'],
+      }),
+    })
+    .get('/v1/admin/audit-log', ({ auth, query }) => admin.auditLog(actorOf(auth), query), {
+      query: AuditLogQuery,
+      response: { 200: AuditLog },
+      detail: apiDoc({
+        summary: 'The administrative audit log, newest first',
+        description:
+          'Who changed what, when: key creation, rotation and revocation, OAuth clients, webhook endpoints, the credit policy, GDPR exports and erasure, and the operator\'s changes (actor "operator"). Of the key\'s environment (a record belongs to its acting key\'s environment; an operator\'s to the key it changed, else to live). Filters: action, target.',
+        tag: 'admin',
+        security: 'bearerAuth',
+        operationId: 'listAuditLog',
       }),
     });
 

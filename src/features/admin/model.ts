@@ -1,6 +1,6 @@
 import { t } from 'elysia';
 import { Type } from '@sinclair/typebox';
-import { DateTime, NullableDateTime, Uuid, Int, RequestDate, RequestDateTime } from '../../lib/schemas';
+import { DateTime, NullableDateTime, Uuid, Int, Page, RequestDate, RequestDateTime } from '../../lib/schemas';
 import { SCOPES } from '../tenants/service';
 
 export const AdminKey = t.Object(
@@ -42,6 +42,24 @@ export const RevokeRequest = t.Object({
   reason: t.Optional(t.String({ maxLength: 256 })),
 });
 export const RevokeResponse = t.Object({ revoked: t.Boolean(), revoked_at: t.String({ format: 'date-time' }), api_key_id: t.String() });
+
+export const AuditRecord = t.Object({
+  id: t.String(),
+  action: t.String({ examples: ['api_key.rotated'], description: 'api_key.created|rotated|revoked, oauth_client.*, webhook_endpoint.*, credit_policy.updated, gdpr.*, tenant.* (operator)' }),
+  target: t.Union([t.String(), t.Null()], { description: 'What was changed (a key id, a client id, an endpoint id, the tenant id)' }),
+  actor: t.Union([t.Literal('key'), t.Literal('operator')], { description: 'an API key or OAuth client of the tenant, or the operator (the CLI)' }),
+  actor_key_id: t.Union([t.String(), t.Null()]),
+  request_id: t.Union([t.String(), t.Null()]),
+  details: t.Record(t.String(), t.Unknown()),
+  created_at: t.String({ format: 'date-time' }),
+});
+export const AuditLog = Page(AuditRecord);
+export const AuditLogQuery = t.Object({
+  action: t.Optional(t.String({ maxLength: 64 })),
+  target: t.Optional(t.String({ maxLength: 64 })),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: t.Optional(t.String({ maxLength: 200, description: 'next_cursor of the previous page' })),
+});
 
 export const UsageQuery = t.Object({
   from: t.Optional(RequestDateTime({ description: 'Inclusive start; default: start of the current UTC month. Calls are counted at the start of their UTC second, so bounds on whole seconds are exact' })),

@@ -1,6 +1,8 @@
-import { and, eq, isNotNull, isNull, like } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNotNull, isNull, like, lt, notInArray, or, type SQL } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
 import { ApiError, validationError } from '../../lib/errors';
+import { pageOf } from '../../lib/schemas';
+import { decodePageCursor, encodePageCursor } from '../erp/util';
 import { effectiveRateLimit, TenantService, keyStatus, type Env, type KeyRow, type TenantRow } from '../tenants/service';
 
 /** active API keys a tenant may hold per environment through the API (rotation) */
@@ -56,6 +58,20 @@ export function assertMayActOn(caller: CallerKey | null, target: Pick<KeyRow, 's
   }
 }
 
+/**
+ * The audit records of one environment: a record belongs to its acting key's environment; an
+ * operator's record (no acting key) to the environment of the key it targets, else to live.
+ */
+export function auditLogOfEnv(database: Database, tenantId: string, env: 'sandbox' | 'live'): SQL | undefined {
+  const { t, db } = database;
+  const a = t.auditLog;
+  const k = t.apiKeys;
+  const keysOf = (e: string | null) => db.select({ id: k.id }).from(k).where(e ? and(eq(k.tenantId, tenantId), eq(k.env, e)) : eq(k.tenantId, tenantId));
+  const operatorOnKey = and(isNull(a.actorKeyId), inArray(a.target, keysOf(env)));
+  const byKey = inArray(a.actorKeyId, keysOf(env));
+  return env === 'live' ? or(byKey, operatorOnKey, and(isNull(a.actorKeyId), or(isNull(a.target), notInArray(a.target, keysOf(null))))) : or(byKey, operatorOnKey);
+}
+
 /** Key rotation and revocation (Stripe's rolling model), each with an audit record. */
 export class AdminService {
   constructor(
@@ -67,7 +83,7 @@ export class AdminService {
   /** Audit record in the caller's transaction: who (key id), what, when, request id. */
   async audit(tx: Db, actor: Actor, action: string, target: string | null, details: Record<string, unknown> = {}) {
     await tx.insert(this.database.t.auditLog).values({
-      id: crypto.randomUUID(),
+      id: Bun.randomUUIDv7(), // time-ordered: records of one millisecond list in the order they were made
       tenantId: actor.tenantId,
       actorKeyId: actor.keyId,
       action,
@@ -76,6 +92,33 @@ export class AdminService {
       details: actor.keyId === null ? { ...details, actor: 'operator' } : details,
       createdAt: this.now(),
     });
+  }
+
+  /** The audit records of the caller's environment, newest first (action and target filters; a cursor of (time, id)). */
+  async auditLog(actor: Actor, q: { action?: string; target?: string; limit?: number; cursor?: string }) {
+    const a = this.database.t.auditLog;
+    const limit = q.limit ?? 50;
+    const conds: (SQL | undefined)[] = [eq(a.tenantId, actor.tenantId), auditLogOfEnv(this.database, actor.tenantId, actor.env as 'sandbox' | 'live')];
+    if (q.action) conds.push(eq(a.action, q.action));
+    if (q.target) conds.push(eq(a.target, q.target));
+    const cur = decodePageCursor<[number, string]>(q.cursor, ['number', 'string']);
+    if (cur) conds.push(or(lt(a.createdAt, new Date(cur[0])), and(eq(a.createdAt, new Date(cur[0])), lt(a.id, cur[1]))));
+    const rows = await this.database.db.select().from(a).where(and(...conds)).orderBy(desc(a.createdAt), desc(a.id)).limit(limit + 1);
+    return pageOf(
+      rows,
+      limit,
+      (r) => ({
+        id: r.id,
+        action: r.action,
+        target: r.target,
+        actor: r.actorKeyId === null ? ('operator' as const) : ('key' as const),
+        actor_key_id: r.actorKeyId,
+        request_id: r.requestId,
+        details: (r.details ?? {}) as Record<string, unknown>,
+        created_at: r.createdAt.toISOString(),
+      }),
+      (last) => encodePageCursor([last.createdAt.getTime(), last.id]),
+    );
   }
 
   /** Serialises concurrent admin changes of one tenant (a row lock on PostgreSQL; SQLite is serial already). */

@@ -1,10 +1,10 @@
-import { and, asc, count, eq, getTableColumns, gt, inArray, isNull, lt, notInArray, or, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, getTableColumns, gt, inArray, isNull, lt, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { CACHE_ASPECTS, type Database, type Db } from '../../db/client';
 import type { Schema } from '../../db/schema';
 import { randomHex, sha256Hex } from '../../lib/crypto';
 import { ApiError } from '../../lib/errors';
-import { AdminService, operatorActor, type Actor } from '../admin/service';
+import { AdminService, auditLogOfEnv, operatorActor, type Actor } from '../admin/service';
 import type { TenantService } from '../tenants/service';
 import { EXPORT_ARRAY_CATEGORIES, type EraseResult, type ExportArrayCategory, type ExportManifestBody } from './model';
 
@@ -237,14 +237,7 @@ export type ExportEnv = 'sandbox' | 'live' | 'all';
 function envCondition(database: Database, name: ExportArrayCategory, table: PgTable, tenantId: string, env: ExportEnv): SQL | undefined {
   if (env === 'all') return undefined;
   const { t, db } = database;
-  if (name === 'audit_log') {
-    const a = t.auditLog;
-    const k = t.apiKeys;
-    const keysOf = (e: string | null) => db.select({ id: k.id }).from(k).where(e ? and(eq(k.tenantId, tenantId), eq(k.env, e)) : eq(k.tenantId, tenantId));
-    const operatorOnKey = and(isNull(a.actorKeyId), inArray(a.target, keysOf(env)));
-    const byKey = inArray(a.actorKeyId, keysOf(env));
-    return env === 'live' ? or(byKey, operatorOnKey, and(isNull(a.actorKeyId), or(isNull(a.target), notInArray(a.target, keysOf(null))))) : or(byKey, operatorOnKey);
-  }
+  if (name === 'audit_log') return auditLogOfEnv(database, tenantId, env);
   if (name === 'webhook_deliveries') {
     const e = t.events;
     return inArray(t.webhookDeliveries.eventId, db.select({ id: e.id }).from(e).where(and(eq(e.tenantId, tenantId), eq(e.env, env))));
