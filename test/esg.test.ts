@@ -191,6 +191,8 @@ describe('GET /v1/esg/questionnaire', () => {
     expect(r.status).toBe(200);
     expect(r.body.indicators.length).toBe(27);
     expect(r.body.sectors.map((s: any) => s.code).join('')).toBe('ABCDEFGHIJKLMNOPQRSTU');
+    expect(r.body.sectors.every((s: any) => s.name && s.name_pt && s.name !== s.name_pt)).toBe(true); // a Portuguese form needs no translation of its own
+    expect(r.body.sectors.find((s: any) => s.code === 'C')).toEqual({ code: 'C', name: 'Manufacturing', name_pt: 'Indústrias transformadoras' });
     for (const i of r.body.indicators) {
       expect(['E', 'S', 'G']).toContain(i.pillar);
       expect(i.vsme_ref).toMatch(/^[BC]\d+$/);

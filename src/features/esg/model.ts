@@ -89,7 +89,7 @@ export const EsgAssessmentListQuery = t.Object({
 export const EsgAssessmentParams = t.Object({ id: t.String({ format: 'uuid', description: 'assessment_id (either case)' }) });
 
 export const Questionnaire = t.Object({
-  sectors: t.Array(t.Object({ code: t.String(), name: t.String() })),
+  sectors: t.Array(t.Object({ code: t.String(), name: t.String(), name_pt: t.String({ description: 'as CAE Rev. 3 names the section' }) })),
   indicators: t.Array(
     t.Object({
       key: t.String(),
