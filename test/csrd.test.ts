@@ -441,6 +441,10 @@ describe('mapping (pure)', () => {
     expect(formatNumber(12345.6, 'pt-PT')).toBe('12 345,6');
     expect(formatNumber(1850, 'pt-PT')).toBe('1850');
     expect(formatNumber(12345.6, 'en')).toBe('12,345.6');
+    // a value below a millionth is not printed as 0
+    expect(formatNumber(1e-7, 'en')).toBe('0.0000001');
+    expect(formatNumber(1.234e-7, 'pt-PT')).toBe('0,000000123');
+    expect(formatNumber(0.000001, 'en')).toBe('0.000001');
   });
 
   test('Accept negotiation', () => {

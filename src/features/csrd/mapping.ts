@@ -61,13 +61,19 @@ const NUMBER_FORMATS = {
   'pt-PT': new Intl.NumberFormat('pt-PT', { maximumFractionDigits: 6 }),
   en: new Intl.NumberFormat('en', { maximumFractionDigits: 6 }),
 };
+// below a millionth, six decimals print 0 for a value that is not: three significant digits instead
+const SMALL_FORMATS = {
+  'pt-PT': new Intl.NumberFormat('pt-PT', { maximumSignificantDigits: 3 }),
+  en: new Intl.NumberFormat('en', { maximumSignificantDigits: 3 }),
+};
 
 /**
  * A number as the report prints it: pt-PT "12 345,6" (grouping from five digits, decimal comma),
  * en "12,345.6". Grouping spaces are made plain spaces, so the PDF text reads the same everywhere.
  */
 export function formatNumber(n: number, lang: ReportLanguage): string {
-  return NUMBER_FORMATS[lang].format(n).replace(/[\u00a0\u202f]/g, ' ');
+  const format = n !== 0 && Math.abs(n) < 5e-7 ? SMALL_FORMATS : NUMBER_FORMATS;
+  return format[lang].format(n).replace(/[\u00a0\u202f]/g, ' ');
 }
 
 const OPTION_LABELS: Record<string, Text> = {
