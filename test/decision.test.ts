@@ -137,6 +137,19 @@ describe('POST /v1/decision — sandbox fixtures', () => {
     }
   });
 
+  test('Accept-Language: pt-PT gives the signals\' labels in Portuguese (the score\'s reasons), stored as answered; English by default', async () => {
+    const t = await h.tenant();
+    const en = await decide({ nif: '599000023', context: ctx(150_001, 'factoring', 90) }, t.api_key);
+    const pt = await decide({ nif: '599000023', context: ctx(150_001, 'factoring', 90) }, t.api_key, { 'accept-language': 'pt-PT' });
+    expect([en.headers.get('content-language'), pt.headers.get('content-language')]).toEqual(['en', 'pt-PT']);
+    expect(pt.body.signals.map((x: any) => x.factor)).toEqual(en.body.signals.map((x: any) => x.factor));
+    expect(en.body.signals.map((x: any) => x.label)).toContain('High dependence on a single customer');
+    expect(pt.body.signals.map((x: any) => x.label)).toContain('Elevada dependência de um único cliente');
+    // the numbers are the same decision's
+    expect(pt.body.recommendation).toEqual(en.body.recommendation);
+    expect((await h.json('GET', `/v1/decisions/${pt.body.decision_id}`, { key: t.api_key })).body.signals).toEqual(pt.body.signals);
+  });
+
   test('scope, auth and live keys', async () => {
     expectError(await h.json('POST', '/v1/decision', { body: { nif: '599000015', context: ctx() } }), 401, 'missing_api_key');
     const t = await h.tenant({ scopes: ['esg'] });
@@ -219,6 +232,11 @@ describe('the tenant\'s ERP books feed decisions', () => {
     expect(after.erp_source).toBe('demo');
     const erpSignals = after.signals.filter((s: any) => s.source === 'erp:demo');
     expect(erpSignals.map((s: any) => s.factor)).toContain('erp_pays_late');
+    // the books' observations in Portuguese too, with the same numbers
+    const afterPt = (await decide({ nif: '599000040', context: ctx(5000, 'trade_credit') }, t.api_key, { 'accept-language': 'pt' }, erp)).body;
+    const late = (b: any) => b.signals.find((s: any) => s.factor === 'erp_pays_late').label;
+    expect(late(afterPt)).toStartWith('Paga as suas faturas');
+    expect(late(afterPt).match(/\d+/g)).toEqual(late(after).match(/\d+/g));
     expect(after.breakdown.behavioral).toBeLessThan(before.breakdown.behavioral);
     expect(Date.parse(after.data_freshness)).toBeLessThanOrEqual(Date.parse(after.computed_at));
     const prompt = (await decide({ nif: '599000015', context: ctx(5000, 'trade_credit') }, t.api_key, undefined, erp)).body;

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed, jsonAnswer, scoreGenerationNow } from '../../plugins/auth';
+import { langOf, localised } from '../../plugins/request-state';
 import { routeDocs } from '../../lib/api-doc';
 import { isJsonObject, validationError } from '../../lib/errors';
 import { MODALITIES } from './policy';
@@ -26,19 +27,20 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
 
   const credit = new Elysia({ name: 'decisions' })
     .use(authed(ctx, 'score'))
-    .post('/v1/decision', async ({ auth, body, set }) => jsonAnswer((await service.decide(auth, body, performance.now())).text, set.headers), {
+    .post('/v1/decision', async ({ auth, body, set, headers }) => jsonAnswer((await service.decide(auth, body, performance.now(), localised(set, langOf(headers)))).text, set.headers), {
       body: DecisionRequest,
       response: { 200: DecisionResponse },
       detail: doc(
         'Credit decision: approve, how much, at what spread and modality',
         'decide',
         [...SCORE_ERRORS, 'unsupported_country'],
-        'One answer a lender can act on: notched tier, limit, spread and modality from the tenant\'s credit policy (GET /v1/admin/credit-policy), the drivers as signals, and the tenant\'s own ERP books about the company when it has synced them. Stored (GET /v1/decisions). Formulas and a worked example: /docs/credit-policy.',
+        'One answer a lender can act on: notched tier, limit, spread and modality from the tenant\'s credit policy (GET /v1/admin/credit-policy), the drivers as signals (their labels in English, or Portuguese with Accept-Language: pt-PT; the basis lines are English), and the tenant\'s own ERP books about the company when it has synced them. Stored as answered (GET /v1/decisions). Formulas and a worked example: /docs/credit-policy.',
         {
           approved_factoring: { summary: 'Sandbox tier B fixture, factoring €150 000 over 90 days: approved, limit €231 000, 135 bps', value: { nif: '599000023', context: { operation_type: 'factoring', amount_eur: 150000, expected_term_days: 90 }, customer_reference: 'deal-2026-118' } },
           declined_distressed: { summary: 'Sandbox tier E fixture: declined, limit 0', value: { nif: '599000058', context: { operation_type: 'trade_credit', amount_eur: 5000, expected_term_days: 60 } } },
           other_country: { summary: 'A Spanish company: 422 unsupported_country', value: { nif: '599000023', country: 'ES', context: { operation_type: 'credit_line', amount_eur: 20000, expected_term_days: 360 } } },
         },
+        { localised: true },
       ),
     })
     .get('/v1/decisions', ({ auth, query }) => service.list(auth, query), {

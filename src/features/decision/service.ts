@@ -45,13 +45,14 @@ const mean100 = (components: Record<string, number>, names: string[]) =>
   Math.round((names.reduce((s, n) => s + (components[n] ?? 0.5), 0) / names.length) * 100);
 
 /** The drivers of a decision, strongest first: the score's reasons, then what the tenant's books and ESG assessment add. */
-export function signalsOf(result: StoredResult, facts: ScoreFacts, esg: { overall: number } | null): Signal[] {
+export function signalsOf(result: StoredResult, facts: ScoreFacts, esg: { overall: number } | null, lang: 'en' | 'pt' = 'en'): Signal[] {
+  const pt = lang === 'pt';
   const erp = facts.erp;
   const out: Signal[] = result.reasons.map((r) => {
     let source = REASON_SOURCE[r.code] ?? 'company_registry';
     if (erp && BUYER_REASONS.has(r.code) && erp.buyer?.sufficient) source = `erp:${erp.provider}`;
     if (erp && SELLER_REASONS.has(r.code) && erp.seller?.sufficient) source = `erp:${erp.provider}`;
-    return { factor: r.code.toLowerCase(), weight: r.impact === 'positive' ? '+' : '-', label: reasonLabel(r, 'en'), source, strength: r.weight };
+    return { factor: r.code.toLowerCase(), weight: r.impact === 'positive' ? '+' : '-', label: reasonLabel(r, lang), source, strength: r.weight };
   });
   if (erp) {
     const source = `erp:${erp.provider}`;
@@ -61,28 +62,33 @@ export function signalsOf(result: StoredResult, facts: ScoreFacts, esg: { overal
       out.push({
         factor: late ? 'erp_pays_late' : 'erp_pays_on_time',
         weight: late ? '-' : '+',
-        label: `Pays your invoices ${b.days_late_avg} days after the due date on average (90th percentile ${b.days_late_p90}; ${Math.round((b.share_paid_late ?? 0) * 100)} % paid late; ${b.months_observed} months observed)`,
+        label: pt
+          ? `Paga as suas faturas ${b.days_late_avg} dias após o vencimento, em média (percentil 90: ${b.days_late_p90}; ${Math.round((b.share_paid_late ?? 0) * 100)} % pagas em atraso; ${b.months_observed} meses observados)`
+          : `Pays your invoices ${b.days_late_avg} days after the due date on average (90th percentile ${b.days_late_p90}; ${Math.round((b.share_paid_late ?? 0) * 100)} % paid late; ${b.months_observed} months observed)`,
         source,
         strength: 0,
       });
     }
     if (b?.sufficient && b.overdue_eur > 0)
-      out.push({ factor: 'erp_overdue_balance', weight: '-', label: `€${b.overdue_eur.toFixed(2)} overdue on your invoices`, source, strength: 0 });
+      out.push({ factor: 'erp_overdue_balance', weight: '-', label: pt ? `${b.overdue_eur.toFixed(2).replace('.', ',')} € em dívida vencida nas suas faturas` : `€${b.overdue_eur.toFixed(2)} overdue on your invoices`, source, strength: 0 });
     const s = erp.seller;
     if (s?.sufficient && s.revenue_trend !== null && Math.abs(s.revenue_trend) >= 0.1)
       out.push({
         factor: s.revenue_trend < 0 ? 'erp_revenue_decline' : 'erp_revenue_growth',
         weight: s.revenue_trend < 0 ? '-' : '+',
-        label: `Invoicing ${s.revenue_trend < 0 ? 'down' : 'up'} ${Math.abs(Math.round(s.revenue_trend * 100))} % on the prior 12 months`,
+        label: pt
+          ? `Faturação ${s.revenue_trend < 0 ? 'a descer' : 'a subir'} ${Math.abs(Math.round(s.revenue_trend * 100))} % face aos 12 meses anteriores`
+          : `Invoicing ${s.revenue_trend < 0 ? 'down' : 'up'} ${Math.abs(Math.round(s.revenue_trend * 100))} % on the prior 12 months`,
         source,
         strength: 0,
       });
     if (s?.sufficient && s.top_customer_share !== null && s.top_customer_share > 0.5)
-      out.push({ factor: 'erp_customer_concentration', weight: '-', label: `Largest customer takes ${Math.round(s.top_customer_share * 100)} % of invoicing`, source, strength: 0 });
+      out.push({ factor: 'erp_customer_concentration', weight: '-', label: pt ? `O maior cliente representa ${Math.round(s.top_customer_share * 100)} % da faturação` : `Largest customer takes ${Math.round(s.top_customer_share * 100)} % of invoicing`, source, strength: 0 });
   }
   if (esg) {
-    if (esg.overall >= 60) out.push({ factor: 'esg_strong', weight: '+', label: `ESG assessment ${esg.overall}/100`, source: 'esg', strength: 0 });
-    else if (esg.overall < 40) out.push({ factor: 'esg_weak', weight: '-', label: `ESG assessment ${esg.overall}/100`, source: 'esg', strength: 0 });
+    const label = `${pt ? 'Avaliação ESG' : 'ESG assessment'} ${esg.overall}/100`;
+    if (esg.overall >= 60) out.push({ factor: 'esg_strong', weight: '+', label, source: 'esg', strength: 0 });
+    else if (esg.overall < 40) out.push({ factor: 'esg_weak', weight: '-', label, source: 'esg', strength: 0 });
   }
   return out; // reasons arrive sorted by weight; the observation details follow them (strength 0: not in the score's weights)
 }
@@ -122,16 +128,17 @@ export class DecisionService {
    * same decision: answered from memory with `cache: "cached"` and the same decision_id, billed
    * again, not stored again. `refresh: "force_refresh"` always decides anew.
    */
-  async decide(caller: ScoreCaller, body: DecisionBody, startedAt: number): Promise<{ body: DecisionResponseBody; text: string }> {
+  /** `lang`: the signals' labels (the score's reasons and the books' observations), as the score answers its reasons */
+  async decide(caller: ScoreCaller, body: DecisionBody, startedAt: number, lang: 'en' | 'pt' = 'en'): Promise<{ body: DecisionResponseBody; text: string }> {
     if (!isWholeCents(body.context.amount_eur)) throw validationError([{ path: 'context.amount_eur', message: WHOLE_CENTS }]);
     const country = body.country ?? 'PT';
     if (country.toUpperCase() !== 'PT')
       throw new ApiError('unsupported_country', `Only companies registered in Portugal can be decided on (country "${country.slice(0, 8)}").`, {
         fields: [{ path: 'country', message: 'must be PT' }],
       });
-    if (body.refresh === 'force_refresh') return this.decideFresh(caller, body, startedAt);
+    if (body.refresh === 'force_refresh') return this.decideFresh(caller, body, startedAt, lang);
     const ctx = body.context;
-    const key = `${caller.tenantId}|${caller.env}|${body.nif}|${ctx.operation_type}|${ctx.amount_eur}|${ctx.expected_term_days}|${body.customer_reference ?? ''}|${ctx.insurance_submission_id ?? ''}`;
+    const key = `${caller.tenantId}|${caller.env}|${body.nif}|${ctx.operation_type}|${ctx.amount_eur}|${ctx.expected_term_days}|${body.customer_reference ?? ''}|${ctx.insurance_submission_id ?? ''}|${lang}`;
     this.answers ??= new ReadCache(this.database);
     const hit = this.answers.peek(key, caller.scoreGeneration);
     if (hit && hit.scoreComputedAtMs > this.now().getTime() - SCORE_CACHE_MS) {
@@ -150,7 +157,7 @@ export class DecisionService {
     await this.answers.load(
       key,
       async () => {
-        fresh = await this.decideFresh(current, body, startedAt);
+        fresh = await this.decideFresh(current, body, startedAt, lang);
         const cachedBody = { ...fresh.body, cache: 'cached' as const };
         return { scoreComputedAtMs: fresh.scoreComputedAtMs, cached: { body: cachedBody, text: JSON.stringify(cachedBody) } };
       },
@@ -194,7 +201,7 @@ export class DecisionService {
   /** answers of recent decisions, while their inputs are current (see decide) */
   private answers?: ReadCache<{ scoreComputedAtMs: number; cached: { body: DecisionResponseBody; text: string } }>;
 
-  private async decideFresh(caller: ScoreCaller, body: DecisionBody, startedAt: number): Promise<{ body: DecisionResponseBody; text: string; scoreComputedAtMs: number }> {
+  private async decideFresh(caller: ScoreCaller, body: DecisionBody, startedAt: number, lang: 'en' | 'pt'): Promise<{ body: DecisionResponseBody; text: string; scoreComputedAtMs: number }> {
     const { result, facts } = await this.scores.scoreWithFacts(caller, body.nif, body.refresh ?? 'cached_ok', body.customer_reference ?? null);
     const [esgRow, policy] = await Promise.all([this.latestEsg(caller, body.nif), this.policy(caller)]);
     const esg = esgRow ? (esgRow.result as { overall: number; environmental: number; social: number; governance: number }) : null;
@@ -216,7 +223,7 @@ export class DecisionService {
         esg: esg ? esg.overall : null,
       },
       recommendation: { approved: outcome.approved, limit_eur: outcome.limit_eur, suggested_spread_bps: outcome.spread_bps, modality: outcome.modality, basis: outcome.basis },
-      signals: signalsOf(result, facts, esg),
+      signals: signalsOf(result, facts, esg, lang),
       data_freshness: new Date(Math.min(...inputs)).toISOString(),
       esg: esg ? { e: esg.environmental, s: esg.social, g: esg.governance } : null,
       latency_ms: 0,
