@@ -263,6 +263,27 @@ describe('POST /v1/admin/keys', () => {
     expect((await auditOf(t.tenant_id)).filter((a) => a.action === 'api_key.rotated')).toHaveLength(2);
   });
 
+  test('a key that expires mints nothing that outlives it: rotation keeps the expiry, a new key at most its own, no OAuth client', async () => {
+    const t = await h.tenant();
+    const tomorrow = new Date(h.clock.now().getTime() + DAY);
+    const temp = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'contractor', scopes: ['keys:manage', 'score'], expiresAt: tomorrow });
+    // rotating itself: the successor expires when it would have
+    const self = await h.json('POST', '/v1/admin/keys/rotate', { key: temp.api_key, body: { grace_days: 0 } });
+    expect(self.status).toBe(201);
+    const listed = (await h.json('GET', '/v1/admin/keys', { key: t.api_key })).body.keys.find((k: any) => k.id === self.body.api_key_id);
+    expect(listed.expires_at).toBe(tomorrow.toISOString());
+    const successor = self.body.api_key;
+    // a permanent key of the same scopes: not rotated by it
+    const permanent = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'permanent', scopes: ['score'] });
+    expect(expectError(await h.json('POST', '/v1/admin/keys/rotate', { key: successor, body: { api_key_id: permanent.api_key_id } }), 403, 'insufficient_scope').message).toContain('outlives');
+    // a new key: its expiry by default, never later
+    const child = await h.json('POST', '/v1/admin/keys', { key: successor, body: { name: 'child', scopes: ['score'] } });
+    expect(child.body.expires_at).toBe(tomorrow.toISOString());
+    expect(expectError(await h.json('POST', '/v1/admin/keys', { key: successor, body: { name: 'later', expires_at: new Date(tomorrow.getTime() + DAY).toISOString() } }), 422, 'validation_failed').fields).toEqual([{ path: 'expires_at', message: expect.stringContaining("no later than the calling key's own expiry") }]);
+    // an OAuth client never expires
+    expectError(await h.json('POST', '/v1/admin/oauth-clients', { key: successor, body: { name: 'forever', scopes: ['score'] } }), 403, 'insufficient_scope');
+  });
+
   test('at most MAX_ACTIVE_KEYS active keys per environment', async () => {
     const t = await h.tenant();
     for (let i = 1; i < MAX_ACTIVE_KEYS; i++) expect((await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: `k${i}` } })).status).toBe(201);
@@ -283,7 +304,9 @@ describe('Cache-Control on authenticated answers', () => {
     expect([rotated.status, rotated.headers.get('cache-control')]).toEqual([201, 'no-store']);
     const hook = await h.call('POST', '/v1/admin/webhooks', { key: k, body: { url: 'https://example.com/hook', enabled_events: ['*'] } });
     expect([hook.status, hook.headers.get('cache-control')]).toEqual([201, 'no-store']);
-    const client = await h.call('POST', '/v1/admin/oauth-clients', { key: k, body: { name: 'backend' } });
+    // (k is in its rotation grace now, expiring: its successor, which does not, creates the client)
+    const successor = ((await rotated.json()) as { api_key: string }).api_key;
+    const client = await h.call('POST', '/v1/admin/oauth-clients', { key: successor, body: { name: 'backend' } });
     expect([client.status, client.headers.get('cache-control')]).toEqual([201, 'no-store']);
     const score = await h.call('POST', '/v1/score', { key: k, body: { nif: '599000015' } });
     expect([score.status, score.headers.get('cache-control')]).toEqual([200, 'no-store']);

@@ -119,6 +119,8 @@ describe('POST /v1/decision — sandbox fixtures', () => {
     // euros in whole cents
     expect((await decide({ nif: '599000015', context: { ...ctx(), amount_eur: 1234.07 } })).status).toBe(200);
     expect(expectError(await decide({ nif: '599000015', context: { ...ctx(), amount_eur: 12345.678 } }), 422, 'validation_failed').fields).toEqual([{ path: 'context.amount_eur', message: 'must be whole cents (at most two decimals)' }]);
+    for (const amount_eur of [500000.001, 1234567.891, 999999999.333]) expectError(await decide({ nif: '599000015', context: { ...ctx(), amount_eur } }), 422, 'validation_failed');
+    expect((await decide({ nif: '599000015', context: { ...ctx(), amount_eur: 999999.99 } })).status).toBe(200);
     const cases: [unknown, string][] = [
       [{ nif: '599000015', context: { ...ctx(), amount_eur: 1e-300 } }, 'context.amount_eur'],
       [{ nif: '599000015' }, 'context'],

@@ -184,7 +184,12 @@ describe('live: the configured insurer over HTTP', () => {
     }
     answer = { ...base, status: 'refused', granted_limit_cents: null, reasons: ['no appetite'] };
     expect((await live.json('POST', '/v1/insurance/submit', { key: k.api_key, body: { buyer_nif: '599000015', requested_limit_cents: 5_000_000, terms: { payment_terms_days: 60 } } })).body).toMatchObject({ status: 'refused', granted_limit_cents: 0 });
+    // what an insurer may well send: a numeric reference, a date-time, reasons as objects, a refusal without a reference
+    answer = { status: 'partial', granted_limit_cents: 2_000_000, reference: 778899, valid_until: '2027-06-30T23:59:59Z', reasons: [{ code: 'S1', text: 'sector cap' }] };
+    expect((await live.json('POST', '/v1/insurance/submit', { key: k.api_key, body: { buyer_nif: '599000015', requested_limit_cents: 5_000_000, terms: { payment_terms_days: 60 } } })).body).toMatchObject({ status: 'partial', insurer_reference: '778899', valid_until: '2027-06-30', reasons: ['sector cap'] });
+    answer = { status: 'refused' };
+    expect((await live.json('POST', '/v1/insurance/submit', { key: k.api_key, body: { buyer_nif: '599000015', requested_limit_cents: 5_000_000, terms: { payment_terms_days: 60 } } })).body).toMatchObject({ status: 'refused', insurer_reference: '' });
     answer = null;
-    expect((await live.json('GET', '/v1/insurance/submissions', { key: k.api_key })).body.data.length).toBe(1);
+    expect((await live.json('GET', '/v1/insurance/submissions', { key: k.api_key })).body.data.length).toBe(3);
   });
 });

@@ -381,6 +381,19 @@ describe('POST /v1/score — live tier', () => {
         expect({ what, code: c.body.code, status: c.status }).toEqual({ what, code: 'upstream_unavailable', status: 503 });
         expect(Number(c.headers.get('retry-after'))).toBeGreaterThan(0);
       }
+      // what a bureau may well send for a company without filed accounts or events: scored without them
+      const readable: [string, (b: any) => void][] = [
+        ['financials null', (b) => (b.financials = null)],
+        ['payment_behaviour null', (b) => (b.payment_behaviour = null)],
+        ['events {}', (b) => (b.events = {})],
+        ['fiscal_year null', (b) => (b.financials.fiscal_year = null)],
+        ['interest as a negative expense', (b) => (b.financials.interest_expense = -5e4)],
+      ];
+      for (const [what, mutate] of readable) {
+        bureauMutation = mutate;
+        const r = await lh.json('POST', '/v1/score', { key: fresh, body: { nif: known, refresh: 'force_refresh' } });
+        expect({ what, status: r.status }).toEqual({ what, status: 200 });
+      }
       bureauMutation = null;
       expect(await billed()).toBe(before);
       expect((await lh.json('POST', '/v1/score', { key: liveKey, body: { nif: known, refresh: 'force_refresh' } })).status).toBe(200);

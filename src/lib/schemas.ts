@@ -88,7 +88,11 @@ FormatRegistry.Set('printable', (value) => !/\p{Cc}/u.test(value) && /[^\s\p{Cf}
  * Whether a number of euros is whole cents (0.07 and 12345.67 are; 0.001 and 1e-300 are not):
  * `multipleOf: 0.01` cannot say it of binary floating point (0.07 % 0.01 ≠ 0).
  */
-export const isWholeCents = (eur: number) => Math.abs(eur * 100 - Math.round(eur * 100)) < 1e-6 * Math.max(1, Math.abs(eur));
+export const isWholeCents = (eur: number) => {
+  const cents = eur * 100;
+  // the tolerance is the binary noise of the product (a few ulps), not a share of the amount
+  return Math.abs(cents - Math.round(cents)) <= Math.max(1e-6, Math.abs(cents) * 4 * Number.EPSILON);
+};
 export const WHOLE_CENTS = 'must be whole cents (at most two decimals)';
 
 /** TypeBox building blocks shared by feature models. */

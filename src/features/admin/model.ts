@@ -87,8 +87,8 @@ export const CreateKeyRequest = t.Object({
   name: t.String({ minLength: 1, maxLength: 100, description: 'What the key is for (e.g. "portfolio batch job")' }),
   env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: 'Must be the calling key\u2019s environment (default)' })),
   scopes: t.Optional(t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, uniqueItems: true, description: 'A subset of the calling key\u2019s scopes (default: the same); only a * key may grant *' })),
-  expires_at: t.Optional(RequestDateTime({ description: 'When the key stops working (default: never)' })),
-  rate_limit_per_minute: t.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit (default: the plan\u2019s)' })),
+  expires_at: t.Optional(RequestDateTime({ description: 'When the key stops working: no later than the calling key\u2019s own expiry (default: that expiry; never when the caller never expires)' })),
+  rate_limit_per_minute: t.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit (default: the caller\u2019s own)' })),
 });
 export const CreateKeyResponse = t.Object({
   api_key: t.String({ pattern: '^sk_(test|live)_[0-9a-f]{28}$', description: 'The new key, shown once' }),

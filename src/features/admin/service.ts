@@ -24,7 +24,10 @@ export const operatorActor = (tenantId: string, env: string): Actor => ({ tenant
 export const actorOf = (a: Actor): Actor => ({ tenantId: a.tenantId, keyId: a.keyId, requestId: a.requestId, env: a.env });
 
 /** The acting key and its tenant, for what it may grant or act on; null for the operator (the CLI). */
-export type CallerKey = { key: Pick<KeyRow, 'scopes' | 'rateLimitPerMinute'>; tenant: Pick<TenantRow, 'plan' | 'rateLimitPerMinute'> };
+export type CallerKey = { key: Pick<KeyRow, 'scopes' | 'rateLimitPerMinute' | 'expiresAt'>; tenant: Pick<TenantRow, 'plan' | 'rateLimitPerMinute'> };
+
+/** whether a credential expiring at `a` outlives one expiring at `b` (null: never expires) */
+const outlives = (a: Date | null, b: Date | null) => b !== null && (a === null || a > b);
 
 const scopesBeyond = (caller: CallerKey, scopes: string[]) => (caller.key.scopes.includes('*') ? [] : scopes.filter((s) => !caller.key.scopes.includes(s)));
 
@@ -47,7 +50,7 @@ export function grantedBy(caller: CallerKey, body: { scopes?: string[]; rate_lim
  * created: scopes it holds and, for a rotation (which mints a copy), a limit no higher than its own.
  * Otherwise a key holding `esg` and `keys:manage` got a `*` key by rotating one.
  */
-export function assertMayActOn(caller: CallerKey | null, target: Pick<KeyRow, 'scopes' | 'rateLimitPerMinute'>, action: 'rotate' | 'revoke' | 'delete', noun: 'key' | 'OAuth client') {
+export function assertMayActOn(caller: CallerKey | null, target: Pick<KeyRow, 'scopes' | 'rateLimitPerMinute' | 'expiresAt'>, action: 'rotate' | 'revoke' | 'delete', noun: 'key' | 'OAuth client') {
   if (!caller) return;
   const beyond = scopesBeyond(caller, target.scopes);
   if (beyond.length) throw new ApiError('insufficient_scope', `A key cannot ${action} a ${noun} holding scopes it does not hold itself: ${beyond.join(', ')}.`);
@@ -55,7 +58,15 @@ export function assertMayActOn(caller: CallerKey | null, target: Pick<KeyRow, 's
     const own = effectiveRateLimit(caller.tenant, caller.key);
     const theirs = effectiveRateLimit(caller.tenant, target);
     if (theirs > own) throw new ApiError('insufficient_scope', `A key cannot rotate a ${noun} with a higher per-minute limit (${theirs}) than its own (${own}).`);
+    // the copy keeps the target's lifetime: a key expiring tomorrow must not get one that never does
+    if (outlives(target.expiresAt, caller.key.expiresAt))
+      throw new ApiError('insufficient_scope', `A key that expires (${caller.key.expiresAt!.toISOString()}) cannot rotate a ${noun} that outlives it.`);
   }
+}
+
+/** A key that expires cannot mint a credential outliving it (an OAuth client never expires). */
+export function assertOutlivedBy(caller: CallerKey, expiresAt: Date | null, noun: string) {
+  if (outlives(expiresAt, caller.key.expiresAt)) throw new ApiError('insufficient_scope', `A key that expires (${caller.key.expiresAt!.toISOString()}) cannot create ${noun} that outlives it.`);
 }
 
 /**
@@ -168,6 +179,7 @@ export class AdminService {
         name: old.name,
         scopes: old.scopes,
         rateLimitPerMinute: old.rateLimitPerMinute,
+        expiresAt: old.expiresAt, // the key's own lifetime carries over (a temporary key stays temporary)
         rotatedFrom: old.id,
       });
       await tx.update(t.apiKeys).set({ expiresAt: oldExpiresAt }).where(eq(t.apiKeys.id, old.id));
@@ -193,8 +205,10 @@ export class AdminService {
     if (env !== actor.env) throw new ApiError('cross_environment_forbidden', `A ${actor.env} key can only create ${actor.env} keys; use a ${env} key.`);
     const { scopes, rateLimitPerMinute, problems: errors } = grantedBy(caller, body);
     const now = this.now();
-    const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
+    // default: the caller's own expiry; never later than it (a temporary key mints no permanent one)
+    const expiresAt = body.expires_at ? new Date(body.expires_at) : (caller.key.expiresAt ?? null);
     if (expiresAt && expiresAt.getTime() <= now.getTime()) errors.push({ path: 'expires_at', message: 'must be in the future' });
+    else if (outlives(expiresAt, caller.key.expiresAt)) errors.push({ path: 'expires_at', message: `must be no later than the calling key's own expiry (${caller.key.expiresAt!.toISOString()})` });
     if (errors.length) throw validationError(errors);
     const { withTx } = this.database;
     return withTx(async (tx) => {

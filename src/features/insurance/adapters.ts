@@ -1,5 +1,5 @@
 import { ApiError } from '../../lib/errors';
-import { isRequestDate } from '../../lib/schemas';
+import { isRequestDate, isRfc3339DateTime } from '../../lib/schemas';
 
 /** A buyer-limit request to a credit insurer, and its answer. */
 export interface InsurerRequest {
@@ -73,13 +73,14 @@ export function httpInsurer(cfg: { url: string; apiKey: string | null; name: str
       const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
       const problem = res.ok ? unreadable(body, req, today) : `HTTP ${res.status}`;
       if (problem) throw down(`an answer it could not read: ${problem}`);
-      const b = body as Partial<InsurerAnswer> & { reference?: string; status: InsurerAnswer['status'] };
+      const b = body as Record<string, unknown> & { status: InsurerAnswer['status'] };
+      const reference = b.insurer_reference ?? b.reference;
       return {
         status: b.status,
-        granted_limit_cents: b.status === 'full' || b.status === 'partial' ? b.granted_limit_cents! : b.status === 'refused' ? 0 : null,
-        insurer_reference: String(b.insurer_reference ?? b.reference),
-        reasons: (b.reasons ?? []).slice(0, 20),
-        valid_until: b.valid_until ?? null,
+        granted_limit_cents: b.status === 'full' || b.status === 'partial' ? (b.granted_limit_cents as number) : b.status === 'refused' ? 0 : null,
+        insurer_reference: reference === undefined || reference === null ? '' : String(reference),
+        reasons: Array.isArray(b.reasons) ? b.reasons.slice(0, 20).map(reasonText) : [],
+        valid_until: typeof b.valid_until === 'string' ? b.valid_until.slice(0, 10) : null,
       };
     },
   };
@@ -91,12 +92,16 @@ export function httpInsurer(cfg: { url: string; apiKey: string | null; name: str
  * one. Stored as it came, such an answer approved a decision the tenant's own limit declined.
  */
 export function unreadable(body: Record<string, unknown> | null, req: InsurerRequest, today: string): string | null {
-  if (!body || typeof body !== 'object') return 'not a JSON object';
-  const { status, granted_limit_cents: granted, valid_until: until, reasons } = body;
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return 'not a JSON object';
+  const { status, granted_limit_cents: granted, reasons } = body;
   const reference = body.insurer_reference ?? body.reference;
+  // a date, or a date-time whose date counts
+  const until = typeof body.valid_until === 'string' && isRfc3339DateTime(body.valid_until) ? body.valid_until.slice(0, 10) : body.valid_until;
   if (status !== 'full' && status !== 'partial' && status !== 'refused' && status !== 'pending') return 'status is not full, partial, refused or pending';
-  if (typeof reference !== 'string' || !reference.trim() || reference.length > 100) return 'no reference';
-  if (reasons !== undefined && reasons !== null && !(Array.isArray(reasons) && reasons.every((r) => typeof r === 'string'))) return 'reasons are not a list of texts';
+  const ref = typeof reference === 'number' && Number.isFinite(reference) ? String(reference) : reference;
+  if (ref !== undefined && ref !== null && (typeof ref !== 'string' || ref.length > 100)) return 'the reference is not a text';
+  if ((status === 'full' || status === 'partial') && (typeof ref !== 'string' || !ref.trim())) return 'cover without a reference';
+  if (reasons !== undefined && reasons !== null && !Array.isArray(reasons)) return 'reasons are not a list';
   if (until !== undefined && until !== null && (typeof until !== 'string' || !isRequestDate(until))) return 'valid_until is not a date';
   if (status === 'full' || status === 'partial') {
     if (typeof granted !== 'number' || !Number.isSafeInteger(granted) || granted <= 0) return 'granted_limit_cents is not a positive whole number of cents';
@@ -104,4 +109,14 @@ export function unreadable(body: Record<string, unknown> | null, req: InsurerReq
     if (typeof until !== 'string' || until <= today) return 'the cover has no valid_until after today';
   } else if (granted !== undefined && granted !== null && granted !== 0) return `${status} with a grant`;
   return null;
+}
+
+/** A reason as text: an insurer may send objects ({code, text}) where texts are expected. */
+function reasonText(r: unknown): string {
+  if (typeof r === 'string') return r;
+  if (r && typeof r === 'object') {
+    const o = r as Record<string, unknown>;
+    for (const k of ['text', 'description', 'message', 'reason', 'code']) if (typeof o[k] === 'string') return o[k] as string;
+  }
+  return JSON.stringify(r).slice(0, 200);
 }

@@ -2,7 +2,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { randomHex, safeEqual, sha256Hex } from '../../lib/crypto';
 import { ApiError, validationError } from '../../lib/errors';
-import { assertMayActOn, grantedBy, MAX_ACTIVE_KEYS, type Actor, type AdminService, type CallerKey } from '../admin/service';
+import { assertMayActOn, assertOutlivedBy, grantedBy, MAX_ACTIVE_KEYS, type Actor, type AdminService, type CallerKey } from '../admin/service';
 import type { Env, KeyRow } from '../tenants/service';
 import { clientKeyHash } from './tokens';
 
@@ -40,6 +40,7 @@ export class OAuthClients {
     if (env !== actor.env) throw new ApiError('cross_environment_forbidden', `A ${actor.env} key can only create ${actor.env} clients; use a ${env} key.`);
     const { scopes, rateLimitPerMinute, problems } = grantedBy(caller, body);
     if (problems.length) throw validationError(problems);
+    assertOutlivedBy(caller, null, 'an OAuth client (clients do not expire)');
     const id = `oc_${randomHex(12)}`;
     const secret = newSecret();
     const now = this.ctx.clock.now();

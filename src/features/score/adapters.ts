@@ -48,7 +48,7 @@ export interface AdapterConfig {
 const MAX_EUR = 1e13; // ten trillion euros: more than any Portuguese company holds or owes
 const Eur = (min: number) => Type.Number({ minimum: min, maximum: MAX_EUR });
 const FinancialsSchema = Type.Object({
-  fiscal_year: Type.Optional(Type.Integer({ minimum: 1900, maximum: 2199 })),
+  fiscal_year: Type.Optional(Type.Union([Type.Integer({ minimum: 1900, maximum: 2199 }), Type.Null()])),
   total_assets: Eur(0),
   current_assets: Eur(0),
   cash: Eur(0),
@@ -61,17 +61,22 @@ const FinancialsSchema = Type.Object({
   revenue: Eur(0),
   ebit: Eur(-MAX_EUR),
   ebitda: Eur(-MAX_EUR),
-  interest_expense: Eur(0),
+  interest_expense: Eur(-MAX_EUR), // some sources report expenses as negative amounts
 });
 const BureauSchema = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 500 }),
   sector: Type.String({ pattern: '^[A-U]([0-9]{2})?$' }), // a NACE Rev.2 section letter (and division)
   age_years: Type.Number({ minimum: 0, maximum: 500 }),
-  financials: Type.Optional(FinancialsSchema),
+  // a block may be absent or null (no filed accounts, no trade data, no events): scored without it
+  financials: Type.Optional(Type.Union([FinancialsSchema, Type.Null()])),
   payment_behaviour: Type.Optional(
-    Type.Object({ dso_days: Type.Number({ minimum: 0, maximum: 3650 }), days_beyond_terms_avg: Type.Number({ minimum: -3650, maximum: 3650 }), share_of_receivables_from_top_customer: Type.Number({ minimum: 0, maximum: 1 }) }),
+    Type.Union([
+      Type.Object({ dso_days: Type.Number({ minimum: 0, maximum: 3650 }), days_beyond_terms_avg: Type.Number({ minimum: -3650, maximum: 3650 }), share_of_receivables_from_top_customer: Type.Number({ minimum: 0, maximum: 1 }) }),
+      Type.Null(),
+    ]),
   ),
-  events: Type.Optional(Type.Object({ insolvency_proceedings: Type.Boolean(), restructuring_proceedings: Type.Optional(Type.Boolean()) })),
+  // an event absent is one that did not happen
+  events: Type.Optional(Type.Union([Type.Object({ insolvency_proceedings: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])), restructuring_proceedings: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])) }), Type.Null()])),
   cost_cents: Type.Number({ minimum: 0, maximum: 100_000 }), // up to €1000 a lookup
 });
 const CreditRegisterSchema = Type.Object({
@@ -138,9 +143,10 @@ export async function composeLiveProfile(adapters: LiveAdapters, nif: string): P
       name: bureau.name,
       sector: bureau.sector,
       age_years: bureau.age_years,
-      ...(bureau.financials ? { financials: bureau.financials } : {}),
+      // (an expense reported as a negative amount is the same expense)
+      ...(bureau.financials ? { financials: { ...bureau.financials, interest_expense: Math.abs(bureau.financials.interest_expense) } } : {}),
       ...(bureau.payment_behaviour ? { payment_behaviour: bureau.payment_behaviour } : {}),
-      ...(bureau.events ? { events: bureau.events } : {}),
+      ...(bureau.events ? { events: { insolvency_proceedings: bureau.events.insolvency_proceedings === true, restructuring_proceedings: bureau.events.restructuring_proceedings === true } } : {}),
       ...(crc ? { credit_register: crc } : {}),
       ...(tax ? { tax_authority: tax } : {}),
     },
