@@ -144,7 +144,7 @@ describe('POST /v1/esg — errors', () => {
 });
 
 describe('GET /v1/esg/assessments', () => {
-  test('each assessment read back as it was answered (recommendations in the asked language), newest first, by NIF, paginated; not billed', async () => {
+  test('each assessment read back as it was answered (recommendations in the asked language); a NIF\'s newest first, paginated; not billed', async () => {
     const t = await h.tenant();
     const first = await esg({ ...ESG_EXAMPLES.leader, customer_reference: 'sup-1' }, { key: t.api_key });
     const second = await esg(ESG_EXAMPLES.developing_manufacturer, { key: t.api_key });
@@ -158,15 +158,26 @@ describe('GET /v1/esg/assessments', () => {
     expect(pt.headers.get('content-language')).toBe('pt-PT');
     expect(pt.body.recommendations.map((r: any) => r.id)).toEqual(first.body.recommendations.map((r: any) => r.id));
     expect(pt.body.recommendations[0].title).not.toBe(first.body.recommendations[0].title);
-    const all = await h.json('GET', '/v1/esg/assessments?limit=2', { key: t.api_key });
-    expect(all.body.data.map((a: any) => a.assessment_id)).toEqual([third.body.assessment_id, second.body.assessment_id]);
-    const rest = await h.json('GET', `/v1/esg/assessments?limit=2&cursor=${all.body.next_cursor}`, { key: t.api_key });
+    const leader = ESG_EXAMPLES.leader.nif;
+    const page = await h.json('GET', `/v1/esg/assessments?nif=${leader}&limit=1`, { key: t.api_key });
+    expect(page.body.data.map((a: any) => a.assessment_id)).toEqual([third.body.assessment_id]);
+    const rest = await h.json('GET', `/v1/esg/assessments?nif=${leader}&limit=1&cursor=${page.body.next_cursor}`, { key: t.api_key });
     expect([rest.body.data.map((a: any) => a.assessment_id), rest.body.next_cursor]).toEqual([[first.body.assessment_id], null]);
     const byNif = await h.json('GET', `/v1/esg/assessments?nif=${ESG_EXAMPLES.developing_manufacturer.nif}`, { key: t.api_key });
     expect(byNif.body.data.map((a: any) => a.assessment_id)).toEqual([second.body.assessment_id]);
+    // a NIF is required (the list is one company's); a forged cursor is 422
+    expect(expectError(await h.json('GET', '/v1/esg/assessments', { key: t.api_key }), 422, 'validation_failed').fields[0].path).toBe('query.nif');
+    const forged = Buffer.from(JSON.stringify([1e300, 'x'])).toString('base64url');
+    expectError(await h.json('GET', `/v1/esg/assessments?nif=${leader}&cursor=${forged}`, { key: t.api_key }), 422, 'validation_failed');
     await h.ctx.usage.flush();
     const u = h.ctx.database.t.usageRecords;
     expect((await h.ctx.database.db.select().from(u).where(eq(u.tenantId, t.tenant_id))).reduce((n, r) => n + r.quantity, 0)).toBe(3); // the three assessments
+    // a result stored before it carried its id and time: read back with them, from the columns
+    const e = h.ctx.database.t.esgAssessments;
+    const [row] = await h.ctx.database.db.select().from(e).where(eq(e.id, second.body.assessment_id));
+    const { assessment_id: _id, computed_at: _at, ...older } = row!.result as Record<string, unknown>;
+    await h.ctx.database.db.update(e).set({ result: older }).where(eq(e.id, second.body.assessment_id));
+    expect((await h.json('GET', `/v1/esg/assessments/${second.body.assessment_id}`, { key: t.api_key })).body).toMatchObject({ assessment_id: second.body.assessment_id, computed_at: second.body.computed_at });
   });
 
   test('errors and isolation: not a UUID 422, unknown 404, another tenant or environment 404, scope 403', async () => {
@@ -176,12 +187,12 @@ describe('GET /v1/esg/assessments', () => {
     expectError(await h.json('GET', `/v1/esg/assessments/${crypto.randomUUID()}`, { key: t.api_key }), 404, 'resource_not_found');
     const other = await h.tenant();
     expectError(await h.json('GET', `/v1/esg/assessments/${a.body.assessment_id}`, { key: other.api_key }), 404, 'resource_not_found');
-    expect((await h.json('GET', '/v1/esg/assessments', { key: other.api_key })).body.data).toEqual([]);
+    expect((await h.json('GET', `/v1/esg/assessments?nif=${ESG_EXAMPLES.leader.nif}`, { key: other.api_key })).body.data).toEqual([]);
     const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live' });
     expectError(await h.json('GET', `/v1/esg/assessments/${a.body.assessment_id}`, { key: live.api_key }), 404, 'resource_not_found');
     const noScope = await h.tenant({ scopes: ['score'] });
-    expectError(await h.json('GET', '/v1/esg/assessments', { key: noScope.api_key }), 403, 'insufficient_scope');
-    expectError(await h.json('GET', '/v1/esg/assessments?cursor=x', { key: t.api_key }), 422, 'validation_failed');
+    expectError(await h.json('GET', `/v1/esg/assessments?nif=${ESG_EXAMPLES.leader.nif}`, { key: noScope.api_key }), 403, 'insufficient_scope');
+    expectError(await h.json('GET', `/v1/esg/assessments?nif=${ESG_EXAMPLES.leader.nif}&cursor=x`, { key: t.api_key }), 422, 'validation_failed');
   });
 });
 

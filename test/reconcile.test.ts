@@ -224,5 +224,8 @@ describe('POST /v1/reconcile', () => {
     const r = await h.json('POST', '/v1/reconcile', { key: t.api_key, rawBody: body, headers: { 'content-type': 'application/json' } });
     expect(r.status).toBe(200);
     expect(r.body.summary).toMatchObject({ transactions: 20_000, invoices: 20_000 });
+    // a key that does not verify gets no more than any route's limit: 401, the body left unread
+    const forged = await h.json('POST', '/v1/reconcile', { key: `sk_test_${'0'.repeat(28)}`, rawBody: body, headers: { 'content-type': 'application/json' } });
+    expectError(forged, 401, 'invalid_api_key');
   }, 60_000);
 });

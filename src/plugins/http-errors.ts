@@ -7,7 +7,7 @@ import type { AppContext } from '../context';
 import { requestState } from './request-state';
 import { redactSecrets } from '../lib/log';
 import { unservedCatalogEntry } from '../features/system/catalog';
-import { chargeKey, hasKeyShapedBearer, limitAnonymous, peekAnonymous } from './auth';
+import { chargeKey, hasKeyShapedBearer, limitAnonymous, peekAnonymous, verifyKey } from './auth';
 import { isMultipart, readMultipartFile, sniffType } from '../lib/multipart';
 import { DATE_YEARS } from '../lib/schemas';
 import { errorPage } from '../features/erp/consent';
@@ -251,7 +251,14 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       if (bytes === null) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);
       return { binary: bytes, contentType: contentType!.split(';')[0]!.trim().toLowerCase() } satisfies BinaryBody;
     }
-    const limit = Math.max(ctx.config.bodyLimitBytes, LARGE_JSON_BODIES[path] ?? 0);
+    let limit = ctx.config.bodyLimitBytes;
+    const large = LARGE_JSON_BODIES[path] ?? 0;
+    if (large > limit) {
+      // the larger limit only for a key that verifies: an anonymous caller's 16 MiB is not read
+      let found = verifyKey(ctx, request.headers.get('authorization'), ctx.clock.now());
+      if (found instanceof Promise) found = await found;
+      if (!(found instanceof ApiError)) limit = large;
+    }
     const tooLarge = () => new ApiError('payload_too_large', `The request body exceeds ${limit} bytes.`);
     if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
     // a compressed JSON body (RFC 9110 §8.4.1, RFC 7694): refused by name, not read as text that is not UTF-8

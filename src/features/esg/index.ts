@@ -97,7 +97,7 @@ export function esgRoutes(ctx: AppContext, service: EsgService) {
       query: EsgAssessmentListQuery,
       response: { 200: EsgAssessmentList },
       detail: apiDoc({
-        summary: 'Stored ESG assessments, newest first (optionally of one NIF)',
+        summary: 'Stored ESG assessments of a NIF, newest first',
         description: 'Each as POST /v1/esg answered it, with the NIF, sector and answers assessed; recommendations in English, or Portuguese with Accept-Language: pt-PT. Not billed.',
         tag: 'esg',
         security: 'BearerAuth',

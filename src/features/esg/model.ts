@@ -82,9 +82,9 @@ export const EsgAssessment = t.Object({
 });
 export const EsgAssessmentList = Page(EsgAssessment);
 export const EsgAssessmentListQuery = t.Object({
-  nif: t.Optional(Nif),
+  nif: Nif,
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: t.Optional(t.String({ format: 'uuid', description: 'next_cursor of the previous page' })),
+  cursor: t.Optional(t.String({ maxLength: 200, description: 'next_cursor of the previous page' })),
 });
 export const EsgAssessmentParams = t.Object({ id: t.String({ format: 'uuid', description: 'assessment_id (either case)' }) });
 

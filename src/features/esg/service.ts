@@ -1,7 +1,8 @@
-import { and, desc, eq, lt } from 'drizzle-orm';
+import { and, desc, eq, lt, or } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import { pageOf } from '../../lib/schemas';
+import { decodePageCursor, encodePageCursor } from '../erp/util';
 import type { UsageMeter } from '../usage/service';
 import type { ScoreCaller } from '../score/service';
 import { assessEsg, ESG_ALGORITHM_VERSION, recommendationRef, renderRecommendation, type Recommendation, type RecommendationRef } from './engine';
@@ -69,22 +70,31 @@ export function recommendationsOf(row: Pick<AssessmentRow, 'algorithmVersion' | 
 /** A stored assessment as POST /v1/esg answered it (recommendations in `lang`), with what was assessed. */
 export function assessmentView(row: AssessmentRow, lang: 'en' | 'pt') {
   const stored = row.result as Omit<EsgAnswer, 'recommendations'>;
-  return { ...stored, recommendations: recommendationsOf(row, lang), nif: row.nif, sector: row.sector, answers: row.answers as Record<string, AnswerValue> };
+  // (the id and time from their columns: results stored before they carried them have neither)
+  return {
+    ...stored,
+    assessment_id: row.id,
+    computed_at: row.computedAt.toISOString(),
+    recommendations: recommendationsOf(row, lang),
+    nif: row.nif,
+    sector: row.sector,
+    answers: row.answers as Record<string, AnswerValue>,
+  };
 }
 
 /** Stored assessments of one tenant and environment: newest first, and one by its id. */
 export class EsgAssessments {
   constructor(private readonly database: Database) {}
 
-  async list(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, q: { nif?: string; limit?: number; cursor?: string }, lang: 'en' | 'pt') {
+  /** one NIF's, by time: the index the decisions' latest-assessment read uses (tenant, env, nif, computed_at) serves it */
+  async list(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, q: { nif: string; limit?: number; cursor?: string }, lang: 'en' | 'pt') {
     const e = this.database.t.esgAssessments;
     const limit = q.limit ?? 50;
-    const conds = [eq(e.tenantId, caller.tenantId), eq(e.env, caller.env)];
-    if (q.nif) conds.push(eq(e.nif, q.nif));
-    if (q.cursor) conds.push(lt(e.id, q.cursor.toLowerCase()));
-    // ids are UUIDv7: their order is the order of assessment
-    const rows = await this.database.db.select().from(e).where(and(...conds)).orderBy(desc(e.id)).limit(limit + 1);
-    return pageOf(rows, limit, (r) => assessmentView(r, lang), (r) => r.id);
+    const conds = [eq(e.tenantId, caller.tenantId), eq(e.env, caller.env), eq(e.nif, q.nif)];
+    const cur = decodePageCursor<[number, string]>(q.cursor, ['number', 'string']);
+    if (cur) conds.push(or(lt(e.computedAt, new Date(cur[0])), and(eq(e.computedAt, new Date(cur[0])), lt(e.id, cur[1])))!);
+    const rows = await this.database.db.select().from(e).where(and(...conds)).orderBy(desc(e.computedAt), desc(e.id)).limit(limit + 1);
+    return pageOf(rows, limit, (r) => assessmentView(r, lang), (r) => encodePageCursor([r.computedAt.getTime(), r.id]));
   }
 
   async get(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, id: string, lang: 'en' | 'pt') {
