@@ -115,6 +115,9 @@ describe('POST /v1/basel/capital', () => {
     expect(two.status).toBe(200);
     // €4 m owed in all: (2.5 × 0.7619 + 1.5 × 0.85) / 4
     expect(two.body.lines[0].supporting_factor).toBeCloseTo((2.5 * 0.7619 + 1.5 * 0.85) / 4, 10);
+    // one obligor, one treatment: a group figure below what its lines add up to is refused
+    const under = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ nif: '599000015', pd: 0.01, ead_eur: 2e6, turnover_eur: 1e7, group_exposure_eur: 2e6 }, { nif: '599000015', pd: 0.01, ead_eur: 2e6, turnover_eur: 1e7 }] } });
+    expect(expectError(under, 422, 'validation_failed').fields).toEqual([{ path: 'exposures.0.group_exposure_eur', message: expect.stringContaining('4000000') }]);
     const alone = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ nif: '599000015', pd: 0.01, ead_eur: 2e6, turnover_eur: 1e7 }] } });
     expect(alone.body.lines[0].supporting_factor).toBe(0.7619);
   });

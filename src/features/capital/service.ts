@@ -33,8 +33,15 @@ export class CapitalService {
         errors.push({ path: `exposures.${i}.pd`, message: 'give pd, or nif to read it from the scoring engine (the standardised approach needs neither)' });
       if (e.nif !== undefined && !isValidNif(e.nif)) errors.push({ path: `exposures.${i}.nif`, message: NIF_CHECK_DIGIT_FAILS });
       if (!isWholeCents(e.ead_eur)) errors.push({ path: `exposures.${i}.ead_eur`, message: WHOLE_CENTS });
-      // what the group owes includes this line (a smaller figure gave the whole line the supporting factor)
-      if (e.group_exposure_eur !== undefined && e.group_exposure_eur < e.ead_eur) errors.push({ path: `exposures.${i}.group_exposure_eur`, message: `must be at least the line's ead_eur (${e.ead_eur}): the group's exposure includes it` });
+    });
+    // what the group owes includes this line and the portfolio's other lines of its NIF (a smaller
+    // figure gave them the supporting factor, and one obligor two treatments in one request)
+    const owedByNif = new Map<string, number>();
+    for (const e of body.exposures) if (e.nif !== undefined) owedByNif.set(e.nif, (owedByNif.get(e.nif) ?? 0) + e.ead_eur);
+    body.exposures.forEach((e, i) => {
+      const owed = e.nif !== undefined ? owedByNif.get(e.nif)! : e.ead_eur;
+      if (e.group_exposure_eur !== undefined && e.group_exposure_eur < owed - 0.005)
+        errors.push({ path: `exposures.${i}.group_exposure_eur`, message: e.nif !== undefined && owed > e.ead_eur ? `must be at least ${owed}, what this portfolio's lines of ${e.nif} add up to` : `must be at least the line's ead_eur (${e.ead_eur}): the group's exposure includes it` });
     });
     if (errors.length) throw fieldProblems(errors);
 
@@ -52,8 +59,6 @@ export class CapitalService {
     }
 
     // without group_exposure_eur, an obligor's lines in this portfolio add up to what it owes
-    const owedByNif = new Map<string, number>();
-    for (const e of body.exposures) if (e.nif !== undefined) owedByNif.set(e.nif, (owedByNif.get(e.nif) ?? 0) + e.ead_eur);
     const lines = body.exposures.map((e, index) => {
       const scored = e.nif !== undefined ? byNif.get(e.nif) : undefined;
       const pd = e.pd ?? scored?.pd ?? null;
