@@ -120,6 +120,21 @@ describe('POST /v1/gdpr/request', () => {
     expect(txns.map((x) => x.counterpartyName).sort()).toEqual([null, 'Rui Sousa'].sort() as never);
   });
 
+  test("a sole trader's ESG assessment and VSME report: both in an access bundle; erasure deletes the report (it prints what was typed of the person) and keeps the assessment", async () => {
+    const t = await h.tenant();
+    const esg = await h.json('POST', '/v1/esg', { key: t.api_key, body: { nif: PERSON_NIF, sector: 'M', answers: { renewable_energy_pct: 10 } } });
+    expect(esg.status).toBe(200);
+    expect((await h.json('POST', '/v1/csrd/report', { key: t.api_key, body: { nif: PERSON_NIF, company: { name: 'Ana Rita Costa', address: 'Rua das Flores 1, Porto' } } })).status).toBe(201);
+    const access = await settled(t.api_key, (await post(t.api_key, { type: 'access', subject: { nif: PERSON_NIF } })).body.request_id);
+    expect(access.found).toMatchObject({ esg_assessments: 1, csrd_reports: 1 });
+    const erased = await settled(t.api_key, (await post(t.api_key, { type: 'erasure', subject: { nif: PERSON_NIF } })).body.request_id);
+    expect(erased.actions).toContainEqual(expect.objectContaining({ category: 'csrd_reports', count: 1 }));
+    expect(erased.retained.map((x: any) => x.category)).toContain('esg_assessments');
+    const { db, t: tb } = h.ctx.database;
+    expect(await db.select().from(tb.csrdReports).where(eq(tb.csrdReports.tenantId, t.tenant_id))).toEqual([]);
+    expect((await db.select().from(tb.esgAssessments).where(eq(tb.esgAssessments.tenantId, t.tenant_id))).length).toBe(1);
+  });
+
   test('rectification corrects the name where it is not evidence; restriction waits for the tenant; reject needs a reason; closed requests are 409', async () => {
     const t = await tenantWithPerson();
     const rect = await settled(t.api_key, (await post(t.api_key, { type: 'rectification', subject: { name: 'Ana Rita Costa' }, corrections: { name: 'Ana Rita Costa Pereira' } })).body.request_id);

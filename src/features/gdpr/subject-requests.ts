@@ -265,10 +265,12 @@ export class SubjectRequests {
     if (s.name) kycConds.push(textHas(kv.response, s.name.toLowerCase()));
     if (kycConds.length) push('kyc_verifications', await db.select().from(kv).where(and(eq(kv.tenantId, tenantId), eq(kv.env, env), or(...kycConds))));
 
-    // a sole trader's NIF: scores, decisions, receivables finance, insurance
+    // a sole trader's NIF: scores, ESG assessments and their VSME reports, decisions, receivables finance, insurance
     if (s.nif) {
       for (const [category, table] of [
         ['score_results', t.scoreResults],
+        ['esg_assessments', t.esgAssessments],
+        ['csrd_reports', t.csrdReports],
         ['credit_decisions', t.creditDecisions],
       ] as const)
         push(category, await db.select().from(table).where(and(eq(table.tenantId, tenantId), eq(table.env, env), eq(table.nif, s.nif))));
@@ -334,7 +336,13 @@ export class SubjectRequests {
           await tx.update(table).set({ retainUntil }).where(and(inArray(table.id, list), isNull(table.retainUntil)));
           retained.push({ category, count: list.length, reason: `anti-money-laundering record (${LEGAL_BASIS_LAW}): kept ${RETENTION_YEARS} years, then deleted`, retain_until: retainUntil.toISOString() });
         }
-        for (const category of ['score_results', 'credit_decisions', 'assigned_invoices', 'insurance_submissions']) {
+        // VSME reports print what the caller typed of the person (name, address): nothing requires them
+        const reports = ids('csrd_reports');
+        if (reports.length) {
+          await tx.delete(t.csrdReports).where(inArray(t.csrdReports.id, reports));
+          actions.push({ category: 'csrd_reports', action: 'deleted (the ESG assessments they were drawn from are kept with the analyses)', count: reports.length });
+        }
+        for (const category of ['score_results', 'esg_assessments', 'credit_decisions', 'assigned_invoices', 'insurance_submissions']) {
           const n = ids(category).length;
           if (n) retained.push({ category, count: n, reason: category === 'assigned_invoices' || category === 'insurance_submissions' ? 'contract record of an assignment or credit-insurance request (a legal claim\u2019s evidence, GDPR art. 17(3)(e))' : 'creditworthiness analysis the tenant must keep as a lender (GDPR art. 17(3)(b))', retain_until: null });
         }
