@@ -284,6 +284,14 @@ describe('POST /v1/admin/keys', () => {
     expectError(await h.json('POST', '/v1/admin/oauth-clients', { key: successor, body: { name: 'forever', scopes: ['score'] } }), 403, 'insufficient_scope');
   });
 
+  test('a key in its rotation grace lives on in its successor: it may still create what outlives the grace', async () => {
+    const t = await h.tenant();
+    expect((await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { grace_days: 7 } })).status).toBe(201);
+    const made = await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'after rotating' } });
+    expect([made.status, made.body.expires_at]).toEqual([201, null]);
+    expect((await h.json('POST', '/v1/admin/oauth-clients', { key: t.api_key, body: { name: 'backend', scopes: ['score'] } })).status).toBe(201);
+  });
+
   test('at most MAX_ACTIVE_KEYS active keys per environment', async () => {
     const t = await h.tenant();
     for (let i = 1; i < MAX_ACTIVE_KEYS; i++) expect((await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: `k${i}` } })).status).toBe(201);

@@ -50,7 +50,7 @@ export function adminRoutes(ctx: AppContext) {
     .post(
       '/v1/admin/keys',
       async ({ auth, body, set }) => {
-        const res = await admin.create(actorOf(auth), { key: auth.key, tenant: auth.tenant }, body);
+        const res = await admin.create(actorOf(auth), await admin.callerOf(auth), body);
         set.status = 201;
         return res;
       },
@@ -72,7 +72,7 @@ export function adminRoutes(ctx: AppContext) {
       '/v1/admin/keys/rotate',
       async ({ auth, body, set }) => {
         // a key id is a UUID, in either case (RFC 9562)
-        const res = await admin.rotate(actorOf(auth), { key: auth.key, tenant: auth.tenant }, body?.api_key_id?.toLowerCase() ?? auth.keyId, body?.grace_days ?? 7);
+        const res = await admin.rotate(actorOf(auth), await admin.callerOf(auth), body?.api_key_id?.toLowerCase() ?? auth.keyId, body?.grace_days ?? 7);
         set.status = 201;
         return res;
       },
@@ -88,7 +88,7 @@ export function adminRoutes(ctx: AppContext) {
         }),
       },
     )
-    .post('/v1/admin/keys/revoke', async ({ auth, body }) => admin.revoke(actorOf(auth), { key: auth.key, tenant: auth.tenant }, body.api_key_id.toLowerCase(), body.reason ?? null), {
+    .post('/v1/admin/keys/revoke', async ({ auth, body }) => admin.revoke(actorOf(auth), await admin.callerOf(auth), body.api_key_id.toLowerCase(), body.reason ?? null), {
       body: RevokeRequest,
       response: { 200: RevokeResponse },
       detail: apiDoc({

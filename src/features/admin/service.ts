@@ -91,6 +91,23 @@ export class AdminService {
     private readonly now: () => Date,
   ) {}
 
+  /**
+   * The caller as the rules on what it may mint see it. A key in its rotation grace lives on in its
+   * successor (the grace is for moving over, not the key's lifetime): the successor's expiry counts,
+   * so a key just rotated can still create what the tenant needs; a key made temporary stays so.
+   */
+  async callerOf(auth: { key: KeyRow; tenant: TenantRow }): Promise<CallerKey> {
+    if (!auth.key.expiresAt) return { key: auth.key, tenant: auth.tenant };
+    const k = this.database.t.apiKeys;
+    const [successor] = await this.database.db
+      .select({ expiresAt: k.expiresAt })
+      .from(k)
+      .where(and(eq(k.tenantId, auth.key.tenantId), eq(k.rotatedFrom, auth.key.id), isNull(k.revokedAt)))
+      .orderBy(desc(k.createdAt))
+      .limit(1);
+    return { key: successor ? { ...auth.key, expiresAt: successor.expiresAt } : auth.key, tenant: auth.tenant };
+  }
+
   /** Audit record in the caller's transaction: who (key id), what, when, request id. */
   async audit(tx: Db, actor: Actor, action: string, target: string | null, details: Record<string, unknown> = {}) {
     await tx.insert(this.database.t.auditLog).values({

@@ -147,7 +147,7 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
       '/v1/admin/oauth-clients',
       async ({ auth, body, set }) => {
         set.status = 201;
-        return clients.create(actorOf(auth), { key: auth.key, tenant: auth.tenant }, body);
+        return clients.create(actorOf(auth), await admin.callerOf(auth), body);
       },
       {
         body: t.Object({
@@ -166,13 +166,13 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
       response: { 200: t.Object({ clients: t.Array(ClientView) }) },
       detail: doc('The OAuth clients of this environment (never a secret)', 'listOAuthClients'),
     })
-    .post('/v1/admin/oauth-clients/:id/rotate-secret', ({ auth, params, body }) => clients.rotateSecret(actorOf(auth), { key: auth.key, tenant: auth.tenant }, params.id, body?.grace_hours ?? 24), {
+    .post('/v1/admin/oauth-clients/:id/rotate-secret', async ({ auth, params, body }) => clients.rotateSecret(actorOf(auth), await admin.callerOf(auth), params.id, body?.grace_hours ?? 24), {
       params: ClientIdParams,
       body: t.Optional(t.Object({ grace_hours: t.Optional(Int({ minimum: 0, maximum: 168, default: 24, description: 'Hours the old secret keeps working (0: stops now)' })) })),
       response: { 200: ClientWithSecret },
       detail: doc('Rotate a client\u2019s secret (the old one works for grace_hours)', 'rotateOAuthClientSecret', ['resource_not_found', 'cross_environment_forbidden']),
     })
-    .delete('/v1/admin/oauth-clients/:id', ({ auth, params }) => clients.remove(actorOf(auth), { key: auth.key, tenant: auth.tenant }, params.id), {
+    .delete('/v1/admin/oauth-clients/:id', async ({ auth, params }) => clients.remove(actorOf(auth), await admin.callerOf(auth), params.id), {
       params: ClientIdParams,
       response: { 200: t.Object({ deleted: t.Literal(true), client_id: t.String(), deleted_at: t.String({ format: 'date-time' }) }) },
       detail: doc('Delete a client: its tokens are refused from the next request on, on every process', 'deleteOAuthClient', ['resource_not_found', 'cross_environment_forbidden']),
