@@ -121,8 +121,10 @@ export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 export const Int = (options?: IntegerOptions) => Type.Integer(options);
 
 /** cursor pagination: ?limit=&cursor= → {data, next_cursor} */
+/** A page's size in a list's query (every list of this API: 1–200, 50 by default) */
+export const PageLimit = t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 }));
 export const PageQuery = {
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  limit: PageLimit,
   cursor: t.Optional(t.String({ maxLength: 200 })),
 };
 export const Page = <S extends Parameters<typeof t.Array>[0]>(item: S) =>

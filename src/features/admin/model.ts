@@ -1,6 +1,6 @@
 import { t } from 'elysia';
 import { Type } from '@sinclair/typebox';
-import { DateTime, NullableDateTime, Uuid, Int, Page, RequestDate, RequestDateTime } from '../../lib/schemas';
+import { DateTime, NullableDateTime, Uuid, Int, Page, RequestDate, RequestDateTime, PageLimit } from '../../lib/schemas';
 import { SCOPES } from '../tenants/service';
 
 export const AdminKey = t.Object(
@@ -57,7 +57,7 @@ export const AuditLog = Page(AuditRecord);
 export const AuditLogQuery = t.Object({
   action: t.Optional(t.String({ maxLength: 64 })),
   target: t.Optional(t.String({ maxLength: 64 })),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  limit: PageLimit,
   cursor: t.Optional(t.String({ maxLength: 200, description: 'next_cursor of the previous page' })),
 });
 

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { CustomerReference, DateTime, Int } from '../../lib/schemas';
+import { CustomerReference, DateTime, Int, PageLimit } from '../../lib/schemas';
 
 export const ScreenRequest = t.Object({
   name: t.String({ minLength: 1, maxLength: 300, description: 'The name to screen (a person or an organisation)' }),
@@ -53,7 +53,7 @@ export type ScreenResponseBody = typeof ScreenResponse.static;
 
 export const ScreeningListQuery = t.Object({
   status: t.Optional(t.Union([t.Literal('clear'), t.Literal('potential_match'), t.Literal('match')])),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  limit: PageLimit,
   cursor: t.Optional(t.String({ pattern: '^scr_[0-9a-f-]{36}$' })),
 });
 export const ScreeningIdParams = t.Object({ id: t.String({ pattern: '^scr_[0-9a-f-]{36}$' }) });

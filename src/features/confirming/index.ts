@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia';
+import { PageLimit } from '../../lib/schemas';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { routeDocs } from '../../lib/api-doc';
@@ -47,7 +48,7 @@ export function confirmingRoutes(ctx: AppContext, service: ConfirmingService) {
       detail: doc('A programme with its limit in use', 'getConfirmingProgramme', ['resource_not_found']),
     })
     .get('/v1/confirming/anchors', ({ auth, query }) => service.listProgrammes(auth, query), {
-      query: t.Object({ limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })), cursor: t.Optional(t.String({ pattern: '^cfp_[0-9a-f-]{36}$' })) }),
+      query: t.Object({ limit: PageLimit, cursor: t.Optional(t.String({ pattern: '^cfp_[0-9a-f-]{36}$' })) }),
       response: { 200: ProgrammeList },
       detail: doc('Confirming programmes, newest first', 'listConfirmingProgrammes'),
     })

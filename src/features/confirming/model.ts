@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { Nif, NineDigits, Page, Int, Text, RequestDate } from '../../lib/schemas';
+import { Nif, NineDigits, Page, Int, Text, RequestDate, PageLimit } from '../../lib/schemas';
 
 const IsoDate = RequestDate();
 const Nullable = <S extends Parameters<typeof t.Union>[0][number]>(s: S) => t.Union([s, t.Null()]);
@@ -62,7 +62,7 @@ export const PayableActionBody = t.Optional(t.Object({ reason: t.Optional(Text(5
 export const PayableListQuery = t.Object({
   status: t.Optional(t.String({ pattern: '^(approved|accepted|funded|settled|defaulted|written_off|cancelled)$' })),
   supplier_nif: t.Optional(Nif),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  limit: PageLimit,
   cursor: t.Optional(t.String({ pattern: '^cpy_[0-9a-f-]{36}$' })),
 });
 export const ProgrammeList = Page(ProgrammeView);

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { CustomerReference, DateTime, Nif, Page, Int } from '../../lib/schemas';
+import { CustomerReference, DateTime, Nif, Page, Int, PageLimit } from '../../lib/schemas';
 import { MODALITIES, NOTCHES, OPERATION_TYPES, TERM_BUCKETS } from './policy';
 
 // written out (not mapped from the lists) so the static types stay literal; checked against the lists below
@@ -85,7 +85,7 @@ export type DecisionResponseBody = typeof DecisionResponse.static;
 export const DecisionList = Page(DecisionResponse);
 export const DecisionListQuery = t.Object({
   nif: t.Optional(Nif),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  limit: PageLimit,
   cursor: t.Optional(t.String({ pattern: '^dec_[0-9a-f-]{36}$', description: 'next_cursor of the previous page' })),
 });
 export const DecisionIdParams = t.Object({ id: t.String({ pattern: '^dec_[0-9a-f-]{36}$' }) });

@@ -1,7 +1,7 @@
 import { t } from 'elysia';
 import { Value } from '@sinclair/typebox/value';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { CustomerReference, DateTime, Nif, Int, Page } from '../../lib/schemas';
+import { CustomerReference, DateTime, Nif, Int, Page, PageLimit } from '../../lib/schemas';
 import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
 import { answersSchema, isValidSector, SECTOR_PATTERN, validateAnswers } from './questionnaire';
 import { ESG_EXAMPLES } from './examples';
@@ -83,7 +83,7 @@ export const EsgAssessment = t.Object({
 export const EsgAssessmentList = Page(EsgAssessment);
 export const EsgAssessmentListQuery = t.Object({
   nif: Nif,
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  limit: PageLimit,
   cursor: t.Optional(t.String({ maxLength: 200, description: 'next_cursor of the previous page' })),
 });
 export const EsgAssessmentParams = t.Object({ id: t.String({ format: 'uuid', description: 'assessment_id (either case)' }) });

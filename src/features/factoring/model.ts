@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { CustomerReference, Nif, NineDigits, Page, Int, Text, RequestDate } from '../../lib/schemas';
+import { CustomerReference, Nif, NineDigits, Page, Int, Text, RequestDate, PageLimit } from '../../lib/schemas';
 
 const IsoDate = RequestDate({ description: 'YYYY-MM-DD' });
 const Cents = (description: string) => Int({ minimum: 0, maximum: 1e13, description });
@@ -131,7 +131,7 @@ export const OperationListQuery = t.Object({
   status: t.Optional(StatusSchema),
   seller_nif: t.Optional(Nif),
   debtor_nif: t.Optional(Nif),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  limit: PageLimit,
   cursor: t.Optional(t.String({ pattern: '^fop_[0-9a-f-]{36}$', description: 'next_cursor of the previous page' })),
 });
 

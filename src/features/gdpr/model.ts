@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { DateTime, Uuid, Int, RequestDate, RequestDateTime } from '../../lib/schemas';
+import { DateTime, Uuid, Int, RequestDate, RequestDateTime, PageLimit } from '../../lib/schemas';
 
 /** The only accepted value of `confirmation` on POST /v1/admin/gdpr/erase (spec §4.2.9). */
 export const ERASE_CONFIRMATION = 'ERASE-MY-DATA';
@@ -208,7 +208,7 @@ export const SubjectRequestList = t.Object({ data: t.Array(SubjectRequestView), 
 export const SubjectRequestQuery = t.Object({
   status: t.Optional(DsrStatus),
   type: t.Optional(DsrType),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  limit: PageLimit,
   cursor: t.Optional(t.String({ pattern: '^dsr_[0-9a-f-]{36}$' })),
 });
 export const SubjectRequestParams = t.Object({ id: t.String({ pattern: '^dsr_[0-9a-f-]{36}$' }) });

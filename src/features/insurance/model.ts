@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { CustomerReference, Nif, Page, Int } from '../../lib/schemas';
+import { CustomerReference, Nif, Page, Int, PageLimit } from '../../lib/schemas';
 
 export const SubmitRequest = t.Object({
   buyer_nif: Nif,
@@ -36,7 +36,7 @@ export const SubmissionList = Page(Submission);
 export const SubmissionQuery = t.Object({
   buyer_nif: t.Optional(Nif),
   status: t.Optional(Status),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  limit: PageLimit,
   cursor: t.Optional(t.String({ pattern: '^ins_[0-9a-f-]{36}$' })),
 });
 export const SubmissionParams = t.Object({ id: t.String({ pattern: '^ins_[0-9a-f-]{36}$' }) });
