@@ -310,6 +310,10 @@ describe('GET /v1/credit-limit/{buyer_nif}', () => {
     expectError(await h.json('GET', '/v1/credit-limit/599000074', { key }), 404, 'company_not_found');
     expectError(await h.json('GET', '/v1/credit-limit/12345', { key }), 422, 'validation_failed');
     expectError(await h.json('GET', '/v1/credit-limit/599000023?term_days=0', { key }), 422, 'validation_failed');
+    // an integer is written in digits: 1e2, 0x10 or 5.0 are not read as 100, 16 and 5
+    for (const v of ['1e2', '0x10', '60.0', '%2060'])
+      expect(expectError(await h.json('GET', `/v1/credit-limit/599000023?term_days=${v}`, { key }), 422, 'validation_failed').fields).toEqual([{ path: 'query.term_days', message: 'must be an integer written in digits (e.g. 50)' }]);
+    expectError(await h.json('GET', '/v1/decisions?limit=1e1', { key }), 422, 'validation_failed');
     expect((await h.json('GET', '/v1/credit-limit/599000058', { key })).body.limit_eur).toBe(0);
   });
 });

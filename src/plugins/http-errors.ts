@@ -191,6 +191,13 @@ export function recordRequest(ctx: AppContext, request: Request, route: string |
  */
 export const LARGE_JSON_BODIES: Record<string, number> = { '/v1/reconcile': 16 * 1024 * 1024 };
 
+/**
+ * The integer query parameters of this API's routes. Elysia reads them with Number(), so `1e2`,
+ * `0x10`, `5.0` or ` 7` passed as 100, 16, 5 and 7; a value Number() takes but that is not written
+ * in digits is refused here (anything else is the route schema's to word).
+ */
+const QUERY_INTEGERS = ['limit', 'term_days'] as const;
+
 /** the pages a person's browser opens (their errors are HTML pages, not the API's JSON) */
 const BROWSER_PAGES = /^\/v1\/erp-connector\/oauth\/(consent|callback)\/?$|^\/portal\//;
 
@@ -302,6 +309,13 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
         // a page a person's browser opens answers as a page
         if (BROWSER_PAGES.test(pathOf(request.url))) return errorPage(400, 'This link is not valid', 'The link holds a character no link of this service has. Nothing was changed.');
         throw validationError([{ path: '(url)', message: 'must not contain NUL characters' }]);
+      }
+      const query = request.url.indexOf('?');
+      if (query >= 0) {
+        const params = new URLSearchParams(request.url.slice(query + 1));
+        for (const name of QUERY_INTEGERS)
+          for (const v of params.getAll(name))
+            if (Number.isInteger(Number(v)) && v.trim() !== '' && !/^-?[0-9]+$/.test(v)) throw validationError([{ path: `query.${name}`, message: 'must be an integer written in digits (e.g. 50)' }]);
       }
       if (isServicePath(pathOf(request.url))) await peekAnonymous(ctx, request, server as never, set);
     })
