@@ -167,8 +167,11 @@ describe('GET /v1/esg/assessments', () => {
     expect(byNif.body.data.map((a: any) => a.assessment_id)).toEqual([second.body.assessment_id]);
     // a NIF is required (the list is one company's); a forged cursor is 422
     expect(expectError(await h.json('GET', '/v1/esg/assessments', { key: t.api_key }), 422, 'validation_failed').fields[0].path).toBe('query.nif');
-    const forged = Buffer.from(JSON.stringify([1e300, 'x'])).toString('base64url');
-    expectError(await h.json('GET', `/v1/esg/assessments?nif=${leader}&cursor=${forged}`, { key: t.api_key }), 422, 'validation_failed');
+    // times a row cannot have (an invalid date was a 500 on PostgreSQL)
+    for (const time of [1e300, 9e15, -1]) {
+      const forged = Buffer.from(JSON.stringify([time, 'x'])).toString('base64url');
+      expectError(await h.json('GET', `/v1/esg/assessments?nif=${leader}&cursor=${forged}`, { key: t.api_key }), 422, 'validation_failed');
+    }
     await h.ctx.usage.flush();
     const u = h.ctx.database.t.usageRecords;
     expect((await h.ctx.database.db.select().from(u).where(eq(u.tenantId, t.tenant_id))).reduce((n, r) => n + r.quantity, 0)).toBe(3); // the three assessments

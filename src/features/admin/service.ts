@@ -29,6 +29,8 @@ export type CallerKey = { key: Pick<KeyRow, 'scopes' | 'rateLimitPerMinute' | 'e
 /** whether a credential expiring at `a` outlives one expiring at `b` (null: never expires) */
 const outlives = (a: Date | null, b: Date | null) => b !== null && (a === null || a > b);
 
+const article = (noun: string) => `${/^[aeiouAEIOU]/.test(noun) ? 'an' : 'a'} ${noun}`;
+
 const scopesBeyond = (caller: CallerKey, scopes: string[]) => (caller.key.scopes.includes('*') ? [] : scopes.filter((s) => !caller.key.scopes.includes(s)));
 
 /**
@@ -53,14 +55,14 @@ export function grantedBy(caller: CallerKey, body: { scopes?: string[]; rate_lim
 export function assertMayActOn(caller: CallerKey | null, target: Pick<KeyRow, 'scopes' | 'rateLimitPerMinute' | 'expiresAt'>, action: 'rotate' | 'revoke' | 'delete', noun: 'key' | 'OAuth client') {
   if (!caller) return;
   const beyond = scopesBeyond(caller, target.scopes);
-  if (beyond.length) throw new ApiError('insufficient_scope', `A key cannot ${action} a ${noun} holding scopes it does not hold itself: ${beyond.join(', ')}.`);
+  if (beyond.length) throw new ApiError('insufficient_scope', `A key cannot ${action} ${article(noun)} holding scopes it does not hold itself: ${beyond.join(', ')}.`);
   if (action === 'rotate') {
     const own = effectiveRateLimit(caller.tenant, caller.key);
     const theirs = effectiveRateLimit(caller.tenant, target);
-    if (theirs > own) throw new ApiError('insufficient_scope', `A key cannot rotate a ${noun} with a higher per-minute limit (${theirs}) than its own (${own}).`);
+    if (theirs > own) throw new ApiError('insufficient_scope', `A key cannot rotate ${article(noun)} with a higher per-minute limit (${theirs}) than its own (${own}).`);
     // the copy keeps the target's lifetime: a key expiring tomorrow must not get one that never does
     if (outlives(target.expiresAt, caller.key.expiresAt))
-      throw new ApiError('insufficient_scope', `A key that expires (${caller.key.expiresAt!.toISOString()}) cannot rotate a ${noun} that outlives it.`);
+      throw new ApiError('insufficient_scope', `A key that expires (${caller.key.expiresAt!.toISOString()}) cannot rotate ${article(noun)} that outlives it.`);
   }
 }
 

@@ -1,12 +1,12 @@
 import { t } from 'elysia';
-import { Nif, Int } from '../../lib/schemas';
+import { Int, NineDigits } from '../../lib/schemas';
 
 const Regime = t.Union([t.Literal('crr2'), t.Literal('crr3')], { description: 'crr3 (Regulation (EU) 2024/1623, in force from 2025-01-01) by default; crr2 for comparison' });
 const Approach = t.Union([t.Literal('irb_foundation'), t.Literal('standardised')]);
 
 export const Exposure = t.Object({
   id: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'Your reference for the line, echoed' })),
-  nif: t.Optional(t.String({ pattern: '^[0-9]{9}$', description: 'The obligor\u2019s NIF: its PD (and turnover, when not given) from the scoring engine' })),
+  nif: t.Optional(NineDigits), // the check digit is judged with the lines' other problems (service)
   pd: t.Optional(t.Number({ minimum: 0, exclusiveMaximum: 1, description: '12-month PD; required without nif under the IRB approach, optional under the standardised one (floored at the regime\u2019s PD floor)' })),
   lgd: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1, description: 'Loss given default; default the supervisory F-IRB value for the seniority' })),
   seniority: t.Optional(t.Union([t.Literal('senior_unsecured'), t.Literal('subordinated')], { default: 'senior_unsecured' })),

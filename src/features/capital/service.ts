@@ -38,7 +38,13 @@ export class CapitalService {
     // figure gave them the supporting factor, and one obligor two treatments in one request)
     const owedByNif = new Map<string, number>();
     for (const e of body.exposures) if (e.nif !== undefined) owedByNif.set(e.nif, (owedByNif.get(e.nif) ?? 0) + e.ead_eur);
+    const groupByNif = new Map<string, number>(); // the first group figure given for each NIF
     body.exposures.forEach((e, i) => {
+      if (e.nif !== undefined && e.group_exposure_eur !== undefined) {
+        const first = groupByNif.get(e.nif);
+        if (first === undefined) groupByNif.set(e.nif, e.group_exposure_eur);
+        else if (first !== e.group_exposure_eur) errors.push({ path: `exposures.${i}.group_exposure_eur`, message: `differs from the ${first} given on another line of ${e.nif}: one obligor owes one amount` });
+      }
       const owed = e.nif !== undefined ? owedByNif.get(e.nif)! : e.ead_eur;
       if (e.group_exposure_eur !== undefined && e.group_exposure_eur < owed - 0.005)
         errors.push({ path: `exposures.${i}.group_exposure_eur`, message: e.nif !== undefined && owed > e.ead_eur ? `must be at least ${owed}, what this portfolio's lines of ${e.nif} add up to` : `must be at least the line's ead_eur (${e.ead_eur}): the group's exposure includes it` });
