@@ -1,8 +1,8 @@
-import { and, desc, eq, inArray, isNotNull, isNull, like, lt, notInArray, or, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNotNull, isNull, like, notInArray, or, type SQL } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
 import { ApiError, validationError } from '../../lib/errors';
 import { pageOf } from '../../lib/schemas';
-import { decodePageCursor, encodePageCursor } from '../erp/util';
+import { afterTimeCursor, timeCursorOf } from '../../lib/page-cursor';
 import { effectiveRateLimit, TenantService, keyStatus, type Env, type KeyRow, type TenantRow } from '../tenants/service';
 
 /** active API keys a tenant may hold per environment through the API (rotation) */
@@ -131,8 +131,7 @@ export class AdminService {
     const conds: (SQL | undefined)[] = [eq(a.tenantId, actor.tenantId), auditLogOfEnv(this.database, actor.tenantId, actor.env as 'sandbox' | 'live')];
     if (q.action) conds.push(eq(a.action, q.action));
     if (q.target) conds.push(eq(a.target, q.target));
-    const cur = decodePageCursor<[number, string]>(q.cursor, ['number', 'string']);
-    if (cur) conds.push(or(lt(a.createdAt, new Date(cur[0])), and(eq(a.createdAt, new Date(cur[0])), lt(a.id, cur[1]))));
+    conds.push(afterTimeCursor(a.createdAt, a.id, q.cursor));
     const rows = await this.database.db.select().from(a).where(and(...conds)).orderBy(desc(a.createdAt), desc(a.id)).limit(limit + 1);
     return pageOf(
       rows,
@@ -147,7 +146,7 @@ export class AdminService {
         details: (r.details ?? {}) as Record<string, unknown>,
         created_at: r.createdAt.toISOString(),
       }),
-      (last) => encodePageCursor([last.createdAt.getTime(), last.id]),
+      (last) => timeCursorOf(last.createdAt, last.id),
     );
   }
 

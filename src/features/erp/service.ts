@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, gte, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { iso, pageOf } from '../../lib/schemas';
 import { ApiError } from '../../lib/errors';
@@ -6,7 +6,8 @@ import type { AnyProvider, ConnectionBody, InvoiceBody, SyncRunBody, Transaction
 import { OAuthService, TokenManager, type ConnectionRow } from './oauth';
 import { erpSettingsFromEnv, type Env, type ErpSettings } from './providers/registry';
 import { SyncService, type RunRow } from './sync';
-import { decodePageCursor, encodePageCursor, type ErpCaller } from './util';
+import type { ErpCaller } from './util';
+import { afterTimeCursor, decodePageCursor, encodePageCursor, timeCursorOf } from '../../lib/page-cursor';
 
 type InvoiceRow = AppContext['database']['t']['invoices']['$inferSelect'];
 type TxnRow = AppContext['database']['t']['bankTransactions']['$inferSelect'];
@@ -124,10 +125,8 @@ export class ErpService {
     const conds = [eq(c.tenantId, caller.tenantId), eq(c.env, caller.env)];
     if (q.provider) conds.push(eq(c.provider, q.provider));
     if (q.customer_reference) conds.push(eq(c.customerReference, q.customer_reference));
-    const cur = decodePageCursor<[number, string]>(q.cursor, ['number', 'string']);
-    if (cur) conds.push(or(lt(c.createdAt, new Date(cur[0])), and(eq(c.createdAt, new Date(cur[0])), lt(c.id, cur[1])))!);
-    const rows = (await this.db.select().from(c).where(and(...conds)).orderBy(desc(c.createdAt), desc(c.id)).limit(limit + 1)) as unknown as Row[];
-    return pageOf(rows, limit, body, (last) => encodePageCursor([last.createdAt.getTime(), last.id]));
+    const rows = (await this.db.select().from(c).where(and(...conds, afterTimeCursor(c.createdAt, c.id, q.cursor))).orderBy(desc(c.createdAt), desc(c.id)).limit(limit + 1)) as unknown as Row[];
+    return pageOf(rows, limit, body, (last) => timeCursorOf(last.createdAt, last.id));
   }
 
   listConnections(caller: ErpCaller, q: { limit?: number; cursor?: string; provider?: AnyProvider; customer_reference?: string }) {

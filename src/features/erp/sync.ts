@@ -414,8 +414,8 @@ export class SyncService {
       // (since at or before that position). A later since (the future, or past the newest row)
       // left rows between the two unread: they stay for the next incremental run to take.
       const previous = await this.lastSucceededCursor(run);
+      const since: StreamPosition = { updated_at: run.since.toISOString(), id: '' }; // (start may be a retry's checkpoint)
       for (const kind of ['invoices', 'transactions'] as const) {
-        const since: StreamPosition = { updated_at: run.since.toISOString(), id: '' }; // (start may be a retry's checkpoint)
         const reached = final[kind]!; // the newest row taken, or `since` itself
         const covered = !isAfter(since.updated_at, since.id, previous[kind]);
         final[kind] = covered && isAfter(reached.updated_at, reached.id, previous[kind]) ? reached : previous[kind];

@@ -1,8 +1,8 @@
-import { and, desc, eq, lt, or } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import { pageOf } from '../../lib/schemas';
-import { decodePageCursor, encodePageCursor } from '../erp/util';
+import { afterTimeCursor, timeCursorOf } from '../../lib/page-cursor';
 import type { UsageMeter } from '../usage/service';
 import type { ScoreCaller } from '../score/service';
 import { assessEsg, ESG_ALGORITHM_VERSION, recommendationRef, renderRecommendation, type Recommendation, type RecommendationRef } from './engine';
@@ -90,11 +90,9 @@ export class EsgAssessments {
   async list(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, q: { nif: string; limit?: number; cursor?: string }, lang: 'en' | 'pt') {
     const e = this.database.t.esgAssessments;
     const limit = q.limit ?? 50;
-    const conds = [eq(e.tenantId, caller.tenantId), eq(e.env, caller.env), eq(e.nif, q.nif)];
-    const cur = decodePageCursor<[number, string]>(q.cursor, ['number', 'string']);
-    if (cur) conds.push(or(lt(e.computedAt, new Date(cur[0])), and(eq(e.computedAt, new Date(cur[0])), lt(e.id, cur[1])))!);
-    const rows = await this.database.db.select().from(e).where(and(...conds)).orderBy(desc(e.computedAt), desc(e.id)).limit(limit + 1);
-    return pageOf(rows, limit, (r) => assessmentView(r, lang), (r) => encodePageCursor([r.computedAt.getTime(), r.id]));
+    const where = and(eq(e.tenantId, caller.tenantId), eq(e.env, caller.env), eq(e.nif, q.nif), afterTimeCursor(e.computedAt, e.id, q.cursor));
+    const rows = await this.database.db.select().from(e).where(where).orderBy(desc(e.computedAt), desc(e.id)).limit(limit + 1);
+    return pageOf(rows, limit, (r) => assessmentView(r, lang), (r) => timeCursorOf(r.computedAt, r.id));
   }
 
   async get(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, id: string, lang: 'en' | 'pt') {
