@@ -64,7 +64,6 @@ export class CapitalService {
       }
     }
 
-    // without group_exposure_eur, an obligor's lines in this portfolio add up to what it owes
     const lines = body.exposures.map((e, index) => {
       const scored = e.nif !== undefined ? byNif.get(e.nif) : undefined;
       const pd = e.pd ?? scored?.pd ?? null;

@@ -126,9 +126,9 @@ export class DecisionService {
    * The same request again (NIF, context, customer_reference) while nothing behind it changed
    * (the score still within its cache window, the policy, the ESG assessment, the ERP books) is the
    * same decision: answered from memory with `cache: "cached"` and the same decision_id, billed
-   * again, not stored again. `refresh: "force_refresh"` always decides anew.
+   * again, not stored again. `refresh: "force_refresh"` always decides anew. `lang`: the signals'
+   * labels (the score's reasons, the books' observations), stored as answered.
    */
-  /** `lang`: the signals' labels (the score's reasons and the books' observations), as the score answers its reasons */
   async decide(caller: ScoreCaller, body: DecisionBody, startedAt: number, lang: 'en' | 'pt' = 'en'): Promise<{ body: DecisionResponseBody; text: string }> {
     if (!isWholeCents(body.context.amount_eur)) throw validationError([{ path: 'context.amount_eur', message: WHOLE_CENTS }]);
     const country = body.country ?? 'PT';
@@ -167,9 +167,10 @@ export class DecisionService {
   }
 
   /**
-   * A credit-insurance answer on the buyer (POST /v1/insurance/submit): full or partial cover makes
-   * the modality with_insurance and the limit at least the insured amount (up to the policy
-   * maximum), and approves an amount the cover meets; a refusal only says so in the basis.
+   * A credit-insurance answer on the buyer (POST /v1/insurance/submit): full or partial cover that
+   * reaches the operation (not lapsed, terms as long as its term, a notch within min_tier) makes the
+   * modality with_insurance, priced at its LGD, the limit at least the insured amount (up to the
+   * policy maximum), and approves an amount the cover meets; otherwise the basis says why not.
    */
   private async withInsurance(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, id: string, ctx: { amountEur: number; termDays: number }, outcome: { notch: Notch; declined: boolean; approved: boolean; limit_eur: number; modality: Modality; spread_bps: number; basis: string[] }, policy: CreditPolicy) {
     const s = this.database.t.insuranceSubmissions;
