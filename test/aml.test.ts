@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
+import { and, eq, gt } from 'drizzle-orm';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,6 +117,12 @@ describe('matching', () => {
     expect(tokens('Acme S. A. Ltd')).toEqual(['acme']);
     // so a company screened with its form scores as without it (the letters used to count as unmatched)
     expect(nameSimilarity(tokens('Acme Trading, S.A.'), tokens('ACME TRADING')).score).toBe(1);
+    // every script transliterated; invisible format characters do not split a token
+    expect(tokens('Ерик Бадеге')).toEqual(['erik', 'badege']);
+    expect(tokens('Sаddаm Hussеin')).toEqual(['saddam', 'hussein']); // Cyrillic а and е inside Latin words
+    expect(tokens('Eric Bad\u00adege Ba\u200bde\u200dge\u2060x')).toEqual(['eric', 'badege', 'badegex']);
+    expect(tokens('Łukasz Øster-Straße 😀')).toEqual(['lukasz', 'oster', 'strasse']);
+    expect(tokens('Ｅｒｉｃ Mu’ammar')).toEqual(['eric', 'muammar']);
     expect(jaroWinkler('martha', 'marhta')).toBeCloseTo(0.9611, 4);
     expect(jaroWinkler('dwayne', 'duane')).toBeCloseTo(0.84, 2);
     expect(jaroWinkler('abc', 'abc')).toBe(1);
@@ -210,6 +217,24 @@ describe('matching', () => {
     expect(fp).toBe(0);
   });
 
+  test('a list name found whole within a longer query is a potential match, explained; a part of it is not', () => {
+    const index = buildIndex(un);
+    const top = (name: string, o: Partial<Parameters<typeof screen>[1]> = {}) => screen(index, { name, type: 'any', min_score: 0.85, ...o })[0];
+    const middle = top('Eric Mutombo Badege', { type: 'person', birth_date: '1971', country: 'CD' })!;
+    expect(middle).toMatchObject({ entry: { entry_id: 'CDi.001' }, score: 0.95, explanation: { unmatched_tokens: ['mutombo'], name_score: 0.9 } });
+    expect(middle.explanation.summary).toContain('found whole within a longer name');
+    for (const name of ['Eric Badege Junior', 'Eric Badege Eric Badege', 'Fundação Saddam Hussein Al-Tikriti']) {
+      const m = top(name)!;
+      expect({ name, score: m.score }).toEqual({ name, score: 0.9 });
+    }
+    // the list name only in part, or a common name beside one list token: not found
+    expect(top('Eric Mutombo')).toBeUndefined();
+    expect(top('Maria Badege Silva')).toBeUndefined();
+    // invisible characters and look-alike letters do not get a listed name past the screen
+    for (const name of ['Eric Bad\u00adege', 'Eric Bade\u200dge', 'Sa\u200bddam Hus\u200bsein Al-Tikriti', 'Sаddаm Hussеin Al-Tikriti']) expect({ name, score: top(name)?.score }).toEqual({ name, score: 1 });
+    expect(top('Ерик Бадеге')).toMatchObject({ entry: { entry_id: 'CDi.001' } });
+  });
+
   test('birth date and type move the score; a disagreeing birth year turns a match into a potential one', () => {
     const index = buildIndex(un);
     const plain = screen(index, { name: 'Eric Badege', type: 'person', min_score: 0.5 })[0]!;
@@ -219,7 +244,10 @@ describe('matching', () => {
     expect(agrees.explanation.attributes.birth_date).toBe('agrees');
     expect(disagrees.score).toBeCloseTo(0.85, 5);
     expect(disagrees.explanation.attributes.birth_date).toBe('disagrees');
-    expect(screen(index, { name: 'Eric Badege', type: 'organisation', min_score: 0.85 })).toEqual([]);
+    // the other type lowers an identical name to a potential match, never to clear
+    const otherType = screen(index, { name: 'Eric Badege', type: 'organisation', min_score: 0.85 })[0]!;
+    expect(otherType.score).toBeCloseTo(0.9, 5);
+    expect(otherType.explanation.attributes.type).toBe('disagrees');
   });
 });
 
@@ -284,6 +312,12 @@ describe('POST /v1/aml/screen', () => {
       [{ name: '' }, 'name'],
       [{ name: '!!! ---' }, 'name'],
       [{ name: 'x', min_score: 1.5 }, 'min_score'],
+      [{ name: 'Eric Badege', min_score: 0.99 }, 'min_score'], // above a match's score: a match would go unreported
+      [{ name: 'Lda' }, 'name'], // titles, connectives and company forms alone name no one
+      [{ name: 'S.A.' }, 'name'],
+      [{ name: 'Dr. da' }, 'name'],
+      [{ name: 'Eric Badege', birth_date: '2199' }, 'birth_date'], // born after today
+      [{ name: 'Eric Badege', birth_date: '2199-12-31' }, 'birth_date'],
       [{ name: 'x', birth_date: '71' }, 'birth_date'],
       [{ name: 'x', nationality: 'Portugal' }, 'nationality'],
       [{ name: 'Erik Badege', nationality: 'XX' }, 'nationality'], // two letters, but no country
@@ -400,5 +434,29 @@ describe('monitoring and the scheduled refresh', () => {
     writeFileSync(join(dir, 'eu.xml'), '<export generationDate="2026-11-25T08:00:00Z"><sanctionEntity');
     expect(await refreshLists(m.ctx)).toEqual([]);
     expect((await amlService(m.ctx).activeLists()).find((v) => v.list === 'eu')!.id).toBe(eu.id);
+  });
+
+  test("an erased tenant's subjects are no longer monitored: nothing screened or alerted for it after its erasure", async () => {
+    const service = amlService(m.ctx);
+    const { db, t: s } = m.ctx.database;
+    const gone = await m.tenant();
+    const kept = await m.tenant();
+    for (const who of [gone, kept]) expect((await m.json('POST', '/v1/aml/screen', { key: who.api_key, body: { name: 'Olga Petrova', monitor: true } })).status).toBe(200);
+    const rescreened = async () => (await service.loadList('eu', chunksOf(EU_SAMPLE), 'test')).monitoring.rescreened;
+    const before = await rescreened();
+    const erased = await runCli(['tenant', 'erase', '--tenant', gone.tenant_id, '--confirm', '--json'], m.dbEnv);
+    expect(erased.code).toBe(0);
+    const rowsOf = async (tenantId: string) => db.select({ id: s.amlScreenings.id, monitor: s.amlScreenings.monitor }).from(s.amlScreenings).where(eq(s.amlScreenings.tenantId, tenantId));
+    const kept7 = await rowsOf(gone.tenant_id);
+    expect(kept7.length).toBeGreaterThan(0); // AML records are kept (7 years), not monitored
+    expect(kept7.every((r) => !r.monitor)).toBe(true);
+    expect(await rescreened()).toBe(before - 1);
+    // a screening still marked monitored (a tenant erased before erasure ended monitoring) is skipped too
+    await db.update(s.amlScreenings).set({ monitor: true }).where(eq(s.amlScreenings.id, kept7[0]!.id));
+    expect(await rescreened()).toBe(before - 1);
+    expect((await rowsOf(gone.tenant_id)).length).toBe(kept7.length);
+    const events = await db.select({ id: s.events.id }).from(s.events).where(and(eq(s.events.tenantId, gone.tenant_id), gt(s.events.createdAt, new Date(Date.now() - 60_000))));
+    expect(events).toEqual([]);
+    expect((await rowsOf(kept.tenant_id)).filter((r) => r.monitor).length).toBe(1);
   });
 });

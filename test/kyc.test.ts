@@ -79,6 +79,16 @@ describe('POST /v1/kyc/verify', () => {
     expect(resultOf(unknown.body, 'legal_events')).toBe('not_available');
     const companyNif = await verify({ nif: '599000015', representatives: [{ name: 'Rui Santos', nif: '599000023', role: 'manager' }] });
     expect(resultOf(companyNif.body, 'representative_nif_valid')).toBe('review');
+    // a number GET /v1/nif calls invalid (an unassigned prefix) and the final consumer's placeholder are no one's: fail
+    for (const nif of ['000000000', '999999990']) {
+      const noOne = await verify({ nif: '599000015', representatives: [{ name: 'Rui Santos', nif, role: 'manager' }] });
+      expect(noOne.body.outcome).toBe('fail');
+      expect(noOne.body.checks.find((c: any) => c.check === 'representative_nif_valid')).toMatchObject({ result: 'fail', detail: expect.stringContaining("not a holder's number") });
+    }
+    // a listed person's name within a longer one is reviewed, not passed
+    const longer = await verify({ nif: '599000015', representatives: [{ name: 'Eric Mutombo Badege', birth_date: '1971', nationality: 'CD', role: 'beneficial_owner' }] });
+    expect(longer.body.outcome).toBe('review');
+    expect(longer.body.checks.find((c: any) => c.check === 'sanctions_screening' && c.subject === 'Eric Mutombo Badege')).toMatchObject({ result: 'review', detail: expect.stringContaining('CDi.001') });
   });
 
   test('errors with field paths; 404; scope; another tenant cannot read it', async () => {
@@ -89,6 +99,12 @@ describe('POST /v1/kyc/verify', () => {
       [{ nif: '599000015', representatives: [{ name: 'A B' }] }, 'representatives.0.role'],
       [{ nif: '599000015', representatives: [{ name: 'A B', role: 'x', birth_date: '12/03/1970' }] }, 'representatives.0.birth_date'],
       [{ nif: '599000015', representatives: [{ name: '!!!', role: 'x' }] }, 'representatives.0.name'],
+      // titles, connectives and company forms alone name no one
+      [{ nif: '599000015', representatives: [{ name: 'Ana Costa', role: 'x' }, { name: 'Lda', role: 'manager' }] }, 'representatives.1.name'],
+      [{ nif: '599000015', representatives: [{ name: 'Dr.', role: 'manager' }] }, 'representatives.0.name'],
+      // born after today
+      [{ nif: '599000015', representatives: [{ name: 'Ana Costa', role: 'x', birth_date: '2199' }] }, 'representatives.0.birth_date'],
+      [{ nif: '599000015', representatives: [{ name: 'Ana Costa', role: 'x', birth_date: '2199-01-31' }] }, 'representatives.0.birth_date'],
       [{ nif: '599000015', representatives: Array.from({ length: 21 }, () => ({ name: 'A B', role: 'x' })) }, 'representatives'],
     ];
     for (const [body, path] of cases) expect(expectError(await verify(body), 422, 'validation_failed').fields.map((f: any) => f.path)).toContain(path);

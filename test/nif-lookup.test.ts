@@ -97,6 +97,9 @@ describe('GET /v1/nif/{nif}', () => {
     // (the books confirm no registration nor activity: status unknown, and KYC asks for a review)
     expect(c.body.company).toMatchObject({ name: company!.name, source: 'erp:demo', status: null });
     expect((await lookup(company!.nif!)).body.company).toBeNull();
+    // the anonymous final consumer's placeholder is on the books' invoices, but no one holds it
+    expect(customers.some((x) => x.nif === '999999990')).toBe(true);
+    expect((await lookup('999999990', t.api_key)).body).toMatchObject({ valid: true, entity_type: { code: 'final_consumer' }, company: null });
     await loadConfiguredLists(h.ctx);
     const kyc = await h.json('POST', '/v1/kyc/verify', { key: t.api_key, body: { nif: company!.nif, representatives: [{ name: 'Ana Rita Costa', birth_date: '1975-04-12', role: 'manager' }] } });
     expect(kyc.status).toBe(200);

@@ -6,6 +6,7 @@
  * and last two letters of each distinct token) picks the candidates, so a screen never scores
  * every name.
  */
+import anyAscii from 'any-ascii';
 import type { BirthInfo, ListEntry } from './lists';
 
 const COMPANY_FORMS = new Set(['lda', 'limitada', 'sa', 'unipessoal', 'ltd', 'limited', 'llc', 'inc', 'corp', 'corporation', 'co', 'company', 'plc', 'gmbh', 'ag', 'bv', 'nv', 'srl', 'sl', 'sarl', 'sas', 'spa']);
@@ -17,23 +18,31 @@ const NOISE = new Set([
 ]);
 
 /**
- * NFKD, diacritics removed, lower case, punctuation to spaces, noise words dropped. A company form
- * spelt in letters ("S.A.", "S. A.", "S.p.A.", "B.V.", "L.da") is one form: as single letters
- * ("s", "a") it stayed in the name, and counted against a match.
+ * Transliterated to ASCII (any-ascii: every script, so "Ерик Бадеге" is "erik badege", a Cyrillic
+ * "а" inside a Latin name is an "a", diacritics, ø, ł and ß are plain letters, and invisible format
+ * characters — soft hyphen, zero-width joiners and spaces — are gone rather than splitting a token),
+ * lower case, punctuation to spaces, noise words dropped. A company form spelt in letters ("S.A.",
+ * "S. A.", "S.p.A.", "B.V.", "L.da") is one form: as single letters ("s", "a") it stayed in the
+ * name, and counted against a match. Pictographs say nothing of a name and are dropped first
+ * (any-ascii spells them as words).
  */
 export function tokens(name: string): string[] {
-  const base = name
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
+  const base = anyAscii(name.replace(/\p{Extended_Pictographic}/gu, ' '))
     .toLowerCase()
     .replace(/\bl\.da\b/g, 'lda')
-    .replace(/['’`ʼ]/g, '')
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .replace(/['`]/g, '')
+    .replace(/[^a-z0-9]+/g, ' ')
     .trim();
   const all = joinSpeltForms(base ? base.split(' ') : []);
   const kept = all.filter((t) => !NOISE.has(t));
   return kept.length ? kept : all;
 }
+
+/**
+ * Whether a name says who is meant: at least two letters or digits besides titles, connectives and
+ * company forms ("Lda", "S.A.", "Dr. da" name no one; as a list name they are kept, as a query refused).
+ */
+export const identifiesSomeone = (name: string) => screenable(tokens(name).filter((t) => !NOISE.has(t)));
 
 /**
  * Runs of one-letter tokens: the longest stretch of each that spells a company form, at the end of
@@ -107,8 +116,8 @@ export const QUERY_WEIGHT = 0.75;
  * each side's tokens weighted by length; a token left unpaired on either side scores 0; the
  * caller's side weighs QUERY_WEIGHT.
  */
-export function nameSimilarity(q: string[], c: string[]): { score: number; pairs: TokenPair[]; unmatched: string[] } {
-  if (!q.length || !c.length) return { score: 0, pairs: [], unmatched: [...q] };
+export function nameSimilarity(q: string[], c: string[]): { score: number; pairs: TokenPair[]; unmatched: string[]; nameCoverage: number } {
+  if (!q.length || !c.length) return { score: 0, pairs: [], unmatched: [...q], nameCoverage: 0 };
   const sims = q.map((t) => {
     const m = new Map<string, number>();
     for (const v of c) {
@@ -180,7 +189,7 @@ export function buildIndex(entries: ListEntry[]): ScreeningIndex {
 }
 
 /** nameSimilarity with the token similarities looked up (sims[i]: vocabulary token → similarity to query token i) */
-function pairUp(q: string[], c: string[], sims: Map<string, number>[]): { score: number; pairs: TokenPair[]; unmatched: string[] } {
+function pairUp(q: string[], c: string[], sims: Map<string, number>[]): { score: number; pairs: TokenPair[]; unmatched: string[]; nameCoverage: number } {
   const cand: { i: number; j: number; s: number }[] = [];
   for (let i = 0; i < q.length; i++) for (let j = 0; j < c.length; j++) {
     const s = sims[i]!.get(c[j]!);
@@ -202,7 +211,7 @@ function pairUp(q: string[], c: string[], sims: Map<string, number>[]): { score:
   }
   const lq = q.reduce((n, t) => n + t.length, 0);
   const lc = c.reduce((n, t) => n + t.length, 0);
-  return { score: QUERY_WEIGHT * (sq / lq) + (1 - QUERY_WEIGHT) * (sc / lc), pairs, unmatched: q.filter((_, i) => !usedQ.has(i)) };
+  return { score: QUERY_WEIGHT * (sq / lq) + (1 - QUERY_WEIGHT) * (sc / lc), pairs, unmatched: q.filter((_, i) => !usedQ.has(i)), nameCoverage: sc / lc };
 }
 
 export interface ScreenQuery {
@@ -235,7 +244,9 @@ const BIRTH_AGREES = 0.03;
 const BIRTH_DISAGREES = -0.15;
 const COUNTRY_AGREES = 0.02;
 const COUNTRY_DISAGREES = -0.05;
-const TYPE_DISAGREES = -0.25;
+// an entry of the other type: a company named as a listed person ("Eric Badege, Lda") is still
+// reviewed (an identical name 0.9, a potential match), never cleared by its type alone
+const TYPE_DISAGREES = -0.1;
 /** a name whose score is at least this is a "match" (below it, down to min_score, "potential_match") */
 export const MATCH_SCORE = 0.97;
 /**
@@ -244,6 +255,16 @@ export const MATCH_SCORE = 0.97;
  * at most a potential match (0.9, + 0.05 from attributes at most), never a match.
  */
 export const WEAK_ALIAS_WEIGHT = 0.9; // also a person's name of one word
+/**
+ * A list name of two or more tokens found whole within a longer query ("Eric Mutombo Badege",
+ * "Eric Badege Junior", "Fundação Saddam Hussein Al-Tikriti") scores this times how fully its
+ * tokens paired, when that is more than the query-weighted score (which the extra words sink): a
+ * potential match at most (0.9, 0.95 with every attribute agreeing), for the extra words may name
+ * someone else — a son, a company — and that is the analyst's call.
+ */
+export const CONTAINED_NAME_WEIGHT = 0.9;
+/** how fully (by token length and similarity) a list name's tokens must pair to count as found whole */
+const CONTAINED_COVERAGE = 0.95;
 export const DEFAULT_MIN_SCORE = 0.85;
 
 function birthAgreement(births: BirthInfo[], asked: string | undefined): Agreement {
@@ -288,12 +309,14 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     const entry = index.entries[n.entry]!;
     if (q.lists && !q.lists.includes(entry.list)) continue;
     const exact = n.joined === joined;
-    const sim = exact ? { score: 1, pairs: qt.map((t) => ({ query: t, matched: t, similarity: 1 })), unmatched: [] } : pairUp(qt, n.tokens, sims);
+    const sim = exact ? { score: 1, pairs: qt.map((t) => ({ query: t, matched: t, similarity: 1 })), unmatched: [], nameCoverage: 1 } : pairUp(qt, n.tokens, sims);
     const weakAlias = n.quality === 'low' || n.quality === 'weak';
     // a person's name of one word ("Hassan", or "HASSAN, Sheikh" once the title is dropped) is a
     // common given name whatever quality the list gives it: alone it is a potential match at most
     const oneWord = entry.entry_type === 'person' && n.tokens.length === 1;
-    const nameScore = weakAlias || oneWord ? sim.score * WEAK_ALIAS_WEIGHT : sim.score;
+    const contained = !exact && n.tokens.length >= 2 && sim.nameCoverage >= CONTAINED_COVERAGE && CONTAINED_NAME_WEIGHT * sim.nameCoverage > sim.score;
+    const pairedScore = contained ? CONTAINED_NAME_WEIGHT * sim.nameCoverage : sim.score;
+    const nameScore = weakAlias || oneWord ? pairedScore * WEAK_ALIAS_WEIGHT : pairedScore;
     if (nameScore < q.min_score - 0.1) continue; // attributes can add at most 0.05
     const birth = entry.entry_type === 'person' ? birthAgreement(entry.births, q.birth_date) : 'unknown';
     const country: Agreement = !q.country || !entry.countries.length ? 'unknown' : entry.countries.includes(q.country) ? 'agrees' : 'disagrees';
@@ -316,7 +339,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       score,
       match_type: matchType,
       explanation: {
-        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
         tokens: sim.pairs,
         unmatched_tokens: sim.unmatched,
         name_score: round3(nameScore),

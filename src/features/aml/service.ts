@@ -1,11 +1,11 @@
-import { and, desc, eq, gt, lt } from 'drizzle-orm';
+import { and, desc, eq, gt, lt, ne } from 'drizzle-orm';
 import type { Database } from '../../db/client';
-import { ApiError, validationError } from '../../lib/errors';
+import { ApiError, validationError, type FieldError } from '../../lib/errors';
 import { pageOf } from '../../lib/schemas';
 import type { UsageMeter } from '../usage/service';
 import type { ScoreCaller } from '../score/service';
 import { parseEuList, parseUnList, type ListEntry, type ListName } from './lists';
-import { buildIndex, DEFAULT_MIN_SCORE, MATCH_SCORE, screen, screenable, tokens, type ScreeningIndex } from './matcher';
+import { buildIndex, DEFAULT_MIN_SCORE, identifiesSomeone, MATCH_SCORE, screen, type ScreeningIndex } from './matcher';
 import type { ScreenResponseBody } from './model';
 import type { EventService } from '../events/service';
 
@@ -90,6 +90,7 @@ export class AmlService {
   async rescreenMonitored(updatedList?: ListName): Promise<{ rescreened: number; alerts: number }> {
     if (!this.events) return { rescreened: 0, alerts: 0 };
     const s = this.database.t.amlScreenings;
+    const tn = this.database.t.tenants;
     let rescreened = 0;
     let alerts = 0;
     let after = '';
@@ -98,6 +99,9 @@ export class AmlService {
       const page = await this.database.db
         .select({ id: s.id, tenantId: s.tenantId, env: s.env, response: s.response, customerReference: s.customerReference })
         .from(s)
+        // an erased tenant's subjects are no longer monitored (its erasure ends their monitoring;
+        // this also holds for screenings of tenants erased before it did)
+        .innerJoin(tn, and(eq(tn.id, s.tenantId), ne(tn.status, 'terminated')))
         .where(and(eq(s.monitor, true), gt(s.id, after)))
         .orderBy(s.id)
         .limit(200);
@@ -180,13 +184,16 @@ export class AmlService {
     opts: {
       bill?: boolean;
       fieldPath?: string;
+      /** where a birth date after today is reported (default birth_date) */
+      birthDatePath?: string;
       /** a re-screen of this monitored screening: it stops monitoring in the same transaction */
       previousId?: string;
       /** the aml.alert payload for this result, or null for none (re-screens) */
       alert?: (body: ScreenResponseBody) => Record<string, unknown> | null;
     } = {},
   ): Promise<{ body: ScreenResponseBody; text: string; alerted?: boolean }> {
-    if (!screenable(tokens(body.name))) throw validationError([{ path: opts.fieldPath ?? 'name', message: 'must contain at least two letters or digits (besides titles and company forms)' }]);
+    const invalid = queryProblems(body, this.now(), opts);
+    if (invalid.length) throw validationError(invalid);
     const idx = await this.currentIndex();
     if (!idx.lists.length) throw new ApiError('service_unavailable', 'No sanctions list is loaded yet; nothing was screened. Retry later.', { headers: { 'retry-after': '30' } });
     const loaded = idx.lists.map((l) => l.name);
@@ -267,4 +274,19 @@ function storedScreening(text: string): ScreenResponseBody {
   const body = JSON.parse(text) as ScreenResponseBody;
   for (const m of body.matches) m.explanation.alias_quality ??= null;
   return body;
+}
+
+/**
+ * What makes a screening query unusable, before anything is looked up or stored: a name that says
+ * who is meant (two letters or digits besides titles, connectives and company forms), and a birth
+ * date not after today (a re-screen of a monitored subject is not judged again).
+ */
+export function queryProblems(body: { name: string; birth_date?: string }, now: Date, paths: { fieldPath?: string; birthDatePath?: string; previousId?: string } = {}): FieldError[] {
+  const problems: FieldError[] = [];
+  if (!identifiesSomeone(body.name)) problems.push({ path: paths.fieldPath ?? 'name', message: 'must contain at least two letters or digits besides titles, connectives and company forms (Dr., da, Lda, S.A.)' });
+  if (body.birth_date && !paths.previousId) {
+    const today = now.toISOString().slice(0, 10);
+    if (body.birth_date.length === 4 ? body.birth_date > today.slice(0, 4) : body.birth_date > today) problems.push({ path: paths.birthDatePath ?? 'birth_date', message: `must not be after today (${today})` });
+  }
+  return problems;
 }

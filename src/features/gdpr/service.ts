@@ -389,7 +389,8 @@ export class GdprService {
       const decisions = await tx.update(cd).set({ customerReference: null, retainUntil }).where(eq(cd.tenantId, tenantId)).returning({ id: cd.id });
       await this.redactJsonColumn(tx, cd, 'response', tenantId, { text: true });
       const am = t.amlScreenings;
-      const screenings = await tx.update(am).set({ customerReference: null, retainUntil }).where(eq(am.tenantId, tenantId)).returning({ id: am.id });
+      // kept as AML records, no longer monitored: nothing new is screened or alerted for an erased tenant
+      const screenings = await tx.update(am).set({ customerReference: null, monitor: false, retainUntil }).where(eq(am.tenantId, tenantId)).returning({ id: am.id });
       await this.redactJsonColumn(tx, am, 'response', tenantId, { text: true });
       const kv = t.kycVerifications;
       const verifications = await tx.update(kv).set({ customerReference: null, retainUntil }).where(eq(kv.tenantId, tenantId)).returning({ id: kv.id });

@@ -1,11 +1,10 @@
 import { and, eq } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { ApiError, validationError } from '../../lib/errors';
-import { tokens } from '../aml/matcher';
 import { isValidNif } from '../../lib/nif';
 import type { UsageMeter } from '../usage/service';
 import type { ScoreCaller, ScoreService } from '../score/service';
-import type { AmlService } from '../aml/service';
+import { queryProblems, type AmlService } from '../aml/service';
 import type { NifService } from '../nif/service';
 import { entityTypeOf } from '../nif/entity-types';
 import type { KycResponseBody } from './model';
@@ -38,7 +37,7 @@ export class KycService {
 
   async verify(caller: ScoreCaller, body: KycBody): Promise<{ body: KycResponseBody; text: string }> {
     // every name checked before anything is stored (a screening is a record of its own)
-    const unusable = body.representatives.flatMap((r, i) => (tokens(r.name).length ? [] : [{ path: `representatives.${i}.name`, message: 'must contain letters or digits' }]));
+    const unusable = body.representatives.flatMap((r, i) => queryProblems(r, this.now(), { fieldPath: `representatives.${i}.name`, birthDatePath: `representatives.${i}.birth_date` }));
     if (unusable.length) throw validationError(unusable);
     const checks: Check[] = [];
     const add = (check: string, subject: string | null, result: Check['result'], detail: string) => checks.push({ check, subject, result, detail });
@@ -83,9 +82,12 @@ export class KycService {
 
     for (const [i, r] of body.representatives.entries()) {
       if (r.nif !== undefined) {
-        const ok = isValidNif(r.nif);
+        // as GET /v1/nif judges a number: the check digit and an assigned prefix; the anonymous
+        // final consumer's placeholder is no one's number
         const type = entityTypeOf(r.nif);
-        add('representative_nif_valid', r.name, ok && type.natural_person ? 'pass' : ok ? 'review' : 'fail', ok ? `holder type: ${type.label_en}` : 'the check digit is wrong');
+        if (!isValidNif(r.nif)) add('representative_nif_valid', r.name, 'fail', 'the check digit is wrong');
+        else if (type.code === 'unassigned' || type.code === 'final_consumer') add('representative_nif_valid', r.name, 'fail', `not a holder's number: ${type.label_en}`);
+        else add('representative_nif_valid', r.name, type.natural_person ? 'pass' : 'review', `holder type: ${type.label_en}`);
       }
       await screenOne(r.name, { name: r.name, type: 'person', birth_date: r.birth_date, nationality: r.nationality }, `representatives.${i}.name`);
     }

@@ -25,8 +25,9 @@ export class NifService {
     const type = entityTypeOf(nif);
     const unrecognised = caller.env === 'sandbox' && nif === UNRECOGNISED_FIXTURE;
     const valid = checkDigitOk && type.code !== 'unassigned' && !unrecognised;
-    // a natural person's number is only validated: no record is looked up or returned
-    const company = valid && !type.natural_person ? await this.company(caller, nif) : null;
+    // a natural person's number is only validated: no record is looked up or returned; nor for the
+    // anonymous final consumer's placeholder, which invoices carry but no one holds
+    const company = valid && !type.natural_person && type.code !== 'final_consumer' ? await this.company(caller, nif) : null;
     if (opts.bill !== false) this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId, meter: 'nif_lookup' });
     return {
       nif,
