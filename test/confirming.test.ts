@@ -107,6 +107,36 @@ describe('programmes, suppliers, payables', () => {
     expect((await h.json('GET', `/v1/confirming/anchor/${p.programme_id}/payables?status=cancelled`, { key: k })).body.data.length).toBe(1);
   });
 
+  test('no early payment on or after the due date: the offer ends, accept is 409, an accepted one unfunded by then is not funded; the portal says so', async () => {
+    const t = await h.tenant();
+    const k = t.api_key;
+    const p = await programme(k);
+    const [soon, accepted, later] = (await h.json('POST', `/v1/confirming/anchor/${p.programme_id}/payables`, { key: k, body: { payables: [payable('M1', 100_000, '2026-11-25'), payable('M2', 100_000, '2026-11-25'), payable('M3', 100_000, '2027-01-21')] } })).body.data;
+    expect(soon.allowed_actions).toEqual(['accept', 'settle', 'cancel']);
+    expect((await act(k, accepted.payable_id, 'accept')).body.status).toBe('accepted');
+    h.clock.advance(3 * 86_400_000); // 2026-11-25: the due date of M1 and M2
+    try {
+      const onDue = (await h.json('GET', `/v1/confirming/payables/${soon.payable_id}`, { key: k })).body;
+      expect(onDue).toMatchObject({ status: 'approved', offer: null, allowed_actions: ['settle', 'cancel'] });
+      expect(expectError(await act(k, soon.payable_id, 'accept'), 409, 'invalid_transition').message).toContain('only before the due date');
+      // accepted, and funded on the due date at the latest
+      expect((await h.json('GET', `/v1/confirming/payables/${accepted.payable_id}`, { key: k })).body.allowed_actions).toEqual(['fund', 'cancel']);
+      h.clock.advance(86_400_000);
+      expect((await h.json('GET', `/v1/confirming/payables/${accepted.payable_id}`, { key: k })).body.allowed_actions).toEqual(['cancel']);
+      expect(expectError(await act(k, accepted.payable_id, 'fund'), 409, 'invalid_transition').message).toContain('fell due on 2026-11-25 unfunded');
+      expect((await h.json('GET', `/v1/confirming/payables/${later.payable_id}`, { key: k })).body.offer.days).toBe(56);
+      // the supplier's page: no accept button for M1, which is paid at maturity
+      const link = (await h.json('GET', `/v1/supplier-portal/embed?programme_id=${p.programme_id}&supplier_nif=${SUPPLIER}`, { key: k })).body;
+      const page = await (await h.call('GET', new URL(link.url).pathname + new URL(link.url).search)).text();
+      const row = (number: string) => page.slice(page.indexOf(`>${number}</th>`), page.indexOf('</tr>', page.indexOf(`>${number}</th>`)));
+      expect(row('M1')).toContain('A pagar no vencimento');
+      expect(row('M1')).not.toContain('<form');
+      expect(row('M3')).toContain('<form');
+    } finally {
+      h.clock.advance(-4 * 86_400_000);
+    }
+  });
+
   test('the default sweep: a funded payable unpaid 90 days after its due date, once across replicas; default.flagged', async () => {
     const t = await h.tenant();
     const k = t.api_key;

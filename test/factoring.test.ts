@@ -128,6 +128,11 @@ describe('POST /v1/factoring/operation', () => {
 
   test('errors: every problem with its path, the seller\u2019s NIF, an unknown debtor, the body schema', async () => {
     expect(expectError(await create({ seller_nif: '599000032', modality: 'recourse', invoices: [inv('X', TIER_A, 1000)] }), 422, 'invalid_nif').fields[0].path).toBe('seller_nif');
+    // the seller's NIF failing with other problems: every one listed (it hid them)
+    expect(expectError(await create({ seller_nif: '599000032', modality: 'recourse', invoices: [inv('X', TIER_A, 1000, '2026-11-10')] }), 422, 'validation_failed').fields).toEqual([
+      { path: 'seller_nif', message: 'fails the NIF check digit' },
+      { path: 'invoices.0.due_date', message: 'has passed: an overdue invoice cannot be assigned' },
+    ]);
     // a debtor's NIF failing its check digit, alone: invalid_nif too, at its path
     expect(expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('X', TIER_A, 1000), inv('Y', '599000032', 1000)] }), 422, 'invalid_nif').fields).toEqual([{ path: 'invoices.1.debtor_nif', message: 'fails the NIF check digit' }]);
     const bad = await create({
@@ -285,6 +290,27 @@ describe('double assignment, lifecycle, events, audit', () => {
       expect(trail.entries.map((e: any) => e.type).slice(-2)).toEqual(['operation.funded', 'operation.settled']);
       expect(trail.entries.at(-1).request_id).toMatch(/^req_/);
       expect(trail.verified).toBe(true);
+    } finally {
+      h.clock.advance(-10 * 86_400_000);
+    }
+  });
+
+  test('an approved operation whose invoice has fallen due is not funded (no zero-discount advance): 409, and fund is no longer offered', async () => {
+    const t = await h.tenant();
+    const k = t.api_key;
+    const op = (await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('O 1/1', TIER_A, 100_000, '2026-12-01'), inv('O 1/2', TIER_A, 100_000, '2027-01-21')] }, k)).body;
+    expect(op.allowed_actions).toEqual(['fund', 'cancel']);
+    // due today is still fundable (as it was assignable); funded first: the key then runs at a later clock
+    const today = (await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('O 2/1', TIER_A, 100_000, '2026-11-22')] }, k)).body;
+    expect((await act(today.operation_id, 'fund', {}, k)).body.status).toBe('funded');
+    h.clock.advance(10 * 86_400_000); // 2026-12-02: O 1/1 fell due yesterday
+    try {
+      const refused = expectError(await act(op.operation_id, 'fund', {}, k), 409, 'invalid_transition');
+      expect(refused.message).toContain('invoice O 1/1 fell due on 2026-12-01');
+      expect(refused.message).not.toContain('O 1/2');
+      const now = (await h.json('GET', `/v1/factoring/operation/${op.operation_id}`, { key: k })).body;
+      expect(now).toMatchObject({ status: 'approved', allowed_actions: ['cancel'], funding: null });
+      expect((await act(op.operation_id, 'cancel', { reason: 'overdue before funding' }, k)).body.status).toBe('cancelled');
     } finally {
       h.clock.advance(-10 * 86_400_000);
     }

@@ -126,6 +126,9 @@ describe('POST /v1/notice/cession', () => {
       { path: 'parties.debtor.name', message: "differs from the operation's debtor's name (Beta, Lda)" },
       { path: 'parties.assignor.nif', message: "differs from the operation's seller (599000031)" },
     ]);
+    // names and addresses complete the operation's parties: their NIFs are the operation's, not asked again
+    const completed = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: op.operation_id, parties: { factor: FACTOR, assignor: { name: 'Metalomecânica Exemplo, Lda', address: 'Rua da Estação 5, Aveiro' }, debtor: { name: 'Beta, Lda', address: 'Rua do Comércio 10, Porto' } }, payment: { iban } } });
+    expect(completed.status).toBe(201);
     // the same name in capitals and with a space more is the same party
     expect((await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: op.operation_id, parties: { factor: FACTOR, debtor: { name: 'BETA,  LDA', nif: '599000023' } }, payment: { iban } } })).status).toBe(201);
     // the factor as a party of the assignment itself
@@ -147,6 +150,30 @@ describe('POST /v1/notice/cession', () => {
     const badNif = given();
     badNif.parties.debtor.nif = '599000024';
     expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: badNif }), 422, 'invalid_nif').fields).toEqual([{ path: 'parties.debtor.nif', message: 'fails the NIF check digit' }]);
+    // a bad NIF hides nothing else: every problem at once
+    const many = given() as any;
+    many.parties.factor = { ...FACTOR, nif: '599000032' };
+    many.parties.debtor.nif = many.parties.assignor.nif;
+    many.invoices = [
+      { number: 'X1', issue_date: '2026-11-10', due_date: '2026-11-01', amount_cents: 1 },
+      { number: ' x1 ', issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 1 },
+      { number: 'X2', issue_date: '2027-06-02', due_date: '2027-07-31', amount_cents: 1 },
+    ];
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: many }), 422, 'validation_failed').fields).toEqual([
+      { path: 'parties.factor.nif', message: 'fails the NIF check digit' },
+      { path: 'invoices.0.due_date', message: 'is before the issue date' },
+      { path: 'invoices.1.number', message: 'repeats invoices.0' },
+      { path: 'invoices.2.issue_date', message: 'is in the future: an invoice not issued yet is not assigned' },
+      { path: 'parties.debtor.nif', message: "is the assignor's: a company is not its own debtor" },
+    ]);
+    // without an operation the assignor's and the debtor's NIFs are required
+    const noNifs = given() as any;
+    delete noNifs.parties.assignor.nif;
+    delete noNifs.parties.debtor.nif;
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: noNifs }), 422, 'validation_failed').fields).toEqual([
+      { path: 'parties.assignor.nif', message: 'is required without operation_id' },
+      { path: 'parties.debtor.nif', message: 'is required without operation_id' },
+    ]);
     const missing = await h.json('POST', '/v1/notice/cession', { key, body: { parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } });
     expect(expectError(missing, 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['parties.assignor', 'parties.debtor', 'invoices']);
     expectError(await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: 'fop_00000000-0000-7000-8000-000000000000', parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } }), 404, 'resource_not_found');
@@ -158,6 +185,13 @@ describe('POST /v1/notice/cession', () => {
     const other = await h.tenant();
     expectError(await h.json('GET', `/v1/notice/cession/${mine.body.notice_id}`, { key: other.api_key }), 404, 'resource_not_found');
     expect((await h.call('GET', `/v1/notice/cession/${mine.body.notice_id}/pdf`, { key: other.api_key })).status).toBe(404);
+  });
+
+  test('the OpenAPI document says the 201 answers a PDF by Accept', async () => {
+    const doc = await h.json('GET', '/openapi.json');
+    const created = doc.body.paths['/v1/notice/cession'].post.responses['201'];
+    expect(Object.keys(created.content)).toEqual(['application/json', 'application/pdf']);
+    expect(created.content['application/pdf'].schema.description).toContain('X-Notice-Id');
   });
 
   test('Idempotency-Key: the same notice again, JSON or PDF', async () => {

@@ -38,14 +38,14 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function programmeWithOffers() {
+async function programmeWithOffers(series = 'FT 2026/50') {
   const p = (await api('POST', '/v1/confirming/anchor', { anchor_nif: '599000015', anchor_name: 'Distribuidora Alfa, S.A.', limit_cents: 10_000_000, payment_terms_days: 90, frame_ancestors: ['https://fornecedores.alfa.pt'] })).body;
   await api('POST', `/v1/confirming/anchor/${p.programme_id}/suppliers`, { supplier_nif: '599000031', name: 'Metalomecânica Exemplo, Lda', iban: 'PT50000201231234567890154' });
   const due = new Date(Date.now() + 60 * 86_400_000).toISOString().slice(0, 10);
   const issued = new Date().toISOString().slice(0, 10);
   const payables = (await api('POST', `/v1/confirming/anchor/${p.programme_id}/payables`, { payables: [
-    { supplier_nif: '599000031', number: 'FT 2026/501', issue_date: issued, due_date: due, amount_cents: 1_845_000 },
-    { supplier_nif: '599000031', number: 'FT 2026/502', issue_date: issued, due_date: due, amount_cents: 250_000 },
+    { supplier_nif: '599000031', number: `${series}1`, issue_date: issued, due_date: due, amount_cents: 1_845_000 },
+    { supplier_nif: '599000031', number: `${series}2`, issue_date: issued, due_date: due, amount_cents: 250_000 },
   ] })).body.data;
   return { p, payables };
 }
@@ -89,6 +89,32 @@ describe('the supplier portal in a browser', () => {
     await page.goto(link.url.replace('lang=pt-PT', 'lang=en'), { waitUntil: 'load' });
     const en = await page.evaluate(() => document.body.innerText);
     for (const s of ['Early payments', '€18,450.00', 'Accepted', 'Net amount']) expect(en).toContain(s);
+    await page.close();
+  });
+
+  test('a stale accept says in the page\'s language what became of the invoice (no ids, no back-office words); every status has its label', async () => {
+    const { p, payables } = await programmeWithOffers('FT 2026/60');
+    const link = (await api('GET', `/v1/supplier-portal/embed?programme_id=${p.programme_id}&supplier_nif=599000031`)).body;
+    const page = await browser.newPage();
+    await page.goto(link.url, { waitUntil: 'load' });
+    // the first offer's form, as the page holds it, sent twice (a second tab, a double click)
+    const fields = await page.$eval(`tr[id="${payables[0].payable_id}"] form`, (f) => Object.fromEntries([...f.querySelectorAll('input')].map((i: any) => [i.name, i.value])));
+    const send = () => fetch(`${server.base}/portal/confirming/accept`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields as Record<string, string>).toString() });
+    expect((await send()).status).toBe(303);
+    const again = await send();
+    expect(again.status).toBe(409);
+    await page.setContent(await again.text());
+    const told = await page.evaluate(() => document.body.innerText);
+    expect(told).toContain(`Não foi possível aceitar esta proposta. A fatura FT 2026/601 (vencimento ${payables[0].due_date}) já não tem proposta de pagamento antecipado: está aceite.`);
+    for (const word of ['cpy_', 'allowed', 'accept does not apply']) expect(told).not.toContain(word);
+    // a payable written off after its anchor defaulted: labelled in both languages
+    const id = payables[1].payable_id;
+    for (const [action, body] of [['accept', {}], ['fund', {}], ['default', { reason: 'anchor insolvent' }], ['write_off', { reason: 'loss' }]] as const) expect((await api('POST', `/v1/confirming/payables/${id}/${action}`, body)).status).toBe(200);
+    const fresh = (await api('GET', `/v1/supplier-portal/embed?programme_id=${p.programme_id}&supplier_nif=599000031`)).body;
+    for (const [lang, label] of [['pt-PT', 'Incobrável'], ['en', 'Written off']]) {
+      await page.goto(fresh.url.replace('lang=pt-PT', `lang=${lang}`), { waitUntil: 'load' });
+      expect(await page.$eval(`tr[id="${id}"] td[data-status]`, (td) => [td.getAttribute('data-status'), td.textContent])).toEqual(['written_off', label]);
+    }
     await page.close();
   });
 

@@ -1,3 +1,4 @@
+import { isValidNif } from './nif';
 /** the Content-Type of every JSON answer of this API (successes, errors, idempotent replays) */
 export const JSON_UTF8 = 'application/json;charset=utf-8';
 
@@ -90,6 +91,9 @@ export class ApiError extends Error {
 
 /** The message of a field that fails the NIF check digit: what fieldProblems counts as such. */
 export const NIF_CHECK_DIGIT_FAILS = 'fails the NIF check digit';
+/** The given NIFs (path → value, absent ones skipped) that fail their check digit, as field problems. */
+export const nifProblems = (nifs: Record<string, string | undefined>): FieldError[] =>
+  Object.entries(nifs).flatMap(([path, nif]) => (nif !== undefined && !isValidNif(nif) ? [{ path, message: NIF_CHECK_DIGIT_FAILS }] : []));
 
 /**
  * Every problem of a request at once (422): invalid_nif when each one is a NIF failing its check

@@ -106,6 +106,11 @@ export const Uuid = t.String({ format: 'uuid' });
  */
 FormatRegistry.Set('nif', (value) => /^[0-9]{9}$/.test(value) && isValidNif(value));
 export const Nif = t.String({ pattern: '^[0-9]{9}$', format: 'nif', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits, the last being its mod-11 check digit (a NIF that fails it is 422 invalid_nif)', examples: ['599000015'] });
+/**
+ * A NIF whose check digit the route judges with the request's other problems (`nifProblems`), so
+ * that a wrong one does not hide them: alone it is 422 invalid_nif, with others it is listed beside them.
+ */
+export const NifWithOthers = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits, the last being its mod-11 check digit (judged with the request\'s other problems: alone, a NIF that fails it is 422 invalid_nif)', examples: ['599000015'] });
 /** Nine digits whose check digit the route itself judges (KYC: a wrong one is a failed check, not a 422). */
 export const NineDigits = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits', examples: ['599000015'] });
 /** Text a document prints, 1 to `max` characters (format `printable`). */

@@ -12,7 +12,7 @@ import { assignmentKey } from '../finance/assignment-key';
 import { committedTo } from '../finance/exposure';
 import type { Env } from '../tenants/service';
 import type { OfferT, PayableViewT, ProgrammeBody } from './model';
-import { LIMIT_STATUSES, nextPayableStatus, payableActions, payableHoldsInvoice, type PayableAction, type PayableStatus } from './states';
+import { LIMIT_STATUSES, nextPayableStatus, payableActions, payableActionsToday, payableHoldsInvoice, type PayableAction, type PayableStatus } from './states';
 
 export type { FinanceCaller } from '../finance/caller';
 import type { FinanceCaller } from '../finance/caller';
@@ -285,9 +285,9 @@ export class ConfirmingService {
       due_date: r.dueDate,
       amount_cents: Number(r.amountCents),
       status,
-      offer: status === 'approved' ? offerFor(Number(r.amountCents), r.dueDate, rateBps, today) : null,
+      offer: status === 'approved' && r.dueDate > today ? offerFor(Number(r.amountCents), r.dueDate, rateBps, today) : null,
       accepted_offer: d.accepted_offer,
-      allowed_actions: payableActions(status),
+      allowed_actions: payableActionsToday(status, r.dueDate, today),
       history: d.history,
       created_at: r.createdAt.toISOString(),
       updated_at: r.updatedAt.toISOString(),
@@ -337,9 +337,16 @@ export class ConfirmingService {
       const allowed = payableActions(from);
       throw new ApiError('invalid_transition', `Payable ${id} is ${from}: ${action} does not apply (${allowed.length ? `allowed: ${allowed.join(', ')}` : 'no action applies any more'}).`);
     }
-    if ((action === 'cancel' || action === 'write_off' || (action === 'default' && o.by !== 'sweep')) && !o.reason) throw validationError([{ path: 'reason', message: `is required to ${action}` }]);
     const now = this.now();
     const today = isoDay(now);
+    if (!payableActionsToday(from, row.dueDate, today).includes(action))
+      throw new ApiError(
+        'invalid_transition',
+        action === 'accept'
+          ? `Payable ${id} falls due on ${row.dueDate}: early payment is accepted only before the due date; the anchor pays it at maturity (settle).`
+          : `Payable ${id} fell due on ${row.dueDate} unfunded: an early payment is funded no later than the due date; cancel it, and the anchor pays at maturity.`,
+      );
+    if ((action === 'cancel' || action === 'write_off' || (action === 'default' && o.by !== 'sweep')) && !o.reason) throw validationError([{ path: 'reason', message: `is required to ${action}` }]);
     const d = structuredClone(row.data as unknown as PayableData);
     if (action === 'accept') d.accepted_offer = offerFor(Number(row.amountCents), row.dueDate, this.rateOf(programme), today);
     d.history.push({ status: to, at: now.toISOString(), by: o.by, reason: o.reason ?? null });
@@ -372,8 +379,13 @@ export class ConfirmingService {
     const due = await this.ctx.database.db.select({ id: p.id, tenantId: p.tenantId, env: p.env }).from(p).where(and(eq(p.status, 'funded'), lt(p.dueDate, cutoff))).limit(200);
     let n = 0;
     for (const r of due) {
-      const done = await this.transition({ tenantId: r.tenantId, env: r.env as Env, keyId: null, requestId: null }, r.id, 'default', { by: 'sweep', reason: `unpaid ${this.ctx.config.factoringDefaultAfterDays} days after the due date` });
-      if (done) n++;
+      try {
+        const done = await this.transition({ tenantId: r.tenantId, env: r.env as Env, keyId: null, requestId: null }, r.id, 'default', { by: 'sweep', reason: `unpaid ${this.ctx.config.factoringDefaultAfterDays} days after the due date` });
+        if (done) n++;
+      } catch (err) {
+        // another replica's sweep (or a caller) moved it after this one listed it
+        if (!(err instanceof ApiError && err.code === 'invalid_transition')) throw err;
+      }
     }
     return n;
   }

@@ -21,6 +21,12 @@ export const PAYABLE_TRANSITIONS: Readonly<Record<PayableStatus, Partial<Record<
 };
 export const nextPayableStatus = (from: PayableStatus, action: PayableAction): PayableStatus | null => PAYABLE_TRANSITIONS[from][action] ?? null;
 export const payableActions = (from: PayableStatus): PayableAction[] => Object.keys(PAYABLE_TRANSITIONS[from]) as PayableAction[];
+/**
+ * The actions that apply today: early payment is offered and accepted only before the due date
+ * (on it there is nothing to pay early), and an accepted payable is funded no later than its due date.
+ */
+export const payableActionsToday = (from: PayableStatus, dueDate: string, today: string): PayableAction[] =>
+  payableActions(from).filter((a) => !((a === 'accept' && dueDate <= today) || (a === 'fund' && dueDate < today)));
 /** a payable holds its invoice (no second assignment) until it is settled, written off or cancelled; a defaulted one keeps it */
 export const payableHoldsInvoice = (s: PayableStatus) => s !== 'settled' && s !== 'cancelled' && s !== 'written_off';
 /** statuses that use the programme's limit: a defaulted payable is still owed by the anchor (its exposure) */

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { CustomerReference, Nif, NineDigits, Page, Int, Text, RequestDate, PageLimit } from '../../lib/schemas';
+import { CustomerReference, Nif, NifWithOthers, NineDigits, Page, Int, Text, RequestDate, PageLimit } from '../../lib/schemas';
 
 const IsoDate = RequestDate({ description: 'YYYY-MM-DD' });
 const Cents = (description: string) => Int({ minimum: 0, maximum: 1e13, description });
@@ -32,7 +32,7 @@ export const OperationInvoiceInput = t.Object(
 );
 
 export const CreateOperationRequest = t.Object({
-  seller_nif: Nif,
+  seller_nif: NifWithOthers,
   seller_name: t.Optional(Text(200)),
   seller_address: t.Optional(Text(300)),
   modality: ModalitySchema,

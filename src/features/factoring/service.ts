@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { aboutField, ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
+import { aboutField, ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, nifProblems, validationError, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
@@ -14,7 +14,7 @@ import { committedTo } from '../finance/exposure';
 import { liveConnection } from '../erp/sync';
 import { RECEIVABLE_DOCUMENT_TYPES } from '../erp/document-types';
 import type { CreateOperationBody, OperationView, Pricing } from './model';
-import { allowedActions, holdsInvoices, nextStatus, type OperationAction, type OperationStatus } from './states';
+import { actionsToday, allowedActions, holdsInvoices, nextStatus, type OperationAction, type OperationStatus } from './states';
 
 export type { FinanceCaller } from '../finance/caller';
 import type { FinanceCaller } from '../finance/caller';
@@ -108,7 +108,7 @@ export class FactoringService {
 
   /** The request's invoices in full: from the body, or from the tenant's ERP / SAF-T data. Every problem at once (422). */
   private async resolveInvoices(caller: FinanceCaller, body: CreateOperationBody, today: string): Promise<ResolvedInvoice[]> {
-    const errors: FieldError[] = [];
+    const errors: FieldError[] = nifProblems({ seller_nif: body.seller_nif });
     const out: ResolvedInvoice[] = [];
     const seen = new Map<string, number>();
     const inv = this.t.invoices;
@@ -407,7 +407,7 @@ export class FactoringService {
       settlement: d.settlement,
       default: d.default,
       reason: row.reason,
-      allowed_actions: allowedActions(status),
+      allowed_actions: actionsToday(status, d.invoices.map((i) => i.due_date), isoDay(this.now())),
       history: d.history,
       created_at: row.createdAt.toISOString(),
       updated_at: row.updatedAt.toISOString(),
@@ -461,7 +461,10 @@ export class FactoringService {
   // Transitions
   // ------------------------------------------------------------------------------------------
 
-  async transition(caller: FinanceCaller, id: string, action: OperationAction, body: { reason?: string; collected_cents?: number } = {}, automatic = false): Promise<OperationView> {
+  async transition(caller: FinanceCaller, id: string, action: OperationAction, body?: { reason?: string; collected_cents?: number }): Promise<OperationView>;
+  /** the default sweep's: null when another replica moved the operation first */
+  async transition(caller: FinanceCaller, id: string, action: OperationAction, body: { reason?: string; collected_cents?: number }, automatic: true): Promise<OperationView | null>;
+  async transition(caller: FinanceCaller, id: string, action: OperationAction, body: { reason?: string; collected_cents?: number } = {}, automatic = false): Promise<OperationView | null> {
     const row = await this.row(caller, id);
     const from = row.status as OperationStatus;
     const to = nextStatus(from, action);
@@ -469,11 +472,17 @@ export class FactoringService {
       const allowed = allowedActions(from);
       throw new ApiError('invalid_transition', `Operation ${id} is ${from}: ${action} does not apply (${allowed.length ? `allowed: ${allowed.join(', ')}` : 'no action applies any more'}).`);
     }
+    const now = this.now();
+    const data = structuredClone(row.data as unknown as StoredData);
+    const fallenDue = action === 'fund' ? data.invoices.filter((i) => i.due_date < isoDay(now)) : [];
+    if (fallenDue.length)
+      throw new ApiError(
+        'invalid_transition',
+        `Operation ${id} cannot be funded: ${fallenDue.map((i) => `invoice ${i.number} fell due on ${i.due_date}`).join(', ')} (an overdue invoice is not funded; cancel the operation and submit the invoices still to fall due).`,
+      );
     if ((action === 'reject' || action === 'cancel' || action === 'write_off' || (action === 'default' && !automatic)) && !body.reason)
       throw validationError([{ path: 'reason', message: `is required to ${action}` }]);
     if (action !== 'settle' && body.collected_cents !== undefined) throw validationError([{ path: 'collected_cents', message: 'applies to settle only' }]);
-    const now = this.now();
-    const data = structuredClone(row.data as unknown as StoredData);
     const face = Number(row.faceCents);
     const auditData: Record<string, unknown> = { from, to, ...(body.reason ? { reason: body.reason } : {}) };
     if (action === 'fund') {
@@ -523,7 +532,7 @@ export class FactoringService {
       return u;
     });
     if (!updated) {
-      if (automatic) return this.get(caller, id);
+      if (automatic) return null; // another replica's sweep flagged it first
       const current = await this.row(caller, id);
       throw new ApiError('invalid_transition', `Operation ${id} changed while this request ran (now ${current.status}); read it and try again if ${action} still applies.`);
     }
@@ -546,8 +555,13 @@ export class FactoringService {
     let flagged = 0;
     for (const r of due) {
       const caller = { tenantId: r.tenantId, env: r.env as Env, keyId: null, requestId: null };
-      const after = await this.transition(caller, r.id, 'default', { reason: `unpaid ${this.ctx.config.factoringDefaultAfterDays} days after the last due date` }, true);
-      if (after.status === 'defaulted' && after.default?.automatic) flagged++;
+      try {
+        const after = await this.transition(caller, r.id, 'default', { reason: `unpaid ${this.ctx.config.factoringDefaultAfterDays} days after the last due date` }, true);
+        if (after) flagged++;
+      } catch (err) {
+        // another replica's sweep (or a caller) moved it after this one listed it
+        if (!(err instanceof ApiError && err.code === 'invalid_transition')) throw err;
+      }
     }
     return flagged;
   }

@@ -22,6 +22,12 @@ export const TRANSITIONS: Readonly<Record<OperationStatus, Partial<Record<Operat
 /** The status an action leads to, or null when it does not apply. */
 export const nextStatus = (from: OperationStatus, action: OperationAction): OperationStatus | null => TRANSITIONS[from][action] ?? null;
 export const allowedActions = (from: OperationStatus): OperationAction[] => Object.keys(TRANSITIONS[from]) as OperationAction[];
+/**
+ * The actions that apply today: an approved operation whose invoice has fallen due is not funded
+ * (an overdue invoice is not assigned, and its advance would carry no discount); it can be cancelled.
+ */
+export const actionsToday = (from: OperationStatus, dueDates: readonly string[], today: string): OperationAction[] =>
+  allowedActions(from).filter((a) => !(a === 'fund' && dueDates.some((d) => d < today)));
 export const isTerminal = (s: OperationStatus) => allowedActions(s).length === 0;
 
 /**

@@ -75,7 +75,7 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
               },
             },
           },
-          { created: 'The stored notice (…/pdf for the PDF)' },
+          { created: 'The stored notice (…/pdf for the PDF)', alsoAnswers: { 'application/pdf': 'The notice as a PDF (Accept: application/pdf), with ETag (its SHA-256), X-Notice-Id and Location' } },
         ),
       },
     )

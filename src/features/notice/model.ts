@@ -1,17 +1,19 @@
 import { t } from 'elysia';
-import { Nif, Int, Text, RequestDate } from '../../lib/schemas';
+import { NifWithOthers, Int, Text, RequestDate } from '../../lib/schemas';
 
-const Party = (what: string) => t.Object({ name: Text(200), nif: Nif, address: t.Optional(Text(300)) }, { description: what });
+const Party = (what: string) => t.Object({ name: Text(200), nif: NifWithOthers, address: t.Optional(Text(300)) }, { description: what });
+/** the assignor or the debtor: with operation_id their NIFs are the operation's (given, they must agree) */
+const OperationParty = (what: string) => t.Object({ name: Text(200), nif: t.Optional(NifWithOthers), address: t.Optional(Text(300)) }, { description: `${what}; nif required without operation_id` });
 const IsoDate = RequestDate();
 
 export const NOTICE_MAX_INVOICES = 500;
 
 export const NoticeRequest = t.Object({
   operation_id: t.Optional(t.String({ pattern: '^fop_[0-9a-f-]{36}$', description: 'A factoring operation: the assignor, debtors and invoices come from it' })),
-  debtor_nif: t.Optional(Nif),
+  debtor_nif: t.Optional(NifWithOthers),
   parties: t.Optional(
     t.Object(
-      { assignor: t.Optional(Party('The seller (cedente)')), factor: Party('The factor (cessionário): normally you'), debtor: t.Optional(Party('The debtor notified')) },
+      { assignor: t.Optional(OperationParty('The seller (cedente)')), factor: Party('The factor (cessionário): normally you'), debtor: t.Optional(OperationParty('The debtor notified')) },
       { description: 'With operation_id only factor is needed (names and addresses given here complete the operation\u2019s); without, all three' },
     ),
   ),

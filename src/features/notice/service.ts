@@ -1,12 +1,13 @@
 import { and, eq } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
-import { ApiError, fieldProblems, validationError, type FieldError } from '../../lib/errors';
+import { ApiError, fieldProblems, nifProblems, validationError, type FieldError } from '../../lib/errors';
 import type { AuditTrail } from '../audit/service';
 import type { FactoringService } from '../factoring/service';
 import type { NoticeBody, NoticeView } from './model';
 import { noticePdf, type Party } from './pdf';
 import { foldSpaces } from '../../lib/text';
+import { normaliseInvoiceNumber } from '../finance/assignment-key';
 
 type Caller = { tenantId: string; env: string; keyId: string | null; requestId: string | null };
 type Row = AppContext['database']['t']['cessionNotices']['$inferSelect'];
@@ -20,7 +21,13 @@ export class NoticeService {
   ) {}
 
   async create(caller: Caller, body: NoticeBody): Promise<{ view: NoticeView; pdf: Uint8Array }> {
-    const errors: FieldError[] = [];
+    const errors: FieldError[] = nifProblems({
+      debtor_nif: body.debtor_nif,
+      'parties.factor.nif': body.parties?.factor?.nif,
+      'parties.assignor.nif': body.parties?.assignor?.nif,
+      'parties.debtor.nif': body.parties?.debtor?.nif,
+    });
+    const today = this.ctx.clock.now().toISOString().slice(0, 10);
     const iban = electronicFormatIBAN(body.payment.iban) ?? '';
     // listed with the request's other problems; alone, 422 invalid_iban (below)
     if (!isValidIBAN(iban)) errors.push({ path: 'payment.iban', message: 'fails the IBAN format or check digits' });
@@ -62,11 +69,20 @@ export class NoticeService {
       if (!body.parties?.assignor) errors.push({ path: 'parties.assignor', message: 'required without operation_id' });
       if (!body.parties?.debtor) errors.push({ path: 'parties.debtor', message: 'required without operation_id' });
       if (!body.invoices) errors.push({ path: 'invoices', message: 'required without operation_id' });
-      assignor = body.parties?.assignor && { ...body.parties.assignor, address: body.parties.assignor.address ?? null };
-      debtor = body.parties?.debtor && { ...body.parties.debtor, address: body.parties.debtor.address ?? null };
+      for (const role of ['assignor', 'debtor'] as const)
+        if (body.parties?.[role] && body.parties[role].nif === undefined) errors.push({ path: `parties.${role}.nif`, message: 'is required without operation_id' });
+      assignor = body.parties?.assignor && { ...body.parties.assignor, nif: body.parties.assignor.nif ?? '', address: body.parties.assignor.address ?? null };
+      debtor = body.parties?.debtor && { ...body.parties.debtor, nif: body.parties.debtor.nif ?? '', address: body.parties.debtor.address ?? null };
     }
+    // one credit once (numbers compared as assignments compare them), and only credits that exist:
+    // the debtor would be told to pay a repeated invoice twice, or one not issued yet
+    const seen = new Map<string, number>();
     (invoices ?? []).forEach((inv, i) => {
+      if (!body.operation_id && inv.issue_date > today) errors.push({ path: `invoices.${i}.issue_date`, message: 'is in the future: an invoice not issued yet is not assigned' });
       if (inv.due_date < inv.issue_date) errors.push({ path: `invoices.${i}.due_date`, message: 'is before the issue date' });
+      const key = normaliseInvoiceNumber(inv.number);
+      if (!body.operation_id && seen.has(key)) errors.push({ path: `invoices.${i}.number`, message: `repeats invoices.${seen.get(key)}` });
+      seen.set(key, i);
     });
     // three parties: the factor notifies the debtor that the assignor's credits are now its own
     const nifs = { factor: body.parties?.factor?.nif, assignor: assignor?.nif, debtor: debtor?.nif };

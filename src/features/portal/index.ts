@@ -7,6 +7,7 @@ import { safeEqual } from '../../lib/crypto';
 import { ApiError } from '../../lib/errors';
 import { Nif } from '../../lib/schemas';
 import type { ConfirmingService } from '../confirming/service';
+import type { PayableStatus } from '../confirming/states';
 import { money } from '../notice/pdf';
 import type { Env } from '../tenants/service';
 
@@ -27,6 +28,10 @@ interface Claims {
   x: number;
 }
 
+/** a payable's status as the supplier sees it: an approved one past its offer's last day is paid at maturity */
+type ShownStatus = PayableStatus | 'at_maturity';
+const shownStatus = (status: string, acceptable: boolean): ShownStatus => (status === 'approved' && !acceptable ? 'at_maturity' : (status as PayableStatus));
+
 const TEXT = {
   'pt-PT': {
     title: 'Pagamentos antecipados',
@@ -35,7 +40,7 @@ const TEXT = {
     cols: ['Fatura', 'Vencimento', 'Valor', 'Desconto', 'Valor líquido', 'Estado', 'Ação'],
     accept: 'Aceitar',
     acceptLabel: (n: string, net: string) => `Aceitar o pagamento antecipado da fatura ${n} por ${net}`,
-    status: { approved: 'Proposta', accepted: 'Aceite', funded: 'Paga', settled: 'Liquidada', defaulted: 'Em incumprimento', cancelled: 'Cancelada' } as Record<string, string>,
+    status: { approved: 'Proposta', accepted: 'Aceite', funded: 'Paga', settled: 'Liquidada', defaulted: 'Em incumprimento', written_off: 'Incobrável', cancelled: 'Cancelada', at_maturity: 'A pagar no vencimento' } satisfies Record<ShownStatus, string> as Record<string, string>,
     none: 'Não há faturas aprovadas de momento.',
     done: (n: string) => `Aceitou o pagamento antecipado da fatura ${n}. O banco fará a transferência.`,
     errorTitle: 'Ligação inválida',
@@ -43,6 +48,7 @@ const TEXT = {
     tampered: 'Esta ligação não é válida.',
     gone: 'Este programa ou fornecedor já não existe.',
     failed: 'Não foi possível aceitar esta proposta',
+    notOffered: (n: string, status: string, due: string) => `A fatura ${n} (vencimento ${due}) já não tem proposta de pagamento antecipado: está ${status.toLowerCase()}.`,
     lang: 'English',
   },
   en: {
@@ -52,7 +58,7 @@ const TEXT = {
     cols: ['Invoice', 'Due date', 'Amount', 'Discount', 'Net amount', 'Status', 'Action'],
     accept: 'Accept',
     acceptLabel: (n: string, net: string) => `Accept early payment of invoice ${n} for ${net}`,
-    status: { approved: 'Offered', accepted: 'Accepted', funded: 'Paid', settled: 'Settled', defaulted: 'Defaulted', cancelled: 'Cancelled' } as Record<string, string>,
+    status: { approved: 'Offered', accepted: 'Accepted', funded: 'Paid', settled: 'Settled', defaulted: 'Defaulted', written_off: 'Written off', cancelled: 'Cancelled', at_maturity: 'Paid at maturity' } satisfies Record<ShownStatus, string> as Record<string, string>,
     none: 'There are no approved invoices at the moment.',
     done: (n: string) => `You accepted early payment of invoice ${n}. The bank will make the transfer.`,
     errorTitle: 'Invalid link',
@@ -60,6 +66,7 @@ const TEXT = {
     tampered: 'This link is not valid.',
     gone: 'This programme or supplier no longer exists.',
     failed: 'This offer could not be accepted',
+    notOffered: (n: string, status: string, due: string) => `Invoice ${n} (due ${due}) no longer has an early-payment offer: it is ${status.toLowerCase()}.`,
     lang: 'Português',
   },
 } as const;
@@ -131,10 +138,10 @@ export function portalRoutes(ctx: AppContext, confirming: ConfirmingService) {
         const offer = p.offer ?? p.accepted_offer;
         const net = offer ? money(offer.net_cents, lang) : '—';
         const action =
-          p.status === 'approved'
+          p.allowed_actions.includes('accept')
             ? `<form method="post" action="/portal/confirming/accept"><input type="hidden" name="token" value="${esc(token)}"><input type="hidden" name="payable_id" value="${esc(p.payable_id)}"><input type="hidden" name="csrf" value="${esc(csrfOf(token, p.payable_id))}"><input type="hidden" name="lang" value="${lang}"><button type="submit" aria-label="${esc(T.acceptLabel(p.number, net))}">${esc(T.accept)}</button></form>`
             : '';
-        return `<tr id="${esc(p.payable_id)}"><th scope="row">${esc(p.number)}</th><td>${esc(p.due_date)}</td><td class="n">${esc(money(p.amount_cents, lang))}</td><td class="n">${offer ? esc(money(offer.discount_cents, lang)) : '—'}</td><td class="n">${esc(net)}</td><td data-status="${p.status}">${esc(T.status[p.status] ?? p.status)}</td><td>${action}</td></tr>`;
+        return `<tr id="${esc(p.payable_id)}"><th scope="row">${esc(p.number)}</th><td>${esc(p.due_date)}</td><td class="n">${esc(money(p.amount_cents, lang))}</td><td class="n">${offer ? esc(money(offer.discount_cents, lang)) : '—'}</td><td class="n">${esc(net)}</td><td data-status="${p.status}">${esc(T.status[shownStatus(p.status, p.allowed_actions.includes('accept'))] ?? p.status)}</td><td>${action}</td></tr>`;
       })
       .join('');
     const other: Lang = lang === 'en' ? 'pt-PT' : 'en';
@@ -202,9 +209,18 @@ ${payables.length ? `<table><caption>${esc(T.caption)}</caption><thead><tr>${T.c
         try {
           const p = await confirming.payableRow(caller, payableId);
           if (p.programmeId !== claims.p || p.supplierNif !== claims.s) return errorPage(lang, 403, TEXT[lang].tampered, set);
-          await confirming.transition(caller, payableId, 'accept', { by: 'portal' });
+          try {
+            await confirming.transition(caller, payableId, 'accept', { by: 'portal' });
+          } catch (err) {
+            // the supplier is told, in the page's language, what became of the invoice (the API's
+            // message names back-office actions and ids)
+            if (!(err instanceof ApiError) || err.code !== 'invalid_transition') throw err;
+            const now = await confirming.payableRow(caller, payableId);
+            const T = TEXT[lang];
+            return render(claims, token, lang, set, `${T.failed}. ${T.notOffered(now.number, T.status[shownStatus(now.status, false)] ?? now.status, now.dueDate)}`, err.status);
+          }
         } catch (err) {
-          if (err instanceof ApiError) return render(claims, token, lang, set, `${TEXT[lang].failed}: ${err.message}`, err.status);
+          if (err instanceof ApiError) return render(claims, token, lang, set, TEXT[lang].failed, err.status);
           throw err;
         }
         set.status = 303;
