@@ -124,6 +124,23 @@ describe('POST /v1/basel/capital', () => {
     expect(alone.body.lines[0].supporting_factor).toBe(0.7619);
   });
 
+  test('a company without a PD estimate: its tier\'s indicative PD, said so in pd_source', async () => {
+    const score = await h.json('POST', '/v1/score', { key, body: { nif: '599000090' } });
+    expect(score.body.pd_estimate).toBeNull();
+    const [line] = (await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ nif: '599000090', ead_eur: 1_000_000 }] } })).body.lines;
+    expect(line.pd_source).toBe(`${score.body.algorithm_version} indicative`);
+    expect(line.pd_used).toBeGreaterThan(0);
+  });
+
+  test('10 000 lines with every field (~2 MB of JSON) are read: the body limit of this route is 8 MiB', async () => {
+    const exposures = Array.from({ length: 10_000 }, (_, i) => ({ id: `loan-2026-${String(i).padStart(6, '0')}`, pd: 0.01, lgd: 0.45, ead_eur: 123456.78, turnover_eur: 20_000_000, maturity_years: 2.5, approach: 'irb_foundation', seniority: 'senior_unsecured' }));
+    expect(JSON.stringify({ exposures }).length).toBeGreaterThan(1_048_576);
+    const r = await h.json('POST', '/v1/basel/capital', { key, body: { exposures } });
+    expect(r.status).toBe(200);
+    expect(r.body.lines.length).toBe(10_000);
+    expect(r.body.totals.ead_eur).toBe(1_234_567_800);
+  });
+
   test('the largest portfolio the schema allows is answered (its totals pass 2^53 cents)', async () => {
     const r = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: Array.from({ length: 100 }, () => ({ pd: 0.01, ead_eur: 1e12 })) } });
     expect(r.status).toBe(200);

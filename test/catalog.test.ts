@@ -46,6 +46,8 @@ describe('GET /v1/catalog', () => {
     expectError(await h.json('POST', '/v1/bond/issue', {}), 401, 'missing_api_key');
     const doc = (await h.json('GET', '/openapi.json')).body;
     expect(doc.paths['/v1/bond/issue'].post.responses['501']).toBeDefined();
+    // it never succeeds yet: no success is documented
+    expect(Object.keys(doc.paths['/v1/bond/issue'].post.responses).filter((s) => s.startsWith('2'))).toEqual([]);
     // the catalog does not call it served: it answers only to say it is not available yet
     const entry = (await h.json('GET', '/v1/catalog', { key: t.api_key })).body.data.find((e: any) => e.path === '/v1/bond/issue');
     expect(entry).toMatchObject({ served: false, served_as: expect.stringContaining('501 not_yet_available') });

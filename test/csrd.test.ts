@@ -331,6 +331,8 @@ describe('POST /v1/csrd/report — errors', () => {
     expect(b.message).toContain('POST /v1/esg');
     // not an assessment id at all: the request's problem (422), not a missing resource
     expect(expectError(await report({ assessment_id: 'not-a-uuid' }), 422, 'validation_failed').fields).toEqual([{ path: 'assessment_id', message: 'must be a UUID' }]);
+    // a NIF of 8 digits: the rule, not the field's description
+    expect(expectError(await report({ nif: '50520134' }), 422, 'validation_failed').fields).toEqual([{ path: 'nif', message: 'must be exactly 9 digits (a Portuguese NIF/NIPC)' }]);
   });
 
   test('an assessment id in upper case is the same assessment; a country code in lower case is printed in upper case', async () => {

@@ -187,9 +187,10 @@ export function recordRequest(ctx: AppContext, request: Request, route: string |
 
 /**
  * JSON routes whose documented lists need more than BODY_LIMIT_BYTES: POST /v1/reconcile takes up
- * to 20 000 transactions and 20 000 invoices (~8 MB of ordinary items), which 1 MiB refused at ~4 000.
+ * to 20 000 transactions and 20 000 invoices (~8 MB of ordinary items), which 1 MiB refused at ~4 000;
+ * POST /v1/basel/capital up to 10 000 lines (~190 bytes each with every field: ~2 MB).
  */
-export const LARGE_JSON_BODIES: Record<string, number> = { '/v1/reconcile': 16 * 1024 * 1024 };
+export const LARGE_JSON_BODIES: Record<string, number> = { '/v1/reconcile': 16 * 1024 * 1024, '/v1/basel/capital': 8 * 1024 * 1024 };
 
 /**
  * The integer query parameters of this API's routes. Elysia reads them with Number(), so `1e2`,
@@ -400,6 +401,11 @@ const FORMAT_MESSAGES: Record<string, string> = {
   uri: 'must be an absolute URI',
 };
 
+/** patterns whose rule is said better than any field's description says it */
+const PATTERN_MESSAGES: Record<string, string> = {
+  '^[0-9]{9}$': 'must be exactly 9 digits (a Portuguese NIF/NIPC)',
+};
+
 /** A validation error worded for the caller: names what is allowed (TypeBox says "Expected union value" for enums). */
 export function describe(e: ValidationLike['all'][number]): string {
   // an unknown field is ignored when the rest of the body is valid (Elysia strips it): it is listed
@@ -427,6 +433,7 @@ export function describe(e: ValidationLike['all'][number]): string {
   // a pattern reads badly as a message ("Expected string to match '^(score\.updated|…'"): the
   // schema's own description says what is expected, where it has one
   const described = e.schema as { pattern?: string; description?: string } | undefined;
+  if (described?.pattern && described.pattern in PATTERN_MESSAGES && typeof e.value === 'string') return PATTERN_MESSAGES[described.pattern]!;
   if (described?.pattern && described.description && typeof e.value === 'string') return `must match: ${described.description}`;
   if (any?.length && any.every((o) => 'const' in o)) return `must be one of: ${any.map((o) => JSON.stringify(o.const)).join(', ')}`;
   // a boolean query parameter (Elysia's boolean-or-text union): "should be one of: 'boolean', 'boolean'" otherwise

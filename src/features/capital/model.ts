@@ -31,7 +31,7 @@ export const CapitalLine = t.Object({
   id: Nullable(t.String()),
   nif: Nullable(t.String()),
   approach: Approach,
-  pd_source: Nullable(t.String({ description: 'input, or the scoring engine\u2019s algorithm version; null for a standardised line given neither pd nor nif' })),
+  pd_source: Nullable(t.String({ description: 'input; the scoring engine\u2019s algorithm version (its PD estimate); that version followed by " indicative" when the engine gives no PD estimate (limited data) and its tier\u2019s indicative PD is used; null for a standardised line given neither pd nor nif' })),
   pd_used: Nullable(t.Number({ description: 'the PD after the regime\u2019s floor; null for a standardised line without one' })),
   pd_floored: t.Boolean(),
   lgd_source: t.Union([t.Literal('input'), t.Literal('supervisory_f_irb')]),

@@ -52,12 +52,14 @@ export class CapitalService {
     if (errors.length) throw fieldProblems(errors);
 
     // one score per distinct NIF (cached for 24 h like any score)
-    const byNif = new Map<string, { pd: number; turnover: number | null; version: string }>();
+    const byNif = new Map<string, { pd: number; turnover: number | null; source: string }>();
     for (const [i, e] of body.exposures.entries()) {
       if (e.pd !== undefined || e.nif === undefined || byNif.has(e.nif)) continue;
       try {
         const { result, facts } = await this.scores.scoreWithFacts(caller, e.nif);
-        byNif.set(e.nif, { pd: facts.pd_scale, turnover: facts.revenue_eur, version: result.algorithm_version });
+        // without a PD estimate (limited data) the engine's tier is read from its indicative PD:
+        // used, but not passed off as the engine's estimate
+        byNif.set(e.nif, { pd: facts.pd_scale, turnover: facts.revenue_eur, source: result.pd_estimate === null ? `${result.algorithm_version} indicative` : result.algorithm_version });
       } catch (err) {
         if (err instanceof ApiError) throw aboutField(err, `exposures.${i}.nif`, `exposures.${i} (${e.nif})`);
         throw err;
@@ -84,7 +86,7 @@ export class CapitalService {
           id: e.id ?? null,
           nif: e.nif ?? null,
           approach,
-          pd_source: e.pd !== undefined ? 'input' : (scored?.version ?? null),
+          pd_source: e.pd !== undefined ? 'input' : (scored?.source ?? null),
           lgd_source: e.lgd !== undefined ? ('input' as const) : ('supervisory_f_irb' as const),
           ead_eur: cents.ead / 100,
           maturity_years: maturity,
