@@ -10,7 +10,8 @@ import * as mupdf from 'mupdf';
 import { backtestOnDemo } from '../src/features/forecast/backtest';
 import { forecast, recurringOutflows, type ForecastInput } from '../src/features/forecast/engine';
 import { ForecastResponse } from '../src/features/forecast';
-import { connectSandboxErp, expectError, makeApp, type TestApp } from './helpers';
+import { join } from 'node:path';
+import { connectSandboxErp, expectError, makeApp, ROOT, type TestApp } from './helpers';
 setDefaultTimeout(60_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const dayNum = (s: string) => Math.floor(Date.parse(`${s}T00:00:00Z`) / 86_400_000);
@@ -103,6 +104,13 @@ describe('POST /v1/forecast', () => {
     expect(expectError(await h.json('POST', '/v1/forecast', { key: t.api_key, body: noBank }), 422, 'validation_failed').fields).toEqual([{ path: 'opening_balance_cents', message: expect.stringContaining('no bank movements') }]);
     const given = await h.json('POST', '/v1/forecast', { key: t.api_key, body: { ...noBank, opening_balance_cents: { amount: 1_000_000 } } });
     expect(given.body).toMatchObject({ opening_balance_cents: 1_000_000, opening_balance_source: 'given' });
+    // a SAF-T file's receipts settle its invoices but are no bank statement: not a measured balance
+    const demo = await Bun.file(join(ROOT, 'fixtures/saft/saft_idemo599999999.xml')).bytes();
+    const imported = await h.json('POST', '/v1/saft/parse?import=true&customer_reference=saft-1', { key: t.api_key, rawBody: demo as never, headers: { 'content-type': 'application/xml' } });
+    expect(imported.body.import).toMatchObject({ imported: true, payments: 2 });
+    const saft = { source: { provider: 'saft', customer_reference: 'saft-1' }, as_of: '2017-12-31', weeks: 2 };
+    expect(expectError(await h.json('POST', '/v1/forecast', { key: t.api_key, body: saft }), 422, 'validation_failed').fields).toEqual([{ path: 'opening_balance_cents', message: expect.stringContaining('not a bank statement') }]);
+    expect((await h.json('POST', '/v1/forecast', { key: t.api_key, body: { ...saft, opening_balance_cents: { amount: 500_000 } } })).body).toMatchObject({ opening_balance_cents: 500_000, opening_balance_source: 'given' });
   });
 
   test('the chart: SVG (valid, a band, a line, 13 points) and PNG (rendered: not blank)', async () => {
@@ -152,6 +160,8 @@ describe('POST /v1/forecast', () => {
     expect(unknownProvider.fields).toEqual([{ path: 'source.provider', message: expect.stringContaining('"saft"') }]);
     expectError(await h.json('POST', '/v1/forecast', { key, body: { ...body, weeks: 27 } }), 422, 'validation_failed');
     expectError(await h.json('POST', '/v1/forecast', { key, body: { ...body, as_of: '07/01/2026' } }), 422, 'validation_failed');
+    // a payable above €10 bn: 5 000 of them would add up past whole cents (2^53)
+    expect(expectError(await h.json('POST', '/v1/forecast', { key, body: { ...body, payables: [{ due_date: '2026-12-01', amount_cents: 1e13 }] } }), 422, 'validation_failed').fields[0].path).toBe('payables.0.amount_cents');
     const narrow = await h.tenant({ scopes: ['score'] });
     expectError(await h.json('POST', '/v1/forecast', { key: narrow.api_key, body }), 403, 'insufficient_scope');
     const other = await h.tenant();

@@ -18,7 +18,7 @@ export const ForecastRequest = t.Object({
   as_of: t.Optional(RequestDate({ description: 'The forecast date (default today); data after it is ignored' })),
   weeks: t.Optional(Int({ minimum: 1, maximum: 26, default: 13 })),
   opening_balance_cents: t.Optional(t.Object({ amount: Cents }, { description: 'The bank balance at as_of when you know it (else derived from the movements)' })),
-  payables: t.Optional(t.Array(t.Object({ due_date: RequestDate(), amount_cents: Int({ minimum: 1, maximum: 1e13 }), counterparty: t.Optional(t.String({ maxLength: 200 })) }), { maxItems: 5000, description: 'Known outflows: supplier invoices, tax instalments…' })),
+  payables: t.Optional(t.Array(t.Object({ due_date: RequestDate(), amount_cents: Int({ minimum: 1, maximum: 1e12, description: 'At most €10 000 000 000: the 5 000 a request may hold then add up, with the books, to whole cents (below 2^53)' }), counterparty: t.Optional(t.String({ maxLength: 200 })) }), { maxItems: 5000, description: 'Known outflows: supplier invoices, tax instalments…' })),
 });
 const Week = t.Object({
   week: Int(), start: t.String(), end: t.String(), receipts_p50_cents: Int(), payments_cents: Int(),
@@ -74,15 +74,17 @@ export function forecastRoutes(ctx: AppContext) {
       if (!invoices.length && !movements.length)
         throw noBooks(body.source);
       // books without a bank feed (TOConline, Moloni): a balance of 0 "from the movements" would be
-      // an unknown shown as measured, and the company never at risk
-      if (!movements.length && !body.opening_balance_cents)
-        throw validationError([{ path: 'opening_balance_cents', message: 'is required: these books hold no bank movements to derive the balance from' }]);
+      // an unknown shown as measured, and the company never at risk. A SAF-T file's receipts are
+      // kept with the movements (they settle its invoices) but are no bank statement: no outflows
+      const bankFeed = body.source.provider !== 'saft' && movements.length > 0;
+      if (!bankFeed && !body.opening_balance_cents)
+        throw validationError([{ path: 'opening_balance_cents', message: `is required: these books hold no bank movements to derive the balance from${body.source.provider === 'saft' ? ' (a SAF-T file\'s receipts are not a bank statement)' : ''}` }]);
       const paymentsOf = new Map<string, { date: string; amount_cents: number }[]>();
       for (const m of movements) {
         if (!m.matchedInvoiceNumber || Number(m.amountCents) <= 0) continue;
         paymentsOf.set(m.matchedInvoiceNumber, [...(paymentsOf.get(m.matchedInvoiceNumber) ?? []), { date: m.bookingDate, amount_cents: Number(m.amountCents) }]);
       }
-      const transactions: ForecastTransaction[] = movements.map((m) => ({ date: m.bookingDate, amount_cents: Number(m.amountCents), description: m.description ?? m.counterpartyName ?? '', matched: !!m.matchedInvoiceNumber && Number(m.amountCents) > 0 }));
+      const transactions: ForecastTransaction[] = (bankFeed ? movements : []).map((m) => ({ date: m.bookingDate, amount_cents: Number(m.amountCents), description: m.description ?? m.counterpartyName ?? '', matched: !!m.matchedInvoiceNumber && Number(m.amountCents) > 0 }));
       const opening = body.opening_balance_cents?.amount ?? balanceOn(0, transactions, asOf);
       const result = forecast({
         as_of: asOf,
