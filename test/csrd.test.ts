@@ -209,6 +209,10 @@ describe('POST /v1/csrd/report — JSON', () => {
   test('omissions read against the report\'s headcount: no turnover rate from 50 employees, the pay gap from 150 only with one gender', async () => {
     const a = await h.json('POST', '/v1/esg', { key, body: { nif: '509442013', sector: 'C25', answers: { employee_turnover_pct: 'not_applicable', gender_pay_gap_pct: 'not_applicable' } } });
     const dps = async (employees: number) => Object.fromEntries(allDatapoints((await report({ assessment_id: a.body.assessment_id, language: 'en', company: { employees } })).body).map((p: any) => [p.id, p]));
+    // the alignment counts what the report discloses: a refused omission is not disclosed
+    const alignment = async (employees: number) => (await report({ assessment_id: a.body.assessment_id, language: 'en', company: { employees } })).body.scores.vsme_alignment;
+    expect(await alignment(40)).toBe(a.body.vsme_alignment);
+    expect(await alignment(500)).toBe(a.body.vsme_alignment - 1);
     const large = await dps(500);
     expect(large.b8_turnover_rate).toMatchObject({ status: 'not_reported', value: null, display: expect.stringContaining('only below 50 employees') });
     expect(large.b10_gender_pay_gap).toMatchObject({ status: 'not_applicable', display: expect.stringContaining('only when one gender is represented') });

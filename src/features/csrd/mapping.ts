@@ -395,6 +395,16 @@ const disclose = (defs: readonly DisclosureDef[], input: MappingInput): Disclosu
   defs.map((d) => ({ code: d.code, title: tr(d.title, input.language), datapoints: d.datapoints.map((p) => datapoint(p, input)) }));
 
 /** B1–B11 and the Comprehensive-module datapoints of one assessment. */
+/**
+ * The indicators declared "not applicable" whose omission the report's headcount does not allow
+ * (VSME B8: the turnover rate from 50 employees): not disclosed, so not counted as aligned.
+ */
+export function refusedOmissions(answers: MappingInput['answers'], company: MappingInput['company']): string[] {
+  return Object.entries(OMISSION_BELOW)
+    .filter(([indicator, o]) => !o.stands && answers[indicator] === NOT_APPLICABLE && isNumber(company.employees) && company.employees >= o.employees)
+    .map(([indicator]) => indicator);
+}
+
 export function mapDisclosures(input: MappingInput): { disclosures: Disclosure[]; comprehensive_disclosures: Disclosure[] } {
   return { disclosures: disclose(BASIC_MODULE, input), comprehensive_disclosures: disclose(COMPREHENSIVE_DATAPOINTS, input) };
 }

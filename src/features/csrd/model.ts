@@ -78,7 +78,7 @@ export const CsrdReport = t.Object({
     social: Int({ minimum: 0, maximum: 100 }),
     governance: Int({ minimum: 0, maximum: 100 }),
     tier: t.Union([t.Literal('leader'), t.Literal('advancer'), t.Literal('developing'), t.Literal('starter'), t.Literal('lagging')]),
-    vsme_alignment: Int({ minimum: 0, maximum: 27 }),
+    vsme_alignment: Int({ minimum: 0, maximum: 27, description: 'Indicators the report discloses (answered, or not applicable where VSME allows it): the assessment\'s count less any "not applicable" the report\'s headcount refuses (B8 turnover rate from 50 employees)' }),
     weights: t.Object({ E: t.Number(), S: t.Number(), G: t.Number() }, { description: 'Pillar weights of the sector (fractions)' }),
     algorithm_version: t.String(),
     assessed_at: DateTime,

@@ -5,7 +5,7 @@ import type { UsageMeter } from '../usage/service';
 import { sectorWeights, type EsgResult, type RecommendationRef } from '../esg/engine';
 import { recommendationsOf } from '../esg/service';
 import type { AnswerValue } from '../esg/questionnaire';
-import { indicatorRows, mapDisclosures, sdgLinks, type CompanyDetails, type ReportLanguage } from './mapping';
+import { indicatorRows, mapDisclosures, refusedOmissions, sdgLinks, type CompanyDetails, type ReportLanguage } from './mapping';
 import type { CsrdReportBody, CsrdReportInput } from './model';
 import { renderReportPdf } from './pdf';
 
@@ -71,7 +71,8 @@ export class CsrdService {
         social: stored.social,
         governance: stored.governance,
         tier: stored.tier,
-        vsme_alignment: stored.vsme_alignment,
+        // what the report discloses: a "not applicable" its headcount refuses is not disclosed
+        vsme_alignment: Math.max(0, stored.vsme_alignment - refusedOmissions(answers, company).length),
         weights: sectorWeights(row.sector),
         algorithm_version: row.algorithmVersion,
         assessed_at: row.computedAt.toISOString(),
