@@ -106,6 +106,25 @@ describe('the demo SAF-T file', () => {
     expect((await totalsOf((x) => x.replace('<GrossTotal>235.15</GrossTotal>', '<GrossTotal>2.3515e2</GrossTotal>'))).map((c) => c.message)).toEqual([expect.stringContaining('GrossTotal 2.3515e2 is not a decimal amount')]);
     // a cent of rounding is allowed
     expect(await totalsOf((x) => x.replace('<GrossTotal>235.15</GrossTotal>', '<GrossTotal>235.16</GrossTotal>'))).toEqual([]);
+    // a line amount with a decimal comma: reported at its document, never summed as NaN (it was a 500)
+    const comma = await parse(variant((x) => x.replace('<CreditAmount>180.00</CreditAmount>', '<CreditAmount>180,00</CreditAmount>')), null);
+    expect(comma.valid).toBe(false);
+    expect(comma.checks.filter((c) => c.code === 'document_totals').map((c) => c.message)).toContainEqual(expect.stringContaining('Line CreditAmount 180,00 is not a decimal amount'));
+    expect(Number.isFinite(comma.totals.SalesInvoices!.computed.TotalCredit)).toBe(true);
+    // a declared total in the European style: reported, declared as null
+    const declared = await parse(variant((x) => x.replace('<TotalCredit>14918.709</TotalCredit>', '<TotalCredit>14.918,71</TotalCredit>')), null);
+    expect(declared.checks.find((c) => c.code === 'total_amount')).toMatchObject({ path: 'SalesInvoices/TotalCredit', message: expect.stringContaining('is not a decimal number') });
+    expect(declared.totals.SalesInvoices!.declared.TotalCredit).toBeNull();
+    // declared totals the XSD requires, absent: nothing checked the documents against them
+    expect(await codesOf((x) => x.replace(/<NumberOfEntries>24<\/NumberOfEntries>\s*<TotalDebit>2201.7838<\/TotalDebit>\s*<TotalCredit>14918.709<\/TotalCredit>/, ''))).toEqual(expect.arrayContaining(['total_entries@SalesInvoices/NumberOfEntries', 'total_amount@SalesInvoices/TotalDebit', 'total_amount@SalesInvoices/TotalCredit']));
+  });
+
+  test('references: a movement of goods\' customer and supplier are in MasterFiles; an element of 60 000+ characters is refused, not held', async () => {
+    expect(await codesOf((x) => x.replace('<CustomerID>CB23</CustomerID>', '<CustomerID>GHOST</CustomerID>'))).toContain('customer_unknown@StockMovement 1G 5A/1');
+    expect(await codesOf((x) => x.replace(/(<DocumentNumber>1G 5A\/1<\/DocumentNumber>[\s\S]*?)<CustomerID>CB23<\/CustomerID>/, '$1<SupplierID>NOPE99</SupplierID>'))).toContain('supplier_unknown@StockMovement 1G 5A/1');
+    const long = await parse(variant((x) => x.replace(/<HeaderComment>[^<]*<\/HeaderComment>|<\/TaxEntity>/, (m) => (m.startsWith('<HeaderComment>') ? `<HeaderComment>${'x'.repeat(200_000)}</HeaderComment>` : `${m}<HeaderComment>${'x'.repeat(200_000)}</HeaderComment>`))), null);
+    expect(long.checks.find((c) => c.code === 'field_too_long')).toMatchObject({ path: 'Header/HeaderComment' });
+    expect(JSON.stringify(long).length).toBeLessThan(150_000);
   });
 
   test('checks of the header and of section totals carry their element\'s line; the hash chain is verified only over a whole file', async () => {
@@ -188,6 +207,8 @@ describe('POST /v1/saft/parse', () => {
     expect(expectError(maybe, 422, 'validation_failed').fields).toEqual([{ path: 'query.import', message: 'must be true or false' }]);
     expect(expectError(await post('not gzip', { 'content-type': 'application/xml', 'content-encoding': 'gzip' }), 422, 'validation_failed').fields[0].path).toBe('(body)');
     expect(expectError(await post('<x/>', { 'content-type': 'application/xml', 'x-public-key': 'not a key!' }), 422, 'validation_failed').fields[0].path).toBe('header.X-Public-Key');
+    // base64 that is not a key: the request's fault, not the file's (a good file was reported invalid)
+    expect(expectError(await post('<x/>', { 'content-type': 'application/xml', 'x-public-key': 'MIIBIjANBgkq' }), 422, 'validation_failed').fields).toEqual([{ path: 'header.X-Public-Key', message: 'not a PEM public key' }]);
     const notSaft = await post('<?xml version="1.0"?><x/>', { 'content-type': 'application/xml' });
     expect(notSaft.body).toMatchObject({ valid: false, checks: [expect.objectContaining({ code: 'not_saft' })] });
     const narrow = await h.tenant({ scopes: ['score'] });

@@ -1,3 +1,4 @@
+import { createPublicKey } from 'node:crypto';
 import { Elysia, t } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
@@ -13,8 +14,17 @@ import { Int } from '../../lib/schemas';
 function publicKeyFrom(header: string | undefined, path = 'header.X-Public-Key'): string | null {
   if (!header) return null;
   const body = header.replace(/-----(BEGIN|END) (RSA )?PUBLIC KEY-----/g, '').replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]+=*$/.test(body) || body.length > 4096) throw new ApiError('validation_failed', `${path.replace(/^(header|body)\./, '')} must be a PEM public key (or its base64 body).`, { fields: [{ path, message: 'not a PEM public key' }] });
-  return `-----BEGIN PUBLIC KEY-----\n${body.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
+  const refused = () => new ApiError('validation_failed', `${path.replace(/^(header|body)\./, '')} must be a PEM public key (or its base64 body).`, { fields: [{ path, message: 'not a PEM public key' }] });
+  if (!/^[A-Za-z0-9+/]+=*$/.test(body) || body.length > 4096) throw refused();
+  const pem = `-----BEGIN PUBLIC KEY-----\n${body.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
+  // the request's key, not the file's: a key that does not load is the request's fault (a file
+  // checked against it was reported invalid, and a good file then not imported)
+  try {
+    createPublicKey(pem);
+  } catch {
+    throw refused();
+  }
+  return pem;
 }
 
 /** A multipart upload's fields (sent before the file part): the same options as the query and header. */

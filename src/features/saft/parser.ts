@@ -51,6 +51,8 @@ interface Doc {
   quantity: number;
   products: string[];
   settles: string[];
+  /** line amounts that are not decimal numbers ("180,00"): reported, not summed as NaN */
+  badAmounts: string[];
 }
 
 /** a sales invoice or a payment as read, with its customer from MasterFiles (for an import) */
@@ -91,6 +93,20 @@ const MAX_DEPTH = 64;
 class TooDeep extends Error {}
 /** a total is the rounded sum of amounts that may carry more decimals: it may differ from their sum by up to a cent */
 const CENT = 0.01 + 1e-9;
+/** SAF-T's decimal: a point, no thousands separator ("14918.71", not "14.918,71") */
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+/**
+ * The longest text kept of one element: SAF-T's longest strings are a few hundred characters
+ * (HeaderComment 255, descriptions 200, Hash 172); a 60 MB element was held whole and echoed.
+ */
+const MAX_TEXT = 65_536;
+/** the declared totals of each section (the XSD requires them) */
+const DECLARED_TOTALS: Record<SectionName, string[]> = {
+  SalesInvoices: ['NumberOfEntries', 'TotalDebit', 'TotalCredit'],
+  MovementOfGoods: ['NumberOfMovementLines', 'TotalQuantityIssued'],
+  WorkingDocuments: ['NumberOfEntries', 'TotalDebit', 'TotalCredit'],
+  Payments: ['NumberOfEntries', 'TotalDebit', 'TotalCredit'],
+};
 
 export async function parseSaft(
   chunks: AsyncIterable<Uint8Array>,
@@ -139,7 +155,8 @@ export async function parseSaft(
   const series = new Map<string, { last: number; hash: string; seen: Set<number> }>();
   let hashFailures = 0;
   let hashesChecked = 0;
-  const pendingRefs: { kind: 'customer' | 'product'; id: string; path: string; line: number }[] = [];
+  const pendingRefs: { kind: 'customer' | 'supplier' | 'product'; id: string; path: string; line: number }[] = [];
+  let textOverflow = false;
 
   parser.on('opentag', (t) => {
     const tag = t as SaxesTagNS;
@@ -156,14 +173,25 @@ export async function parseSaft(
     if (parent === 'MasterFiles' && ['Customer', 'Supplier', 'Product'].includes(name)) masterRecord = {};
     const section = stack[2] as SectionName | undefined;
     if (stack[1] === 'SourceDocuments' && section && SECTIONS[section] && name === SECTIONS[section].doc && stack.length === 4)
-      doc = { section, line: parser.line, fields: {}, debit: 0, credit: 0, lines: 0, quantity: 0, products: [], settles: [] };
+      doc = { section, line: parser.line, fields: {}, debit: 0, credit: 0, lines: 0, quantity: 0, products: [], settles: [], badAmounts: [] };
   });
-  parser.on('text', (t) => (text += t));
-  parser.on('cdata', (t) => (text += t));
+  const addText = (t: string) => {
+    if (text.length + t.length <= MAX_TEXT) text += t;
+    else {
+      text = (text + t).slice(0, MAX_TEXT);
+      textOverflow = true;
+    }
+  };
+  parser.on('text', addText);
+  parser.on('cdata', addText);
   parser.on('closetag', (t) => {
     const name = (t as SaxesTagNS).local;
     const value = text.trim();
     const depth = stack.length;
+    if (textOverflow) {
+      add('error', 'field_too_long', `${stack.slice(1).join('/')} is longer than ${MAX_TEXT} characters (SAF-T's fields are at most a few hundred): only its start was read`, stack.slice(1).join('/'));
+      textOverflow = false;
+    }
     const parent = stack[depth - 2];
     if (stack[1] === 'Header' && depth === 3) (header[name] = value), (headerLine[name] = parser.line);
     else if (masterRecord && depth >= 4 && stack[1] === 'MasterFiles') {
@@ -189,16 +217,22 @@ export async function parseSaft(
     if (stack[1] === 'SourceDocuments' && section && SECTIONS[section] && depth === 4 && !doc) {
       declared[section] ??= {};
       if (/^(NumberOfEntries|NumberOfMovementLines|TotalDebit|TotalCredit|TotalQuantityIssued)$/.test(name)) {
-        declared[section]![name] = Number(value);
+        const count = name.startsWith('NumberOf');
+        const ok = count ? /^\d+$/.test(value) : DECIMAL.test(value);
+        declared[section]![name] = ok ? Number(value) : null;
         (declaredLine[section] ??= {})[name] = parser.line;
+        if (!ok) add('error', count ? 'total_entries' : 'total_amount', `${section}: ${name} ${value.slice(0, 40)} is not ${count ? 'a whole number' : 'a decimal number (a point, no thousands separator)'}`, `${section}/${name}`);
       }
     }
     if (doc) {
       if (depth === 5 || (depth === 6 && parent === 'DocumentStatus') || (depth === 6 && parent === 'DocumentTotals')) doc.fields[name] ??= value;
       if (name === 'ProductCode' && parent === 'Line') doc.products.push(value);
-      if (parent === 'Line' && name === 'DebitAmount') doc.debit += Number(value);
-      if (parent === 'Line' && name === 'CreditAmount') doc.credit += Number(value);
-      if (parent === 'Line' && name === 'Quantity') doc.quantity += Number(value);
+      if (parent === 'Line' && (name === 'DebitAmount' || name === 'CreditAmount' || name === 'Quantity')) {
+        if (!DECIMAL.test(value)) doc.badAmounts.push(`${name} ${value.slice(0, 40)}`);
+        else if (name === 'DebitAmount') doc.debit += Number(value);
+        else if (name === 'CreditAmount') doc.credit += Number(value);
+        else doc.quantity += Number(value);
+      }
       if (name === 'Line' && depth === 5) doc.lines++;
       if (name === 'OriginatingON' && stack[depth - 2] === 'SourceDocumentID' && doc.section === 'Payments') doc.settles.push(value);
       if (depth === 4 && name === SECTIONS[doc.section].doc) finishDoc(doc), (doc = null);
@@ -223,6 +257,7 @@ export async function parseSaft(
     const docDate = d.fields[spec.date];
     if (docDate && !isCalendarDate(docDate)) add('error', 'date_invalid', `${where}: ${spec.date} ${docDate} is not a calendar date`, where, d.line);
     documentTotals(d, where);
+    for (const bad of d.badAmounts) add('error', 'document_totals', `${where}: Line ${bad} is not a decimal amount (a point, no thousands separator)`, where, d.line);
     const counter = d.section === 'SalesInvoices' ? 'invoices' : d.section === 'Payments' ? 'payments' : d.section === 'MovementOfGoods' ? 'movements_of_goods' : 'working_documents';
     counts[counter]!++;
     if (d.section === 'SalesInvoices') byType[type] = (byType[type] ?? 0) + 1;
@@ -294,8 +329,10 @@ export async function parseSaft(
         settles: d.settles,
       });
     }
+    // a movement of goods names a customer or a supplier (or neither: an internal transfer)
     const party = d.fields[spec.party];
-    if (party && d.section !== 'MovementOfGoods') pendingRefs.push({ kind: 'customer', id: party, path: where, line: d.line });
+    if (party) pendingRefs.push({ kind: 'customer', id: party, path: where, line: d.line });
+    if (d.section === 'MovementOfGoods' && d.fields.SupplierID) pendingRefs.push({ kind: 'supplier', id: d.fields.SupplierID, path: where, line: d.line });
     for (const p of d.products) pendingRefs.push({ kind: 'product', id: p, path: where, line: d.line });
   }
 
@@ -331,8 +368,13 @@ export async function parseSaft(
     if (header.CurrencyCode && header.CurrencyCode !== 'EUR') add('error', 'currency', 'CurrencyCode must be EUR', 'Header/CurrencyCode', headerLine.CurrencyCode);
     for (const r of pendingRefs) {
       if (r.kind === 'customer' && !customers.has(r.id)) add('error', 'customer_unknown', `CustomerID ${r.id} is not in MasterFiles`, r.path, r.line);
+      if (r.kind === 'supplier' && !suppliers.has(r.id)) add('error', 'supplier_unknown', `SupplierID ${r.id} is not in MasterFiles`, r.path, r.line);
       if (r.kind === 'product' && !products.has(r.id)) add('error', 'product_unknown', `ProductCode ${r.id} is not in MasterFiles`, r.path, r.line);
     }
+    // a section with documents declares its totals (the XSD requires them): absent, nothing was checked
+    for (const section of Object.keys(computed) as SectionName[])
+      for (const name of DECLARED_TOTALS[section])
+        if (declared[section]?.[name] === undefined) add('error', name.startsWith('NumberOf') ? 'total_entries' : 'total_amount', `${section}: ${name} is required (the XSD's; nothing to check the documents against)`, `${section}/${name}`, null);
     for (const [section, d] of Object.entries(declared)) {
       const c = computed[section] ?? {};
       for (const count of ['NumberOfEntries', 'NumberOfMovementLines'])
