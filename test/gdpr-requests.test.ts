@@ -34,7 +34,9 @@ async function tenantWithPerson() {
   const txn = (id: string, name: string) => ({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'books', providerTransactionId: id, bookingDate: '2026-10-15', amountCents: 1230, currency: 'EUR', description: `TRF ${name}`, counterpartyName: name, counterpartyIban: 'PT50000201231234567890154', matchedInvoiceNumber: null, sourceUpdatedAt: now.toISOString(), syncedAt: now });
   await db.insert(tb.bankTransactions).values([txn('b1', 'Ana Rita Costa'), txn('b2', 'Rui Sousa')] as never);
   await db.insert(tb.amlScreenings).values({ id: `scr_${Bun.randomUUIDv7()}`, tenantId: t.tenant_id, env: 'sandbox', name: 'Ana Rita Costa', status: 'clear', topScore: 0, customerReference: null, monitor: false, response: JSON.stringify({ status: 'clear', name: 'Ana Rita Costa' }), createdAt: now });
-  await db.insert(tb.kycVerifications).values({ id: `kyc_${Bun.randomUUIDv7()}`, tenantId: t.tenant_id, env: 'sandbox', nif: '599000015', outcome: 'pass', customerReference: null, response: JSON.stringify({ outcome: 'pass', checks: [{ check: 'representative_nif', subject: 'Ana Rita Costa', result: 'pass', detail: `NIF ${PERSON_NIF} valid` }] }), createdAt: now });
+  await db.insert(tb.kycVerifications).values({ id: `kyc_${Bun.randomUUIDv7()}`, tenantId: t.tenant_id, env: 'sandbox', nif: '599000015', outcome: 'pass', customerReference: null, response: JSON.stringify({ outcome: 'pass', checks: [{ check: 'representative_nif_valid', subject: 'Ana Rita Costa', result: 'pass', detail: `NIF ${PERSON_NIF}: holder type: individual` }] }), createdAt: now });
+  // another person's verification, of another company: its text contains "an", "Costa" and "Rita"'s letters
+  await db.insert(tb.kycVerifications).values({ id: `kyc_${Bun.randomUUIDv7()}`, tenantId: t.tenant_id, env: 'sandbox', nif: '599000023', outcome: 'pass', customerReference: null, response: JSON.stringify({ outcome: 'pass', checks: [{ check: 'sanctions_screening', subject: 'Sandbox Beta Costa', result: 'pass', detail: 'no match on un' }, { check: 'representative_nif_valid', subject: 'Joana Ritano', result: 'pass', detail: `NIF ${OTHER_NIF}: holder type: individual` }] }), createdAt: now });
   return t;
 }
 
@@ -87,6 +89,29 @@ describe('POST /v1/gdpr/request', () => {
     expect(erased.actions).toEqual(expect.arrayContaining([expect.objectContaining({ category: 'bank_transactions', count: 2 })]));
     const txns = await db.select().from(tb.bankTransactions).where(eq(tb.bankTransactions.tenantId, t.tenant_id));
     expect(txns.map((x) => x.counterpartyName ?? '').sort()).toEqual(['', '', 'Rui Sousa']);
+  });
+
+  test('KYC verifications: by a representative\'s NIF or whole name (accents aside), never by a piece of text', async () => {
+    const t = await tenantWithPerson();
+    const found = async (subject: Record<string, string>) => (await settled(t.api_key, (await post(t.api_key, { type: 'access', subject })).body.request_id)).found?.kyc_verifications ?? 0;
+    expect(await found({ nif: PERSON_NIF })).toBe(1);
+    expect(await found({ name: 'ANA RITA COSTA' })).toBe(1);
+    expect(await found({ nif: OTHER_NIF })).toBe(1);
+    for (const name of ['an', 'Costa', 'Rita', 'Ana Rita']) expect({ name, found: await found({ name }) }).toEqual({ name, found: 0 });
+  });
+
+  test('erasure deletes the earlier access bundles of the person (copies of what it removes); others stay', async () => {
+    const t = await tenantWithPerson();
+    const access = await settled(t.api_key, (await post(t.api_key, { type: 'access', subject: { nif: PERSON_NIF } })).body.request_id);
+    const otherAccess = await settled(t.api_key, (await post(t.api_key, { type: 'access', subject: { nif: OTHER_NIF } })).body.request_id);
+    expect((await h.json('GET', access.bundle_url, { key: t.api_key })).status).toBe(200);
+    const erased = await settled(t.api_key, (await post(t.api_key, { type: 'erasure', subject: { name: 'ana rita costa' } })).body.request_id);
+    expect(erased.actions).toContainEqual({ category: 'gdpr_access_bundles', action: 'earlier access bundles of the person deleted', count: 1 });
+    const after = (await h.json('GET', `/v1/gdpr/requests/${access.request_id}`, { key: t.api_key })).body;
+    expect(after).toMatchObject({ status: 'completed', bundle_url: null });
+    const gone = expectError(await h.json('GET', `/v1/gdpr/requests/${access.request_id}/bundle`, { key: t.api_key }), 404, 'resource_not_found');
+    expect(gone.message).toContain(erased.request_id);
+    expect((await h.json('GET', otherAccess.bundle_url, { key: t.api_key })).status).toBe(200);
   });
 
   test("by e-mail alone: an invoice naming the person as a company's contact does not bring the company's payments", async () => {
@@ -142,6 +167,11 @@ describe('POST /v1/gdpr/request', () => {
     expect(rect.retained.map((x: any) => x.category).sort()).toEqual(['aml_screenings', 'kyc_verifications']);
     const { db, t: tb } = h.ctx.database;
     expect((await db.select().from(tb.invoices).where(eq(tb.invoices.tenantId, t.tenant_id))).map((i) => i.customerName).sort()).toEqual(['Ana Rita Costa Pereira', 'Ana Rita Costa Pereira', 'Rui Sousa']);
+    // an e-mail correction where the records hold none of the person's: no action is reported
+    const noMail = await settled(t.api_key, (await post(t.api_key, { type: 'rectification', subject: { nif: OTHER_NIF, email: 'nobody@example.pt' }, corrections: { email: 'new@example.pt' } })).body.request_id);
+    expect(noMail.actions.filter((a: any) => a.action.includes('e-mail'))).toEqual([]);
+    const mail = await settled(t.api_key, (await post(t.api_key, { type: 'rectification', subject: { email: 'rui@example.pt' }, corrections: { email: 'rui.sousa@example.pt' } })).body.request_id);
+    expect(mail.actions).toContainEqual({ category: 'invoices', action: 'e-mail rectified in the provider documents', count: 1 });
 
     const restrict = await settled(t.api_key, (await post(t.api_key, { type: 'restriction', subject: { nif: PERSON_NIF } })).body.request_id);
     expect(restrict).toMatchObject({ status: 'in_progress', completed_at: null });

@@ -267,7 +267,11 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       if (found instanceof Promise) found = await found;
       if (!(found instanceof ApiError)) limit = large;
     }
-    const tooLarge = () => new ApiError('payload_too_large', `The request body exceeds ${limit} bytes.`);
+    const wrongType = () => new ApiError('unsupported_media_type', `Content-Type must be ${binary?.accepted ?? 'application/json'} (got ${contentType || 'none'}).`);
+    // a route that takes files refuses a body of another type by its type, whatever its bytes: a GIF
+    // or an octet-stream PNG had been "not valid UTF-8" (400) or too large for JSON (413)
+    const refusedType = binary !== undefined && !JSON_CONTENT_TYPE.test(contentType ?? '');
+    const tooLarge = () => (refusedType ? wrongType() : new ApiError('payload_too_large', `The request body exceeds ${limit} bytes.`));
     if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
     // a compressed JSON body (RFC 9110 §8.4.1, RFC 7694): refused by name, not read as text that is not UTF-8
     const coding = request.headers.get('content-encoding');
@@ -277,11 +281,10 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
     if (state0.invalidUtf8) throw notUtf8();
     const stashed = state0.bodyText;
     const text = stashed !== undefined ? stashed : await readJsonText(request, limit);
-    if (text === undefined) throw notUtf8();
+    if (text === undefined) throw refusedType ? wrongType() : notUtf8();
     if (text === null) throw tooLarge();
     if (text.trim() === '') return {};
-    if (!JSON_CONTENT_TYPE.test(contentType ?? ''))
-      throw new ApiError('unsupported_media_type', `Content-Type must be ${binary?.accepted ?? 'application/json'} (got ${contentType || 'none'}).`);
+    if (!JSON_CONTENT_TYPE.test(contentType ?? '')) throw wrongType();
     if (jsonTooDeep(text)) throw tooDeepError();
     if (text.includes('\\u0000') || text.includes('\0')) throw validationError([{ path: '(body)', message: 'must not contain NUL characters' }]);
     let value: unknown;

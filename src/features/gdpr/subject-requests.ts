@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import type { Db } from '../../db/client';
 import { ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
@@ -130,7 +130,7 @@ export class SubjectRequests {
       found: (result?.found ?? null) as Record<string, number> | null,
       actions: (result?.actions ?? []) as { category: string; action: string; count: number }[],
       retained: (result?.retained ?? []) as { category: string; count: number; reason: string; retain_until: string | null }[],
-      bundle_url: r.type === 'access' && (r.status === 'completed' || r.status === 'partially_completed') ? `/v1/gdpr/requests/${r.id}/bundle` : null,
+      bundle_url: r.type === 'access' && (r.status === 'completed' || r.status === 'partially_completed') && (result as { bundle?: unknown } | null)?.bundle ? `/v1/gdpr/requests/${r.id}/bundle` : null,
       reason: r.reason,
       created_at: r.createdAt.toISOString(),
       updated_at: r.updatedAt.toISOString(),
@@ -153,7 +153,9 @@ export class SubjectRequests {
     const r = await this.row(caller, id);
     if (r.type !== 'access' || !(r.status === 'completed' || r.status === 'partially_completed'))
       throw new ApiError('invalid_transition', `Request ${id} is ${r.type}, ${r.status}: only a completed access request has a bundle.`);
-    return (r.result as { bundle: typeof SubjectBundle.static }).bundle;
+    const result = r.result as { bundle: typeof SubjectBundle.static | null; bundle_deleted_by?: string };
+    if (!result.bundle) throw new ApiError('resource_not_found', `The bundle of ${id} was deleted when erasure request ${result.bundle_deleted_by ?? ''} was carried out.`);
+    return result.bundle;
   }
 
   async list(caller: { tenantId: string; env: string }, q: { status?: DsrStatus; type?: DsrType; limit?: number; cursor?: string }) {
@@ -259,11 +261,23 @@ export class SubjectRequests {
       const rows = await db.select().from(am).where(and(eq(am.tenantId, tenantId), eq(am.env, env), inArray(am.name, amNames)));
       push('aml_screenings', s.birth_date ? rows.filter((r) => !r.response.includes('"birth_date"') || r.response.includes(s.birth_date!)) : rows);
     }
+    // KYC verifications: the company's NIF, or a representative's NIF or name as the verification
+    // recorded them (names compared as normName: a substring of the stored text matched "an" in
+    // anyone's record and missed the name without its accents)
     const kv = t.kycVerifications;
-    const kycConds: SQL[] = [];
-    if (s.nif) kycConds.push(textHas(kv.response, s.nif));
-    if (s.name) kycConds.push(textHas(kv.response, s.name.toLowerCase()));
-    if (kycConds.length) push('kyc_verifications', await db.select().from(kv).where(and(eq(kv.tenantId, tenantId), eq(kv.env, env), or(...kycConds))));
+    if (s.nif || name) {
+      const mine: Record<string, unknown>[] = [];
+      for (let after = ''; ; ) {
+        const page = await db.select().from(kv).where(and(eq(kv.tenantId, tenantId), eq(kv.env, env), gt(kv.id, after))).orderBy(asc(kv.id)).limit(500);
+        for (const row of page) {
+          const named = kycSubjects(row.response);
+          if (row.nif === s.nif || (s.nif && named.nifs.has(s.nif)) || (name && named.names.has(name))) mine.push(row);
+        }
+        if (page.length < 500) break;
+        after = page[page.length - 1]!.id;
+      }
+      push('kyc_verifications', mine);
+    }
 
     // a sole trader's NIF: scores, ESG assessments and their VSME reports, decisions, receivables finance, insurance
     if (s.nif) {
@@ -336,6 +350,20 @@ export class SubjectRequests {
           await tx.update(table).set({ retainUntil }).where(and(inArray(table.id, list), isNull(table.retainUntil)));
           retained.push({ category, count: list.length, reason: `anti-money-laundering record (${LEGAL_BASIS_LAW}): kept ${RETENTION_YEARS} years, then deleted`, retain_until: retainUntil.toISOString() });
         }
+        // earlier access bundles are copies of what this erasure removes: deleted with it (a bundle
+        // of the same person, or one holding a record this erasure found)
+        const foundIds = new Set(found.map((f) => f.id));
+        const holdsFound = (bundle: unknown) => Object.values((bundle as { categories?: Record<string, { id?: unknown }[]> }).categories ?? {}).some((rows) => rows.some((row) => foundIds.has(String(row.id))));
+        const g = t.gdprRequests;
+        const accesses = await tx.select().from(g).where(and(eq(g.tenantId, r.tenantId), eq(g.env, r.env), eq(g.type, 'access'), inArray(g.status, ['completed', 'partially_completed'])));
+        let bundles = 0;
+        for (const a of accesses) {
+          const res = a.result as { bundle?: unknown } | null;
+          if (!res?.bundle || !(sameSubject(a.subject as Subject, subject) || holdsFound(res.bundle))) continue;
+          await tx.update(g).set({ result: { ...res, bundle: null, bundle_deleted_by: r.id }, updatedAt: now }).where(eq(g.id, a.id));
+          bundles++;
+        }
+        if (bundles) actions.push({ category: 'gdpr_access_bundles', action: 'earlier access bundles of the person deleted', count: bundles });
         // VSME reports print what the caller typed of the person (name, address): nothing requires them
         const reports = ids('csrd_reports');
         if (reports.length) {
@@ -356,11 +384,15 @@ export class SubjectRequests {
           if (btIds.length) actions.push({ category: 'bank_transactions', action: 'counterparty name rectified', count: btIds.length });
         }
         if (c.email && invIds.length) {
+          // only documents that held an e-mail of the person: the action says what was done
+          let rectified = 0;
           for (const f of found.filter((x) => x.category === 'invoices')) {
             const data = replaceEmail(f.row.data, subject.email ?? null, c.email);
-            if (data.changed) await tx.update(t.invoices).set({ data: data.value as Record<string, unknown> }).where(eq(t.invoices.id, f.id));
+            if (!data.changed) continue;
+            await tx.update(t.invoices).set({ data: data.value as Record<string, unknown> }).where(eq(t.invoices.id, f.id));
+            rectified++;
           }
-          actions.push({ category: 'invoices', action: 'e-mail rectified in the provider documents', count: invIds.length });
+          if (rectified) actions.push({ category: 'invoices', action: 'e-mail rectified in the provider documents', count: rectified });
         }
         for (const category of ['aml_screenings', 'kyc_verifications']) {
           const n = ids(category).length;
@@ -421,4 +453,31 @@ function replaceEmail(value: unknown, from: string | null, to: string): { value:
     return { value: out, changed };
   }
   return { value, changed: false };
+}
+
+/**
+ * Who a stored KYC verification names: the people and the company it screened and checked (each
+ * check's and screening's subject, as normName), and the NIFs its representatives were given
+ * (their check's detail starts with "NIF n:").
+ */
+function kycSubjects(response: string): { names: Set<string>; nifs: Set<string> } {
+  const names = new Set<string>();
+  const nifs = new Set<string>();
+  try {
+    const r = JSON.parse(response) as { checks?: { check: string; subject: string | null; detail: string }[]; screenings?: { subject: string }[] };
+    for (const c of r.checks ?? []) {
+      if (c.subject) names.add(normName(c.subject));
+      const given = c.check === 'representative_nif_valid' ? /^NIF (\d{9}):/.exec(c.detail) : null;
+      if (given) nifs.add(given[1]!);
+    }
+    for (const sc of r.screenings ?? []) names.add(normName(sc.subject));
+  } catch {
+    // a record that does not parse names no one
+  }
+  return { names, nifs };
+}
+
+/** Whether two requests are about the same person: a NIF, a name (as normName) or an e-mail in common. */
+function sameSubject(a: Subject, b: Subject): boolean {
+  return (!!a.nif && a.nif === b.nif) || (!!a.name && !!b.name && normName(a.name) === normName(b.name)) || (!!a.email && !!b.email && a.email.toLowerCase() === b.email.toLowerCase());
 }

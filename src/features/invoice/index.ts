@@ -61,7 +61,7 @@ export function invoiceRoutes(ctx: AppContext) {
         }
         let decoded;
         try {
-          decoded = decodeQr(payload);
+          decoded = decodeQr(payload, ctx.clock.now());
         } catch (err) {
           if (err instanceof NotAtQr) throw new ApiError('not_at_qr', err.message, source === 'text' ? { fields: [{ path: 'qr', message: err.message }] } : {});
           throw err;

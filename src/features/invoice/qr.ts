@@ -63,8 +63,15 @@ export const VAT_RATES: Record<string, [number, number, number]> = {
   'PT-AC': [4, 9, 16],
   'PT-MA': [4, 12, 22],
 };
-/** how far a stated VAT may be from base × rate (rounding per line and per rate), in euros */
-export const VAT_TOLERANCE = 0.02;
+/**
+ * How far a stated VAT may be from base × rate: rounding and nothing more. Software rounds the VAT
+ * of each line (half a cent at most); the QR does not say how many lines there were, so a cent is
+ * allowed for every started €10 of the base, at least €0.02 and at most €0.50 (50 lines): €45 off
+ * on a base of €100 000 is an error (a share of the base had allowed €50).
+ */
+export const VAT_TOLERANCE = { perLine: 0.01, lineEvery: 10, min: 0.02, max: 0.5 };
+export const vatTolerance = (base: number) =>
+  Math.min(VAT_TOLERANCE.max, Math.max(VAT_TOLERANCE.min, VAT_TOLERANCE.perLine * Math.ceil(Math.abs(base) / VAT_TOLERANCE.lineEvery)));
 
 export class NotAtQr extends Error {}
 
@@ -78,8 +85,18 @@ const amount = (v: string | undefined) => {
 
 /** the date from which a document carries a real ATCUD instead of "0" (REFERENCE §3 [verify]) */
 export const ATCUD_REQUIRED_FROM = '2023-01-01';
+/**
+ * The earliest date a QR code can carry: Decreto-Lei 28/2019 of 2019-02-15 created it (art. 7.º n.º 3;
+ * Portaria 195/2020 made it due on documents from 2021-01-01, REFERENCE §3). Not 2021: the AT's own
+ * specification example is dated 2019-08-12, and a copy of an earlier document printed by updated
+ * software carries one.
+ */
+export const QR_DATES_FROM = '2019-02-15';
+/** a document date may be this far past today (time zones, a clock a little fast) */
+const FUTURE_SKEW_DAYS = 1;
 
-export function decodeQr(payload: string): { fields: DecodedQr; raw: Record<string, string>; checks: QrCheck[] } {
+/** `now`: the service's clock (a document dated after it is an error) */
+export function decodeQr(payload: string, now: Date = new Date()): { fields: DecodedQr; raw: Record<string, string>; checks: QrCheck[] } {
   const text = payload.trim();
   const parts = text.split('*');
   const raw: Record<string, string> = {};
@@ -120,6 +137,9 @@ export function decodeQr(payload: string): { fields: DecodedQr; raw: Record<stri
     if (!m || !d || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== `${m[1]}-${m[2]}-${m[3]}`) err('date_invalid', 'field F is not a valid YYYYMMDD date', 'F');
     else date = `${m[1]}-${m[2]}-${m[3]}`;
   }
+  const latest = new Date(now.getTime() + FUTURE_SKEW_DAYS * 86_400_000).toISOString().slice(0, 10);
+  if (date !== null && date < QR_DATES_FROM) err('date_out_of_range', `the document date ${date} is before the QR code existed (${QR_DATES_FROM}, Decreto-Lei 28/2019)`, 'F');
+  else if (date !== null && date > latest) err('date_out_of_range', `the document date ${date} is in the future`, 'F');
   // "0" stood for the ATCUD until the obligation applied in practice, from 2023 (REFERENCE §3,
   // [verify]): a warning on a later document, not an error
   if (raw.H === '0' && date !== null && date >= ATCUD_REQUIRED_FROM) warn('atcud_missing', `ATCUD 0 on a document of ${date}: a real ATCUD (code-number) is required since ${ATCUD_REQUIRED_FROM}`, 'H');
@@ -150,8 +170,8 @@ export function decodeQr(payload: string): { fields: DecodedQr; raw: Record<stri
       for (const [base, vat, rate, field] of pairs) {
         if (base === null && vat === null) continue;
         if ((base === null) !== (vat === null)) err('vat_pair', `a base without its VAT (or VAT without its base) in ${region}`, field);
-        else if (Math.abs(base! * (rate / 100) - vat!) > VAT_TOLERANCE + Math.abs(base!) * 0.0005)
-          err('vat_rate', `VAT ${vat!.toFixed(2)} is not ${rate} % of ${base!.toFixed(2)} (${region})`, field);
+        else if (Math.abs(base! * (rate / 100) - vat!) > vatTolerance(base!) + 1e-9)
+          err('vat_rate', `VAT ${vat!.toFixed(2)} is not ${rate} % of ${base!.toFixed(2)} (${region}; ${(base! * (rate / 100)).toFixed(2)} within €${vatTolerance(base!).toFixed(2)} of rounding)`, field);
       }
     }
   }

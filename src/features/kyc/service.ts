@@ -85,9 +85,10 @@ export class KycService {
         // as GET /v1/nif judges a number: the check digit and an assigned prefix; the anonymous
         // final consumer's placeholder is no one's number
         const type = entityTypeOf(r.nif);
-        if (!isValidNif(r.nif)) add('representative_nif_valid', r.name, 'fail', 'the check digit is wrong');
-        else if (type.code === 'unassigned' || type.code === 'final_consumer') add('representative_nif_valid', r.name, 'fail', `not a holder's number: ${type.label_en}`);
-        else add('representative_nif_valid', r.name, type.natural_person ? 'pass' : 'review', `holder type: ${type.label_en}`);
+        // the detail names the NIF given: the verification's record of it (a data-subject request finds it by it)
+        if (!isValidNif(r.nif)) add('representative_nif_valid', r.name, 'fail', `NIF ${r.nif}: the check digit is wrong`);
+        else if (type.code === 'unassigned' || type.code === 'final_consumer') add('representative_nif_valid', r.name, 'fail', `NIF ${r.nif}: not a holder's number: ${type.label_en}`);
+        else add('representative_nif_valid', r.name, type.natural_person ? 'pass' : 'review', `NIF ${r.nif}: holder type: ${type.label_en}`);
       }
       await screenOne(r.name, { name: r.name, type: 'person', birth_date: r.birth_date, nationality: r.nationality }, `representatives.${i}.name`);
     }
