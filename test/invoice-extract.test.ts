@@ -13,7 +13,8 @@ import { expectError, makeApp, ROOT, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const AT_EXAMPLE = 'A:123456789*B:999999990*C:PT*D:FS*E:N*F:20190812*G:FS CDVF/12345*H:CDF7T5HD-12345*I1:PT*I7:0.65*I8:0.15*N:0.15*O:0.80*Q:YhGV*R:9999*S:NU;0.80';
-const codes = (payload: string) => decodeQr(payload).checks.map((c) => c.code);
+const NOW = new Date('2026-11-22T10:00:00Z'); // the test apps' clock
+const codes = (payload: string, now = NOW) => decodeQr(payload, now).checks.map((c) => c.code);
 
 prepareZXingModule({ overrides: { wasmBinary: readFileSync(join(ROOT, 'node_modules/zxing-wasm/dist/full/zxing_full.wasm')).buffer as ArrayBuffer }, fireImmediately: true });
 async function qrPng(text: string) {
@@ -57,8 +58,34 @@ describe('decodeQr', () => {
     expect(codes(AT_EXAMPLE.replace('*R:9999', ''))).toContain('missing_field');
     // "0" for the ATCUD: fine on the 2019 example, a warning on a document of 2023 or later
     expect(codes(AT_EXAMPLE.replace('H:CDF7T5HD-12345', 'H:0'))).toEqual([]);
-    const late = decodeQr(AT_EXAMPLE.replace('H:CDF7T5HD-12345', 'H:0').replace('F:20190812', 'F:20250110'));
+    const late = decodeQr(AT_EXAMPLE.replace('H:CDF7T5HD-12345', 'H:0').replace('F:20190812', 'F:20250110'), NOW);
     expect(late.checks).toEqual([expect.objectContaining({ code: 'atcud_missing', severity: 'warning', field: 'H' })]);
+  });
+  test('VAT within rounding and nothing more: a cent per started €10 of base, from €0.02 to €0.50', () => {
+    const on = (base: string, vat: string, gross: string) => codes(`A:123456789*B:999999990*C:PT*D:FT*E:N*F:20260301*G:FT A/7*H:ABCDEFGH-7*I1:PT*I7:${base}*I8:${vat}*N:${vat}*O:${gross}*Q:abcd*R:1234`);
+    // the outside review's case: €45 off on a base of €100 000 had passed (0.05 % of the base allowed €50)
+    expect(on('100000.00', '23045.00', '123045.00')).toEqual(['vat_rate']);
+    expect(on('100000.00', '23000.50', '123000.50')).toEqual([]);
+    expect(on('100000.00', '23000.51', '123000.51')).toEqual(['vat_rate']);
+    expect(on('10.00', '2.32', '12.32')).toEqual([]);
+    expect(on('10.00', '2.33', '12.33')).toEqual(['vat_rate']);
+    expect(on('1.00', '0.73', '1.73')).toEqual(['vat_rate']);
+    expect(on('250.00', '57.75', '307.75')).toEqual([]); // 0.25 on a base of 250
+    expect(on('250.00', '57.76', '307.76')).toEqual(['vat_rate']);
+    const c = decodeQr('A:123456789*B:999999990*C:PT*D:FT*E:N*F:20260301*G:FT A/7*H:ABCDEFGH-7*I1:PT*I7:100000.00*I8:23045.00*N:23045.00*O:123045.00*Q:abcd*R:1234', NOW).checks;
+    expect(c).toEqual([{ code: 'vat_rate', severity: 'error', field: 'I8', message: 'VAT 23045.00 is not 23 % of 100000.00 (PT; 23000.00 within €0.50 of rounding)' }]);
+  });
+  test('a date before the QR code existed or in the future is an error on F; a day of clock skew is allowed', () => {
+    const dated = (f: string) => decodeQr(AT_EXAMPLE.replace('F:20190812', `F:${f}`), NOW);
+    for (const f of ['99991231', '00010101', '20190214', '20261124']) {
+      const { checks, fields } = dated(f);
+      expect(checks).toEqual([expect.objectContaining({ code: 'date_out_of_range', severity: 'error', field: 'F' })]);
+      expect(fields.document_date).toBe(`${f.slice(0, 4)}-${f.slice(4, 6)}-${f.slice(6)}`); // a real date, reported as read
+    }
+    expect(dated('00010101').checks[0]!.message).toBe('the document date 0001-01-01 is before the QR code existed (2019-02-15, Decreto-Lei 28/2019)');
+    expect(dated('20261124').checks[0]!.message).toBe('the document date 2026-11-24 is in the future');
+    for (const f of ['20190215', '20261122', '20261123']) expect(dated(f).checks).toEqual([]);
+    expect(codes(AT_EXAMPLE.replace('F:20190812', 'F:20261124'), new Date('2026-11-23T00:00:00Z'))).toEqual([]); // "today" is the clock's
   });
   test('the rates of the Azores and Madeira', () => {
     const az = 'A:123456789*B:999999990*C:PT*D:FT*E:N*F:20260301*G:FT A/7*H:ABCDEFGH-7*I1:PT-AC*I7:100.00*I8:16.00*N:16.00*O:116.00*Q:abcd*R:1234';
@@ -131,6 +158,17 @@ describe('POST /v1/invoice/extract', () => {
     const r = await h.json('POST', '/v1/invoice/extract', { key, body: { qr: AT_EXAMPLE.replace('O:0.80', 'O:0.90') } });
     expect(r.body.valid).toBe(false);
     expect(r.body.checks).toEqual([expect.objectContaining({ code: 'gross_total', severity: 'error', field: 'O' })]);
+  });
+
+  test('dates are judged against the service clock (2026-11-22 here): tomorrow passes, the day after is in the future', async () => {
+    const dated = (f: string) => h.json('POST', '/v1/invoice/extract', { key, body: { qr: AT_EXAMPLE.replace('F:20190812', `F:${f}`) } });
+    expect((await dated('20261123')).body).toMatchObject({ valid: true, checks: [] });
+    for (const f of ['20261124', '99991231', '00010101']) {
+      const r = await dated(f);
+      expect(r.status).toBe(200);
+      expect(r.body.valid).toBe(false);
+      expect(r.body.checks).toEqual([expect.objectContaining({ code: 'date_out_of_range', severity: 'error', field: 'F' })]);
+    }
   });
 
   test('errors: unreadable image, no QR, not an AT QR, bad JSON field, wrong media type, too large; scope', async () => {

@@ -207,6 +207,10 @@ describe('POST /v1/saft/parse', () => {
     expect(expectError(maybe, 422, 'validation_failed').fields).toEqual([{ path: 'query.import', message: 'must be true or false' }]);
     expect(expectError(await post('not gzip', { 'content-type': 'application/xml', 'content-encoding': 'gzip' }), 422, 'validation_failed').fields[0].path).toBe('(body)');
     expect(expectError(await post('<x/>', { 'content-type': 'application/xml', 'x-public-key': 'not a key!' }), 422, 'validation_failed').fields[0].path).toBe('header.X-Public-Key');
+    // the document names the header and both XML types
+    const op = (await h.json('GET', '/openapi.json')).body.paths['/v1/saft/parse'].post;
+    expect(op.parameters.map((p: any) => `${p.in}:${p.name}`)).toContain('header:X-Public-Key');
+    expect(Object.keys(op.requestBody.content)).toEqual(['application/xml', 'text/xml', 'multipart/form-data']);
     // base64 that is not a key: the request's fault, not the file's (a good file was reported invalid)
     expect(expectError(await post('<x/>', { 'content-type': 'application/xml', 'x-public-key': 'MIIBIjANBgkq' }), 422, 'validation_failed').fields).toEqual([{ path: 'header.X-Public-Key', message: 'not a PEM public key' }]);
     const notSaft = await post('<?xml version="1.0"?><x/>', { 'content-type': 'application/xml' });

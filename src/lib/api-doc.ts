@@ -40,8 +40,11 @@ export function apiDoc(opts: {
   alsoAnswers?: Record<string, string>;
   /** a 201/202 that names what it created in Location: what that is */
   created?: string;
+  /** optional request headers the route reads (name → description), documented as header parameters */
+  headerParams?: Record<string, string>;
 }) {
   return {
+    ...(opts.headerParams ? { 'x-header-params': opts.headerParams } : {}),
     ...(opts.formBody ? { 'x-form-body': opts.formBody } : {}),
     ...(opts.examples ? { 'x-examples': opts.examples } : {}),
     ...(opts.binaryBody ? { 'x-binary-body': opts.binaryBody } : {}),

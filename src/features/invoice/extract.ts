@@ -189,7 +189,7 @@ export async function pdfPagesAsPng(bytes: Uint8Array, maxPages = MAX_PDF_PAGES)
         } finally {
           pix.destroy();
         }
-        dpi.push(Math.floor(72 * scale));
+        dpi.push(Math.round(72 * scale));
       } catch (err) {
         if (err instanceof ApiError) throw err;
         // MuPDF throws on a page it cannot interpret (or a failed allocation): the file's fault, not a 500

@@ -206,7 +206,6 @@ interface Inv {
 /** the open invoices of one customer (one normalised name) */
 interface Payer {
   core: string;
-  nifs: Set<string>;
   /** in issue date then id order */
   invoices: Inv[];
   /** the longest issue-to-due span, in days: bounds the backward scan of rule 4 */
@@ -258,10 +257,9 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
       if (!x.i.customer_name || !ownCurrency(x)) continue;
       const core = nameOf(x.i.customer_name).core;
       if (!core) continue;
-      const p = payers.get(core) ?? payers.set(core, { core, nifs: new Set(), invoices: [], span: 0, bySeq: new Map(), byAmount: [] }).get(core)!;
+      const p = payers.get(core) ?? payers.set(core, { core, invoices: [], span: 0, bySeq: new Map(), byAmount: [] }).get(core)!;
       x.payer = p;
       p.invoices.push(x);
-      if (x.i.customer_nif) p.nifs.add(x.i.customer_nif);
       p.span = Math.max(p.span, x.due - x.issue);
       const s = seqOf(x.i.number);
       if (Number.isFinite(s)) (p.bySeq.get(s) ?? p.bySeq.set(s, []).get(s)!).push(x);
@@ -284,7 +282,9 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
     let r: Resolved = null;
     const exact = n.core ? payers.get(n.core) : undefined;
     work++;
-    if (exact) r = exact.nifs.size > 1 ? { ambiguous: [exact.core] } : { payer: exact };
+    // two customers of one name (different NIFs) are one payer to a bank statement: the amount
+    // still has to single out one invoice, and a combination keeps to one NIF
+    if (exact) r = { payer: exact };
     else if (n.core && n.printed.length >= MIN_CUT_NAME) {
       // the names beginning with it: one customer, or ambiguous at the second
       let lo = 0;
@@ -301,8 +301,7 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
         if (printedNames[k]!.printed.length > n.printed.length && !cores.includes(printedNames[k]!.core)) cores.push(printedNames[k]!.core);
         if (cores.length > 1) break;
       }
-      const only = cores.length === 1 ? payers.get(cores[0]!)! : undefined;
-      r = only ? (only.nifs.size > 1 ? { ambiguous: cores } : { payer: only }) : cores.length ? { ambiguous: cores } : null;
+      r = cores.length === 1 ? { payer: payers.get(cores[0]!)! } : cores.length ? { ambiguous: cores } : null;
     }
     resolved.set(t.counterparty, r);
     return r;
@@ -328,6 +327,8 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
   /** days the payment precedes the invoice's date (≤ 0: on or after it) */
   const early = (x: Txn, i: Inv) => i.issue - x.day;
   const earlyNote = (days: number) => (days > 0 ? `; paid ${days} day${days === 1 ? '' : 's'} before the invoice's date (an advance?)` : '');
+  /** invoices of one customer: not two companies' that share a name */
+  const oneNif = (list: Inv[]) => new Set(list.flatMap((i) => (i.i.customer_nif ? [i.i.customer_nif] : []))).size <= 1;
   const inWindow = (x: Txn, i: Inv) => x.day >= i.issue && x.day <= i.due + opt.max_days_overdue;
   const credits = txns.filter((x) => x.t.amount_cents > 0);
   const open = (x: Txn) => !x.matched && !x.settled;
@@ -419,7 +420,7 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
     if (!open(x)) continue;
     const r = payerOf(x.t);
     if (r && 'ambiguous' in r) {
-      leave(x, 'ambiguous_payer', [], `the counterparty ${JSON.stringify(x.t.counterparty)} could be ${r.ambiguous.length > 1 ? 'several customers' : 'customers of one name with different NIFs'}: not matched by amount`);
+      leave(x, 'ambiguous_payer', [], `the counterparty ${JSON.stringify(x.t.counterparty)} is the beginning of ${r.ambiguous.length} customers' names (${r.ambiguous.join('; ')}): not matched by amount`);
       continue;
     }
     if (!r) continue;
@@ -488,7 +489,7 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
     const search = (start: number, chosen: Inv[], sum: number) => {
       work++;
       if (solutions.length > 1) return;
-      if (chosen.length >= 2 && Math.abs(sum - x.t.amount_cents) <= tol) solutions.push([...chosen]);
+      if (chosen.length >= 2 && Math.abs(sum - x.t.amount_cents) <= tol && oneNif(chosen)) solutions.push([...chosen]);
       if (chosen.length === COMBINATION_MAX_SIZE) return;
       for (let k = start; k < cands.length; k++) {
         const next = sum + cands[k]!.open;

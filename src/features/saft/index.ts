@@ -448,8 +448,9 @@ export function saftRoutes(ctx: AppContext) {
           tag: 'erp',
           security: 'BearerAuth',
           operationId: 'saftParse',
+          headerParams: { 'X-Public-Key': 'The producer\u2019s RSA public key, the PEM on one line or just its base64 body: the hash chain is verified with it (without it: not_verified). A value that is not a loadable public key is 422 on header.X-Public-Key.' },
           binaryBody: {
-            types: ['application/xml'],
+            types: ['application/xml', 'text/xml'],
             maxBytes: limit,
             fileExamples: {
               'application/xml': {

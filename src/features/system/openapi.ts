@@ -129,6 +129,10 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       delete op['x-created'];
       const form = op['x-form-body'] as Record<string, unknown> | undefined;
       delete op['x-form-body'];
+      const headerParams = op['x-header-params'] as Record<string, string> | undefined;
+      delete op['x-header-params'];
+      if (headerParams)
+        op.parameters = [...((op.parameters as unknown[]) ?? []), ...Object.entries(headerParams).map(([name, description]) => ({ name, in: 'header', required: false, description, schema: { type: 'string' } }))];
       const alternatives = op['x-binary-body'] as { json?: unknown; types: string[]; maxBytes: number; formFields?: Record<string, unknown>; fileExamples?: Record<string, Record<string, { summary: string; value: string }>> } | undefined;
       delete op['x-binary-body'];
       const secured = Array.isArray(op.security) && op.security.length > 0;
