@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEuList, parseUnList, ListFormatError, type ListEntry } from '../src/features/aml/lists';
-import { buildIndex, jaroWinkler, nameSimilarity, screen, tokens } from '../src/features/aml/matcher';
+import { buildIndex, jaroWinkler, nameSimilarity, screen, spelling, tokens } from '../src/features/aml/matcher';
 import { ScreenResponse } from '../src/features/aml/model';
 import { amlService, loadConfiguredLists } from '../src/features/aml';
 import { expectError, makeApp, ROOT, runCli, type TestApp } from './helpers';
@@ -233,6 +233,11 @@ describe('matching', () => {
     // invisible characters and look-alike letters do not get a listed name past the screen
     for (const name of ['Eric Bad\u00adege', 'Eric Bade\u200dge', 'Sa\u200bddam Hus\u200bsein Al-Tikriti', 'Sаddаm Hussеin Al-Tikriti']) expect({ name, score: top(name)?.score }).toEqual({ name, score: 1 });
     expect(top('Ерик Бадеге')).toMatchObject({ entry: { entry_id: 'CDi.001' } });
+    // transliteration's variants of one sound compare as one spelling (shown as typed)
+    expect(spelling('khuseyn')).toBe(spelling('hussein'));
+    expect(nameSimilarity(tokens('Mohammed Aly'), tokens('MOHAMED ALI')).score).toBe(1);
+    const cyrillic = top('Саддам Хусейн')!;
+    expect(cyrillic).toMatchObject({ entry: { entry_id: 'IQi.001' }, explanation: { tokens: [{ query: 'saddam', matched: 'saddam', similarity: 1 }, { query: 'khuseyn', matched: 'hussein', similarity: 1 }] } });
   });
 
   test('birth date and type move the score; a disagreeing birth year turns a match into a potential one', () => {

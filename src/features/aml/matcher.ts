@@ -39,6 +39,14 @@ export function tokens(name: string): string[] {
 }
 
 /**
+ * One spelling for the variants transliteration makes of one sound (kh/h, ph/f, y/i, doubled
+ * letters): "Хусейн" is `khuseyn` and the list's HUSSEIN `hussein`; both are `husein`. Mohammed and
+ * Mohamed, Aly and Ali likewise. Tokens are compared (and indexed) in this spelling, and shown as
+ * they are.
+ */
+export const spelling = (token: string) => (token.length < 3 ? token : token.replace(/kh/g, 'h').replace(/ph/g, 'f').replace(/y/g, 'i').replace(/([a-z])\1+/g, '$1'));
+
+/**
  * Whether a name says who is meant: at least two letters or digits besides titles, connectives and
  * company forms ("Lda", "S.A.", "Dr. da" name no one; as a list name they are kept, as a query refused).
  */
@@ -118,15 +126,16 @@ export const QUERY_WEIGHT = 0.75;
  */
 export function nameSimilarity(q: string[], c: string[]): { score: number; pairs: TokenPair[]; unmatched: string[]; nameCoverage: number } {
   if (!q.length || !c.length) return { score: 0, pairs: [], unmatched: [...q], nameCoverage: 0 };
+  const cs = c.map(spelling);
   const sims = q.map((t) => {
     const m = new Map<string, number>();
-    for (const v of c) {
-      const s = jaroWinkler(t, v);
+    for (const v of cs) {
+      const s = jaroWinkler(spelling(t), v);
       if (s >= PAIR_THRESHOLD && !((m.get(v) ?? 0) >= s)) m.set(v, s);
     }
     return m;
   });
-  return pairUp(q, c, sims);
+  return pairUp(q, c, sims, cs);
 }
 
 export interface IndexedName {
@@ -135,7 +144,10 @@ export interface IndexedName {
   kind: 'primary' | 'alias' | 'original_script';
   /** the list's own quality of an alias (UN good/low, EU strong/weak) */
   quality: ListEntry['names'][number]['quality'];
+  /** as shown */
   tokens: string[];
+  /** as compared and indexed (`spelling`) */
+  spelled: string[];
   joined: string;
 }
 
@@ -170,8 +182,9 @@ export function buildIndex(entries: ListEntry[]): ScreeningIndex {
       // a name of one letter once its noise is dropped ("E. X. Co." → x) identifies no one: any
       // query of that letter would match it in full
       if (!screenable(t)) continue;
-      const id = names.push({ entry, name: n.name, kind: n.kind, quality: n.kind === 'alias' ? n.quality : null, tokens: t, joined: t.join(' ') }) - 1;
-      for (const token of new Set(t)) {
+      const spelled = t.map(spelling);
+      const id = names.push({ entry, name: n.name, kind: n.kind, quality: n.kind === 'alias' ? n.quality : null, tokens: t, spelled, joined: spelled.join(' ') }) - 1;
+      for (const token of new Set(spelled)) {
         let holders = byToken.get(token);
         if (!holders) {
           byToken.set(token, (holders = []));
@@ -189,10 +202,11 @@ export function buildIndex(entries: ListEntry[]): ScreeningIndex {
 }
 
 /** nameSimilarity with the token similarities looked up (sims[i]: vocabulary token → similarity to query token i) */
-function pairUp(q: string[], c: string[], sims: Map<string, number>[]): { score: number; pairs: TokenPair[]; unmatched: string[]; nameCoverage: number } {
+/** `c` as shown, `cKeys` as its similarities are keyed (the spelled tokens) */
+function pairUp(q: string[], c: string[], sims: Map<string, number>[], cKeys: string[] = c): { score: number; pairs: TokenPair[]; unmatched: string[]; nameCoverage: number } {
   const cand: { i: number; j: number; s: number }[] = [];
   for (let i = 0; i < q.length; i++) for (let j = 0; j < c.length; j++) {
-    const s = sims[i]!.get(c[j]!);
+    const s = sims[i]!.get(cKeys[j]!);
     if (s !== undefined) cand.push({ i, j, s });
   }
   cand.sort((x, y) => y.s - x.s);
@@ -290,9 +304,9 @@ const round3 = (x: number) => Math.round(x * 1000) / 1000;
 export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
   const qt = tokens(q.name);
   if (!qt.length) return [];
-  const joined = qt.join(' ');
+  const joined = qt.map(spelling).join(' ');
   // each query token against the vocabulary tokens sharing a key: the similar ones, and their names
-  const sims = qt.map((token) => {
+  const sims = qt.map(spelling).map((token) => {
     const m = new Map<string, number>();
     for (const k of keysOf(token)) for (const v of index.vocabulary.get(k) ?? []) {
       if (m.has(v)) continue;
@@ -309,7 +323,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     const entry = index.entries[n.entry]!;
     if (q.lists && !q.lists.includes(entry.list)) continue;
     const exact = n.joined === joined;
-    const sim = exact ? { score: 1, pairs: qt.map((t) => ({ query: t, matched: t, similarity: 1 })), unmatched: [], nameCoverage: 1 } : pairUp(qt, n.tokens, sims);
+    const sim = exact ? { score: 1, pairs: qt.map((t) => ({ query: t, matched: t, similarity: 1 })), unmatched: [], nameCoverage: 1 } : pairUp(qt, n.tokens, sims, n.spelled);
     const weakAlias = n.quality === 'low' || n.quality === 'weak';
     // a person's name of one word ("Hassan", or "HASSAN, Sheikh" once the title is dropped) is a
     // common given name whatever quality the list gives it: alone it is a potential match at most
