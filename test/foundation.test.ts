@@ -287,7 +287,7 @@ describe('OpenAPI 3.1', () => {
       if (op.requestBody) {
         // JSON everywhere but the sandbox consent page's own form (a browser post) and the invoice QR reader (JSON or a file)
         const types =
-          p === '/v1/erp-connector/oauth/consent' || p === '/v1/oauth/token' ? ['application/x-www-form-urlencoded'] : p === '/v1/invoice/extract' ? ['application/json', 'image/png', 'image/jpeg', 'application/pdf', 'multipart/form-data'] : p === '/v1/saft/parse' ? ['application/xml', 'multipart/form-data'] : ['application/json'];
+          p === '/v1/erp-connector/oauth/consent' || p === '/v1/oauth/token' ? ['application/x-www-form-urlencoded'] : p === '/v1/invoice/extract' ? ['application/json', 'image/png', 'image/jpeg', 'application/pdf', 'multipart/form-data'] : p === '/v1/saft/parse' ? ['application/xml', 'text/xml', 'multipart/form-data'] : ['application/json'];
         expect(Object.keys(op.requestBody.content), `${m} ${p}`).toEqual(types);
         if (types[0] !== 'application/xml') expect(deref(op.requestBody.content[types[0]!].schema).type, `${m} ${p}`).toBe('object');
       }

@@ -92,6 +92,15 @@ describe('POST /v1/invoice/extract: limits and damaged files', () => {
     expect(sixth.message).toBe('No QR code was found on the first 5 pages of the PDF.');
   });
 
+  test('a PDF with a password or without pages is image_unreadable, saying which', async () => {
+    const locked = new mupdf.PDFDocument();
+    locked.insertPage(-1, locked.addPage([0, 0, 595, 842], 0, {} as never, ''));
+    const encrypted = new Uint8Array(locked.saveToBuffer('encrypt=aes-256,user-password=secret,owner-password=owner').asUint8Array());
+    expect(expectError(await send(encrypted, 'application/pdf'), 422, 'image_unreadable').message).toBe('The PDF is protected by a password.');
+    const none = new Uint8Array(new mupdf.PDFDocument().saveToBuffer('').asUint8Array());
+    expect(expectError(await send(none, 'application/pdf'), 422, 'image_unreadable').message).toBe('The PDF has no pages.');
+  });
+
   test('a PNG declaring 20 000 × 20 000 pixels is refused from its header, before decoding (was 4.8 s and 1.5 GB)', async () => {
     const huge = declaredPng(20_000, 20_000);
     expect(huge.length).toBeLessThan(1000);

@@ -74,7 +74,7 @@ export function invoiceRoutes(ctx: AppContext) {
         detail: apiDoc({
           summary: 'Read and check the AT QR code of an invoice (text, PNG/JPEG image or PDF)',
           description:
-            'The QR payload as JSON {qr}, or the image (image/png, image/jpeg) or PDF (application/pdf) itself as the body. Fields A…S decoded and named, then checked: NIF check digits, ATCUD format and sequence, date, VAT against the rates of each fiscal space, total taxes and gross total, field order and lengths. docs/invoice-qr.md.',
+            'The QR payload as JSON {qr}, or the image (image/png, image/jpeg) or PDF (application/pdf) itself as the body. Fields A…S decoded and named, then checked: NIF check digits, ATCUD format and sequence, date, VAT against the rates of each fiscal space, total taxes and gross total, field order and lengths. Images up to 25 million pixels (100 MB decoded); PDFs: the first 5 pages, within 25 million pixels together. docs/invoice-qr.md.',
           tag: 'erp',
           security: 'BearerAuth',
           operationId: 'invoiceExtract',
