@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { demoInvoices, demoTransactions } from '../src/features/erp/demo-data';
-import { reconcile, samePayer, type BankTransaction, type OpenInvoice } from '../src/features/reconcile/engine';
+import { COMBINATION_MAX_INVOICES, reconcile, reconcileAsync, samePayer, SCAN_LIMIT, type BankTransaction, type OpenInvoice } from '../src/features/reconcile/engine';
 import { mulberry32 } from '../src/lib/prng';
 import { connectSandboxErp, expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
@@ -92,6 +92,72 @@ describe('rules', () => {
     expect(by('twin')).toBeUndefined(); // two identical open invoices of the payer: not guessed
     expect(by('stranger')).toBeUndefined(); // the right amount from somebody else
     expect(r.unmatched_invoices.sort()).toEqual(['g1', 'g2']);
+    // the reason is said for the one a rule could not decide; an unknown payer's transfer has none
+    expect(r.unmatched_reasons).toEqual([{ transaction_id: 'twin', code: 'ambiguous_amount', invoice_ids: ['g1', 'g2'], explanation: expect.stringContaining('several open invoices of the payer have that amount') }]);
+  });
+
+  test("two companies sharing words of a name are not one payer: no amount or combination across them (reviewer's case)", () => {
+    const farmacias = [
+      inv('A1', 'FT A/1', 10000, 'Farmácia Central de Braga, Lda', '2026-03-01', '2026-03-31'),
+      inv('A2', 'FT A/2', 20000, 'Farmácia Central de Faro', '2026-03-01', '2026-03-31'),
+    ];
+    const r = reconcile([tx('t1', 30000, 'PAGAMENTO', 'FARMACIA CENTRAL PORTO', '2026-03-20')], farmacias);
+    expect(r.matches).toEqual([]);
+    expect(r.unmatched_transactions).toEqual(['t1']);
+    // the payer of one of them: its own invoice by amount, never the other's in a combination
+    const braga = reconcile([tx('b1', 10000, 'PAGAMENTO', 'FARMACIA CENTRAL DE BRAGA LDA', '2026-03-20'), tx('b2', 30000, 'PAGAMENTO', 'FARMACIA CENTRAL DE BRAGA', '2026-03-21')], farmacias);
+    expect(braga.matches).toEqual([expect.objectContaining({ transaction_ids: ['b1'], invoice_ids: ['A1'], rule: 'amount_date' })]);
+    // the bank's cut of a name that begins two customers' names is neither
+    const cut = reconcile([tx('c1', 10000, 'PAGAMENTO', 'FARMACIA CENTRAL DE B', '2026-03-20')], [...farmacias, inv('B1', 'FT A/3', 10000, 'Farmácia Central de Beja', '2026-03-01', '2026-03-31')]);
+    expect(cut.matches).toEqual([]);
+    expect(cut.unmatched_reasons).toEqual([expect.objectContaining({ transaction_id: 'c1', code: 'ambiguous_payer' })]);
+    // a sequence is not confirmed by a name that only shares words with the customer's either
+    expect(reconcile([tx('s1', 10000, 'FACT 1', 'FARMACIA CENTRAL PORTO', '2026-03-20')], farmacias).matches).toEqual([]);
+  });
+
+  test('a number held by several open invoices is ambiguous unless one of them is the payer\'s; ATCUDs alike', () => {
+    const twins = [inv('i1', 'FT 2026/123', 123000, 'Sandbox Alfa, Lda.', '2026-03-01'), inv('i2', 'FT 2026/123', 123000, 'Sandbox Beta, S.A.', '2026-03-02')];
+    const r = reconcile([tx('t1', 123000, 'TRF FT 2026/123', null, '2026-03-20')], twins);
+    expect(r.matches).toEqual([]);
+    expect(r.unmatched_invoices).toEqual(['i1', 'i2']);
+    expect(r.unmatched_reasons).toEqual([{ transaction_id: 't1', code: 'ambiguous_reference', invoice_ids: ['i1', 'i2'], explanation: 'the description names FT 2026/123, held by 2 open invoices: not told apart' }]);
+    // not guessed by amount either: the description says which invoice it pays
+    expect(reconcile([tx('t1', 123000, 'TRF FT 2026/123', 'SANDBOX GAMA', '2026-03-20')], [...twins, inv('g', 'FT 2026/9', 123000, 'Sandbox Gama, Lda.', '2026-03-01')]).matches).toEqual([]);
+    // the payer's own of the two: matched, less certain, and said so
+    const mine = reconcile([tx('t1', 123000, 'TRF FT 2026/123', 'SANDBOX BETA SA', '2026-03-20')], twins);
+    expect(mine.matches).toEqual([expect.objectContaining({ invoice_ids: ['i2'], rule: 'reference', confidence: 0.95, explanation: expect.stringContaining("this one is the payer's") })]);
+    // one of the two already settled (open 0) is not a second candidate
+    expect(reconcile([tx('t1', 123000, 'TRF FT 2026/123', null, '2026-03-20')], [{ ...twins[0]!, amount_open_cents: 0 }, twins[1]!]).matches).toEqual([expect.objectContaining({ invoice_ids: ['i2'], confidence: 0.99 })]);
+    const atcud = reconcile([tx('t1', 5000, 'TRF ABCD1234-7', null, '2026-03-20')], [inv('a', 'FT X/7', 5000, undefined, '2026-03-01', undefined, 'ABCD1234-7'), inv('b', 'FT Y/7', 5000, undefined, '2026-03-01', undefined, 'ABCD1234-7')]);
+    expect(atcud.unmatched_reasons).toEqual([expect.objectContaining({ code: 'ambiguous_reference', invoice_ids: ['a', 'b'] })]);
+  });
+
+  test('a payment well before the invoice\'s date is not its payment; a few days before (an advance) is, less certain', () => {
+    const invoices = [inv('i1', 'FT A/1', 10000, undefined, '2026-03-01', '2026-03-31'), inv('i2', 'FT A/2', 5000, undefined, '2026-03-01', '2026-03-31'), inv('i3', 'FT A/3', 7000, undefined, '2026-03-01', '2026-03-31')];
+    const r = reconcile([tx('t1', 10000, 'FT A/1', null, '2025-03-20'), tx('t2', 5000, 'TRF FT A/2', null, '2026-02-26'), tx('t3', 7000, 'FACT 3', 'METALURGICA DO VOUGA', '2026-02-20')], invoices);
+    expect(r.matches).toEqual([
+      expect.objectContaining({ transaction_ids: ['t2'], invoice_ids: ['i2'], rule: 'reference', confidence: 0.9, explanation: expect.stringContaining("paid 3 days before the invoice's date") }),
+    ]);
+    expect(r.unmatched_reasons).toEqual([{ transaction_id: 't1', code: 'before_issue', invoice_ids: ['i1'], explanation: 'the description names FT A/1, issued 2026-03-01: more than 5 days after this payment' }]);
+    expect(r.unmatched_transactions).toEqual(['t1', 't3']); // t3: a sequence 9 days early is not confirmed
+    // on the day of issue or after: as before
+    expect(reconcile([tx('t1', 10000, 'FT A/1', null, '2026-03-01')], invoices).matches[0]).toMatchObject({ rule: 'reference', confidence: 0.99 });
+  });
+
+  test('never across currencies: a payment or an invoice in another currency is left unmatched, with the reason', () => {
+    const r = reconcile(
+      [
+        { ...tx('usd', 10000, 'TRF FT A/1'), currency: 'USD' },
+        tx('eur', 5000, 'TRF FT A/2'),
+        { ...tx('eur2', 7000, 'TRF SEPA METALURGICA DO VOUGA'), currency: 'eur' },
+      ],
+      [inv('i1', 'FT A/1', 10000), { ...inv('i2', 'FT A/2', 5000), currency: 'USD' }, inv('i3', 'FT A/3', 7000)],
+    );
+    expect(r.matches).toEqual([expect.objectContaining({ transaction_ids: ['eur2'], invoice_ids: ['i3'], rule: 'amount_date' })]);
+    expect(r.unmatched_reasons).toEqual([
+      { transaction_id: 'eur', code: 'other_currency', invoice_ids: ['i2'], explanation: 'the description names FT A/2, an invoice in USD: this reconciliation is in EUR' },
+      { transaction_id: 'usd', code: 'other_currency', invoice_ids: [], explanation: 'in USD: this reconciliation is in EUR' },
+    ]);
   });
 
   test('the bank\'s truncated, unaccented payer name', () => {
@@ -99,6 +165,77 @@ describe('rules', () => {
     expect(samePayer('SANDBOX ALFA LDA', 'Sandbox Alfa, Lda.')).toBe(true);
     expect(samePayer('SANDBOX ALFA LDA', 'Sandbox Beta, S.A.')).toBe(false);
     expect(samePayer(null, 'Sandbox Alfa, Lda.')).toBe(false);
+    expect(samePayer('SANDBOX BETA S A', 'Sandbox Beta, S.A.')).toBe(true);
+    expect(samePayer('METALURGICA DO VOUGA L', 'Metalúrgica do Vouga, Lda.')).toBe(true); // cut inside the form
+    // words that tell companies apart (the city) count; a short name is a whole name, not a cut one
+    expect(samePayer('FARMACIA CENTRAL PORTO', 'Farmácia Central de Braga, Lda')).toBe(false);
+    expect(samePayer('FARMACIA CENTRAL', 'Farmácia Central de Braga, Lda')).toBe(false);
+    expect(samePayer('FARMACIA CENTRAL DE BRAGA', 'Farmácia Central de Braga, Lda')).toBe(true);
+    expect(samePayer('EMPRESA NUMERO 1 LDA', 'Empresa Numero 12 Lda')).toBe(false);
+    expect(samePayer('SANDBOX', 'Sandbox Alfa, Lda.')).toBe(false);
+  });
+});
+
+describe('bounded cost (the engine runs on the event loop)', () => {
+  // the steps the engine counts (index look-ups, invoices examined, subset-search nodes) stay
+  // linear in the input: at most WORK_PER_ITEM per transaction and invoice, where comparing every
+  // transaction with every invoice of its payer (as the engine once did) would be T × I
+  const WORK_PER_ITEM = 500;
+  const day = (n: number) => new Date(Date.UTC(1960, 0, 1) + n * 86_400_000).toISOString().slice(0, 10);
+
+  test("the reviewer's shape: 10 000 × 10 000, 800 payers whose names share their first words, few distinct amounts", () => {
+    const n = 10_000;
+    const invoices = Array.from({ length: n }, (_, k) => inv(`i${k}`, `FT 2026/${k}`, 10_000 + (k % 7) * 100, `Empresa Numero ${k % 800} Lda`, '2026-02-01', '2026-03-01'));
+    const descriptions = (k: number) => (k % 10 < 6 ? `TRF FT 2026/${k}` : k % 10 < 9 ? 'PAGAMENTO' : `FT2026/${k}`);
+    const transactions = Array.from({ length: n }, (_, k) => tx(`t${k}`, 10_000 + (k % 7) * 100, descriptions(k), `EMPRESA NUMERO ${k % 800} LDA`, '2026-03-02'));
+    const started = performance.now();
+    const r = reconcile(transactions, invoices);
+    expect(performance.now() - started).toBeLessThan(20_000); // generous: a noisy machine; the bound is the work below
+    expect(r.work).toBeLessThan(WORK_PER_ITEM * 2 * n);
+    // the payments that name their invoice are matched; "PAGAMENTO" among ~12 same-amount invoices of the payer is not guessed
+    expect(r.summary.matched_transactions).toBe(7000);
+    expect(r.matches.every((m) => m.rule === 'reference' && m.invoice_ids[0] === `i${m.transaction_ids[0]!.slice(1)}`)).toBe(true);
+  });
+
+  test('worst cases of one payer, 20 000 × 20 000: every invoice a candidate by amount, by sum, by number and by sequence; and the deepest subset search', () => {
+    const n = 20_000;
+    // every invoice open, of one amount, in every payment's window; half share one number, the rest one sequence
+    const invoices = Array.from({ length: n }, (_, k) => inv(`i${String(k).padStart(5, '0')}`, k % 2 ? `FT S${k}/1` : 'FT 2026/1', 10_000, 'Empresa Numero Um, Lda.', '2026-01-01', '2026-12-31'));
+    const descriptions = ['PAGAMENTO', 'PAGAMENTO', 'TRF FT 2026/1', 'FACT 1 FACT 1 FATURA 1'];
+    const transactions = Array.from({ length: n }, (_, k) => tx(`t${String(k).padStart(5, '0')}`, k % 4 === 1 ? 20_000 : 10_000, descriptions[k % 4]!, 'EMPRESA NUMERO UM LDA', '2026-03-02'));
+    const started = performance.now();
+    const r = reconcile(transactions, invoices);
+    expect(performance.now() - started).toBeLessThan(20_000);
+    expect(r.work).toBeLessThan(WORK_PER_ITEM * 2 * n);
+    expect(r.matches).toEqual([]); // none can be told apart: none guessed
+    const codes = Object.groupBy(r.unmatched_reasons, (x) => x.code);
+    expect({ amount: codes.ambiguous_amount?.length, combination: codes.ambiguous_combination?.length, reference: codes.ambiguous_reference?.length }).toEqual({ amount: 10_000, combination: 5_000, reference: 5_000 });
+    expect(codes.ambiguous_amount![0]!.invoice_ids.length).toBeLessThanOrEqual(10); // a reason names a few, not 20 000
+    expect(codes.ambiguous_reference![0]!.invoice_ids.length).toBeLessThanOrEqual(10);
+    expect(codes.ambiguous_combination![0]!.explanation).toBe(`more than ${COMBINATION_MAX_INVOICES} open invoices of the payer could make up the payment: not searched`);
+
+    // exactly COMBINATION_MAX_INVOICES candidates in each payment's window, no set summing to it:
+    // the subset search runs to its bound for every payment
+    const deep = reconcile(
+      Array.from({ length: n }, (_, k) => tx(`t${k}`, 1_000_000_000, 'PAGAMENTO', 'EMPRESA NUMERO UM LDA', day(k))),
+      Array.from({ length: n }, (_, k) => inv(`i${k}`, `FT 2026/${k}`, 1_000 + k, 'Empresa Numero Um, Lda.', day(k), day(k))),
+      { max_days_overdue: COMBINATION_MAX_INVOICES - 1 },
+    );
+    expect(deep.matches).toEqual([]);
+    expect(deep.work).toBeLessThan(WORK_PER_ITEM * 2 * n);
+    expect(deep.work).toBeGreaterThan(700 * (n - 20)); // it did search: C(12,2) + C(12,3) + C(12,4) nodes a payment
+    expect(SCAN_LIMIT).toBeLessThanOrEqual(WORK_PER_ITEM);
+  });
+
+  test('reconcileAsync gives the event loop back while it works, and answers the same', async () => {
+    const invoices = Array.from({ length: 2_000 }, (_, k) => inv(`i${k}`, `FT 2026/${k}`, 10_000 + k, `Cliente ${k % 50}`, '2026-02-01', '2026-03-01'));
+    const transactions = Array.from({ length: 2_000 }, (_, k) => tx(`t${k}`, 10_000 + k, k % 2 ? `TRF FT 2026/${k}` : 'PAGAMENTO', `CLIENTE ${k % 50}`, '2026-03-02'));
+    let servedMeanwhile = false;
+    const other = setImmediate(() => (servedMeanwhile = true)); // another request's turn: runs before the answer only if the engine pauses
+    const r = await reconcileAsync(transactions, invoices, {}, 0); // a zero slice: it pauses at every chance
+    clearImmediate(other);
+    expect(servedMeanwhile).toBe(true);
+    expect(r).toEqual(reconcile(transactions, invoices));
   });
 });
 
@@ -213,6 +350,64 @@ describe('POST /v1/reconcile', () => {
     ]);
     const narrow = await h.tenant({ scopes: ['score'] });
     expectError(await post({ transactions: [], invoices: [] }, narrow.api_key), 403, 'insufficient_scope');
+  });
+
+  test("the reviewer's cases: another company's invoices, a number two invoices hold, a payment a year before the invoice — unmatched, and why", async () => {
+    const farmacias = await post({
+      transactions: [{ id: 't1', date: '2026-03-20', amount: 300, description: 'PAGAMENTO', counterparty: 'FARMACIA CENTRAL PORTO' }],
+      invoices: [
+        { id: 'A1', number: 'FT A/1', customer_name: 'Farmácia Central de Braga, Lda', issue_date: '2026-03-01', due_date: '2026-03-31', amount_open: 100 },
+        { id: 'A2', number: 'FT A/2', customer_name: 'Farmácia Central de Faro', issue_date: '2026-03-01', due_date: '2026-03-31', amount_open: 200 },
+      ],
+    });
+    expect(farmacias.status).toBe(200);
+    expect(farmacias.body).toMatchObject({ matches: [], unmatched_transactions: ['t1'], unmatched_invoices: ['A1', 'A2'], unmatched_reasons: [] });
+    const twins = await post({
+      transactions: [{ id: 't1', date: '2026-03-20', amount: 1230, description: 'TRF FT 2026/123' }],
+      invoices: [
+        { id: 'i1', number: 'FT 2026/123', issue_date: '2026-03-01', amount_open: 1230 },
+        { id: 'i2', number: 'FT 2026/123', issue_date: '2026-03-01', amount_open: 1230 },
+      ],
+    });
+    expect(twins.status).toBe(200);
+    expect(twins.body).toMatchObject({ matches: [], unmatched_transactions: ['t1'], unmatched_invoices: ['i1', 'i2'] });
+    expect(twins.body.unmatched_reasons).toEqual([{ transaction_id: 't1', code: 'ambiguous_reference', invoice_ids: ['i1', 'i2'], explanation: 'the description names FT 2026/123, held by 2 open invoices: not told apart' }]);
+    const early = await post({
+      transactions: [{ id: 't1', date: '2025-03-20', amount: 100, description: 'FT A/1' }],
+      invoices: [{ id: 'i1', number: 'FT A/1', issue_date: '2026-03-01', amount_open: 100 }],
+    });
+    expect(early.body).toMatchObject({ matches: [], unmatched_reasons: [{ transaction_id: 't1', code: 'before_issue', invoice_ids: ['i1'] }] });
+  });
+
+  test('euros only: another currency is 422 at the item, EUR may be said; unknown top-level fields are ignored, and listed beside a refusal', async () => {
+    const t1 = { id: 't1', date: '2026-03-20', amount: 100, description: 'TRF FT A/1' };
+    const i1 = { id: 'i1', number: 'FT A/1', issue_date: '2026-03-01', amount_open: 100 };
+    expect(expectError(await post({ transactions: [{ ...t1, currency: 'USD' }], invoices: [i1] }), 422, 'validation_failed').fields).toEqual([{ path: 'transactions.0.currency', message: 'must be "EUR"' }]);
+    expect(expectError(await post({ transactions: [t1], invoices: [i1, { ...i1, id: 'i2', currency: 'usd' }] }), 422, 'validation_failed').fields).toEqual([{ path: 'invoices.1.currency', message: 'must be "EUR"' }]);
+    const eur = await post({ transactions: [{ ...t1, currency: 'EUR' }], invoices: [{ ...i1, currency: 'EUR' }], zzz_unknown: 1 });
+    expect(eur.status).toBe(200);
+    expect(eur.body.matches).toEqual([expect.objectContaining({ invoice_ids: ['i1'], rule: 'reference' })]);
+    expect(expectError(await post({ transaction: [t1], invoices: [i1] }), 422, 'validation_failed').fields).toEqual([
+      { path: 'transactions', message: 'required with the other' },
+      { path: 'transaction', message: 'is not a field of this request (ignored)' },
+    ]);
+  });
+
+  test('stored books in another currency are never matched with euros (the engine is told each row\'s currency)', async () => {
+    const t = await h.tenant();
+    const { db, t: tb } = h.ctx.database;
+    const now = h.ctx.clock.now();
+    const base = { tenantId: t.tenant_id, env: 'sandbox', provider: 'saft', customerReference: 'usd-books', sourceUpdatedAt: now.toISOString(), syncedAt: now };
+    const invoice = (id: string, number: string, currency: string) => ({ ...base, id, providerDocumentId: number, documentType: 'FT', number, atcud: null, issueDate: '2026-03-01', dueDate: '2026-03-31', customerNif: '599000015', customerName: 'Sandbox Alfa, Lda.', currency, netTotalCents: 10_000, taxTotalCents: 0, grossTotalCents: 10_000, status: 'N', data: {} });
+    const movement = (id: string, description: string, currency: string) => ({ ...base, id, providerTransactionId: id, bookingDate: '2026-03-20', amountCents: 10_000, currency, description, counterpartyName: 'SANDBOX ALFA LDA', counterpartyIban: null, matchedInvoiceNumber: null });
+    const [eurInv, usdInv, usdTx, eurTx] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    await db.insert(tb.invoices).values([invoice(eurInv, 'FT A/1', 'EUR'), invoice(usdInv, 'FT A/2', 'USD')] as never);
+    await db.insert(tb.bankTransactions).values([movement(usdTx, 'TRF FT A/1', 'USD'), movement(eurTx, 'TRF FT A/2', 'EUR')] as never);
+    const r = await post({ source: { provider: 'saft', customer_reference: 'usd-books' } }, t.api_key);
+    expect(r.status).toBe(200);
+    expect(r.body.matches).toEqual([]); // not even the euro payment to the euro invoice by amount: it names the dollar one
+    expect(r.body.unmatched_reasons.map((x: any) => [x.transaction_id, x.code])).toEqual(expect.arrayContaining([[usdTx, 'other_currency'], [eurTx, 'other_currency']]));
+    expect(r.body.unmatched_invoices.sort()).toEqual([eurInv, usdInv].sort());
   });
 
   test('the largest request the schema allows: 20 000 transactions and 20 000 ordinary invoices (~6 MB) are read, past the 1 MiB of other JSON routes', async () => {

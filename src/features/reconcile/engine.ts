@@ -74,10 +74,10 @@ export interface ReconOptions {
 export const DEFAULT_RECON_OPTIONS: ReconOptions = { fee_tolerance_cents: 250, max_days_overdue: 180, currency: 'EUR' };
 
 /**
- * A payment naming an invoice may be booked up to this many days before the invoice's date (an
- * advance paid on a pro-forma, the invoice dated when the money is seen: CIVA art. 36(1) allows the
- * invoice up to the fifth working day after): matched, with a lower confidence. Earlier than that
- * it is not that invoice's payment.
+ * A payment naming an invoice may be booked up to this many days before the invoice's date: an
+ * advance paid on a pro-forma is invoiced on receipt (CIVA art. 36(1)(b)), which the seller may
+ * date some days after the bank booked it (5, as the fifth working day art. 36(1)(a) allows an
+ * invoice). Matched, less certain; earlier than that it is not that invoice's payment.
  */
 export const EARLY_PAYMENT_DAYS = 5;
 /** invoices one rule examines for one transaction at most; past it the case is ambiguous */
@@ -90,6 +90,8 @@ const COMBINATION_MAX_SIZE = 4;
  * to 70 characters of it; 22 is common in Portugal); a shorter one is the payer's whole name.
  */
 const MIN_CUT_NAME = 18;
+/** invoices an unmatched reason names at most */
+const REASON_INVOICES = 10;
 
 const DAY = 86_400_000;
 const day = (d: string) => Math.floor(Date.parse(d.slice(0, 10) + 'T00:00:00Z') / DAY);
@@ -214,17 +216,54 @@ interface Payer {
   /** open invoices by open amount (rule 3), built when rule 3 starts */
   byAmount: Inv[];
 }
+/** the invoices holding one number or ATCUD: all, those in the reconciliation's currency, those of them open */
+interface Holders {
+  all: Inv[];
+  own: Inv[];
+  open: Inv[];
+}
 type Resolved = { payer: Payer } | { ambiguous: string[] } | null;
 
 const byKey = <T extends { id: string }>(a: T, b: T, ka: string, kb: string) => (ka < kb ? -1 : ka > kb ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 const euros = (c: number) => (c / 100).toFixed(2);
 const upperCurrency = (c: string | null | undefined, dflt: string) => (c ? c.toUpperCase() : dflt);
 
+/** Reconciles at once (tests, benchmarks, small inputs). */
 export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice[], options: Partial<ReconOptions> = {}): ReconResult {
+  const run = steps(transactions, invoices, options);
+  for (;;) {
+    const r = run.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * The same answer, giving the event loop back every `sliceMs` of work: a request of 20 000 + 20 000
+ * items takes a few hundred milliseconds, which other requests would otherwise wait out. The state
+ * is the call's own, so what else runs in between cannot change the answer.
+ */
+export async function reconcileAsync(transactions: BankTransaction[], invoices: OpenInvoice[], options: Partial<ReconOptions> = {}, sliceMs = 10): Promise<ReconResult> {
+  const run = steps(transactions, invoices, options);
+  let started = performance.now();
+  for (;;) {
+    const r = run.next();
+    if (r.done) return r.value;
+    if (performance.now() - started >= sliceMs) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      started = performance.now();
+    }
+  }
+}
+
+/** every YIELD_EVERY transactions a rule looks at, the engine may pause (reconcileAsync) */
+const YIELD_EVERY = 128;
+
+function* steps(transactions: BankTransaction[], invoices: OpenInvoice[], options: Partial<ReconOptions>): Generator<void, ReconResult, void> {
   const opt = { ...DEFAULT_RECON_OPTIONS, ...options };
   const tol = opt.fee_tolerance_cents;
   const currency = opt.currency.toUpperCase();
   let work = 0;
+  let tick = 0;
   // deterministic order: by date, then id (code-unit order: the same on every machine)
   const txns: Txn[] = [...transactions]
     .sort((a, b) => byKey(a, b, a.date, b.date))
@@ -233,18 +272,22 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
     .sort((a, b) => byKey(a, b, a.issue_date, b.issue_date))
     .map((i) => ({ i, issue: day(i.issue_date), due: day(i.due_date ?? i.issue_date), open: i.amount_open_cents, matched: false, indexed: -1 }));
   const ownCurrency = (x: Inv) => upperCurrency(x.i.currency, currency) === currency;
+  yield;
 
   // indexes: by number and ATCUD (every holder: a number may be held twice)
-  const byNumber = new Map<string, Inv[]>();
-  const byAtcud = new Map<string, Inv[]>();
+  const byNumber = new Map<string, Holders>();
+  const byAtcud = new Map<string, Holders>();
+  const hold = (m: Map<string, Holders>, key: string, x: Inv) => {
+    const h = m.get(key) ?? m.set(key, { all: [], own: [], open: [] }).get(key)!;
+    h.all.push(x);
+    if (ownCurrency(x)) h.own.push(x);
+    if (ownCurrency(x) && x.i.amount_open_cents > 0) h.open.push(x);
+  };
   for (const x of invs) {
-    const n = compactNumber(x.i.number);
-    (byNumber.get(n) ?? byNumber.set(n, []).get(n)!).push(x);
-    if (x.i.atcud) {
-      const a = x.i.atcud.toUpperCase();
-      (byAtcud.get(a) ?? byAtcud.set(a, []).get(a)!).push(x);
-    }
+    hold(byNumber, compactNumber(x.i.number), x);
+    if (x.i.atcud) hold(byAtcud, x.i.atcud.toUpperCase(), x);
   }
+  yield;
   // by payer: built when a rule first needs it (most payments name their invoice)
   const payers = new Map<string, Payer>();
   const names = new Map<string, PayerName>();
@@ -265,9 +308,8 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
       if (Number.isFinite(s)) (p.bySeq.get(s) ?? p.bySeq.set(s, []).get(s)!).push(x);
     }
     work += invs.length;
-    printedNames = [...new Set(invs.flatMap((x) => (x.payer ? [x.i.customer_name!] : [])))]
-      .map((s) => nameOf(s))
-      .sort((a, b) => (a.printed < b.printed ? -1 : a.printed > b.printed ? 1 : 0));
+    const distinct = new Map(invs.flatMap((x) => (x.payer ? [[nameOf(x.i.customer_name!).printed, x.payer.core] as const] : [])));
+    printedNames = [...distinct].map(([printed, core]) => ({ printed, core })).sort((a, b) => (a.printed < b.printed ? -1 : a.printed > b.printed ? 1 : 0));
     return printedNames;
   };
 
@@ -296,10 +338,11 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
         else hi = mid;
       }
       const cores: string[] = [];
-      for (let k = lo; k < printedNames.length && printedNames[k]!.printed.startsWith(n.printed); k++) {
+      for (let k = lo; k < printedNames.length && printedNames[k]!.printed.startsWith(n.printed) && cores.length < 2; k++) {
         work++;
-        if (printedNames[k]!.printed.length > n.printed.length && !cores.includes(printedNames[k]!.core)) cores.push(printedNames[k]!.core);
-        if (cores.length > 1) break;
+        // (names differing only by their forms, "X LDA" and "X UNIPESSOAL LDA", are one core: bounded too)
+        if (k - lo >= SCAN_LIMIT) cores.push('…');
+        else if (printedNames[k]!.printed.length > n.printed.length && !cores.includes(printedNames[k]!.core)) cores.push(printedNames[k]!.core);
       }
       r = cores.length === 1 ? { payer: payers.get(cores[0]!)! } : cores.length ? { ambiguous: cores } : null;
     }
@@ -310,7 +353,8 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
   const matches: ReconMatch[] = [];
   /** the first reason a rule gives is kept; `final`: the later rules do not guess the payment either */
   const leave = (x: Txn, code: UnmatchedCode, list: Inv[], explanation: string, final = true) => {
-    x.reason ??= { transaction_id: x.t.id, code, invoice_ids: list.map((i) => i.i.id), explanation };
+    // (a few of the invoices in question: a number held by thousands would list thousands)
+    x.reason ??= { transaction_id: x.t.id, code, invoice_ids: list.slice(0, REASON_INVOICES).map((i) => i.i.id), explanation };
     if (final) x.settled = true;
   };
   const allocate = (x: Txn, list: Inv[], rule: Rule, confidence: number, explanation: string) => {
@@ -338,32 +382,35 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
 
   // 1. reference: invoice numbers or ATCUDs in the description
   for (const x of credits) {
+    if (++tick % YIELD_EVERY === 0) yield;
     if (!open(x)) continue;
     const desc = x.t.description.toUpperCase();
     const found: Inv[] = [];
     let disambiguated = false;
     let stop = false;
-    const named = (holders: Inv[] | undefined, printed: string) => {
+    const named = (h: Holders | undefined, atcud?: string) => {
       work++;
-      if (!holders || stop) return;
-      const own = holders.filter(ownCurrency);
-      if (!own.length) return leave(x, 'other_currency', holders, `the description names ${printed}, an invoice in ${upperCurrency(holders[0]!.i.currency, currency)}: this reconciliation is in ${currency}`);
+      if (!h || stop) return;
+      const printed = atcud ?? h.all[0]!.i.number;
+      if (!h.own.length) return leave(x, 'other_currency', h.all, `the description names ${printed}, an invoice in ${upperCurrency(h.all[0]!.i.currency, currency)}: this reconciliation is in ${currency}`);
       // a number held by several open invoices: the payer's own if only one is, else ambiguous
-      let held = own.filter((i) => i.i.amount_open_cents > 0);
+      let held = h.open;
       if (held.length > 1) {
-        const p = payerOf(x.t);
+        // (a number held by more than a few open invoices is ambiguous whoever pays)
+        const p = held.length <= REASON_INVOICES ? payerOf(x.t) : null;
         const mine = p && 'payer' in p ? held.filter((i) => i.payer === p.payer) : [];
+        if (p) work += held.length;
         if (mine.length !== 1) {
           stop = true;
-          return leave(x, 'ambiguous_reference', held, `the description names ${printed}, held by ${held.length} open invoices${mine.length ? ' of the payer' : ''}: not told apart`);
+          return leave(x, 'ambiguous_reference', held, `the description names ${printed}, held by ${held.length} open invoices${mine.length > 1 ? ` (${mine.length} of them the payer's)` : ''}: not told apart`);
         }
         held = mine;
         disambiguated = true;
       }
-      const i = held[0] ?? own[0]!;
+      const i = held[0] ?? h.own[0]!;
       if (!found.includes(i)) found.push(i);
     };
-    for (const n of numbersIn(desc)) named(byNumber.get(n), n);
+    for (const n of numbersIn(desc)) named(byNumber.get(n));
     for (const m of desc.matchAll(ATCUD_RE)) named(byAtcud.get(`${m[1]}-${m[2]}`), `${m[1]}-${m[2]}`);
     if (stop || !found.length) continue;
     // a payment cannot be for an invoice issued well after it
@@ -386,14 +433,23 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
 
   // 2. sequence only ("FACT 123"), confirmed by payer and amount
   for (const x of credits) {
+    if (++tick % YIELD_EVERY === 0) yield;
     if (!open(x)) continue;
     const desc = x.t.description.toUpperCase();
     let p: Resolved | undefined;
+    // every sequence the description prints, the payer's invoices of each: SCAN_LIMIT in all
+    let budget = SCAN_LIMIT;
+    const tried = new Set<number>();
     for (const m of desc.matchAll(SEQ_RE)) {
       p ??= payerOf(x.t);
       if (!p || !('payer' in p)) break;
-      const list = p.payer.bySeq.get(Number(m[1])) ?? [];
-      if (list.length > SCAN_LIMIT) continue; // that sequence in too many series of the payer: not told apart
+      const seq = Number(m[1]);
+      work++;
+      if (tried.has(seq)) continue;
+      tried.add(seq);
+      const list = p.payer.bySeq.get(seq) ?? [];
+      if (list.length > budget) break;
+      budget -= list.length;
       const cands: Inv[] = [];
       for (let k = 0; k < list.length && cands.length < 2; k++) {
         const i = list[k]!;
@@ -417,6 +473,7 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
     work += p.byAmount.length;
   }
   for (const x of credits) {
+    if (++tick % YIELD_EVERY === 0) yield;
     if (!open(x)) continue;
     const r = payerOf(x.t);
     if (r && 'ambiguous' in r) {
@@ -448,6 +505,7 @@ export function reconcile(transactions: BankTransaction[], invoices: OpenInvoice
 
   // 4. combination: several open invoices of the payer summing to the payment (2 to 4 of at most 12)
   for (const x of credits) {
+    if (++tick % YIELD_EVERY === 0) yield;
     if (!open(x)) continue;
     const r = payerOf(x.t);
     if (!r || !('payer' in r)) continue;

@@ -3,15 +3,15 @@ import { and, eq, gte, inArray, lte } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
-import { validationError, type FieldError } from '../../lib/errors';
+import { isJsonObject, validationError, type FieldError } from '../../lib/errors';
+import { requestState } from '../../plugins/request-state';
 import { noBooks } from '../erp/util';
-import { reconcile, type BankTransaction, type OpenInvoice } from './engine';
+import { reconcileAsync, type BankTransaction, type OpenInvoice } from './engine';
 import { ReconcileRequest, ReconcileResponse } from './model';
 
 const cents = (euros: number) => Math.round(euros * 100);
 type Body = typeof ReconcileRequest.static;
 
-/** POST /v1/reconcile (scope `erp`): bank transactions against open invoices, from the body or from the tenant's synced data. */
 /** every item whose id an earlier item of the same list has, named with that item */
 function repeatedIds(list: string, items: { id: string }[]): FieldError[] {
   const first = new Map<string, number>();
@@ -24,6 +24,20 @@ function repeatedIds(list: string, items: { id: string }[]): FieldError[] {
   return out;
 }
 
+/**
+ * The body's top-level fields this route does not have: ignored, as on every route, but listed
+ * beside the route's own refusals (a misspelt `transaction` is why `transactions` is missing).
+ */
+function unknownFields(request: Request): FieldError[] {
+  const parsed = requestState(request).parsedBody;
+  if (!isJsonObject(parsed)) return [];
+  return Object.keys(parsed)
+    .filter((k) => !(k in ReconcileRequest.properties))
+    .slice(0, 50)
+    .map((path) => ({ path, message: 'is not a field of this request (ignored)' }));
+}
+
+/** POST /v1/reconcile (scope `erp`): bank transactions against open invoices, from the body or from the tenant's synced data. */
 export function reconcileRoutes(ctx: AppContext) {
   const load = async (auth: { tenantId: string; env: string }, src: NonNullable<Body['source']>) => {
     const { db, t } = ctx.database;
@@ -46,8 +60,9 @@ export function reconcileRoutes(ctx: AppContext) {
         throw noBooks(src);
     }
     return {
-      invoices: invoices.map((i): OpenInvoice => ({ id: i.id, number: i.number, atcud: i.atcud, customer_nif: i.customerNif, customer_name: i.customerName, issue_date: i.issueDate, due_date: i.dueDate, amount_open_cents: Number(i.grossTotalCents) })),
-      transactions: transactions.map((x): BankTransaction => ({ id: x.id, date: x.bookingDate, amount_cents: Number(x.amountCents), description: x.description ?? '', counterparty: x.counterpartyName })),
+      // books may hold other currencies: the engine leaves those unmatched (the answer is in euros)
+      invoices: invoices.map((i): OpenInvoice => ({ id: i.id, number: i.number, atcud: i.atcud, customer_nif: i.customerNif, customer_name: i.customerName, issue_date: i.issueDate, due_date: i.dueDate, amount_open_cents: Number(i.grossTotalCents), currency: i.currency })),
+      transactions: transactions.map((x): BankTransaction => ({ id: x.id, date: x.bookingDate, amount_cents: Number(x.amountCents), description: x.description ?? '', counterparty: x.counterpartyName, currency: x.currency })),
     };
   };
 
@@ -55,25 +70,27 @@ export function reconcileRoutes(ctx: AppContext) {
     .use(authed(ctx, 'erp'))
     .post(
       '/v1/reconcile',
-      async ({ auth, body }) => {
+      async ({ auth, body, request }) => {
+        const refuse = (fields: FieldError[]) => validationError([...fields, ...unknownFields(request)]);
         const inline = body.transactions !== undefined || body.invoices !== undefined;
         if (inline === (body.source !== undefined))
-          throw validationError([inline ? { path: 'source', message: 'give either transactions and invoices, or source (not both)' } : { path: '(body)', message: 'give transactions and invoices, or source' }]);
+          throw refuse([inline ? { path: 'source', message: 'give either transactions and invoices, or source (not both)' } : { path: '(body)', message: 'give transactions and invoices, or source' }]);
         if (inline && (body.transactions === undefined || body.invoices === undefined))
-          throw validationError([{ path: body.transactions === undefined ? 'transactions' : 'invoices', message: 'required with the other' }]);
-        if (body.source?.from && body.source.to && body.source.from > body.source.to) throw validationError([{ path: 'source.from', message: `is after source.to (${body.source.to})` }]);
+          throw refuse([{ path: body.transactions === undefined ? 'transactions' : 'invoices', message: 'required with the other' }]);
+        if (body.source?.from && body.source.to && body.source.from > body.source.to) throw refuse([{ path: 'source.from', message: `is after source.to (${body.source.to})` }]);
         // a match names ids: two items under one id could not be told apart in the answer
         if (inline) {
           const repeats = [...repeatedIds('transactions', body.transactions!), ...repeatedIds('invoices', body.invoices!)];
-          if (repeats.length) throw validationError(repeats);
+          if (repeats.length) throw refuse(repeats);
         }
         const data = inline
           ? {
-              transactions: body.transactions!.map((x) => ({ id: x.id, date: x.date, amount_cents: cents(x.amount), description: x.description, counterparty: x.counterparty ?? null })),
-              invoices: body.invoices!.map((i) => ({ ...i, amount_open_cents: cents(i.amount_open) })),
+              transactions: body.transactions!.map((x): BankTransaction => ({ id: x.id, date: x.date, amount_cents: cents(x.amount), description: x.description, counterparty: x.counterparty ?? null, currency: x.currency })),
+              invoices: body.invoices!.map(({ amount_open, ...i }): OpenInvoice => ({ ...i, amount_open_cents: cents(amount_open) })),
             }
           : await load(auth, body.source!);
-        const r = reconcile(data.transactions, data.invoices, {
+        // the engine gives the event loop back while it works: other requests are not held up
+        const r = await reconcileAsync(data.transactions, data.invoices, {
           ...(body.fee_tolerance !== undefined ? { fee_tolerance_cents: cents(body.fee_tolerance) } : {}),
           ...(body.max_days_overdue !== undefined ? { max_days_overdue: body.max_days_overdue } : {}),
         });
@@ -83,6 +100,7 @@ export function reconcileRoutes(ctx: AppContext) {
           unmatched_transactions: r.unmatched_transactions,
           unmatched_invoices: r.unmatched_invoices,
           partially_paid_invoices: r.partially_paid_invoices.map((p) => ({ invoice_id: p.invoice_id, paid: p.paid_cents / 100, remaining: p.remaining_cents / 100 })),
+          unmatched_reasons: r.unmatched_reasons,
           summary: {
             transactions: r.summary.transactions,
             invoices: r.summary.invoices,
@@ -100,7 +118,7 @@ export function reconcileRoutes(ctx: AppContext) {
         detail: apiDoc({
           summary: 'Reconcile bank transactions with open invoices',
           description:
-            'Rules, most certain first: the invoice number or ATCUD in the description (reference; partial payments and several invoices per payment), the sequence only confirmed by payer and amount (sequence), the payer\'s only open invoice of that amount (amount_date), several invoices summing to the payment (combination). Ambiguous cases stay unmatched. Deterministic. docs/reconcile.md.',
+            'Rules, most certain first: the invoice number or ATCUD in the description (reference; partial payments and several invoices per payment), the sequence only confirmed by payer and amount (sequence), the payer\'s only open invoice of that amount (amount_date), several invoices of that one customer summing to the payment (combination). Ambiguous cases stay unmatched, and unmatched_reasons says why (a number several open invoices hold, a payment well before the invoice\'s date, another currency, a payer name several customers\' names begin with, several candidates). Amounts in euros (a currency other than EUR is refused). Deterministic. docs/reconcile.md.',
           tag: 'erp',
           security: 'BearerAuth',
           operationId: 'reconcile',

@@ -4,6 +4,8 @@ import { Int, RequestDate } from '../../lib/schemas';
 
 const Money = t.Number({ minimum: -1e12, maximum: 1e12, description: 'euros (two decimals)' });
 const Day = RequestDate({ description: 'YYYY-MM-DD' });
+// the API is in euros (amounts, answers): another currency is refused rather than matched as euros
+const Currency = t.Optional(t.Literal('EUR', { default: 'EUR', description: 'ISO 4217: EUR only (amounts are euros)' }));
 
 export const ReconcileRequest = t.Object({
   transactions: t.Optional(
@@ -14,6 +16,7 @@ export const ReconcileRequest = t.Object({
         amount: Money,
         description: t.String({ maxLength: 500 }),
         counterparty: t.Optional(t.Union([t.String({ maxLength: 300 }), t.Null()])),
+        currency: Currency,
       }),
       { maxItems: 20_000, description: 'Bank transactions (credits are matched; debits are reported unmatched)' },
     ),
@@ -29,6 +32,7 @@ export const ReconcileRequest = t.Object({
         issue_date: Day,
         due_date: t.Optional(t.Union([Day, t.Null()])),
         amount_open: t.Number({ minimum: 0, maximum: 1e12 }),
+        currency: Currency,
       }),
       { maxItems: 20_000 },
     ),
@@ -61,6 +65,18 @@ export const ReconcileResponse = t.Object({
   partially_paid_invoices: t.Array(
     t.Object({ invoice_id: t.String(), paid: t.Number({ description: 'paid by the matched payments of this request' }), remaining: t.Number({ description: 'still open after them' }) }),
     { description: 'Invoices a payment matched without settling them (a partial payment): in a match, not in unmatched_invoices, and still open by remaining' },
+  ),
+  unmatched_reasons: t.Array(
+    t.Object({
+      transaction_id: t.String(),
+      code: t.Union(
+        [t.Literal('ambiguous_reference'), t.Literal('before_issue'), t.Literal('other_currency'), t.Literal('ambiguous_payer'), t.Literal('ambiguous_amount'), t.Literal('ambiguous_combination')],
+        { description: 'ambiguous_reference: the number or ATCUD named is held by several open invoices; before_issue: the invoice named is dated more than 5 days after the payment; other_currency: the payment or the invoice named is not in euros (stored books); ambiguous_payer: the counterparty is the beginning of several customers\' names; ambiguous_amount / ambiguous_combination: several of the payer\'s invoices (or sets of them) fit, or too many to tell' },
+      ),
+      invoice_ids: t.Array(t.String(), { description: 'the invoices in question (at most 10)' }),
+      explanation: t.String(),
+    }),
+    { description: 'Why some unmatched credits were left unmatched: those a rule found candidates for but could not tell apart or refused' },
   ),
   summary: t.Object({
     transactions: Int(),
