@@ -23,6 +23,13 @@ const erp = configureErp(ctx, { ERP_DEMO_INVOICES: String(invoices) });
 registerErpWorkers(ctx);
 await ctx.jobs.start();
 const tenant = await ctx.tenants.createTenant({ name: 'bench', plan: 'enterprise' });
+// a sync needs the customer's consent (an active connection): the sandbox demo provider holds no
+// token, so the connection the consent page would leave is written as it would be
+const now = new Date();
+await ctx.database.db.insert(ctx.database.t.erpConnections).values({
+  id: crypto.randomUUID(), tenantId: tenant.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'bench', status: 'active',
+  returnUrl: 'https://bench.example/done', createdAt: now, updatedAt: now, connectedAt: now,
+});
 
 const mb = (b: number) => Math.round((b / 1048576) * 10) / 10;
 Bun.gc(true);
