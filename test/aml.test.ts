@@ -240,6 +240,20 @@ describe('matching', () => {
     expect(cyrillic).toMatchObject({ entry: { entry_id: 'IQi.001' }, explanation: { tokens: [{ query: 'saddam', matched: 'saddam', similarity: 1 }, { query: 'khuseyn', matched: 'hussein', similarity: 1 }] } });
   });
 
+  test('a list name made only of tokens many entries share is a potential match, unless a birth date or country agrees', () => {
+    const index = buildIndex(un);
+    expect(index.common.has('ali')).toBe(true);
+    expect(index.common.has('badege')).toBe(false);
+    const common = screen(index, { name: 'Ali Mohammed', type: 'any', min_score: 0.85 }).find((m) => m.entry.entry_id === 'CFi.010')!;
+    expect(common).toMatchObject({ score: 0.95, explanation: { name_score: 1, summary: expect.stringContaining('common names only, nothing else agreeing') } });
+    const year = common.entry.births.find((b) => b.year !== null)?.year;
+    expect(year).toBeDefined();
+    const corroborated = screen(index, { name: 'Ali Mohammed', type: 'person', birth_date: String(year), min_score: 0.85 }).find((m) => m.entry.entry_id === 'CFi.010')!;
+    expect(corroborated.score).toBeGreaterThanOrEqual(0.97);
+    // a name with a rare token is a match on its own
+    expect(screen(index, { name: 'Eric Badege', type: 'any', min_score: 0.85 })[0]!.score).toBe(1);
+  });
+
   test('birth date and type move the score; a disagreeing birth year turns a match into a potential one', () => {
     const index = buildIndex(un);
     const plain = screen(index, { name: 'Eric Badege', type: 'person', min_score: 0.5 })[0]!;

@@ -164,6 +164,8 @@ export interface ScreeningIndex {
   byToken: Map<string, number[]>;
   /** blocking key → distinct tokens */
   vocabulary: Map<string, string[]>;
+  /** tokens many entries share (held by at least 1 % of them, and 10): given names, "al", "trading" */
+  common: Set<string>;
 }
 
 // a typo or a transposition rarely touches both ends of a token: the first two and the last two
@@ -198,7 +200,10 @@ export function buildIndex(entries: ListEntry[]): ScreeningIndex {
       }
     }
   });
-  return { entries, names, byToken, vocabulary };
+  const common = new Set<string>();
+  const floor = Math.max(10, entries.length * 0.01);
+  for (const [token, holders] of byToken) if (new Set(holders.map((id) => names[id]!.entry)).size >= floor) common.add(token);
+  return { entries, names, byToken, vocabulary, common };
 }
 
 /** nameSimilarity with the token similarities looked up (sims[i]: vocabulary token → similarity to query token i) */
@@ -280,6 +285,8 @@ export const CONTAINED_NAME_WEIGHT = 0.9;
 /** how fully (by token length and similarity) a list name's tokens must pair to count as found whole */
 const CONTAINED_COVERAGE = 0.95;
 export const DEFAULT_MIN_SCORE = 0.85;
+/** the most a list name of common tokens alone scores without an agreeing birth date or country */
+export const COMMON_NAME_CAP = 0.95;
 
 function birthAgreement(births: BirthInfo[], asked: string | undefined): Agreement {
   if (!asked || !births.length) return 'unknown';
@@ -341,6 +348,10 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     if (country === 'agrees') score += COUNTRY_AGREES;
     if (country === 'disagrees') score += COUNTRY_DISAGREES;
     if (type === 'disagrees') score += TYPE_DISAGREES;
+    // a list name made only of tokens many entries share ("Ali Mohammed") names thousands of people:
+    // without a birth date or country agreeing it is a potential match at most, never a match
+    const commonOnly = n.spelled.every((t) => index.common.has(t)) && birth !== 'agrees' && country !== 'agrees';
+    if (commonOnly) score = Math.min(score, COMMON_NAME_CAP);
     score = round3(Math.max(0, Math.min(1, score)));
     if (score < q.min_score) continue;
     const previous = best.get(n.entry);
@@ -353,7 +364,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       score,
       match_type: matchType,
       explanation: {
-        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
         tokens: sim.pairs,
         unmatched_tokens: sim.unmatched,
         name_score: round3(nameScore),
