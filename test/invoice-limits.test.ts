@@ -74,7 +74,25 @@ describe('POST /v1/invoice/extract: limits and damaged files', () => {
     const t0 = performance.now();
     const b = expectError(await send(pdf, 'application/pdf'), 422, 'image_unreadable');
     expect(performance.now() - t0).toBeLessThan(2000);
-    expect(b.message).toBe("The PDF's page 1 (14400 × 14400 pt) is too large to read: the pages of a PDF are rendered within 25 million pixels together, at 36 to 144 dpi.");
+    expect(b.message).toBe("The PDF's page 1 (14400 × 14400 pt) is too large to read: the pages of a PDF are rendered within 25 million pixels together, at 36 to 144 dpi, and an image in one is read up to 25 million pixels.");
+  });
+
+  test('a page drawing an image of more than 25 million pixels is not rendered (the image would be decoded whole): 422 naming it, at once; a QR on another page is still found', async () => {
+    // a 20 000 × 20 000 image whose data is a few bytes: the check reads the image's dictionary, never its data
+    const build = (qrOnPage2: boolean) => {
+      const doc = new mupdf.PDFDocument();
+      const huge = doc.addRawStream(deflateSync(new Uint8Array(64)), { Type: doc.newName('XObject'), Subtype: doc.newName('Image'), Width: 20_000, Height: 20_000, ColorSpace: doc.newName('DeviceGray'), BitsPerComponent: 8, Filter: doc.newName('FlateDecode') });
+      doc.insertPage(-1, doc.addPage([0, 0, 595, 842], 0, { XObject: { Big: huge } } as never, 'q 595 0 0 842 0 0 cm /Big Do Q'));
+      if (qrOnPage2) doc.insertPage(-1, doc.addPage([0, 0, 595, 842], 0, { XObject: { Im0: doc.addImage(new mupdf.Image(png)) } } as never, 'q 120 0 0 120 40 60 cm /Im0 Do Q'));
+      return new Uint8Array(doc.saveToBuffer('compress').asUint8Array());
+    };
+    const t0 = performance.now();
+    const b = expectError(await send(build(false), 'application/pdf'), 422, 'image_unreadable');
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(b.message).toContain('page 1 (595 × 842 pt, holding an image of 400 million pixels)');
+    const found = await send(build(true), 'application/pdf');
+    expect(found.status).toBe(200);
+    expect(found.body).toMatchObject({ source: 'pdf', page: 2 });
   });
 
   test('a large page is read at a lower resolution within the budget; a too large page does not hide the QR on the next', async () => {

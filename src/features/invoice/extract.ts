@@ -180,7 +180,11 @@ export async function pdfPagesAsPng(bytes: Uint8Array, maxPages = MAX_PDF_PAGES)
         sizes.push(`${Math.round(w)} × ${Math.round(h)} pt`);
         // (+1: MuPDF rounds the pixmap's edges outwards)
         const scale = w > 0 && h > 0 ? Math.min(PDF_SCALE, Math.sqrt(share / ((w + 1) * (h + 1)))) : 0;
-        if (!(scale >= PDF_MIN_SCALE)) {
+        // an image is decoded whole whatever the page's scale: a 400 KB page holding a 20 000 ×
+        // 20 000 image took seconds of the event loop
+        const image = largestImagePixels(page);
+        if (image > MAX_PIXELS) sizes[i] += `, holding an image of ${Math.round(image / 1e6)} million pixels`;
+        if (!(scale >= PDF_MIN_SCALE) || image > MAX_PIXELS) {
           pages.push(null);
           dpi.push(null);
           continue;
@@ -204,6 +208,39 @@ export async function pdfPagesAsPng(bytes: Uint8Array, maxPages = MAX_PDF_PAGES)
   } finally {
     doc.destroy();
   }
+}
+
+/**
+ * The largest image (width × height) a PDF page draws through its resources' XObjects, forms'
+ * resources included (a few levels deep, each object once); inline images are not seen.
+ */
+function largestImagePixels(page: unknown): number {
+  type Obj = { isNull(): boolean; isName(): boolean; isNumber(): boolean; isDictionary(): boolean; isIndirect(): boolean; asIndirect(): number; asName(): string; asNumber(): number; resolve(): Obj; get(key: string): Obj; getInheritable(key: string): Obj; forEach(fn: (v: Obj) => void): void };
+  const object = (page as { getObject?: () => Obj }).getObject?.();
+  if (!object) return 0;
+  let largest = 0;
+  let visited = 0;
+  const seen = new Set<number>();
+  const walk = (resources: Obj, depth: number) => {
+    const xobjects = resources.isNull() ? null : resources.resolve().get('XObject');
+    if (depth > 4 || !xobjects || !xobjects.resolve().isDictionary()) return;
+    xobjects.resolve().forEach((value) => {
+      if (++visited > 1000) return;
+      if (value.isIndirect()) {
+        if (seen.has(value.asIndirect())) return;
+        seen.add(value.asIndirect());
+      }
+      const x = value.resolve();
+      const subtype = x.get('Subtype');
+      const kind = subtype.isName() ? subtype.asName() : '';
+      if (kind === 'Image') {
+        const [w, h] = [x.get('Width'), x.get('Height')];
+        if (w.isNumber() && h.isNumber()) largest = Math.max(largest, w.asNumber() * h.asNumber());
+      } else if (kind === 'Form') walk(x.get('Resources'), depth + 1);
+    });
+  };
+  walk(object.getInheritable('Resources'), 0);
+  return largest;
 }
 
 const MAGIC: Record<string, number[]> = { 'image/png': [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'image/jpeg': [0xff, 0xd8, 0xff], 'application/pdf': [0x25, 0x50, 0x44, 0x46] };
@@ -240,7 +277,7 @@ export async function findAtQr(bytes: Uint8Array, kind: 'image' | 'pdf'): Promis
   const skipped = rendered.pages.flatMap((p, i) => (p ? [] : [`page ${i + 1} (${rendered.sizes[i]})`]));
   if (skipped.length) {
     const all = skipped.length === rendered.pages.length;
-    const which = `${skipped.join(', ')} ${skipped.length > 1 ? 'are' : 'is'} too large to read: the pages of a PDF are rendered within ${mpx(MAX_PIXELS)} pixels together, at 36 to 144 dpi.`;
+    const which = `${skipped.join(', ')} ${skipped.length > 1 ? 'are' : 'is'} too large to read: the pages of a PDF are rendered within ${mpx(MAX_PIXELS)} pixels together, at 36 to 144 dpi, and an image in one is read up to ${mpx(MAX_PIXELS)} pixels.`;
     throw unreadable(all ? `The PDF's ${which}` : `No QR code was found on the other pages, and ${which}`);
   }
   const low = rendered.dpi.flatMap((d, i) => (d !== null && d < 144 ? [`page ${i + 1} (${rendered.sizes[i]}) at ${d} dpi`] : []));
