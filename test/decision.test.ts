@@ -147,9 +147,23 @@ describe('POST /v1/decision — sandbox fixtures', () => {
     expect(pt.body.signals.map((x: any) => x.factor)).toEqual(en.body.signals.map((x: any) => x.factor));
     expect(en.body.signals.map((x: any) => x.label)).toContain('High dependence on a single customer');
     expect(pt.body.signals.map((x: any) => x.label)).toContain('Elevada dependência de um único cliente');
-    // the numbers are the same decision's
-    expect(pt.body.recommendation).toEqual(en.body.recommendation);
-    expect((await h.json('GET', `/v1/decisions/${pt.body.decision_id}`, { key: t.api_key })).body.signals).toEqual(pt.body.signals);
+    // the numbers are the same decision's; its basis lines in the language asked
+    const { basis: enBasis, ...enNumbers } = en.body.recommendation;
+    const { basis: ptBasis, ...ptNumbers } = pt.body.recommendation;
+    expect(ptNumbers).toEqual(enNumbers);
+    expect(enBasis[0]).toMatch(/^notch B \(PD \d+\.\d{2} %\)$/);
+    expect(ptBasis[0]).toMatch(/^nível B \(PD \d+,\d{2} %\)$/);
+    expect(ptBasis.length).toBe(enBasis.length);
+    expect([enBasis.at(-1), ptBasis.at(-1)]).toEqual(['× 0.816 for a 90-day term', '× 0,816 por um prazo de 90 dias']);
+    expect(ptBasis).toContainEqual(expect.stringMatching(/^base: 30 % dos capitais próprios de \d+ €$/));
+    const stored = (await h.json('GET', `/v1/decisions/${pt.body.decision_id}`, { key: t.api_key })).body;
+    expect(stored.signals).toEqual(pt.body.signals);
+    expect(stored.recommendation.basis).toEqual(ptBasis);
+    // the credit limit too
+    const limitPt = await h.call('GET', '/v1/credit-limit/599000023', { key: t.api_key, headers: { 'accept-language': 'pt-PT' } });
+    expect(limitPt.headers.get('content-language')).toBe('pt-PT');
+    expect(((await limitPt.json()) as { basis: string[] }).basis[0]).toMatch(/^nível B/);
+    expect((await h.json('GET', '/v1/credit-limit/599000023', { key: t.api_key })).body.basis[0]).toMatch(/^notch B/);
   });
 
   test('scope, auth and live keys', async () => {

@@ -34,7 +34,7 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
         'Credit decision: approve, how much, at what spread and modality',
         'decide',
         [...SCORE_ERRORS, 'unsupported_country'],
-        'One answer a lender can act on: notched tier, limit, spread and modality from the tenant\'s credit policy (GET /v1/admin/credit-policy), the drivers as signals (their labels in English, or Portuguese with Accept-Language: pt-PT; the basis lines are English), and the tenant\'s own ERP books about the company when it has synced them. Stored as answered (GET /v1/decisions). Formulas and a worked example: /docs/credit-policy.',
+        'One answer a lender can act on: notched tier, limit, spread and modality from the tenant\'s credit policy (GET /v1/admin/credit-policy), the drivers as signals and the basis lines (in English, or Portuguese with Accept-Language: pt-PT), and the tenant\'s own ERP books about the company when it has synced them. Stored as answered (GET /v1/decisions). Formulas and a worked example: /docs/credit-policy.',
         {
           approved_factoring: { summary: 'Sandbox tier B fixture, factoring €150 000 over 90 days: approved, limit €231 000, 135 bps', value: { nif: '599000023', context: { operation_type: 'factoring', amount_eur: 150000, expected_term_days: 90 }, customer_reference: 'deal-2026-118' } },
           declined_distressed: { summary: 'Sandbox tier E fixture: declined, limit 0', value: { nif: '599000058', context: { operation_type: 'trade_credit', amount_eur: 5000, expected_term_days: 60 } } },
@@ -53,11 +53,11 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
       response: { 200: DecisionResponse },
       detail: doc('One stored decision', 'getDecision', ['resource_not_found']),
     })
-    .get('/v1/credit-limit/:buyer_nif', ({ auth, params, query }) => service.creditLimit(auth, params.buyer_nif, query.term_days ?? 60, query.refresh ?? 'cached_ok'), {
+    .get('/v1/credit-limit/:buyer_nif', ({ auth, params, query, headers, set }) => service.creditLimit(auth, params.buyer_nif, query.term_days ?? 60, query.refresh ?? 'cached_ok', localised(set, langOf(headers))), {
       params: CreditLimitParams,
       query: CreditLimitQuery,
       response: { 200: CreditLimitResponse },
-      detail: doc('Trade-credit limit for a buyer', 'creditLimit', [...SCORE_ERRORS], 'What a supplier may safely sell this buyer on credit over term_days (default 60): the decision\'s limit policy, with the tenant\'s own payment experience of the buyer when its ERP books hold it.'),
+      detail: doc('Trade-credit limit for a buyer', 'creditLimit', [...SCORE_ERRORS], 'What a supplier may safely sell this buyer on credit over term_days (default 60): the decision\'s limit policy, with the tenant\'s own payment experience of the buyer when its ERP books hold it; the basis lines in English, or Portuguese with Accept-Language: pt-PT.', undefined, { localised: true }),
     })
     .get('/v1/index/spreads', ({ auth, query }) => service.spreads(auth, query), {
       query: SpreadsQuery,

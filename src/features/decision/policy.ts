@@ -106,14 +106,49 @@ export interface LimitResult {
   basis: string[];
 }
 
+/** a number as the language writes it (a decimal comma in Portuguese) */
+const num = (x: number | string, lang: BasisLang) => (lang === 'pt' ? String(x).replace('.', ',') : String(x));
+/** euros as the language writes them: €1350000 / 1350000 € */
+export const eur = (x: number | string, lang: BasisLang) => (lang === 'pt' ? `${num(x, lang)} €` : `€${x}`);
+export type BasisLang = 'en' | 'pt';
+
+/** The basis lines of a limit and a decision, in English or Portuguese (Accept-Language, as the signals). */
+export const BASIS = {
+  en: {
+    notch: (n: Notch, pdPct: string) => `notch ${n} (PD ${pdPct} %)`,
+    belowMinTier: (min: string) => `declined: below the minimum tier ${min}`,
+    thinFile: (base: number) => `no published accounts: base ${eur(base, 'en')}`,
+    revenueBase: (rev: number) => `base 10 % of revenue ${eur(rev, 'en')}`,
+    equityBase: (eq: number) => `base 30 % of equity ${eur(eq, 'en')}`,
+    notchFactor: (m: number, n: Notch) => `× ${m} for notch ${n}`,
+    termFactor: (f: string, days: number) => `× ${f} for a ${days}-day term`,
+    adverse: () => '× 0.5 for adverse events',
+    capped: (max: number) => `capped at the policy maximum ${eur(max, 'en')}`,
+    aboveLimit: (amount: number) => `declined: amount ${eur(amount, 'en')} above the limit`,
+  },
+  pt: {
+    notch: (n: Notch, pdPct: string) => `nível ${n} (PD ${num(pdPct, 'pt')} %)`,
+    belowMinTier: (min: string) => `recusado: abaixo do nível mínimo ${min}`,
+    thinFile: (base: number) => `sem contas publicadas: base de ${eur(base, 'pt')}`,
+    revenueBase: (rev: number) => `base: 10 % do volume de negócios de ${eur(rev, 'pt')}`,
+    equityBase: (eq: number) => `base: 30 % dos capitais próprios de ${eur(eq, 'pt')}`,
+    notchFactor: (m: number, n: Notch) => `× ${num(m, 'pt')} pelo nível ${n}`,
+    termFactor: (f: string, days: number) => `× ${num(f, 'pt')} por um prazo de ${days} dias`,
+    adverse: () => '× 0,5 por eventos adversos',
+    capped: (max: number) => `limitado ao máximo da política, ${eur(max, 'pt')}`,
+    aboveLimit: (amount: number) => `recusado: montante de ${eur(amount, 'pt')} acima do limite`,
+  },
+} as const;
+
 const termFactor = (termDays: number) => Math.min(1, Math.sqrt(REFERENCE_TERM_DAYS / Math.max(1, termDays)));
 
 /** The most this tenant should lend the company over `termDays`: 0 exactly when its notch is declined. */
-export function creditLimit(facts: CompanyFacts, termDays: number, policy: CreditPolicy = DEFAULT_POLICY): LimitResult {
+export function creditLimit(facts: CompanyFacts, termDays: number, policy: CreditPolicy = DEFAULT_POLICY, lang: BasisLang = 'en'): LimitResult {
   const notch = notchForPd(facts.pd);
-  const basis: string[] = [`notch ${notch} (PD ${(facts.pd * 100).toFixed(2)} %)`];
+  const B = BASIS[lang];
+  const basis: string[] = [B.notch(notch, (facts.pd * 100).toFixed(2))];
   if (notchIndex(notch) > notchIndex(policy.min_tier)) {
-    basis.push(`declined: below the minimum tier ${policy.min_tier}`);
+    basis.push(B.belowMinTier(policy.min_tier));
     return { notch, declined: true, limit_eur: 0, basis };
   }
   const revenue = facts.revenue_eur !== null && facts.revenue_eur > 0 ? facts.revenue_eur : 0;
@@ -121,23 +156,23 @@ export function creditLimit(facts: CompanyFacts, termDays: number, policy: Credi
   let base: number;
   if (facts.revenue_eur === null && facts.equity_eur === null) {
     base = THIN_FILE_BASE_EUR;
-    basis.push(`no published accounts: base €${THIN_FILE_BASE_EUR}`);
+    basis.push(B.thinFile(THIN_FILE_BASE_EUR));
   } else {
     base = Math.max(revenue * REVENUE_SHARE, equity * EQUITY_SHARE);
-    basis.push(revenue * REVENUE_SHARE >= equity * EQUITY_SHARE ? `base 10 % of revenue €${Math.round(revenue)}` : `base 30 % of equity €${Math.round(equity)}`);
+    basis.push(revenue * REVENUE_SHARE >= equity * EQUITY_SHARE ? B.revenueBase(Math.round(revenue)) : B.equityBase(Math.round(equity)));
   }
   let limit = base * LIMIT_MULTIPLIERS[notch];
-  basis.push(`× ${LIMIT_MULTIPLIERS[notch]} for notch ${notch}`);
+  basis.push(B.notchFactor(LIMIT_MULTIPLIERS[notch], notch));
   const tf = termFactor(termDays);
   if (tf < 1) {
     limit *= tf;
-    basis.push(`× ${tf.toFixed(3)} for a ${termDays}-day term`);
+    basis.push(B.termFactor(tf.toFixed(3), termDays));
   }
   if (facts.adverse) {
     limit *= ADVERSE_FACTOR;
-    basis.push('× 0.5 for adverse events');
+    basis.push(B.adverse());
   }
-  if (limit > policy.max_amount_eur) basis.push(`capped at the policy maximum €${policy.max_amount_eur}`);
+  if (limit > policy.max_amount_eur) basis.push(B.capped(policy.max_amount_eur));
   limit = Math.min(limit, policy.max_amount_eur);
   limit = Math.max(MIN_LIMIT_EUR, Math.floor(limit / 1000) * 1000);
   return { notch, declined: false, limit_eur: Math.min(limit, Math.max(MIN_LIMIT_EUR, policy.max_amount_eur)), basis };
@@ -197,11 +232,11 @@ export const spreadForModality = (notch: Notch, termDays: number, modality: Moda
  * the exact term and the notch's modality, and never below what a better notch would pay (a weaker
  * notch may move to a protected modality with a lower LGD).
  */
-export function decide(input: DecisionInput, policy: CreditPolicy = DEFAULT_POLICY): PolicyDecision {
-  const limit = creditLimit(input, input.term_days, policy);
+export function decide(input: DecisionInput, policy: CreditPolicy = DEFAULT_POLICY, lang: BasisLang = 'en'): PolicyDecision {
+  const limit = creditLimit(input, input.term_days, policy, lang);
   const modality = modalityFor(input.operation_type, limit.notch);
   const spread = floorSpread(limit.notch, input.term_days, (n) => modalityFor(input.operation_type, n), policy);
   const approved = !limit.declined && input.amount_eur <= limit.limit_eur;
-  if (!limit.declined && !approved) limit.basis.push(`declined: amount €${input.amount_eur} above the limit`);
+  if (!limit.declined && !approved) limit.basis.push(BASIS[lang].aboveLimit(input.amount_eur));
   return { ...limit, approved, modality, spread_bps: spread, lgd: policy.lgd[modality] };
 }

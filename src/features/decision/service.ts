@@ -14,8 +14,8 @@ import { SCORE_CACHE_MS, type ScoreCaller, type ScoreFacts, type ScoreService, t
 import { lookupNaics, riskLevel, SECTOR_RATE_SOURCE, CONCORDANCE_SOURCE } from '../sector-risk/table';
 import type { DecisionResponseBody } from './model';
 import {
-  creditLimit, decide, DEFAULT_POLICY, indexSpread, MODALITIES, NOTCHES, spreadForModality, TERM_BUCKETS,
-  type CreditPolicy, type Modality, type Notch, type OperationType,
+  creditLimit, decide, DEFAULT_POLICY, eur, indexSpread, MODALITIES, NOTCHES, spreadForModality, TERM_BUCKETS,
+  type BasisLang, type CreditPolicy, type Modality, type Notch, type OperationType,
 } from './policy';
 
 export const DECISION_POLICY_VERSION = 'decision-1.0.0';
@@ -172,31 +172,32 @@ export class DecisionService {
    * modality with_insurance, priced at its LGD, the limit at least the insured amount (up to the
    * policy maximum), and approves an amount the cover meets; otherwise the basis says why not.
    */
-  private async withInsurance(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, id: string, ctx: { amountEur: number; termDays: number }, outcome: { notch: Notch; declined: boolean; approved: boolean; limit_eur: number; modality: Modality; spread_bps: number; basis: string[] }, policy: CreditPolicy) {
+  private async withInsurance(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, id: string, ctx: { amountEur: number; termDays: number }, outcome: { notch: Notch; declined: boolean; approved: boolean; limit_eur: number; modality: Modality; spread_bps: number; basis: string[] }, policy: CreditPolicy, lang: BasisLang) {
+    const T = INSURANCE_BASIS[lang];
     const s = this.database.t.insuranceSubmissions;
     const [row] = await this.database.db.select().from(s).where(and(eq(s.tenantId, caller.tenantId), eq(s.env, caller.env), eq(s.id, id))).limit(1);
     if (!row) throw new ApiError('validation_failed', `No insurance submission ${id} for this tenant in this environment.`, { fields: [{ path: 'context.insurance_submission_id', message: 'unknown submission' }] });
     if (row.buyerNif !== nif) throw new ApiError('validation_failed', `Insurance submission ${id} is on ${row.buyerNif}, not ${nif}.`, { fields: [{ path: 'context.insurance_submission_id', message: `covers buyer ${row.buyerNif}` }] });
     const granted = row.grantedCents === null ? 0 : Number(row.grantedCents) / 100;
-    const cover = `credit insurance (${row.insurer}, ${id})`;
-    if (!((row.status === 'full' || row.status === 'partial') && granted > 0)) return void outcome.basis.push(`${cover}: ${row.status}, no cover; the decision stands on its own`);
+    const cover = T.cover(row.insurer, id);
+    if (!((row.status === 'full' || row.status === 'partial') && granted > 0)) return void outcome.basis.push(T.noCover(cover, row.status));
     // cover that does not reach this operation is no cover: lapsed, or shorter terms than its term
     const terms = row.data as { valid_until?: string | null; terms?: { payment_terms_days?: number } } | null;
     const validUntil = terms?.valid_until ?? null;
     const today = this.now().toISOString().slice(0, 10);
-    if (validUntil !== null && validUntil < today) return void outcome.basis.push(`${cover}: the cover lapsed on ${validUntil}; the decision stands on its own`);
+    if (validUntil !== null && validUntil < today) return void outcome.basis.push(T.lapsed(cover, validUntil));
     const coveredDays = terms?.terms?.payment_terms_days;
     if (coveredDays !== undefined && coveredDays < ctx.termDays)
-      return void outcome.basis.push(`${cover}: covers payment terms up to ${coveredDays} days, this operation runs ${ctx.termDays}; the decision stands on its own`);
+      return void outcome.basis.push(T.shortTerms(cover, coveredDays, ctx.termDays));
     // insurance lowers the loss given default, not the tenant's appetite: a notch below min_tier stays declined
-    if (outcome.declined) return void outcome.basis.push(`${cover}: ${row.status} cover of €${granted.toFixed(2)}, but the notch is below the minimum tier; declined`);
+    if (outcome.declined) return void outcome.basis.push(T.belowMinTier(cover, row.status, granted.toFixed(2)));
     const insured = Math.min(granted, policy.max_amount_eur);
     if (insured > outcome.limit_eur) outcome.limit_eur = insured;
     if (!outcome.approved && ctx.amountEur <= insured) outcome.approved = true;
     // priced as an insured operation: the with_insurance LGD at the same notch and term
     outcome.spread_bps = spreadForModality(outcome.notch, ctx.termDays, 'with_insurance', { modality: outcome.modality, spreadBps: outcome.spread_bps }, policy);
     outcome.modality = 'with_insurance';
-    outcome.basis.push(`${cover}: ${row.status} cover of €${granted.toFixed(2)}; modality with_insurance, priced at its LGD, limit at least the insured amount${outcome.approved && ctx.amountEur <= insured ? ', the amount within it' : ''}`);
+    outcome.basis.push(T.insured(cover, row.status, granted.toFixed(2), outcome.approved && ctx.amountEur <= insured));
   }
 
   /** answers of recent decisions, while their inputs are current (see decide) */
@@ -207,8 +208,8 @@ export class DecisionService {
     const [esgRow, policy] = await Promise.all([this.latestEsg(caller, body.nif), this.policy(caller)]);
     const esg = esgRow ? (esgRow.result as { overall: number; environmental: number; social: number; governance: number }) : null;
     const ctx = body.context;
-    const outcome = decide({ pd: facts.pd_scale, revenue_eur: facts.revenue_eur, equity_eur: facts.equity_eur, adverse: facts.adverse, operation_type: ctx.operation_type, amount_eur: ctx.amount_eur, term_days: ctx.expected_term_days }, policy.policy);
-    if (ctx.insurance_submission_id) await this.withInsurance(caller, body.nif, ctx.insurance_submission_id, { amountEur: ctx.amount_eur, termDays: ctx.expected_term_days }, outcome, policy.policy);
+    const outcome = decide({ pd: facts.pd_scale, revenue_eur: facts.revenue_eur, equity_eur: facts.equity_eur, adverse: facts.adverse, operation_type: ctx.operation_type, amount_eur: ctx.amount_eur, term_days: ctx.expected_term_days }, policy.policy, lang);
+    if (ctx.insurance_submission_id) await this.withInsurance(caller, body.nif, ctx.insurance_submission_id, { amountEur: ctx.amount_eur, termDays: ctx.expected_term_days }, outcome, policy.policy, lang);
     const computedAt = this.now();
     const inputs = [Date.parse(result.computed_at), ...(esgRow ? [esgRow.computedAt.getTime()] : []), ...(facts.erp ? [Date.parse(facts.erp.synced_at)] : [])];
     const id = `dec_${Bun.randomUUIDv7()}`;
@@ -290,15 +291,19 @@ export class DecisionService {
     return { tier: limit.notch, limit_cents: Math.round(limit.limit_eur * 100) };
   }
 
-  async creditLimit(caller: ScoreCaller, buyerNif: string, termDays: number, refresh: 'cached_ok' | 'force_refresh') {
+  async creditLimit(caller: ScoreCaller, buyerNif: string, termDays: number, refresh: 'cached_ok' | 'force_refresh', lang: BasisLang = 'en') {
     const { result, facts } = await this.scores.scoreWithFacts(caller, buyerNif, refresh).catch((err) => {
       throw withFieldPath(err, 'nif', 'path.buyer_nif'); // the NIF is the path's parameter here
     });
     const policy = (await this.policy(caller)).policy;
-    const limit = creditLimit({ pd: facts.pd_scale, revenue_eur: facts.revenue_eur, equity_eur: facts.equity_eur, adverse: facts.adverse }, termDays, policy);
+    const limit = creditLimit({ pd: facts.pd_scale, revenue_eur: facts.revenue_eur, equity_eur: facts.equity_eur, adverse: facts.adverse }, termDays, policy, lang);
     if (facts.erp?.buyer?.sufficient) {
       const b = facts.erp.buyer;
-      limit.basis.push(`your ${facts.erp.provider} books: paid ${b.days_late_avg} days late on average, €${b.overdue_eur.toFixed(2)} overdue (in the score's payment behaviour)`);
+      limit.basis.push(
+        lang === 'pt'
+          ? `os seus registos ${facts.erp.provider}: paga em média com ${String(b.days_late_avg).replace('.', ',')} dias de atraso, ${eur(b.overdue_eur.toFixed(2), 'pt')} em atraso (no comportamento de pagamento do score)`
+          : `your ${facts.erp.provider} books: paid ${b.days_late_avg} days late on average, ${eur(b.overdue_eur.toFixed(2), 'en')} overdue (in the score's payment behaviour)`,
+      );
     }
     this.bill(caller, 'credit_limit');
     return {
@@ -429,3 +434,23 @@ export class DecisionService {
   }
 }
 
+
+/** The basis lines of a credit-insurance cover, in English or Portuguese. */
+const INSURANCE_BASIS = {
+  en: {
+    cover: (insurer: string, id: string) => `credit insurance (${insurer}, ${id})`,
+    noCover: (cover: string, status: string) => `${cover}: ${status}, no cover; the decision stands on its own`,
+    lapsed: (cover: string, date: string) => `${cover}: the cover lapsed on ${date}; the decision stands on its own`,
+    shortTerms: (cover: string, covered: number, term: number) => `${cover}: covers payment terms up to ${covered} days, this operation runs ${term}; the decision stands on its own`,
+    belowMinTier: (cover: string, status: string, granted: string) => `${cover}: ${status} cover of ${eur(granted, 'en')}, but the notch is below the minimum tier; declined`,
+    insured: (cover: string, status: string, granted: string, within: boolean) => `${cover}: ${status} cover of ${eur(granted, 'en')}; modality with_insurance, priced at its LGD, limit at least the insured amount${within ? ', the amount within it' : ''}`,
+  },
+  pt: {
+    cover: (insurer: string, id: string) => `seguro de crédito (${insurer}, ${id})`,
+    noCover: (cover: string, status: string) => `${cover}: ${status}, sem cobertura; a decisão vale por si`,
+    lapsed: (cover: string, date: string) => `${cover}: a cobertura caducou em ${date}; a decisão vale por si`,
+    shortTerms: (cover: string, covered: number, term: number) => `${cover}: cobre prazos de pagamento até ${covered} dias, esta operação tem ${term}; a decisão vale por si`,
+    belowMinTier: (cover: string, status: string, granted: string) => `${cover}: cobertura ${status} de ${eur(granted, 'pt')}, mas o nível está abaixo do mínimo; recusado`,
+    insured: (cover: string, status: string, granted: string, within: boolean) => `${cover}: cobertura ${status} de ${eur(granted, 'pt')}; modalidade with_insurance, ao LGD desta, limite de pelo menos o montante seguro${within ? ', o montante dentro dele' : ''}`,
+  },
+} as const;
