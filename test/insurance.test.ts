@@ -72,6 +72,10 @@ describe('the sandbox insurer', () => {
     expect(insured.recommendation.modality).toBe('with_insurance');
     // the insured LGD (10 %) prices below the uninsured modality's
     expect(insured.recommendation.suggested_spread_bps).toBeLessThan(plain.recommendation.suggested_spread_bps);
+    // a credit line is a loan, not trade receivables: no cover
+    const line = (await h.json('POST', '/v1/decision', { key: k, body: { nif: '599000031', context: { operation_type: 'credit_line', amount_eur: 15_000, expected_term_days: 90, insurance_submission_id: ins.body.submission_id } } })).body;
+    expect(line.recommendation.modality).not.toBe('with_insurance');
+    expect(line.recommendation.basis.at(-1)).toContain('covers trade receivables, not a credit line');
     // an operation longer than the cover's payment terms is not covered
     const longer = (await decideWith(ins.body.submission_id, 120)).body;
     expect(longer.recommendation.modality).not.toBe('with_insurance');

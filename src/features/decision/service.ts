@@ -172,7 +172,7 @@ export class DecisionService {
    * modality with_insurance, priced at its LGD, the limit at least the insured amount (up to the
    * policy maximum), and approves an amount the cover meets; otherwise the basis says why not.
    */
-  private async withInsurance(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, id: string, ctx: { amountEur: number; termDays: number }, outcome: { notch: Notch; declined: boolean; approved: boolean; limit_eur: number; modality: Modality; spread_bps: number; basis: string[] }, policy: CreditPolicy, lang: BasisLang) {
+  private async withInsurance(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, id: string, ctx: { amountEur: number; termDays: number; operationType: OperationType }, outcome: { notch: Notch; declined: boolean; approved: boolean; limit_eur: number; modality: Modality; spread_bps: number; basis: string[] }, policy: CreditPolicy, lang: BasisLang) {
     const T = INSURANCE_BASIS[lang];
     const s = this.database.t.insuranceSubmissions;
     const [row] = await this.database.db.select().from(s).where(and(eq(s.tenantId, caller.tenantId), eq(s.env, caller.env), eq(s.id, id))).limit(1);
@@ -181,6 +181,8 @@ export class DecisionService {
     const granted = row.grantedCents === null ? 0 : Number(row.grantedCents) / 100;
     const cover = T.cover(row.insurer, id);
     if (!((row.status === 'full' || row.status === 'partial') && granted > 0)) return void outcome.basis.push(T.noCover(cover, row.status));
+    // credit insurance covers trade receivables (sold, assigned, discounted or paid early), not a loan
+    if (ctx.operationType === 'credit_line') return void outcome.basis.push(T.notReceivables(cover));
     // cover that does not reach this operation is no cover: lapsed, or shorter terms than its term
     const terms = row.data as { valid_until?: string | null; terms?: { payment_terms_days?: number } } | null;
     const validUntil = terms?.valid_until ?? null;
@@ -209,7 +211,7 @@ export class DecisionService {
     const esg = esgRow ? (esgRow.result as { overall: number; environmental: number; social: number; governance: number }) : null;
     const ctx = body.context;
     const outcome = decide({ pd: facts.pd_scale, revenue_eur: facts.revenue_eur, equity_eur: facts.equity_eur, adverse: facts.adverse, operation_type: ctx.operation_type, amount_eur: ctx.amount_eur, term_days: ctx.expected_term_days }, policy.policy, lang);
-    if (ctx.insurance_submission_id) await this.withInsurance(caller, body.nif, ctx.insurance_submission_id, { amountEur: ctx.amount_eur, termDays: ctx.expected_term_days }, outcome, policy.policy, lang);
+    if (ctx.insurance_submission_id) await this.withInsurance(caller, body.nif, ctx.insurance_submission_id, { amountEur: ctx.amount_eur, termDays: ctx.expected_term_days, operationType: ctx.operation_type }, outcome, policy.policy, lang);
     const computedAt = this.now();
     const inputs = [Date.parse(result.computed_at), ...(esgRow ? [esgRow.computedAt.getTime()] : []), ...(facts.erp ? [Date.parse(facts.erp.synced_at)] : [])];
     const id = `dec_${Bun.randomUUIDv7()}`;
@@ -441,6 +443,7 @@ const INSURANCE_BASIS = {
     cover: (insurer: string, id: string) => `credit insurance (${insurer}, ${id})`,
     noCover: (cover: string, status: string) => `${cover}: ${status}, no cover; the decision stands on its own`,
     lapsed: (cover: string, date: string) => `${cover}: the cover lapsed on ${date}; the decision stands on its own`,
+    notReceivables: (cover: string) => `${cover}: covers trade receivables, not a credit line; the decision stands on its own`,
     shortTerms: (cover: string, covered: number, term: number) => `${cover}: covers payment terms up to ${covered} days, this operation runs ${term}; the decision stands on its own`,
     belowMinTier: (cover: string, status: string, granted: string) => `${cover}: ${status} cover of ${eur(granted, 'en')}, but the notch is below the minimum tier; declined`,
     insured: (cover: string, status: string, granted: string, within: boolean) => `${cover}: ${status} cover of ${eur(granted, 'en')}; modality with_insurance, priced at its LGD, limit at least the insured amount${within ? ', the amount within it' : ''}`,
@@ -449,6 +452,7 @@ const INSURANCE_BASIS = {
     cover: (insurer: string, id: string) => `seguro de crédito (${insurer}, ${id})`,
     noCover: (cover: string, status: string) => `${cover}: ${status}, sem cobertura; a decisão vale por si`,
     lapsed: (cover: string, date: string) => `${cover}: a cobertura caducou em ${date}; a decisão vale por si`,
+    notReceivables: (cover: string) => `${cover}: cobre créditos comerciais, não uma linha de crédito; a decisão vale por si`,
     shortTerms: (cover: string, covered: number, term: number) => `${cover}: cobre prazos de pagamento até ${covered} dias, esta operação tem ${term}; a decisão vale por si`,
     belowMinTier: (cover: string, status: string, granted: string) => `${cover}: cobertura ${status} de ${eur(granted, 'pt')}, mas o nível está abaixo do mínimo; recusado`,
     insured: (cover: string, status: string, granted: string, within: boolean) => `${cover}: cobertura ${status} de ${eur(granted, 'pt')}; modalidade with_insurance, ao LGD desta, limite de pelo menos o montante seguro${within ? ', o montante dentro dele' : ''}`,
