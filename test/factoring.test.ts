@@ -203,7 +203,7 @@ describe('double assignment, lifecycle, events, audit', () => {
       id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'own-books', providerDocumentId: number, documentType, number, atcud: null,
       issueDate: '2026-11-05', dueDate, customerNif: TIER_A, customerName: 'Alfa, S.A.', currency: 'EUR', netTotalCents: 100_000, taxTotalCents: 23_000, grossTotalCents: 123_000, status: 'N', data: {}, sourceUpdatedAt: now.toISOString(), syncedAt: now,
     });
-    await db.insert(tables.invoices).values([row('FT 2026/1', 'FT', '2027-01-04'), row('NC 2026/5', 'NC', null), row('FR 2026/3', 'FR', null), row('FT 2026/2', 'FT', '2026-11-12')] as never);
+    await db.insert(tables.invoices).values([row('FT 2026/1', 'FT', '2027-01-04'), row('NC 2026/5', 'NC', null), row('FR 2026/3', 'FR', null), row('FT 2026/2', 'FT', '2026-11-12'), row('FT\u00a02026/9', 'FT', '2027-01-04')] as never);
     // the books are SELLER's (the connection says so)
     await db.insert(tables.erpConnections).values({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'own-books', status: 'active', returnUrl: 'https://example.pt/done', companyNif: SELLER, createdAt: now, updatedAt: now } as never);
     const erp = { provider: 'demo', customer_reference: 'own-books' };
@@ -222,6 +222,10 @@ describe('double assignment, lifecycle, events, audit', () => {
     // and then held by that operation, however it is typed
     expect(expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [{ number: 'FT 2026/1', erp }] }, t.api_key), 409, 'invoice_already_assigned').status).toBe(409);
     expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [{ number: 'FT2026/1', erp }] }, t.api_key), 422, 'validation_failed');
+    // books that print a no-break space in the number: found by the number typed with a space
+    const nbsp = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [{ number: 'FT 2026/9', erp }] }, t.api_key);
+    expect(nbsp.status).toBe(201);
+    expect(nbsp.body.invoices[0]).toMatchObject({ number: 'FT\u00a02026/9', source: 'erp:demo' });
   });
 
   test('priced for its own modality: without recourse on a debtor the decision would take with recourse costs more', async () => {

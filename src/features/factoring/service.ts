@@ -124,7 +124,8 @@ export class FactoringService {
           const near = await this.ctx.database.db
             .select()
             .from(inv)
-            .where(and(books, eq(sql`upper(replace(${inv.number}, ' ', ''))`, wanted.replaceAll(' ', ''))))
+            // spaces of every kind a document may print (no-break, narrow no-break) set aside in SQL
+            .where(and(books, eq(sql`upper(replace(replace(replace(${inv.number}, ' ', ''), ${'\u00a0'}, ''), ${'\u202f'}, ''))`, wanted.replaceAll(' ', ''))))
             .limit(20);
           row = near.find((c) => normaliseInvoiceNumber(c.number) === wanted);
         }
