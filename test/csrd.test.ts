@@ -214,6 +214,9 @@ describe('POST /v1/csrd/report — JSON', () => {
     expect(await alignment(40)).toBe(a.body.vsme_alignment);
     expect(await alignment(500)).toBe(a.body.vsme_alignment - 1);
     const large = await dps(500);
+    // the indicator table says what the datapoint says
+    const rows = (await report({ assessment_id: a.body.assessment_id, language: 'en', company: { employees: 500 } })).body.indicators;
+    expect(rows.find((r: any) => r.key === 'employee_turnover_pct')).toMatchObject({ status: 'not_reported', value: null, display: expect.stringContaining('only below 50 employees') });
     expect(large.b8_turnover_rate).toMatchObject({ status: 'not_reported', value: null, display: expect.stringContaining('only below 50 employees') });
     expect(large.b10_gender_pay_gap).toMatchObject({ status: 'not_applicable', display: expect.stringContaining('only when one gender is represented') });
     const small = await dps(40);

@@ -128,6 +128,11 @@ describe('POST /v1/factoring/operation', () => {
 
   test('errors: every problem with its path, the seller\u2019s NIF, an unknown debtor, the body schema', async () => {
     expect(expectError(await create({ seller_nif: '599000032', modality: 'recourse', invoices: [inv('X', TIER_A, 1000)] }), 422, 'invalid_nif').fields[0].path).toBe('seller_nif');
+    // an invisible character does not make a second invoice of the same number
+    expect(expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('FT 2026/7', TIER_A, 1000), inv('FT 2026/7\u200b', TIER_A, 1000), inv('FT\u2060 2026/7', TIER_A, 1000)] }), 422, 'validation_failed').fields).toEqual([
+      { path: 'invoices.1.number', message: 'repeats invoices.0' },
+      { path: 'invoices.2.number', message: 'repeats invoices.0' },
+    ]);
     // the seller's NIF failing with other problems: every one listed (it hid them)
     expect(expectError(await create({ seller_nif: '599000032', modality: 'recourse', invoices: [inv('X', TIER_A, 1000, '2026-11-10')] }), 422, 'validation_failed').fields).toEqual([
       { path: 'seller_nif', message: 'fails the NIF check digit' },

@@ -160,6 +160,8 @@ describe('POST /v1/forecast', () => {
     expect(unknownProvider.fields).toEqual([{ path: 'source.provider', message: expect.stringContaining('"saft"') }]);
     expectError(await h.json('POST', '/v1/forecast', { key, body: { ...body, weeks: 27 } }), 422, 'validation_failed');
     expectError(await h.json('POST', '/v1/forecast', { key, body: { ...body, as_of: '07/01/2026' } }), 422, 'validation_failed');
+    // an as_of before the first bank movement: no balance to derive
+    expect(expectError(await h.json('POST', '/v1/forecast', { key, body: { ...body, as_of: '2020-01-01' } }), 422, 'validation_failed').fields).toEqual([{ path: 'opening_balance_cents', message: expect.stringContaining('no bank movement on or before as_of 2020-01-01') }]);
     // a payable above €10 bn: 5 000 of them would add up past whole cents (2^53)
     expect(expectError(await h.json('POST', '/v1/forecast', { key, body: { ...body, payables: [{ due_date: '2026-12-01', amount_cents: 1e13 }] } }), 422, 'validation_failed').fields[0].path).toBe('payables.0.amount_cents');
     const narrow = await h.tenant({ scopes: ['score'] });

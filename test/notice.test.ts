@@ -166,6 +166,10 @@ describe('POST /v1/notice/cession', () => {
       { path: 'invoices.2.issue_date', message: 'is in the future: an invoice not issued yet is not assigned' },
       { path: 'parties.debtor.nif', message: "is the assignor's: a company is not its own debtor" },
     ]);
+    // an invisible character does not make another invoice
+    const invisible = given() as any;
+    invisible.invoices = [invisible.invoices[0], { ...invisible.invoices[0], number: `${invisible.invoices[0].number}\u200b` }];
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: invisible }), 422, 'validation_failed').fields).toEqual([{ path: 'invoices.1.number', message: 'repeats invoices.0' }]);
     // without an operation the assignor's and the debtor's NIFs are required
     const noNifs = given() as any;
     delete noNifs.parties.assignor.nif;

@@ -111,6 +111,8 @@ describe('the demo SAF-T file', () => {
     expect(comma.valid).toBe(false);
     expect(comma.checks.filter((c) => c.code === 'document_totals').map((c) => c.message)).toContainEqual(expect.stringContaining('Line CreditAmount 180,00 is not a decimal amount'));
     expect(Number.isFinite(comma.totals.SalesInvoices!.computed.TotalCredit)).toBe(true);
+    const price = await parse(variant((x) => x.replace(/<UnitPrice>([0-9]+)\.([0-9]+)<\/UnitPrice>/, '<UnitPrice>$1,$2</UnitPrice>')), null);
+    expect(price.checks.filter((c) => c.code === 'document_totals').map((c) => c.message)).toContainEqual(expect.stringMatching(/Line UnitPrice \d+,\d+ is not a decimal amount/));
     // a declared total in the European style: reported, declared as null
     const declared = await parse(variant((x) => x.replace('<TotalCredit>14918.709</TotalCredit>', '<TotalCredit>14.918,71</TotalCredit>')), null);
     expect(declared.checks.find((c) => c.code === 'total_amount')).toMatchObject({ path: 'SalesInvoices/TotalCredit', message: expect.stringContaining('is not a decimal number') });
@@ -207,6 +209,10 @@ describe('POST /v1/saft/parse', () => {
     expect(expectError(maybe, 422, 'validation_failed').fields).toEqual([{ path: 'query.import', message: 'must be true or false' }]);
     expect(expectError(await post('not gzip', { 'content-type': 'application/xml', 'content-encoding': 'gzip' }), 422, 'validation_failed').fields[0].path).toBe('(body)');
     expect(expectError(await post('<x/>', { 'content-type': 'application/xml', 'x-public-key': 'not a key!' }), 422, 'validation_failed').fields[0].path).toBe('header.X-Public-Key');
+    // a key that loads but is not RSA (SAF-T hashes are RSA-SHA1): refused, not a file of altered documents
+    const { generateKeyPairSync } = await import('node:crypto');
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    expect(expectError(await post('<x/>', { 'content-type': 'application/xml', 'x-public-key': ec.replace(/\n/g, '') }), 422, 'validation_failed').fields).toEqual([{ path: 'header.X-Public-Key', message: 'not an RSA public key' }]);
     // the document names the header and both XML types
     const op = (await h.json('GET', '/openapi.json')).body.paths['/v1/saft/parse'].post;
     expect(op.parameters.map((p: any) => `${p.in}:${p.name}`)).toContain('header:X-Public-Key');

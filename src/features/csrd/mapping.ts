@@ -454,17 +454,20 @@ export interface IndicatorRow {
 }
 
 /** The 27 indicators in questionnaire order, with the answer as the report prints it. */
-export function indicatorRows(answers: Record<string, AnswerValue>, lang: ReportLanguage): IndicatorRow[] {
+export function indicatorRows(answers: Record<string, AnswerValue>, lang: ReportLanguage, company: MappingInput['company'] = {}): IndicatorRow[] {
+  // a "not applicable" the report's headcount refuses reads as its datapoint does: not reported, and why
+  const refused = new Set(refusedOmissions(answers, company));
+  const l = lang === 'pt-PT' ? 'pt' : 'en';
   return INDICATORS.map((i) => {
     const a = answers[i.key];
-    const status: DatapointStatus = a === NOT_APPLICABLE ? 'not_applicable' : a === undefined || a === null ? 'not_reported' : 'reported';
+    const status: DatapointStatus = refused.has(i.key) ? 'not_reported' : a === NOT_APPLICABLE ? 'not_applicable' : a === undefined || a === null ? 'not_reported' : 'reported';
     const value: DatapointValue = status === 'reported' ? (Array.isArray(a) ? [...a] : (a as DatapointValue)) : null;
     return {
       key: i.key,
       pillar: i.pillar,
       label: tr(INDICATOR_LABELS[i.key]!, lang),
       value,
-      display: displayValue(value, status, lang),
+      display: refused.has(i.key) ? OMISSION_BELOW[i.key]!.note[l] : displayValue(value, status, lang),
       unit: unitText(i.unit, lang),
       status,
       vsme_reference: i.vsme_ref,

@@ -79,7 +79,7 @@ export class CsrdService {
       },
       disclosures: mapped.disclosures,
       comprehensive_disclosures: mapped.comprehensive_disclosures,
-      indicators: indicatorRows(answers, language),
+      indicators: indicatorRows(answers, language, company),
       recommendations: recommendations.map((r) => ({ ...r, sdgs: [...r.sdgs] })),
       sdgs: sdgLinks(answers, stored.aligned_sdgs ?? [], language),
       sha256: '',

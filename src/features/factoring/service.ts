@@ -184,7 +184,7 @@ export class FactoringService {
         errors.push({ path: at('due_date'), message: `is more than ${MAX_TERM_DAYS} days after ${daysBetween(today, r.due_date!) > MAX_TERM_DAYS ? 'today' : 'the issue date'}: factoring takes short-term receivables` });
       const key = normaliseInvoiceNumber(r.number);
       if (seen.has(key)) errors.push({ path: at('number'), message: `repeats invoices.${seen.get(key)}` });
-      seen.set(key, index);
+      else seen.set(key, index);
       out.push({ ...(r as ResolvedInvoice), index, atcud: r.atcud ?? null, debtor_name: r.debtor_name ?? null, debtor_address: r.debtor_address ?? null });
     }
     if (errors.length) throw fieldProblems(errors, 'Some invoices cannot be assigned; see fields.');

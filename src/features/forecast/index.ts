@@ -79,6 +79,9 @@ export function forecastRoutes(ctx: AppContext) {
       const bankFeed = body.source.provider !== 'saft' && movements.length > 0;
       if (!bankFeed && !body.opening_balance_cents)
         throw validationError([{ path: 'opening_balance_cents', message: `is required: these books hold no bank movements to derive the balance from${body.source.provider === 'saft' ? ' (a SAF-T file\'s receipts are not a bank statement)' : ''}` }]);
+      // a balance "from the movements" before the first of them is as unknown as none at all
+      if (bankFeed && !body.opening_balance_cents && !movements.some((m) => m.bookingDate <= asOf))
+        throw validationError([{ path: 'opening_balance_cents', message: `is required: these books hold no bank movement on or before as_of ${asOf} to derive the balance from` }]);
       const paymentsOf = new Map<string, { date: string; amount_cents: number }[]>();
       for (const m of movements) {
         if (!m.matchedInvoiceNumber || Number(m.amountCents) <= 0) continue;

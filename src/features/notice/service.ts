@@ -82,7 +82,7 @@ export class NoticeService {
       if (inv.due_date < inv.issue_date) errors.push({ path: `invoices.${i}.due_date`, message: 'is before the issue date' });
       const key = normaliseInvoiceNumber(inv.number);
       if (!body.operation_id && seen.has(key)) errors.push({ path: `invoices.${i}.number`, message: `repeats invoices.${seen.get(key)}` });
-      seen.set(key, i);
+      else seen.set(key, i);
     });
     // three parties: the factor notifies the debtor that the assignor's credits are now its own
     const nifs = { factor: body.parties?.factor?.nif, assignor: assignor?.nif, debtor: debtor?.nif };

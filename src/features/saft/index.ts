@@ -19,11 +19,14 @@ function publicKeyFrom(header: string | undefined, path = 'header.X-Public-Key')
   const pem = `-----BEGIN PUBLIC KEY-----\n${body.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
   // the request's key, not the file's: a key that does not load is the request's fault (a file
   // checked against it was reported invalid, and a good file then not imported)
+  let type: string | undefined;
   try {
-    createPublicKey(pem);
+    type = createPublicKey(pem).asymmetricKeyType;
   } catch {
     throw refused();
   }
+  // SAF-T documents are signed RSA-SHA1: another kind of key would accuse every document of being altered
+  if (type !== 'rsa') throw new ApiError('validation_failed', `${path.replace(/^(header|body)\./, '')} must be an RSA public key (SAF-T hashes are RSA-SHA1 signatures); this one is ${type ?? 'of an unknown type'}.`, { fields: [{ path, message: 'not an RSA public key' }] });
   return pem;
 }
 

@@ -93,8 +93,8 @@ const MAX_DEPTH = 64;
 class TooDeep extends Error {}
 /** a total is the rounded sum of amounts that may carry more decimals: it may differ from their sum by up to a cent */
 const CENT = 0.01 + 1e-9;
-/** SAF-T's decimal: a point, no thousands separator ("14918.71", not "14.918,71") */
-const DECIMAL = /^-?\d+(\.\d+)?$/;
+/** SAF-T's decimal, the XSD's xs:decimal: a point, no thousands separator ("14918.71", ".359"; not "14.918,71") */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
 /**
  * The longest text kept of one element: SAF-T's longest strings are a few hundred characters
  * (HeaderComment 255, descriptions 200, Hash 172); a 60 MB element was held whole and echoed.
@@ -227,6 +227,7 @@ export async function parseSaft(
     if (doc) {
       if (depth === 5 || (depth === 6 && parent === 'DocumentStatus') || (depth === 6 && parent === 'DocumentTotals')) doc.fields[name] ??= value;
       if (name === 'ProductCode' && parent === 'Line') doc.products.push(value);
+      if (parent === 'Line' && name === 'UnitPrice' && !DECIMAL.test(value)) doc.badAmounts.push(`${name} ${value.slice(0, 40)}`);
       if (parent === 'Line' && (name === 'DebitAmount' || name === 'CreditAmount' || name === 'Quantity')) {
         if (!DECIMAL.test(value)) doc.badAmounts.push(`${name} ${value.slice(0, 40)}`);
         else if (name === 'DebitAmount') doc.debit += Number(value);
