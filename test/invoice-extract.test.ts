@@ -151,6 +151,8 @@ describe('POST /v1/invoice/extract', () => {
     const fromPdf = await form(new Blob([invoicePdf(png)], { type: 'application/pdf' }), 'invoice.pdf');
     expect(fromPdf.body).toMatchObject({ source: 'pdf', page: 1, valid: true });
     expectError(await form(new Blob(['hello'], { type: 'text/plain' }), 'x.txt'), 415, 'unsupported_media_type');
+    // a PNG labelled with another type is refused for its label, as a body of that type is
+    for (const type of ['image/gif', 'text/plain']) expect(expectError(await form(new Blob([png], { type }), 'scan.png'), 415, 'unsupported_media_type').message).toContain(type);
     expectError(await form(new Blob([new Uint8Array(11 * 1024 * 1024)], { type: 'image/png' }), 'big.png'), 413, 'payload_too_large');
   });
 

@@ -240,7 +240,10 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       const bytes = await readStreamCapped(part.stream, binary.limit);
       if (bytes === null) throw new ApiError('payload_too_large', `The file exceeds ${binary.limit} bytes.`);
       const head = new Uint8Array(bytes.slice(0, 16));
-      const type = binary.types.test(part.contentType) ? part.contentType : (sniffType(head) ?? part.contentType);
+      // a part labelled with no type, or octet-stream, is what its bytes say; one labelled with another
+      // type is refused for it, as a body of that type is (a PNG labelled image/gif is mislabelled)
+      const generic = !part.contentType || /^application\/octet-stream$/i.test(part.contentType);
+      const type = binary.types.test(part.contentType) ? part.contentType : generic ? (sniffType(head) ?? part.contentType) : part.contentType;
       if (!binary.types.test(type)) throw new ApiError('unsupported_media_type', `The file part's type ${part.contentType || 'none'} is not accepted here.`);
       return { binary: new Uint8Array(bytes), contentType: type, fields: part.fields } satisfies BinaryBody;
     }
