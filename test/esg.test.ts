@@ -121,27 +121,6 @@ describe('POST /v1/esg — errors', () => {
     );
   });
 
-  test('answers that cannot all be true are refused at the answer that says too much; each alone is scored', async () => {
-    const b = expectError(
-      await esg({
-        nif: '509442013',
-        sector: 'C25',
-        answers: { waste_total_t: 0, waste_recycled_pct: 40, work_fatalities: 1, accident_rate: 0, ghg_scope1_tco2e: 0, ghg_scope2_lb_tco2e: 0, ghg_intensity: 12, energy_intensity: 0, renewable_energy_pct: 30 },
-      }),
-      422,
-      'validation_failed',
-    );
-    expect(b.fields).toEqual([
-      { path: 'answers.waste_recycled_pct', message: expect.stringContaining('waste_total_t is 0') },
-      { path: 'answers.accident_rate', message: expect.stringContaining('a fatal accident is a recordable work accident') },
-      { path: 'answers.ghg_intensity', message: expect.stringContaining('Scope 1 and Scope 2 emissions are 0') },
-      { path: 'answers.renewable_energy_pct', message: expect.stringContaining('energy_intensity is 0') },
-    ]);
-    // each answer alone, or consistent ones, are scored
-    for (const answers of [{ waste_total_t: 0, waste_recycled_pct: 'not_applicable' }, { work_fatalities: 1, accident_rate: 2.5 }, { ghg_scope1_tco2e: 0, ghg_scope2_lb_tco2e: 0, ghg_intensity: 0 }, { renewable_energy_pct: 30 }])
-      expect({ answers, status: (await esg({ nif: '509442013', sector: 'C25', answers })).status }).toEqual({ answers, status: 200 });
-  });
-
   test('a NIF with a wrong check digit → 422 invalid_nif', async () => {
     const b = expectError(await esg({ ...ESG_EXAMPLES.leader, nif: '512345679' }), 422, 'invalid_nif');
     expect(b.fields[0].path).toBe('nif');

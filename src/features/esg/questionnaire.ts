@@ -678,27 +678,7 @@ export function validateAnswers(answers: Record<string, unknown>): FieldError[] 
     const msg = checkValue(ind, value);
     if (msg !== null) errors.push({ path, message: msg });
   }
-  if (!errors.length) errors.push(...contradictions(answers));
   return errors;
-}
-
-/**
- * Answers that cannot all be true, each valid alone: scored, they made a score of nothing (a
- * recycling rate of no waste, no accident with a fatality). Refused at the answer that says more
- * than the other allows.
- */
-function contradictions(a: Record<string, unknown>): FieldError[] {
-  const n = (k: string) => (typeof a[k] === 'number' ? (a[k] as number) : undefined);
-  const out: FieldError[] = [];
-  if (n('waste_total_t') === 0 && (n('waste_recycled_pct') ?? 0) > 0)
-    out.push({ path: 'answers.waste_recycled_pct', message: 'is above 0 while waste_total_t is 0: no waste is recycled (answer "not_applicable")' });
-  if ((n('work_fatalities') ?? 0) > 0 && n('accident_rate') === 0)
-    out.push({ path: 'answers.accident_rate', message: 'is 0 while work_fatalities is above 0: a fatal accident is a recordable work accident' });
-  if (n('ghg_scope1_tco2e') === 0 && n('ghg_scope2_lb_tco2e') === 0 && (n('ghg_intensity') ?? 0) > 0)
-    out.push({ path: 'answers.ghg_intensity', message: 'is above 0 while Scope 1 and Scope 2 emissions are 0: the intensity is their sum over turnover' });
-  if (n('energy_intensity') === 0 && (n('renewable_energy_pct') ?? 0) > 0)
-    out.push({ path: 'answers.renewable_energy_pct', message: 'is above 0 while energy_intensity is 0: a share of no energy' });
-  return out;
 }
 
 function valueSchema(ind: Indicator, opts: { description?: string }): TSchema {
