@@ -100,6 +100,11 @@ const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
  * (HeaderComment 255, descriptions 200, Hash 172); a 60 MB element was held whole and echoed.
  */
 const MAX_TEXT = 65_536;
+/**
+ * A string kept past its chunk, as its own copy: a value read from the XML may be a slice of the
+ * whole decoded chunk (1 MiB of text), which it would keep alive.
+ */
+const own = (s: string) => (' ' + s).slice(1);
 /** the declared totals of each section (the XSD requires them) */
 const DECLARED_TOTALS: Record<SectionName, string[]> = {
   SalesInvoices: ['NumberOfEntries', 'TotalDebit', 'TotalCredit'],
@@ -306,9 +311,9 @@ export async function parseSaft(
           const ok = createVerify('RSA-SHA1').update(message).verify(key, hash, 'base64');
           if (!ok) (hashFailures++, add('error', 'hash_chain', `${number}: the Hash is not the signature of "${message.slice(0, 120)}" with the key given (altered document or broken chain)`, where, d.line));
         }
-        s.hash = hash;
+        s.hash = own(hash);
       }
-      series.set(seriesKey, s);
+      if (!series.has(seriesKey)) series.set(own(seriesKey), s);
     }
     if (opts.onDocuments && (d.section === 'SalesInvoices' || d.section === 'Payments')) {
       const cid = d.fields.CustomerID ?? null;
@@ -331,10 +336,14 @@ export async function parseSaft(
       });
     }
     // a movement of goods names a customer or a supplier (or neither: an internal transfer)
+    // MasterFiles come first in a SAF-T file: a reference already known is settled now, and only the
+    // others wait for the end of the file (kept for the whole file, every one of them had held the
+    // chunk of text it was read from: hundreds of MB on a 200 MB file)
     const party = d.fields[spec.party];
-    if (party) pendingRefs.push({ kind: 'customer', id: party, path: where, line: d.line });
-    if (d.section === 'MovementOfGoods' && d.fields.SupplierID) pendingRefs.push({ kind: 'supplier', id: d.fields.SupplierID, path: where, line: d.line });
-    for (const p of d.products) pendingRefs.push({ kind: 'product', id: p, path: where, line: d.line });
+    if (party && !customers.has(party)) pendingRefs.push({ kind: 'customer', id: own(party), path: own(where), line: d.line });
+    const supplier = d.section === 'MovementOfGoods' ? d.fields.SupplierID : undefined;
+    if (supplier && !suppliers.has(supplier)) pendingRefs.push({ kind: 'supplier', id: own(supplier), path: own(where), line: d.line });
+    for (const p of d.products) if (!products.has(p)) pendingRefs.push({ kind: 'product', id: own(p), path: own(where), line: d.line });
   }
 
   /**
