@@ -139,6 +139,9 @@ describe('POST /v1/basel/capital', () => {
     expect(r.status).toBe(200);
     expect(r.body.lines.length).toBe(10_000);
     expect(r.body.totals.ead_eur).toBe(1_234_567_800);
+    // above the route's 8 MiB: 413 with the error body
+    const padded = { exposures: exposures.slice(0, 1).map((e) => ({ ...e, id: 'x'.repeat(100) })), pad: 'y'.repeat(8 * 1024 * 1024) };
+    expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: padded }), 413, 'payload_too_large').message).toContain(String(8 * 1024 * 1024));
   });
 
   test('the largest portfolio the schema allows is answered (its totals pass 2^53 cents)', async () => {

@@ -2,7 +2,7 @@ import { dependencyDown } from '../lib/dependency-down';
 import { assertNoCoercionTraps, assertWellFormedStrings, jsonTooDeep, kindsChangedByNormalisation, tooDeepError } from '../lib/json-guard';
 import { Elysia } from 'elysia';
 import { ValueErrorType } from '@sinclair/typebox/errors';
-import { ApiError, errorBody, fieldProblems, isJsonObject, JSON_UTF8, NIF_CHECK_DIGIT_FAILS, notAnObject, validationError, type FieldError } from '../lib/errors';
+import { ApiError, errorBody, fieldProblems, IGNORED_FIELD, isJsonObject, JSON_UTF8, NIF_CHECK_DIGIT_FAILS, notAnObject, validationError, type FieldError } from '../lib/errors';
 import type { AppContext } from '../context';
 import { requestState } from './request-state';
 import { redactSecrets } from '../lib/log';
@@ -416,7 +416,7 @@ const PATTERN_MESSAGES: Record<string, string> = {
 export function describe(e: ValidationLike['all'][number]): string {
   // an unknown field is ignored when the rest of the body is valid (Elysia strips it): it is listed
   // beside the real problems (it may be a misspelt one) but must not read as one of them
-  if (e.type === ValueErrorType.ObjectAdditionalProperties) return 'is not a field of this request (ignored)';
+  if (e.type === ValueErrorType.ObjectAdditionalProperties) return IGNORED_FIELD;
   // a field that fails while absent is a required one ("Expected array" says nothing of that)
   if (e.value === undefined && e.path !== '') return 'is required';
   const any = e.schema?.anyOf as Record<string, unknown>[] | undefined;

@@ -2,7 +2,7 @@ import { t } from 'elysia';
 import { Value } from '@sinclair/typebox/value';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { CustomerReference, DateTime, Nif, Int, Page, PageLimit } from '../../lib/schemas';
-import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
+import { isJsonObject, NOT_AN_OBJECT, unknownFields, type FieldError } from '../../lib/errors';
 import { answersSchema, isValidSector, SECTOR_PATTERN, validateAnswers } from './questionnaire';
 import { ESG_EXAMPLES } from './examples';
 import { describe } from '../../plugins/http-errors';
@@ -41,7 +41,7 @@ export function validateEsgBody(body: unknown): FieldError[] {
   if (b.answers && typeof b.answers === 'object' && !Array.isArray(b.answers)) fields.push(...validateAnswers(b.answers as Record<string, unknown>));
   // an unknown top-level field is ignored when the rest is valid, and listed beside real problems
   // (it may be a misspelt one), as on every route whose schema is closed
-  if (fields.length) for (const k of Object.keys(b)) if (!(k in EsgEnvelope.properties)) fields.push({ path: k, message: 'is not a field of this request (ignored)' });
+  if (fields.length) fields.push(...unknownFields(b, EsgEnvelope.properties));
   return fields;
 }
 

@@ -3,7 +3,7 @@ import { and, eq, gte, inArray, lte } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
-import { isJsonObject, validationError, type FieldError } from '../../lib/errors';
+import { unknownFields, validationError, type FieldError } from '../../lib/errors';
 import { requestState } from '../../plugins/request-state';
 import { noBooks } from '../erp/util';
 import { reconcileAsync, type BankTransaction, type OpenInvoice } from './engine';
@@ -22,19 +22,6 @@ function repeatedIds(list: string, items: { id: string }[]): FieldError[] {
     else if (out.length < 50) out.push({ path: `${list}.${i}.id`, message: `repeats ${list}.${at}` });
   });
   return out;
-}
-
-/**
- * The body's top-level fields this route does not have: ignored, as on every route, but listed
- * beside the route's own refusals (a misspelt `transaction` is why `transactions` is missing).
- */
-function unknownFields(request: Request): FieldError[] {
-  const parsed = requestState(request).parsedBody;
-  if (!isJsonObject(parsed)) return [];
-  return Object.keys(parsed)
-    .filter((k) => !(k in ReconcileRequest.properties))
-    .slice(0, 50)
-    .map((path) => ({ path, message: 'is not a field of this request (ignored)' }));
 }
 
 /** POST /v1/reconcile (scope `erp`): bank transactions against open invoices, from the body or from the tenant's synced data. */
@@ -71,7 +58,8 @@ export function reconcileRoutes(ctx: AppContext) {
     .post(
       '/v1/reconcile',
       async ({ auth, body, request }) => {
-        const refuse = (fields: FieldError[]) => validationError([...fields, ...unknownFields(request)]);
+        // unknown top-level fields listed beside the route's own refusals (a misspelt `transaction` is why `transactions` is missing)
+        const refuse = (fields: FieldError[]) => validationError([...fields, ...unknownFields(requestState(request).parsedBody, ReconcileRequest.properties)]);
         const inline = body.transactions !== undefined || body.invoices !== undefined;
         if (inline === (body.source !== undefined))
           throw refuse([inline ? { path: 'source', message: 'give either transactions and invoices, or source (not both)' } : { path: '(body)', message: 'give transactions and invoices, or source' }]);
