@@ -94,6 +94,32 @@ describe('decodeQr', () => {
     const ma = az.replace('I1:PT-AC', 'I1:PT-MA').replace('I8:16.00', 'I8:22.00').replace('N:16.00', 'N:22.00').replace('O:116.00', 'O:122.00');
     expect(codes(ma)).toEqual([]);
   });
+  test('the rates in force on the document date: the Azores 18 % before 2021-07-01, Madeira 5 % before 2024-10-01', () => {
+    const on = (region: string, date: string, base: string, vat: string, field: 'I4' | 'I8' = 'I8') => {
+      const total = (Number(base) + Number(vat)).toFixed(2);
+      const payload = `A:123456789*B:999999990*C:PT*D:FT*E:N*F:${date}*G:FT A/7*H:ABCDEFGH-7*I1:${region}*${field === 'I4' ? 'I3' : 'I7'}:${base}*${field}:${vat}*N:${vat}*O:${total}*Q:abcd*R:1234`;
+      return decodeQr(payload, NOW).checks;
+    };
+    const code = (cs: { code: string }[]) => cs.map((c) => c.code);
+    // the Azores' normal rate: 18 % until 2021-06-30, 16 % from 2021-07-01
+    expect(code(on('PT-AC', '20210630', '100.00', '18.00'))).toEqual([]);
+    expect(code(on('PT-AC', '20200115', '100.00', '16.00'))).toEqual(['vat_rate']);
+    expect(on('PT-AC', '20200115', '100.00', '16.00')[0]).toEqual({ code: 'vat_rate', severity: 'error', field: 'I8', message: 'VAT 16.00 is not 18 % of 100.00 (PT-AC on 2020-01-15; 18.00 within €0.10 of rounding)' });
+    expect(code(on('PT-AC', '20210701', '100.00', '16.00'))).toEqual([]);
+    // an invoice may follow its supply by five working days: the old rate, just after the change, is a warning
+    const late = on('PT-AC', '20210705', '100.00', '18.00');
+    expect(late).toEqual([{ code: 'vat_rate_previous', severity: 'warning', field: 'I8', message: "VAT 18.00 is 18 % of 100.00, PT-AC's rate before 2021-07-01 (16 % since): right only if the supply took place before that date" }]);
+    expect(code(on('PT-AC', '20210708', '100.00', '18.00'))).toEqual(['vat_rate']); // past the grace days
+    // Madeira's reduced rate: 5 % until 2024-09-30, 4 % from 2024-10-01; its normal rate unchanged
+    expect(code(on('PT-MA', '20240930', '100.00', '5.00', 'I4'))).toEqual([]);
+    expect(code(on('PT-MA', '20220310', '100.00', '4.00', 'I4'))).toEqual(['vat_rate']);
+    expect(code(on('PT-MA', '20241001', '100.00', '4.00', 'I4'))).toEqual([]);
+    expect(code(on('PT-MA', '20241002', '100.00', '5.00', 'I4'))).toEqual(['vat_rate_previous']);
+    expect(code(on('PT-MA', '20251002', '100.00', '5.00', 'I4'))).toEqual(['vat_rate']);
+    expect(code(on('PT-MA', '20200101', '100.00', '22.00'))).toEqual([]);
+    // the mainland's rates did not change: its message names no date
+    expect(on('PT', '20200101', '100.00', '22.00')[0]!.message).toBe('VAT 22.00 is not 23 % of 100.00 (PT; 23.00 within €0.10 of rounding)');
+  });
   test('not an AT QR code', () => {
     for (const p of ['https://example.com', 'WIFI:S:home;T:WPA;P:x;;', 'A:123456789', 'Z:1*A:2*O:3']) expect(() => decodeQr(p)).toThrow(NotAtQr);
   });
@@ -160,6 +186,19 @@ describe('POST /v1/invoice/extract', () => {
     const r = await h.json('POST', '/v1/invoice/extract', { key, body: { qr: AT_EXAMPLE.replace('O:0.80', 'O:0.90') } });
     expect(r.body.valid).toBe(false);
     expect(r.body.checks).toEqual([expect.objectContaining({ code: 'gross_total', severity: 'error', field: 'O' })]);
+  });
+
+  test('regional VAT at the rate of the document date: the previous rate just after a change is a warning (valid), later an error', async () => {
+    const azores = (f: string) => `A:123456789*B:999999990*C:PT*D:FT*E:N*F:${f}*G:FT A/7*H:ABCDEFGH-7*I1:PT-AC*I7:100.00*I8:18.00*N:18.00*O:118.00*Q:abcd*R:1234`;
+    const before = await h.json('POST', '/v1/invoice/extract', { key, body: { qr: azores('20210601') } });
+    expect(before.status).toBe(200);
+    expect(before.body).toMatchObject({ valid: true, checks: [] });
+    const just = await h.json('POST', '/v1/invoice/extract', { key, body: { qr: azores('20210702') } });
+    expect(just.body.valid).toBe(true);
+    expect(just.body.checks).toEqual([expect.objectContaining({ code: 'vat_rate_previous', severity: 'warning', field: 'I8' })]);
+    const later = await h.json('POST', '/v1/invoice/extract', { key, body: { qr: azores('20220101') } });
+    expect(later.body.valid).toBe(false);
+    expect(later.body.checks).toEqual([expect.objectContaining({ code: 'vat_rate', severity: 'error', field: 'I8' })]);
   });
 
   test('dates are judged against the service clock (2026-11-22 here): tomorrow passes, the day after is in the future', async () => {

@@ -57,12 +57,42 @@ const REQUIRED = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I1', 'N', 'O', 'Q', '
 const DOCUMENT_TYPES = new Set(['FT', 'FS', 'FR', 'ND', 'NC', 'GR', 'GT', 'GA', 'GC', 'GD', 'CM', 'CC', 'FC', 'FO', 'NE', 'OU', 'OR', 'PF', 'RP', 'RE', 'CS', 'LD', 'RA', 'RC', 'RG']);
 const STATUSES = new Set(['N', 'A', 'S', 'F', 'R', 'T']);
 
-/** VAT rates by fiscal space (reduced, intermediate, normal) in force in 2025–2026: mainland 6/13/23, Azores 4/9/16, Madeira 4/12/22. */
-export const VAT_RATES: Record<string, [number, number, number]> = {
-  PT: [6, 13, 23],
-  'PT-AC': [4, 9, 16],
-  'PT-MA': [4, 12, 22],
+/**
+ * VAT rates by fiscal space (reduced, intermediate, normal), each set from the day it took effect
+ * (CIVA art. 18.º): the Azores' normal rate 18 → 16 % from 2021-07-01 (Decreto Legislativo Regional
+ * 15-A/2021/A), Madeira's reduced rate 5 → 4 % from 2024-10-01 (regional budget for 2024). Mainland
+ * 6/13/23 throughout the QR code's life.
+ */
+export const VAT_RATE_HISTORY: Record<string, { from: string; rates: [number, number, number] }[]> = {
+  PT: [{ from: '2011-01-01', rates: [6, 13, 23] }],
+  'PT-AC': [
+    { from: '2015-07-01', rates: [4, 9, 18] },
+    { from: '2021-07-01', rates: [4, 9, 16] },
+  ],
+  'PT-MA': [
+    { from: '2012-04-01', rates: [5, 12, 22] },
+    { from: '2024-10-01', rates: [4, 12, 22] },
+  ],
 };
+/**
+ * The rate applies at the tax point (the supply), and an invoice may follow its supply by five
+ * working days (CIVA art. 36.º n.º 1): a document dated this many days into a new rate may still
+ * carry the previous one (a warning, not an error).
+ */
+export const VAT_RATE_CHANGE_GRACE_DAYS = 7;
+
+/** the rates in force on a date (the latest set when the date is unknown), and the set before them while within the grace days */
+export function vatRatesOn(region: string, date: string | null): { rates: [number, number, number]; from: string; previous: { rates: [number, number, number]; until: string } | null } | null {
+  const history = VAT_RATE_HISTORY[region];
+  if (!history) return null;
+  let i = history.length - 1;
+  if (date !== null) while (i > 0 && history[i]!.from > date) i--;
+  const current = history[i]!;
+  const graceEnd = new Date(Date.parse(`${current.from}T00:00:00Z`) + VAT_RATE_CHANGE_GRACE_DAYS * 86_400_000).toISOString().slice(0, 10);
+  const previous = i > 0 && date !== null && date < graceEnd ? { rates: history[i - 1]!.rates, until: current.from } : null;
+  return { rates: current.rates, from: current.from, previous };
+}
+
 /**
  * How far a stated VAT may be from base × rate: rounding and nothing more. Software rounds the VAT
  * of each line (half a cent at most); the QR does not say how many lines there were, so a cent is
@@ -159,19 +189,25 @@ export function decodeQr(payload: string, now: Date = new Date()): { fields: Dec
     const f = (n: number) => amount(raw[`${p}${n}`]);
     const space: FiscalSpace = { region, exempt_base: f(2), reduced_base: f(3), reduced_vat: f(4), intermediate_base: f(5), intermediate_vat: f(6), normal_base: f(7), normal_vat: f(8) };
     spaces.push(space);
-    const rates = VAT_RATES[region];
-    if (region !== '0' && !rates && !/^[A-Z]{2}$/.test(region)) err('fiscal_space', `unknown fiscal space ${region}`, `${p}1`);
-    if (rates) {
-      const pairs: [number | null, number | null, number, string][] = [
-        [space.reduced_base, space.reduced_vat, rates[0], `${p}4`],
-        [space.intermediate_base, space.intermediate_vat, rates[1], `${p}6`],
-        [space.normal_base, space.normal_vat, rates[2], `${p}8`],
+    const inForce = vatRatesOn(region, date);
+    if (region !== '0' && !inForce && !/^[A-Z]{2}$/.test(region)) err('fiscal_space', `unknown fiscal space ${region}`, `${p}1`);
+    if (inForce) {
+      const { rates, previous } = inForce;
+      const pairs: [number | null, number | null, 0 | 1 | 2, string][] = [
+        [space.reduced_base, space.reduced_vat, 0, `${p}4`],
+        [space.intermediate_base, space.intermediate_vat, 1, `${p}6`],
+        [space.normal_base, space.normal_vat, 2, `${p}8`],
       ];
-      for (const [base, vat, rate, field] of pairs) {
+      const off = (base: number, vat: number, rate: number) => Math.abs(base * (rate / 100) - vat) > vatTolerance(base) + 1e-9;
+      for (const [base, vat, which, field] of pairs) {
         if (base === null && vat === null) continue;
+        const rate = rates[which];
         if ((base === null) !== (vat === null)) err('vat_pair', `a base without its VAT (or VAT without its base) in ${region}`, field);
-        else if (Math.abs(base! * (rate / 100) - vat!) > vatTolerance(base!) + 1e-9)
-          err('vat_rate', `VAT ${vat!.toFixed(2)} is not ${rate} % of ${base!.toFixed(2)} (${region}; ${(base! * (rate / 100)).toFixed(2)} within €${vatTolerance(base!).toFixed(2)} of rounding)`, field);
+        else if (!off(base!, vat!, rate)) continue;
+        else if (previous && previous.rates[which] !== rate && !off(base!, vat!, previous.rates[which]))
+          warn('vat_rate_previous', `VAT ${vat!.toFixed(2)} is ${previous.rates[which]} % of ${base!.toFixed(2)}, ${region}'s rate before ${previous.until} (${rate} % since): right only if the supply took place before that date`, field);
+        else
+          err('vat_rate', `VAT ${vat!.toFixed(2)} is not ${rate} % of ${base!.toFixed(2)} (${region}${VAT_RATE_HISTORY[region]!.length > 1 && date !== null ? ` on ${date}` : ''}; ${(base! * (rate / 100)).toFixed(2)} within €${vatTolerance(base!).toFixed(2)} of rounding)`, field);
       }
     }
   }
