@@ -76,6 +76,22 @@ describe('the sandbox insurer', () => {
     const line = (await h.json('POST', '/v1/decision', { key: k, body: { nif: '599000031', context: { operation_type: 'credit_line', amount_eur: 15_000, expected_term_days: 90, insurance_submission_id: ins.body.submission_id } } })).body;
     expect(line.recommendation.modality).not.toBe('with_insurance');
     expect(line.recommendation.basis.at(-1)).toContain('covers trade receivables, not a credit line');
+    // a cover reaches the operations of its kind: confirming cover is not factoring cover, and the reverse
+    const confirmingCover = await submit({ buyer_nif: '599000031', requested_limit_cents: 4_000_000, terms: { payment_terms_days: 90, operation_type: 'confirming' } }, k);
+    const factoringCover = await submit({ buyer_nif: '599000031', requested_limit_cents: 4_000_000, terms: { payment_terms_days: 90, operation_type: 'factoring' } }, k);
+    const decideOp = async (operation_type: string, submission: string, lang?: string) =>
+      (await h.json('POST', '/v1/decision', { key: k, headers: lang ? { 'accept-language': lang } : {}, body: { nif: '599000031', context: { operation_type, amount_eur: 15_000, expected_term_days: 90, insurance_submission_id: submission } } })).body;
+    const factoringOnConfirming = await decideOp('factoring', confirmingCover.body.submission_id);
+    expect(factoringOnConfirming.recommendation.modality).not.toBe('with_insurance');
+    expect(factoringOnConfirming.recommendation.basis.at(-1)).toContain('underwritten for confirming, which does not reach factoring');
+    expect((await decideOp('factoring', confirmingCover.body.submission_id, 'pt-PT')).recommendation.basis.at(-1)).toContain('subscrita para confirming, que não abrange factoring');
+    expect((await decideOp('confirming', confirmingCover.body.submission_id)).recommendation.modality).toBe('with_insurance');
+    expect((await decideOp('confirming', factoringCover.body.submission_id)).recommendation.basis.at(-1)).toContain('underwritten for factoring, which does not reach confirming');
+    expect((await decideOp('invoice_discounting', factoringCover.body.submission_id)).recommendation.modality).toBe('with_insurance');
+    expect((await decideOp('trade_credit', factoringCover.body.submission_id)).recommendation.basis.at(-1)).toContain('underwritten for factoring, which does not reach trade_credit'); // (trade credit's own modality may be with_insurance: the basis tells)
+    // trade-credit cover (the default kind) reaches the receivables financed: factoring above, and discounting
+    expect((await decideOp('invoice_discounting', ins.body.submission_id)).recommendation.modality).toBe('with_insurance');
+    expect((await decideOp('confirming', ins.body.submission_id)).recommendation.basis.at(-1)).toContain('underwritten for trade_credit, which does not reach confirming');
     // an operation longer than the cover's payment terms is not covered
     const longer = (await decideWith(ins.body.submission_id, 120)).body;
     expect(longer.recommendation.modality).not.toBe('with_insurance');

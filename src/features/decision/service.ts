@@ -183,8 +183,13 @@ export class DecisionService {
     if (!((row.status === 'full' || row.status === 'partial') && granted > 0)) return void outcome.basis.push(T.noCover(cover, row.status));
     // credit insurance covers trade receivables (sold, assigned, discounted or paid early), not a loan
     if (ctx.operationType === 'credit_line') return void outcome.basis.push(T.notReceivables(cover));
+    const terms = row.data as { valid_until?: string | null; terms?: { payment_terms_days?: number; operation_type?: string } } | null;
+    // a cover is underwritten for one kind of operation: trade-credit cover insures the seller's
+    // receivables, financed or not (its indemnity assignable to a factor); factoring cover the
+    // receivables a factor buys or discounts; confirming cover the buyer's payables a bank pays early
+    const coverType = terms?.terms?.operation_type ?? 'trade_credit';
+    if (!COVER_REACH[coverType]?.includes(ctx.operationType)) return void outcome.basis.push(T.otherOperation(cover, coverType, ctx.operationType));
     // cover that does not reach this operation is no cover: lapsed, or shorter terms than its term
-    const terms = row.data as { valid_until?: string | null; terms?: { payment_terms_days?: number } } | null;
     const validUntil = terms?.valid_until ?? null;
     const today = this.now().toISOString().slice(0, 10);
     if (validUntil !== null && validUntil < today) return void outcome.basis.push(T.lapsed(cover, validUntil));
@@ -438,12 +443,20 @@ export class DecisionService {
 
 
 /** The basis lines of a credit-insurance cover, in English or Portuguese. */
+/** the decision operations a credit-insurance cover of each kind reaches (withInsurance) */
+const COVER_REACH: Record<string, readonly OperationType[]> = {
+  trade_credit: ['trade_credit', 'factoring', 'invoice_discounting'],
+  factoring: ['factoring', 'invoice_discounting'],
+  confirming: ['confirming'],
+};
+
 const INSURANCE_BASIS = {
   en: {
     cover: (insurer: string, id: string) => `credit insurance (${insurer}, ${id})`,
     noCover: (cover: string, status: string) => `${cover}: ${status}, no cover; the decision stands on its own`,
     lapsed: (cover: string, date: string) => `${cover}: the cover lapsed on ${date}; the decision stands on its own`,
     notReceivables: (cover: string) => `${cover}: covers trade receivables, not a credit line; the decision stands on its own`,
+    otherOperation: (cover: string, coverType: string, operation: string) => `${cover}: underwritten for ${coverType}, which does not reach ${operation}; the decision stands on its own`,
     shortTerms: (cover: string, covered: number, term: number) => `${cover}: covers payment terms up to ${covered} days, this operation runs ${term}; the decision stands on its own`,
     belowMinTier: (cover: string, status: string, granted: string) => `${cover}: ${status} cover of ${eur(granted, 'en')}, but the notch is below the minimum tier; declined`,
     insured: (cover: string, status: string, granted: string, within: boolean) => `${cover}: ${status} cover of ${eur(granted, 'en')}; modality with_insurance, priced at its LGD, limit at least the insured amount${within ? ', the amount within it' : ''}`,
@@ -453,6 +466,7 @@ const INSURANCE_BASIS = {
     noCover: (cover: string, status: string) => `${cover}: ${status}, sem cobertura; a decisão vale por si`,
     lapsed: (cover: string, date: string) => `${cover}: a cobertura caducou em ${date}; a decisão vale por si`,
     notReceivables: (cover: string) => `${cover}: cobre créditos comerciais, não uma linha de crédito; a decisão vale por si`,
+    otherOperation: (cover: string, coverType: string, operation: string) => `${cover}: subscrita para ${coverType}, que não abrange ${operation}; a decisão vale por si`,
     shortTerms: (cover: string, covered: number, term: number) => `${cover}: cobre prazos de pagamento até ${covered} dias, esta operação tem ${term}; a decisão vale por si`,
     belowMinTier: (cover: string, status: string, granted: string) => `${cover}: cobertura ${status} de ${eur(granted, 'pt')}, mas o nível está abaixo do mínimo; recusado`,
     insured: (cover: string, status: string, granted: string, within: boolean) => `${cover}: cobertura ${status} de ${eur(granted, 'pt')}; modalidade with_insurance, ao LGD desta, limite de pelo menos o montante seguro${within ? ', o montante dentro dele' : ''}`,
