@@ -87,6 +87,49 @@ describe('walChangeSignal (SQLite wal-index header)', () => {
     map.close();
   });
 
+  test('a look between a WAL restart and its commit, between the header\'s two copies, or before the writer declared its commit, is no change', () => {
+    // the wal-index header as SQLite lays it out: two copies of 12 words (change counter at word 2,
+    // last frame at word 4, salts at 8-9), the second copy written first
+    const live = new Uint32Array(34);
+    const write = (h: number[], copies: 'both' | 'second' = 'both') => {
+      live.set(h, 12);
+      if (copies === 'both') live.set(h, 0);
+    };
+    const header = (change: number, frames: number, salt: number) => [3007000, 0, change, 0x10000101, frames, 9, change, frames, salt, salt + 1, change * 3, frames * 5];
+    write(header(41, 120, 7));
+    const own = new OwnCommits();
+    const writer = OwnCommits.writer(live, own.shared);
+    const signal = walChangeSignal(live, [own]);
+    const v0 = signal();
+    // a declared commit that restarts the WAL, looked at at every stage of it
+    writer.beforeCommit();
+    write(header(41, 0, 8)); // the restart's header: same counter, no frames, new salt
+    expect(signal()).toBe(v0);
+    write(header(42, 3, 8), 'second'); // the commit's header, half written
+    expect(signal()).toBe(v0);
+    write(header(42, 3, 8)); // committed, not declared yet (the writer's thread was preempted)
+    expect(signal()).toBe(v0);
+    writer.afterCommit();
+    expect(signal()).toBe(v0);
+    // the same with a commit by another connection after the restart: counted once
+    write(header(42, 0, 9));
+    expect(signal()).toBe(v0);
+    write(header(43, 2, 9));
+    const v1 = signal();
+    expect(v1).not.toBe(v0);
+    expect(signal()).toBe(v1);
+    // a writer whose commit is in progress explains only the one commit after the header it read:
+    // two commits (its own and another's after its lock) are counted at once
+    writer.beforeCommit();
+    write(header(45, 6, 9));
+    const v2 = signal();
+    expect(v2).not.toBe(v1);
+    // a COMMIT that failed: its writer clears what it showed, and a commit after it is counted
+    writer.release();
+    write(header(46, 7, 9));
+    expect(signal()).not.toBe(v2);
+  });
+
   test('no -shm file (not a WAL database): null, so callers fall back', () => {
     expect(mapWalIndex(join(dir, 'missing.sqlite'))).toBeNull();
   });

@@ -104,7 +104,20 @@ export function walChangeSignal(live: Uint32Array, exempt: OwnCommits[] = []): (
       if (live[i] !== seen[i]) {
         // compared and kept as one snapshot: a commit landing meanwhile shows at the next call
         now.set(live.subarray(0, HEADER_WORDS));
-        if (!explainedBy(exempt, seen, now)) version++;
+        // a writer between the two copies (SQLite writes the second, then the first): its commit is
+        // not visible yet (SQLite's own readers wait for the copies to agree); the next call sees it
+        for (let j = 0; j < HEADER_WORDS; j++) if (now[j] !== live[HEADER_WORDS + j]) return version;
+        // a WAL restart (the first write after a complete checkpoint) rewrites the header before
+        // the commit that follows: same change counter, no frames, nothing new to read. Not taken
+        // as the last header seen, so that the declared step of that commit (from the header
+        // before the restart) still explains it: counted, it dropped every cache once a restart
+        if (now[CHANGE_COUNTER] === seen[CHANGE_COUNTER] && now[WAL_MAX_FRAME_WORD] === 0) return version;
+        if (!explainedBy(exempt, seen, now)) {
+          // the one commit after the header seen, by a writer still between its COMMIT and the
+          // declaring of it (a worker thread preempted there): looked at again once it is declared
+          if (pendingFrom(exempt, seen, now)) return version;
+          version++;
+        }
         seen.set(now);
         return version;
       }
@@ -124,10 +137,11 @@ const CHANGE_COUNTER = 2; // iChange, at byte 8: +1 on every commit, never moved
  * declared steps lead from the one to the other (explainedBy), through the steps of several
  * connections if they committed in turns.
  * Layout (Int32): [0] a sequence number, odd while being written; [1] the number of steps; then
- * the steps, two headers of HEADER_WORDS each.
+ * the steps, two headers of HEADER_WORDS each; then the commit in progress: a flag and the header
+ * its writer read while holding the write lock (see pendingFrom).
  */
 export class OwnCommits {
-  constructor(readonly shared = new SharedArrayBuffer(4 * (2 + STEPS * 2 * HEADER_WORDS))) {}
+  constructor(readonly shared = new SharedArrayBuffer(4 * (2 + STEPS * 2 * HEADER_WORDS + 1 + HEADER_WORDS))) {}
 
   /**
    * Writer side, around each transaction: `beforeCommit` reads the header while the transaction
@@ -148,12 +162,18 @@ export class OwnCommits {
     let undeclared = false;
     const before = new Uint32Array(HEADER_WORDS);
     let steps: [Uint32Array, Uint32Array][] = [];
-    const publish = () => {
+    /** the steps (when given) and the commit in progress, if any */
+    const publish = (pending: Uint32Array | null, withSteps: boolean) => {
       Atomics.add(words, 0, 1); // odd: being written
-      Atomics.store(words, 1, steps.length);
-      steps.forEach((pair, k) => pair.forEach((h, j) => h.forEach((w, i) => Atomics.store(words, 2 + (2 * k + j) * HEADER_WORDS + i, w | 0))));
+      if (withSteps) {
+        Atomics.store(words, 1, steps.length);
+        steps.forEach((pair, k) => pair.forEach((h, j) => h.forEach((w, i) => Atomics.store(words, 2 + (2 * k + j) * HEADER_WORDS + i, w | 0))));
+      }
+      Atomics.store(words, PENDING, pending ? 1 : 0);
+      if (pending) pending.forEach((w, i) => Atomics.store(words, PENDING + 1 + i, w | 0));
       Atomics.add(words, 0, 1); // even: complete
     };
+    let pendingShown = false;
     return {
       /** call inside the transaction, after its first write (the write lock is held) */
       beforeCommit() {
@@ -171,7 +191,11 @@ export class OwnCommits {
             return;
           }
         }
-        if (header) before.set(header.subarray(0, HEADER_WORDS));
+        if (header) {
+          before.set(header.subarray(0, HEADER_WORDS));
+          publish(before, false);
+          pendingShown = true;
+        }
       },
       /** call once it committed */
       afterCommit() {
@@ -179,12 +203,15 @@ export class OwnCommits {
           const after = consistentHeader(header);
           if (after && after[CHANGE_COUNTER] === ((before[CHANGE_COUNTER]! + 1) >>> 0)) {
             steps = [...steps.slice(1 - STEPS), [before.slice(), after]];
-            publish();
+            publish(null, true);
+            pendingShown = false;
           }
         }
         this.release();
       },
       release() {
+        if (pendingShown) publish(null, false);
+        pendingShown = false;
         if (held && holding) {
           Atomics.store(held, 0, 0);
           Atomics.notify(held, 0);
@@ -195,22 +222,44 @@ export class OwnCommits {
     };
   }
 
-  /** reader side: the steps as published (empty while being written) */
+  /** reader side: the header a writer read before the commit it is making, if it is making one */
+  pending(): Uint32Array | null {
+    return this.read((words) => {
+      if (Atomics.load(words, PENDING) !== 1) return null;
+      const h = new Uint32Array(HEADER_WORDS);
+      for (let i = 0; i < HEADER_WORDS; i++) h[i] = Atomics.load(words, PENDING + 1 + i) >>> 0;
+      return h;
+    }, null);
+  }
+
+  /** reader side: the steps as published */
   steps(): [Uint32Array, Uint32Array][] {
+    return this.read((words) => {
+      const length = Atomics.load(words, 1);
+      const steps: [Uint32Array, Uint32Array][] = [];
+      for (let k = 0; k < length; k++) {
+        const pair = [0, 1].map((j) => {
+          const h = new Uint32Array(HEADER_WORDS);
+          for (let i = 0; i < HEADER_WORDS; i++) h[i] = Atomics.load(words, 2 + (2 * k + j) * HEADER_WORDS + i) >>> 0;
+          return h;
+        });
+        steps.push(pair as [Uint32Array, Uint32Array]);
+      }
+      return steps;
+    }, []);
+  }
+
+  /** a consistent read (the writer rewrites in microseconds: tried again a few times), or `none` */
+  private read<R>(fn: (words: Int32Array) => R, none: R): R {
     const words = new Int32Array(this.shared);
-    const seq = Atomics.load(words, 0);
-    if (seq === 0 || seq & 1) return [];
-    const length = Atomics.load(words, 1);
-    const steps: [Uint32Array, Uint32Array][] = [];
-    for (let k = 0; k < length; k++) {
-      const pair = [0, 1].map((j) => {
-        const h = new Uint32Array(HEADER_WORDS);
-        for (let i = 0; i < HEADER_WORDS; i++) h[i] = Atomics.load(words, 2 + (2 * k + j) * HEADER_WORDS + i) >>> 0;
-        return h;
-      });
-      steps.push(pair as [Uint32Array, Uint32Array]);
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const seq = Atomics.load(words, 0);
+      if (seq === 0) return none;
+      if (seq & 1) continue;
+      const value = fn(words);
+      if (Atomics.load(words, 0) === seq) return value;
     }
-    return Atomics.load(words, 0) === seq ? steps : []; // rewritten while being read: nothing is explained
+    return none; // still being written: nothing is explained
   }
 }
 
@@ -228,8 +277,23 @@ export function explainedBy(records: OwnCommits[], from: Uint32Array, to: Uint32
   return false;
 }
 
+/**
+ * Is the change from `from` to `to` one commit by a writer that read `from` while holding the write
+ * lock and has not declared it yet? No other connection can commit while that lock is held, so the
+ * next commit after `from` is that writer's. Only ever a reason to look again (the writer declares
+ * it within microseconds, or clears it if its COMMIT failed), never to take `to` as seen.
+ */
+export function pendingFrom(records: OwnCommits[], from: Uint32Array, to: Uint32Array): boolean {
+  return records.some((r) => {
+    const p = r.pending();
+    return p !== null && sameHeader(p, from) && to[CHANGE_COUNTER] === ((p[CHANGE_COUNTER]! + 1) >>> 0);
+  });
+}
+
 /** steps kept per connection: a look at the signal between more commits than this drops the caches */
 const STEPS = 16;
+/** word of the commit in progress (its flag, then its header) */
+const PENDING = 2 + STEPS * 2 * HEADER_WORDS;
 
 const sameHeader = (a: Uint32Array, b: Uint32Array) => a.every((w, i) => w === b[i]);
 
