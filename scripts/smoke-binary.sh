@@ -4,7 +4,7 @@
 # lists the demo tenant and its key, stop (exit 0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bun build --compile --minify src/index.ts src/db/sqlite-background.ts --outfile dist/pt-api >/dev/null
+bun build --compile --minify src/index.ts src/db/sqlite-background.ts src/features/invoice/decode-worker.ts --outfile dist/pt-api >/dev/null
 WORK=$(mktemp -d)
 cp dist/pt-api "$WORK/"
 cd "$WORK"

@@ -51,6 +51,7 @@ const EnvSchema = T.Object({
   SAFT_SYNC_MAX_BYTES: T.Optional(Int(0, 536_870_912)),
   SAFT_MAX_BYTES: T.Optional(Int(1024, 4_294_967_296)),
   SAFT_STALL_MS: T.Optional(Int(100, 3_600_000)),
+  INVOICE_DECODE_WORKERS: T.Optional(Int(0, 16)),
   FACTORING_DEFAULT_AFTER_DAYS: T.Optional(Int(1, 3650)),
   OAUTH_TOKEN_TTL_SECONDS: T.Optional(Int(60, 86_400)),
   OAUTH_KEY_ROTATE_DAYS: T.Optional(Int(1, 365)),
@@ -102,6 +103,8 @@ export interface Config {
   saftSyncMaxBytes: number;
   /** the largest SAF-T file accepted (413 above) */
   saftMaxBytes: number;
+  /** worker threads reading invoice images and PDFs (0: on the event loop; null: the default for the cores) */
+  invoiceDecodeWorkers: number | null;
   /** a background SAF-T run whose worker has not beaten for this long is retried */
   saftStallMs: number;
   /** a funded factoring operation still unpaid this many days after its last due date is defaulted */
@@ -193,6 +196,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     amlRefreshCron: e.AML_REFRESH_CRON ?? '20 */6 * * *',
     saftSyncMaxBytes: int('SAFT_SYNC_MAX_BYTES', 20 * 1024 * 1024),
     saftMaxBytes: int('SAFT_MAX_BYTES', 512 * 1024 * 1024),
+    invoiceDecodeWorkers: e.INVOICE_DECODE_WORKERS === undefined ? null : int('INVOICE_DECODE_WORKERS', 0),
     saftStallMs: int('SAFT_STALL_MS', 60_000),
     factoringDefaultAfterDays: int('FACTORING_DEFAULT_AFTER_DAYS', 90),
     oauthTokenTtlSeconds: int('OAUTH_TOKEN_TTL_SECONDS', 900),

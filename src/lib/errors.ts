@@ -73,6 +73,7 @@ export const ERROR_CATALOGUE = {
   upstream_unavailable: { status: 503, meaning: 'A data source failed or timed out; nothing was billed or cached. Retry after Retry-After.' },
   insurer_not_configured: { status: 503, meaning: 'No credit insurer is configured for live submissions (INSURER_URL); the sandbox simulates one.' },
   service_unavailable: { status: 503, meaning: 'A dependency (database or Redis) is unreachable.' },
+  service_busy: { status: 503, meaning: 'The service is at capacity for this work (reading images and PDFs): every reader is busy and the queue is full, or the reading stopped or ran past its time limit. Nothing was billed; retry after Retry-After.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

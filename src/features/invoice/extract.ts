@@ -3,8 +3,10 @@
  * reader compiled to WebAssembly) reads the codes; mupdf (MuPDF as WebAssembly) renders PDF pages.
  * Both are loaded on first use, from the package's own files (no network).
  *
- * Both run on the event loop, and a WebAssembly heap grows to the largest image it ever held and
- * never shrinks: every image is sized from its header before it is decoded, and every PDF page from
+ * The route runs findAtQr in a worker thread (decode-pool.ts): a file at the limits below is up to
+ * ~1 s of CPU, which on the event loop stalled every other request. A WebAssembly heap grows to the
+ * largest image it ever held and never shrinks: every image is sized from its header before it is
+ * decoded (on the event loop too, assertDecodable: a refusal is immediate), and every PDF page from
  * its box before it is rendered, against the limits below.
  */
 import readerWasm from 'zxing-wasm/reader/zxing_reader.wasm' with { type: 'file' };
@@ -249,6 +251,11 @@ const MAGIC: Record<string, number[]> = { 'image/png': [0x89, 0x50, 0x4e, 0x47, 
 export function assertFileType(bytes: Uint8Array, contentType: string) {
   const magic = MAGIC[contentType];
   if (magic && !magic.every((b, i) => bytes[i] === b)) throw unreadable(`The body is not a ${contentType === 'application/pdf' ? 'PDF' : contentType.slice(6).toUpperCase()} file.`);
+}
+
+/** The checks made before a file is queued for a reader, from its headers alone (a millisecond at most for a 10 MB file): an image's size; a PDF's pages are judged where they are rendered. findAtQr makes them again. */
+export function assertDecodable(bytes: Uint8Array, kind: 'image' | 'pdf') {
+  if (kind === 'image') assertReadableImage(bytes);
 }
 
 /** The AT QR payload in an image or a PDF: the first code that decodes as one. */

@@ -5,7 +5,8 @@ import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
 import { ApiError, validationError } from '../../lib/errors';
 import { binaryBodies, type BinaryBody } from '../../plugins/http-errors';
-import { assertFileType, findAtQr } from './extract';
+import { assertDecodable, assertFileType } from './extract';
+import { decodePool } from './decode-pool';
 import { decodeQr, NotAtQr } from './qr';
 
 const QrBody = t.Object({ qr: t.String({ minLength: 1, maxLength: 1000, description: 'The QR payload as text: A:…*B:…*…' }) });
@@ -39,6 +40,8 @@ export const ExtractResponse = t.Object({
 /** POST /v1/invoice/extract (scope `erp`): the AT QR code from text, an image or a PDF. */
 export function invoiceRoutes(ctx: AppContext) {
   const binary = binaryBodies(ctx.config)['/v1/invoice/extract']!;
+  // images and PDFs are read by worker threads (decode-pool.ts), ended with the context
+  const readers = decodePool(ctx);
   return new Elysia({ name: 'invoice' })
     .use(authed(ctx, 'erp'))
     .post(
@@ -52,7 +55,8 @@ export function invoiceRoutes(ctx: AppContext) {
           if (!b.binary.byteLength) throw new ApiError('image_unreadable', 'The body is empty.');
           assertFileType(b.binary, b.contentType);
           source = b.contentType === 'application/pdf' ? 'pdf' : 'image';
-          ({ payload, page } = await findAtQr(b.binary, source));
+          assertDecodable(b.binary, source);
+          ({ payload, page } = await readers.read(b.binary, source));
         } else {
           // an empty file is read as no body at all (HTTP gives none for Content-Length: 0)
           if (binary.types.test(headers['content-type'] ?? '')) throw new ApiError('image_unreadable', 'The body is empty.');
@@ -78,7 +82,7 @@ export function invoiceRoutes(ctx: AppContext) {
           tag: 'erp',
           security: 'BearerAuth',
           operationId: 'invoiceExtract',
-          errors: ['image_unreadable', 'qr_not_found', 'not_at_qr'],
+          errors: ['image_unreadable', 'qr_not_found', 'not_at_qr', 'service_busy'],
           binaryBody: { json: JSON.parse(JSON.stringify(QrBody)), types: ['image/png', 'image/jpeg', 'application/pdf'], maxBytes: binary.limit },
           examples: {
             at_example: { summary: 'The AT specification example', value: { qr: 'A:123456789*B:999999990*C:PT*D:FS*E:N*F:20190812*G:FS CDVF/12345*H:CDF7T5HD-12345*I1:PT*I7:0.65*I8:0.15*N:0.15*O:0.80*Q:YhGV*R:9999*S:NU;0.80' } },

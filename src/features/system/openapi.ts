@@ -264,7 +264,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       schemas: { ...(normalizeSchema({ ...generated.components.schemas, ...named }) as Record<string, unknown>), Error: ERROR_SCHEMA },
       headers: {
         ...RATE_HEADERS,
-        'Retry-After': { description: 'Seconds to wait before retrying. Sent with every 429 (rate_limited, daily_quota_exceeded), with 503 upstream_unavailable and with 409 idempotency_key_in_use; not with the other codes of the same status, which a retry does not cure.', schema: { type: 'integer' } },
+        'Retry-After': { description: 'Seconds to wait before retrying. Sent with every 429 (rate_limited, daily_quota_exceeded), with 503 upstream_unavailable and service_busy, and with 409 idempotency_key_in_use; not with the other codes of the same status, which a retry does not cure.', schema: { type: 'integer' } },
         'Idempotent-Replayed': { description: '"true" when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
         'Content-Language': { description: 'The language of the texts in the body: en, or pt-PT when Accept-Language asked for Portuguese.', schema: { type: 'string', enum: ['en', 'pt-PT'] } },
         Vary: { description: 'The request headers the body depends on (for caches): Accept-Language, and Accept where the route answers JSON or a file.', schema: { type: 'string' } },
