@@ -1,7 +1,8 @@
 /**
  * Name screening, pure (REFERENCE §10, after moov-io/watchman and OpenSanctions' yente):
  * normalised tokens compared regardless of order with Jaro–Winkler and a best one-to-one pairing,
- * unmatched tokens on either side counting against the score, aliases screened like names, then
+ * unmatched tokens on either side counting against the score (an identical token counting more than
+ * a merely similar one), aliases screened like names, then
  * birth date, country and entity type raising or lowering a candidate. A vocabulary index (first
  * and last two letters of each distinct token) picks the candidates, so a screen never scores
  * every name.
@@ -118,14 +119,38 @@ export interface TokenPair {
 }
 
 export const QUERY_WEIGHT = 0.75;
+/**
+ * The weight of a part of a list name (spelled): one for a part of four letters or more, whatever
+ * its length — a given name, a surname, a patronymic — and its letters in quarters below that, so
+ * an initial ("M.") weighs a quarter and an article ("al", "el") a half.
+ */
+export const partWeight = (spelled: string) => (spelled.length >= 4 ? 1 : spelled.length / 4);
+
+export interface NameSimilarity {
+  score: number;
+  pairs: TokenPair[];
+  unmatched: string[];
+  /** how much of the list name paired (by partWeight; a part left unpaired 0, a paired one its similarity) */
+  nameCoverage: number;
+  /** query tokens paired with an identical token (ranking: more first among equal scores) */
+  exactTokens: number;
+}
 
 /**
  * Similarity of two token lists, order-free: the best one-to-one pairing (greedy on similarity),
- * each side's tokens weighted by length; a token left unpaired on either side scores 0; the
- * caller's side weighs QUERY_WEIGHT.
+ * a token left unpaired on either side scoring 0. The caller's side weighs QUERY_WEIGHT, its tokens
+ * weighted by length (a typo in a long token matters less). The list name's side weighs its parts
+ * by partWeight, a paired part counting its similarity (and no more weight than the query token it
+ * pairs with: "Ali" explains only so much of "Alia"): a part the caller left out — a patronymic, a
+ * middle name — costs the same however long it is spelt. (By letters, "Ivanovich" cost twice what
+ * "Olga" did, and "Ivanovna" and "Petrova" paired with "Ivan" and "Petrov" were credited their whole
+ * length: "Olga Ivanovna Petrova" outscored "Ivan Ivanovich Petrov" for "Ivan Petrov".) So a name
+ * holding every query token scores at least as high as any name pairing some of them only by
+ * similarity while leaving parts of at least as much weight unpaired: the latter's list side is at
+ * most W/(W + its leftover), W the query tokens' weight, and its query side below 1.
  */
-export function nameSimilarity(q: string[], c: string[]): { score: number; pairs: TokenPair[]; unmatched: string[]; nameCoverage: number } {
-  if (!q.length || !c.length) return { score: 0, pairs: [], unmatched: [...q], nameCoverage: 0 };
+export function nameSimilarity(q: string[], c: string[]): NameSimilarity {
+  if (!q.length || !c.length) return { score: 0, pairs: [], unmatched: [...q], nameCoverage: 0, exactTokens: 0 };
   const cs = c.map(spelling);
   const sims = q.map((t) => {
     const m = new Map<string, number>();
@@ -135,7 +160,7 @@ export function nameSimilarity(q: string[], c: string[]): { score: number; pairs
     }
     return m;
   });
-  return pairUp(q, c, sims, cs);
+  return pairUp(q, c, sims, cs, q.map(spelling), cs.reduce((w, t) => w + partWeight(t), 0));
 }
 
 export interface IndexedName {
@@ -149,6 +174,8 @@ export interface IndexedName {
   /** as compared and indexed (`spelling`) */
   spelled: string[];
   joined: string;
+  /** its parts' total partWeight */
+  weight: number;
 }
 
 /**
@@ -185,7 +212,8 @@ export function buildIndex(entries: ListEntry[]): ScreeningIndex {
       // query of that letter would match it in full
       if (!screenable(t)) continue;
       const spelled = t.map(spelling);
-      const id = names.push({ entry, name: n.name, kind: n.kind, quality: n.kind === 'alias' ? n.quality : null, tokens: t, spelled, joined: spelled.join(' ') }) - 1;
+      const weight = spelled.reduce((w, s) => w + partWeight(s), 0);
+      const id = names.push({ entry, name: n.name, kind: n.kind, quality: n.kind === 'alias' ? n.quality : null, tokens: t, spelled, joined: spelled.join(' '), weight }) - 1;
       for (const token of new Set(spelled)) {
         let holders = byToken.get(token);
         if (!holders) {
@@ -207,8 +235,8 @@ export function buildIndex(entries: ListEntry[]): ScreeningIndex {
 }
 
 /** nameSimilarity with the token similarities looked up (sims[i]: vocabulary token → similarity to query token i) */
-/** `c` as shown, `cKeys` as its similarities are keyed (the spelled tokens) */
-function pairUp(q: string[], c: string[], sims: Map<string, number>[], cKeys: string[] = c): { score: number; pairs: TokenPair[]; unmatched: string[]; nameCoverage: number } {
+/** `q` and `c` as shown, `qKeys` and `cKeys` spelled (the similarities are keyed by `cKeys`), `cWeight` the list name's total partWeight */
+function pairUp(q: string[], c: string[], sims: Map<string, number>[], cKeys: string[], qKeys: string[], cWeight: number): NameSimilarity {
   const cand: { i: number; j: number; s: number }[] = [];
   for (let i = 0; i < q.length; i++) for (let j = 0; j < c.length; j++) {
     const s = sims[i]!.get(cKeys[j]!);
@@ -220,17 +248,19 @@ function pairUp(q: string[], c: string[], sims: Map<string, number>[], cKeys: st
   const pairs: TokenPair[] = [];
   let sq = 0;
   let sc = 0;
+  let exactTokens = 0;
   for (const { i, j, s } of cand) {
     if (usedQ.has(i) || usedC.has(j)) continue;
     usedQ.add(i);
     usedC.add(j);
     pairs.push({ query: q[i]!, matched: c[j]!, similarity: Math.round(s * 1000) / 1000 });
+    if (s === 1) exactTokens++; // Jaro–Winkler is 1 only for identical (spelled) tokens
     sq += s * q[i]!.length;
-    sc += s * c[j]!.length;
+    sc += s * Math.min(partWeight(cKeys[j]!), partWeight(qKeys[i]!));
   }
   const lq = q.reduce((n, t) => n + t.length, 0);
-  const lc = c.reduce((n, t) => n + t.length, 0);
-  return { score: QUERY_WEIGHT * (sq / lq) + (1 - QUERY_WEIGHT) * (sc / lc), pairs, unmatched: q.filter((_, i) => !usedQ.has(i)), nameCoverage: sc / lc };
+  const nameCoverage = sc / cWeight;
+  return { score: QUERY_WEIGHT * (sq / lq) + (1 - QUERY_WEIGHT) * nameCoverage, pairs, unmatched: q.filter((_, i) => !usedQ.has(i)), nameCoverage, exactTokens };
 }
 
 export interface ScreenQuery {
@@ -249,6 +279,8 @@ export interface Match {
   matched_name: string;
   score: number;
   match_type: 'exact' | 'alias' | 'fuzzy';
+  /** query tokens paired with an identical token: among equal scores, more rank first (not in the response) */
+  exactTokens: number;
   explanation: {
     summary: string;
     tokens: TokenPair[];
@@ -282,8 +314,18 @@ export const WEAK_ALIAS_WEIGHT = 0.9; // also a person's name of one word
  * someone else — a son, a company — and that is the analyst's call.
  */
 export const CONTAINED_NAME_WEIGHT = 0.9;
-/** how fully (by token length and similarity) a list name's tokens must pair to count as found whole */
+/** how fully (by partWeight and similarity) a list name's tokens must pair to count as found whole */
 const CONTAINED_COVERAGE = 0.95;
+/**
+ * A name none of whose tokens is identical to a query token — every pair only similar: "Ivana
+ * Petrova", "Olga Ivanovna Petrova" for "Ivan Petrov" — scores at most this, a potential match at
+ * most (0.95 with every attribute agreeing). Jaro–Winkler rates a feminine form, a patronymic or a
+ * surname made from a given name (Petrova 0.97, Ivanovna 0.9, Ivanov 0.93 against Petrov, Ivan) as
+ * high as a typo, so a name of such forms alone could outscore one holding the caller's very tokens
+ * beside a patronymic (0.917 for two tokens and one left over). Which of the forms is meant is the
+ * analyst's call.
+ */
+export const SIMILAR_ONLY_MAX = 0.9;
 export const DEFAULT_MIN_SCORE = 0.85;
 /** the most a list name of common tokens alone scores without an agreeing birth date or country */
 export const COMMON_NAME_CAP = 0.95;
@@ -311,9 +353,10 @@ const round3 = (x: number) => Math.round(x * 1000) / 1000;
 export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
   const qt = tokens(q.name);
   if (!qt.length) return [];
-  const joined = qt.map(spelling).join(' ');
+  const qs = qt.map(spelling);
+  const joined = qs.join(' ');
   // each query token against the vocabulary tokens sharing a key: the similar ones, and their names
-  const sims = qt.map(spelling).map((token) => {
+  const sims = qs.map((token) => {
     const m = new Map<string, number>();
     for (const k of keysOf(token)) for (const v of index.vocabulary.get(k) ?? []) {
       if (m.has(v)) continue;
@@ -330,13 +373,14 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     const entry = index.entries[n.entry]!;
     if (q.lists && !q.lists.includes(entry.list)) continue;
     const exact = n.joined === joined;
-    const sim = exact ? { score: 1, pairs: qt.map((t) => ({ query: t, matched: t, similarity: 1 })), unmatched: [], nameCoverage: 1 } : pairUp(qt, n.tokens, sims, n.spelled);
+    const sim: NameSimilarity = exact ? { score: 1, pairs: qt.map((t) => ({ query: t, matched: t, similarity: 1 })), unmatched: [], nameCoverage: 1, exactTokens: qt.length } : pairUp(qt, n.tokens, sims, n.spelled, qs, n.weight);
     const weakAlias = n.quality === 'low' || n.quality === 'weak';
     // a person's name of one word ("Hassan", or "HASSAN, Sheikh" once the title is dropped) is a
     // common given name whatever quality the list gives it: alone it is a potential match at most
     const oneWord = entry.entry_type === 'person' && n.tokens.length === 1;
     const contained = !exact && n.tokens.length >= 2 && sim.nameCoverage >= CONTAINED_COVERAGE && CONTAINED_NAME_WEIGHT * sim.nameCoverage > sim.score;
-    const pairedScore = contained ? CONTAINED_NAME_WEIGHT * sim.nameCoverage : sim.score;
+    const similarOnly = !sim.exactTokens && sim.score > SIMILAR_ONLY_MAX;
+    const pairedScore = contained ? CONTAINED_NAME_WEIGHT * sim.nameCoverage : similarOnly ? SIMILAR_ONLY_MAX : sim.score;
     const nameScore = weakAlias || oneWord ? pairedScore * WEAK_ALIAS_WEIGHT : pairedScore;
     if (nameScore < q.min_score - 0.1) continue; // attributes can add at most 0.05
     const birth = entry.entry_type === 'person' ? birthAgreement(entry.births, q.birth_date) : 'unknown';
@@ -355,7 +399,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     score = round3(Math.max(0, Math.min(1, score)));
     if (score < q.min_score) continue;
     const previous = best.get(n.entry);
-    if (previous && previous.score >= score) continue;
+    if (previous && (previous.score > score || (previous.score === score && previous.exactTokens >= sim.exactTokens))) continue;
     const matchType = exact ? (n.kind === 'primary' ? 'exact' : 'alias') : n.kind === 'primary' ? 'fuzzy' : sim.score >= 0.99 ? 'alias' : 'fuzzy';
     const agreed = Object.entries({ birth_date: birth, country, type }).filter(([, v]) => v !== 'unknown').map(([k, v]) => `${k} ${v}`);
     best.set(n.entry, {
@@ -363,8 +407,9 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       matched_name: n.name,
       score,
       match_type: matchType,
+      exactTokens: sim.exactTokens,
       explanation: {
-        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${similarOnly && !contained ? ' (similar tokens only, none identical)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
         tokens: sim.pairs,
         unmatched_tokens: sim.unmatched,
         name_score: round3(nameScore),
@@ -373,5 +418,6 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       },
     });
   }
-  return [...best.values()].sort((a, b) => b.score - a.score || a.entry.entry_id.localeCompare(b.entry.entry_id));
+  // best first; among equal (rounded) scores, the name agreeing on more identical tokens
+  return [...best.values()].sort((a, b) => b.score - a.score || b.exactTokens - a.exactTokens || a.entry.entry_id.localeCompare(b.entry.entry_id));
 }
