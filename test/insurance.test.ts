@@ -62,6 +62,30 @@ describe('the sandbox insurer', () => {
     expect(noCover.body.recommendation.basis.at(-1)).toContain('no cover');
   });
 
+  test('partial cover below the amount: the insured part priced at the insured LGD, the rest at the uninsured modality\'s, blended by amount (pt-PT: "parcial")', async () => {
+    const t = await h.tenant();
+    const k = t.api_key;
+    const ins = await submit({ buyer_nif: '599000031', requested_limit_cents: 5_000_000, terms: { payment_terms_days: 90, operation_type: 'factoring' } }, k);
+    expect(ins.body.status).toBe('partial');
+    const granted = ins.body.granted_limit_cents / 100;
+    const amount = granted + 17_000;
+    const context = (extra: Record<string, unknown> = {}) => ({ operation_type: 'factoring', amount_eur: amount, expected_term_days: 60, ...extra });
+    const plain = (await h.json('POST', '/v1/decision', { key: k, body: { nif: '599000031', context: context() } })).body.recommendation;
+    const within = (await h.json('POST', '/v1/decision', { key: k, body: { nif: '599000031', context: { ...context({ insurance_submission_id: ins.body.submission_id }), amount_eur: granted } } })).body.recommendation;
+    const above = (await h.json('POST', '/v1/decision', { key: k, body: { nif: '599000031', context: context({ insurance_submission_id: ins.body.submission_id }) } })).body.recommendation;
+    expect(within.modality).toBe('with_insurance');
+    expect(above.modality).toBe('with_insurance');
+    const share = granted / amount;
+    expect(above.suggested_spread_bps).toBe(Math.round(share * within.suggested_spread_bps + (1 - share) * plain.suggested_spread_bps));
+    expect(above.suggested_spread_bps).toBeGreaterThan(within.suggested_spread_bps);
+    expect(above.suggested_spread_bps).toBeLessThan(plain.suggested_spread_bps);
+    expect(above.basis.at(-1)).toBe(`€${granted.toFixed(2)} insured at ${within.suggested_spread_bps} bps, the uninsured €17000.00 at ${plain.modality}'s ${plain.suggested_spread_bps} bps: ${above.suggested_spread_bps} bps by amount`);
+    const pt = (await h.json('POST', '/v1/decision', { key: k, headers: { 'accept-language': 'pt-PT' }, body: { nif: '599000031', context: context({ insurance_submission_id: ins.body.submission_id }) } })).body.recommendation;
+    expect(pt.basis.at(-2)).toContain('cobertura parcial de');
+    expect(pt.basis.at(-1)).toContain('sem seguro');
+    expect(pt.suggested_spread_bps).toBe(above.suggested_spread_bps);
+  });
+
   test('cover is priced as insured, and only where it reaches: not lapsed, terms as long as the operation\'s, the notch within the tenant\'s minimum tier', async () => {
     const t = await h.tenant();
     const k = t.api_key;

@@ -201,10 +201,16 @@ export class DecisionService {
     const insured = Math.min(granted, policy.max_amount_eur);
     if (insured > outcome.limit_eur) outcome.limit_eur = insured;
     if (!outcome.approved && ctx.amountEur <= insured) outcome.approved = true;
-    // priced as an insured operation: the with_insurance LGD at the same notch and term
-    outcome.spread_bps = spreadForModality(outcome.notch, ctx.termDays, 'with_insurance', { modality: outcome.modality, spreadBps: outcome.spread_bps }, policy);
+    // priced as an insured operation: the with_insurance LGD at the same notch and term for the
+    // insured part; a part above the cover keeps the uninsured modality's spread (the two blended by
+    // amount: partial cover does not make the whole exposure a 10 % loss)
+    const insuredSpread = spreadForModality(outcome.notch, ctx.termDays, 'with_insurance', { modality: outcome.modality, spreadBps: outcome.spread_bps }, policy);
+    const share = Math.min(1, insured / ctx.amountEur);
+    const uninsured = { modality: outcome.modality, spread: outcome.spread_bps };
+    outcome.spread_bps = share >= 1 ? insuredSpread : Math.round(share * insuredSpread + (1 - share) * uninsured.spread);
     outcome.modality = 'with_insurance';
     outcome.basis.push(T.insured(cover, row.status, granted.toFixed(2), outcome.approved && ctx.amountEur <= insured));
+    if (share < 1) outcome.basis.push(T.blended(insured.toFixed(2), (ctx.amountEur - insured).toFixed(2), uninsured.modality, insuredSpread, uninsured.spread, outcome.spread_bps));
   }
 
   /** answers of recent decisions, while their inputs are current (see decide) */
@@ -450,6 +456,9 @@ const COVER_REACH: Record<string, readonly OperationType[]> = {
   confirming: ['confirming'],
 };
 
+/** an insurer's answer, in Portuguese (insurance submissions' statuses) */
+const PT_STATUS: Record<string, string> = { full: 'total', partial: 'parcial', refused: 'recusada', pending: 'pendente' };
+
 const INSURANCE_BASIS = {
   en: {
     cover: (insurer: string, id: string) => `credit insurance (${insurer}, ${id})`,
@@ -460,15 +469,19 @@ const INSURANCE_BASIS = {
     shortTerms: (cover: string, covered: number, term: number) => `${cover}: covers payment terms up to ${covered} days, this operation runs ${term}; the decision stands on its own`,
     belowMinTier: (cover: string, status: string, granted: string) => `${cover}: ${status} cover of ${eur(granted, 'en')}, but the notch is below the minimum tier; declined`,
     insured: (cover: string, status: string, granted: string, within: boolean) => `${cover}: ${status} cover of ${eur(granted, 'en')}; modality with_insurance, priced at its LGD, limit at least the insured amount${within ? ', the amount within it' : ''}`,
+    blended: (insured: string, rest: string, modality: string, insuredBps: number, restBps: number, bps: number) =>
+      `${eur(insured, 'en')} insured at ${insuredBps} bps, the uninsured ${eur(rest, 'en')} at ${modality}'s ${restBps} bps: ${bps} bps by amount`,
   },
   pt: {
     cover: (insurer: string, id: string) => `seguro de crédito (${insurer}, ${id})`,
-    noCover: (cover: string, status: string) => `${cover}: ${status}, sem cobertura; a decisão vale por si`,
+    noCover: (cover: string, status: string) => `${cover}: ${PT_STATUS[status] ?? status}, sem cobertura; a decisão vale por si`,
     lapsed: (cover: string, date: string) => `${cover}: a cobertura caducou em ${date}; a decisão vale por si`,
     notReceivables: (cover: string) => `${cover}: cobre créditos comerciais, não uma linha de crédito; a decisão vale por si`,
     otherOperation: (cover: string, coverType: string, operation: string) => `${cover}: subscrita para ${coverType}, que não abrange ${operation}; a decisão vale por si`,
     shortTerms: (cover: string, covered: number, term: number) => `${cover}: cobre prazos de pagamento até ${covered} dias, esta operação tem ${term}; a decisão vale por si`,
-    belowMinTier: (cover: string, status: string, granted: string) => `${cover}: cobertura ${status} de ${eur(granted, 'pt')}, mas o nível está abaixo do mínimo; recusado`,
-    insured: (cover: string, status: string, granted: string, within: boolean) => `${cover}: cobertura ${status} de ${eur(granted, 'pt')}; modalidade with_insurance, ao LGD desta, limite de pelo menos o montante seguro${within ? ', o montante dentro dele' : ''}`,
+    belowMinTier: (cover: string, status: string, granted: string) => `${cover}: cobertura ${PT_STATUS[status] ?? status} de ${eur(granted, 'pt')}, mas o nível está abaixo do mínimo; recusado`,
+    insured: (cover: string, status: string, granted: string, within: boolean) => `${cover}: cobertura ${PT_STATUS[status] ?? status} de ${eur(granted, 'pt')}; modalidade with_insurance, ao LGD desta, limite de pelo menos o montante seguro${within ? ', o montante dentro dele' : ''}`,
+    blended: (insured: string, rest: string, modality: string, insuredBps: number, restBps: number, bps: number) =>
+      `${eur(insured, 'pt')} seguros a ${insuredBps} pb, os ${eur(rest, 'pt')} sem seguro a ${restBps} pb (${modality}): ${bps} pb ponderados pelo montante`,
   },
 } as const;
