@@ -136,15 +136,41 @@ export class DecisionService {
       throw new ApiError('unsupported_country', `Only companies registered in Portugal can be decided on (country "${country.slice(0, 8)}").`, {
         fields: [{ path: 'country', message: 'must be PT' }],
       });
-    if (body.refresh === 'force_refresh') return this.decideFresh(caller, body, startedAt, lang);
     const ctx = body.context;
     const key = `${caller.tenantId}|${caller.env}|${body.nif}|${ctx.operation_type}|${ctx.amount_eur}|${ctx.expected_term_days}|${body.customer_reference ?? ''}|${ctx.insurance_submission_id ?? ''}|${lang}`;
+    if (body.refresh === 'force_refresh') return this.decideFresh(caller, body, startedAt, lang, { key, reuse: false });
     this.answers ??= new ReadCache(this.database);
     const hit = this.answers.peek(key, caller.scoreGeneration);
     if (hit && hit.scoreComputedAtMs > this.now().getTime() - SCORE_CACHE_MS) {
       this.bill(caller, 'decision');
       return hit.cached;
     }
+    // the same request arriving while it is being decided waits for that decision (one stored, the
+    // others answered it as cached), rather than deciding and storing it again
+    const flying = this.deciding.get(key);
+    if (flying) {
+      const decided = await flying;
+      this.bill(caller, 'decision');
+      return decided.cached;
+    }
+    const flight = this.decideOnce(caller, body, startedAt, lang, key);
+    this.deciding.set(key, flight);
+    try {
+      return (await flight).fresh;
+    } finally {
+      this.deciding.delete(key);
+    }
+  }
+
+  private readonly deciding = new Map<string, Promise<{ fresh: { body: DecisionResponseBody; text: string }; cached: { body: DecisionResponseBody; text: string } }>>();
+  /**
+   * The last decision stored for each request in this process, as its content apart from its id,
+   * time and latency: a request decided again after the cache above dropped it (any score of the
+   * tenant drops it) that comes to the same content is that decision, not a new one (docs/credit-policy.md §8)
+   */
+  private readonly lastDecided = new Map<string, { content: string; cached: { body: DecisionResponseBody; text: string } }>();
+
+  private async decideOnce(caller: ScoreCaller, body: DecisionBody, startedAt: number, lang: 'en' | 'pt', key: string) {
     // the score first (computed and committed if it is not cached): an answer loaded before that
     // commit would be cached under the state before it, stale at once, and the same request next
     // would decide again. On PostgreSQL the request's generation is then the one after the commit.
@@ -154,16 +180,18 @@ export class DecisionService {
     await this.scores.scoreWithFacts(caller, body.nif, 'cached_ok', body.customer_reference ?? null);
     const current = caller.scoreGeneration === undefined ? caller : { ...caller, scoreGeneration: this.scoreGenerationNow(caller.tenantId) };
     let fresh: { body: DecisionResponseBody; text: string; scoreComputedAtMs: number } | undefined;
-    await this.answers.load(
+    let cached: { body: DecisionResponseBody; text: string } | undefined;
+    await this.answers!.load(
       key,
       async () => {
-        fresh = await this.decideFresh(current, body, startedAt, lang);
+        fresh = await this.decideFresh(current, body, startedAt, lang, { key, reuse: true });
         const cachedBody = { ...fresh.body, cache: 'cached' as const };
-        return { scoreComputedAtMs: fresh.scoreComputedAtMs, cached: { body: cachedBody, text: JSON.stringify(cachedBody) } };
+        cached = { body: cachedBody, text: JSON.stringify(cachedBody) };
+        return { scoreComputedAtMs: fresh.scoreComputedAtMs, cached };
       },
       current.scoreGeneration,
     );
-    return fresh!;
+    return { fresh: fresh!, cached: cached! };
   }
 
   /**
@@ -216,7 +244,8 @@ export class DecisionService {
   /** answers of recent decisions, while their inputs are current (see decide) */
   private answers?: ReadCache<{ scoreComputedAtMs: number; cached: { body: DecisionResponseBody; text: string } }>;
 
-  private async decideFresh(caller: ScoreCaller, body: DecisionBody, startedAt: number, lang: 'en' | 'pt'): Promise<{ body: DecisionResponseBody; text: string; scoreComputedAtMs: number }> {
+  /** `request.key`: the request's (lastDecided); `reuse`: a decision of the same content as the last one stored for it is that one (not with force_refresh) */
+  private async decideFresh(caller: ScoreCaller, body: DecisionBody, startedAt: number, lang: 'en' | 'pt', request: { key: string; reuse: boolean }): Promise<{ body: DecisionResponseBody; text: string; scoreComputedAtMs: number }> {
     const { result, facts } = await this.scores.scoreWithFacts(caller, body.nif, body.refresh ?? 'cached_ok', body.customer_reference ?? null);
     const [esgRow, policy] = await Promise.all([this.latestEsg(caller, body.nif), this.policy(caller)]);
     const esg = esgRow ? (esgRow.result as { overall: number; environmental: number; social: number; governance: number }) : null;
@@ -250,6 +279,13 @@ export class DecisionService {
       cache: 'fresh',
       ...(body.customer_reference !== undefined ? { customer_reference: body.customer_reference } : {}),
     };
+    // the inputs' own times too: data_freshness is only the oldest (a new score beside an older ESG assessment leaves it)
+    const content = JSON.stringify([inputs, { ...response, decision_id: '', computed_at: '', latency_ms: 0 }]);
+    const last = request.reuse ? this.lastDecided.get(request.key) : undefined;
+    if (last && last.content === content) {
+      this.bill(caller, 'decision');
+      return { ...last.cached, scoreComputedAtMs: Date.parse(result.computed_at) };
+    }
     response.latency_ms = Math.round((performance.now() - startedAt) * 10) / 10;
     const text = JSON.stringify(response);
     await this.decisionWrites.add({
@@ -270,6 +306,11 @@ export class DecisionService {
         synthetic: response.synthetic,
         createdAt: computedAt,
       });
+    const cachedBody = { ...response, cache: 'cached' as const };
+    this.lastDecided.delete(request.key);
+    this.lastDecided.set(request.key, { content, cached: { body: cachedBody, text: JSON.stringify(cachedBody) } });
+    // bounded: the oldest requests' entries go first (Map keeps insertion order)
+    if (this.lastDecided.size > LAST_DECIDED_MAX) this.lastDecided.delete(this.lastDecided.keys().next().value!);
     this.bill(caller, 'decision');
     return { body: response, text, scoreComputedAtMs: Date.parse(result.computed_at) };
   }
@@ -455,6 +496,9 @@ const COVER_REACH: Record<string, readonly OperationType[]> = {
   factoring: ['factoring', 'invoice_discounting'],
   confirming: ['confirming'],
 };
+
+/** requests whose last decision a process remembers (DecisionService.lastDecided) */
+const LAST_DECIDED_MAX = 10_000;
 
 /** an insurer's answer, in Portuguese (insurance submissions' statuses) */
 const PT_STATUS: Record<string, string> = { full: 'total', partial: 'parcial', refused: 'recusada', pending: 'pendente' };
