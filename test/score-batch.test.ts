@@ -54,6 +54,33 @@ describe('POST /v1/score/batch', () => {
     expect(again.headers.get('content-language')).toBe('pt-PT');
   });
 
+  test('a malformed NIF is its item\'s 422, the rest scored; a NIF met again with cached_ok is answered from its first item (computed and stored once)', async () => {
+    const t = await h.tenant();
+    const r = await batch(t.api_key, { items: [{ nif: '12345678' }, { nif: '599000015' }, { nif: ' 599000015' }, { nif: '599000015', customer_reference: 'again' }, { nif: '' }] });
+    expect(r.status).toBe(200);
+    expect(Value.Check(ScoreBatchResponse, r.body)).toBe(true);
+    expect(r.body.data.map((d: any) => [d.index, d.status, d.error?.code ?? null, d.result?.cache ?? null])).toEqual([
+      [0, 422, 'validation_failed', null],
+      [1, 200, null, 'fresh'],
+      [2, 422, 'validation_failed', null],
+      [3, 200, null, 'cached'],
+      [4, 422, 'validation_failed', null],
+    ]);
+    expect(r.body.data[0].error.message).toBe('nif: must be exactly 9 digits (a Portuguese NIF/NIPC).');
+    // the single call's answer for the same NIF
+    expectError(await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '12345678' } }), 422, 'validation_failed');
+    const { cache: _a, customer_reference: ref, ...again } = r.body.data[3].result;
+    const { cache: _b, ...first } = r.body.data[1].result;
+    expect(again).toEqual(first);
+    expect(ref).toBe('again');
+    expect(r.body.summary).toEqual({ total: 5, succeeded: 2, failed: 3, computed: 1 });
+    const { db, t: tb } = h.ctx.database;
+    expect((await db.select().from(tb.scoreResults).where(eq(tb.scoreResults.tenantId, t.tenant_id))).length).toBe(1);
+    await h.ctx.usage.flush();
+    const usage = await db.select().from(tb.usageRecords).where(and(eq(tb.usageRecords.tenantId, t.tenant_id), eq(tb.usageRecords.meter, 'score')));
+    expect(usage.reduce((n, u) => n + u.quantity, 0)).toBe(2); // the two answered, not the refused
+  });
+
   test('Idempotency-Key replays the same answer without storing or billing again; another tenant shares nothing', async () => {
     const t = await h.tenant();
     const body = { items: [{ nif: '599000015' }, { nif: '599000023' }], refresh: 'force_refresh' };
@@ -68,11 +95,12 @@ describe('POST /v1/score/batch', () => {
     expect(theirs.body.summary.computed).toBe(1); // not served from the first tenant's results
   });
 
-  test('errors: empty, over 1,000 items, a malformed NIF; scope; a live key without the live tier', async () => {
+  test('errors: empty, over 1,000 items, a NIF not a string; scope; a live key without the live tier', async () => {
     const t = await h.tenant();
     expectError(await batch(t.api_key, { items: [] }), 422, 'validation_failed');
     expectError(await batch(t.api_key, { items: Array.from({ length: 1001 }, () => ({ nif: '599000015' })) }), 422, 'validation_failed');
-    expect(expectError(await batch(t.api_key, { items: [{ nif: '12' }] }), 422, 'validation_failed').fields[0].path).toContain('items');
+    expect(expectError(await batch(t.api_key, { items: [{ nif: 599000015 }] }), 422, 'validation_failed').fields[0].path).toBe('items.0.nif'); // not a string: the request's shape
+    expect(expectError(await batch(t.api_key, { items: [{ nif: '9'.repeat(65) }] }), 422, 'validation_failed').fields[0].path).toBe('items.0.nif');
     expectError(await batch(t.api_key, { items: [{ nif: '599000015' }], refresh: 'always' }), 422, 'validation_failed');
     const narrow = await h.tenant({ scopes: ['esg'] });
     expectError(await batch(narrow.api_key, { items: [{ nif: '599000015' }] }), 403, 'insufficient_scope');

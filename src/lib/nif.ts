@@ -30,3 +30,7 @@ export function isValidNif(nif: string): boolean {
   if (typeof nif !== 'string' || !/^[0-9]{9}$/.test(nif)) return false;
   return nifCheckDigit(nif.slice(0, 8)) === nif.charCodeAt(8) - 48;
 }
+
+/** a NIF's shape (its check digit apart), and how a refusal of it is worded (plugins/http-errors.ts) */
+export const NIF_SHAPE = /^[0-9]{9}$/;
+export const NIF_SHAPE_MESSAGE = 'must be exactly 9 digits (a Portuguese NIF/NIPC)';

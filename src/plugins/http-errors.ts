@@ -3,6 +3,7 @@ import { assertNoCoercionTraps, assertWellFormedStrings, jsonTooDeep, kindsChang
 import { Elysia } from 'elysia';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { ApiError, errorBody, fieldProblems, IGNORED_FIELD, isJsonObject, JSON_UTF8, NIF_CHECK_DIGIT_FAILS, notAnObject, validationError, type FieldError } from '../lib/errors';
+import { NIF_SHAPE, NIF_SHAPE_MESSAGE } from '../lib/nif';
 import type { AppContext } from '../context';
 import { requestState } from './request-state';
 import { redactSecrets } from '../lib/log';
@@ -409,7 +410,7 @@ const FORMAT_MESSAGES: Record<string, string> = {
 
 /** patterns whose rule is said better than any field's description says it */
 const PATTERN_MESSAGES: Record<string, string> = {
-  '^[0-9]{9}$': 'must be exactly 9 digits (a Portuguese NIF/NIPC)',
+  [NIF_SHAPE.source]: NIF_SHAPE_MESSAGE,
 };
 
 /** A validation error worded for the caller: names what is allowed (TypeBox says "Expected union value" for enums). */

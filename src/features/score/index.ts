@@ -47,7 +47,7 @@ export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: Res
         detail: apiDoc({
           summary: 'Score a portfolio: up to 1,000 NIFs in one call, each item\u2019s result or error in order',
           description:
-            'Each item is scored exactly as POST /v1/score would (the 24 h cache with cached_ok, fixtures in the sandbox), and answered in request order with its status: 200 and the result, or the status and code POST /v1/score would have given it (422 invalid_nif, 404 company_not_found). New results are stored in one transaction; one usage line (meter score) per scored item. Safe to retry with an Idempotency-Key. An outage of a data source fails the whole call (503), nothing billed.',
+            'Each item is scored exactly as POST /v1/score would (the 24 h cache with cached_ok, fixtures in the sandbox), and answered in request order with its status: 200 and the result, or the status and code POST /v1/score would have given it (422 validation_failed for a NIF not of 9 digits, 422 invalid_nif, 404 company_not_found). With cached_ok a NIF met again in the batch is answered from its first item (cache: cached), as a second POST /v1/score would be. New results are stored in one transaction; one usage line (meter score) per scored item. Safe to retry with an Idempotency-Key. An outage of a data source fails the whole call (503), nothing billed.',
           tag: 'score',
           security: 'BearerAuth',
           operationId: 'scoreBatch',

@@ -43,7 +43,7 @@ export const FixturesResponse = t.Object({
 export type ScoreResponseBody = typeof ScoreResponse.static;
 
 export const ScoreBatchRequest = t.Object({
-  items: t.Array(t.Object({ nif: t.String({ pattern: '^[0-9]{9}$', description: 'A NIF (9 digits; a wrong check digit is that item\u2019s 422 invalid_nif)' }), customer_reference: t.Optional(CustomerReference) }), {
+  items: t.Array(t.Object({ nif: t.String({ maxLength: 64, description: 'A NIF (9 digits). Judged per item: another shape is that item\u2019s 422 validation_failed, a wrong check digit its 422 invalid_nif' }), customer_reference: t.Optional(CustomerReference) }), {
     minItems: 1,
     maxItems: 1000,
   }),

@@ -1,7 +1,7 @@
 import { and, desc, eq, max, sql, type SQLWrapper } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
-import { ApiError, nifCheckFails } from '../../lib/errors';
-import { isValidNif } from '../../lib/nif';
+import { ApiError, nifCheckFails, validationError } from '../../lib/errors';
+import { isValidNif, NIF_SHAPE, NIF_SHAPE_MESSAGE } from '../../lib/nif';
 import { plainCommitsGeneration, ReadCache } from '../../lib/read-cache';
 import { TurnReads } from '../../lib/turn-reads';
 import type { UsageMeter } from '../usage/service';
@@ -78,18 +78,31 @@ export class ScoreService {
     const toStore: { index: number; nif: string; evaluated: Evaluated; ref: string | null }[] = [];
     const notBefore = new Date(this.now().getTime() - SCORE_CACHE_MS);
     // items in flight a few at a time: PostgreSQL answers their reads in parallel (SQLite runs them in turn anyway)
+    // with cached_ok, a NIF met again in the batch is answered from its first item's result, as
+    // POST /v1/score called again would be from the cache (computed once, stored once)
+    const firstOf = new Map<string, Promise<Evaluated>>();
     const one = async (index: number, item: { nif: string; customer_reference?: string }) => {
       try {
+        // the shape too, per item: one NIF a spreadsheet stripped of its leading zero does not refuse the portfolio
+        if (!NIF_SHAPE.test(item.nif)) throw validationError([{ path: 'nif', message: NIF_SHAPE_MESSAGE }]);
         this.checkScorable(caller, item.nif);
         const echo = item.customer_reference !== undefined ? { customer_reference: item.customer_reference } : {};
         if (refresh === 'cached_ok') {
+          const earlier = firstOf.get(item.nif);
+          if (earlier) {
+            const { result } = await earlier;
+            out[index] = { index, nif: item.nif, status: 200, result: { ...result, reasons: relabel(result.reasons, lang), cache: 'cached' as const, ...echo }, error: null };
+            return;
+          }
           const cached = await this.latest(caller, item.nif, notBefore);
           if (cached) {
             out[index] = { index, nif: item.nif, status: 200, result: { ...this.cachedBody(cached, lang), ...echo }, error: null };
             return;
           }
         }
-        const evaluated = await this.evaluate(caller, item.nif, 'request');
+        const evaluating = this.evaluate(caller, item.nif, 'request');
+        if (refresh === 'cached_ok') firstOf.set(item.nif, evaluating);
+        const evaluated = await evaluating;
         toStore.push({ index, nif: item.nif, evaluated, ref: item.customer_reference ?? null });
         out[index] = { index, nif: item.nif, status: 200, result: { ...evaluated.result, reasons: relabel(evaluated.result.reasons, lang), cache: 'fresh' as const, ...echo }, error: null };
       } catch (err) {
