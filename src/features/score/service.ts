@@ -80,29 +80,34 @@ export class ScoreService {
     // items in flight a few at a time: PostgreSQL answers their reads in parallel (SQLite runs them in turn anyway)
     // with cached_ok, a NIF met again in the batch is answered from its first item's result, as
     // POST /v1/score called again would be from the cache (computed once, stored once)
-    const firstOf = new Map<string, Promise<Evaluated>>();
+    // (set before its first await: items run several at a time on PostgreSQL)
+    const firstOf = new Map<string, Promise<{ row: ScoreRow } | { evaluated: Evaluated }>>();
     const one = async (index: number, item: { nif: string; customer_reference?: string }) => {
       try {
         // the shape too, per item: one NIF a spreadsheet stripped of its leading zero does not refuse the portfolio
         if (!NIF_SHAPE.test(item.nif)) throw validationError([{ path: 'nif', message: NIF_SHAPE_MESSAGE }]);
         this.checkScorable(caller, item.nif);
         const echo = item.customer_reference !== undefined ? { customer_reference: item.customer_reference } : {};
+        let evaluated: Evaluated;
         if (refresh === 'cached_ok') {
           const earlier = firstOf.get(item.nif);
+          const found = earlier ?? (async () => {
+            const row = await this.latest(caller, item.nif, notBefore);
+            return row ? { row } : { evaluated: await this.evaluate(caller, item.nif, 'request') };
+          })();
+          if (!earlier) firstOf.set(item.nif, found);
+          const got = await found;
+          if ('row' in got) {
+            out[index] = { index, nif: item.nif, status: 200, result: { ...this.cachedBody(got.row, lang), ...echo }, error: null };
+            return;
+          }
           if (earlier) {
-            const { result } = await earlier;
+            const { result } = got.evaluated;
             out[index] = { index, nif: item.nif, status: 200, result: { ...result, reasons: relabel(result.reasons, lang), cache: 'cached' as const, ...echo }, error: null };
             return;
           }
-          const cached = await this.latest(caller, item.nif, notBefore);
-          if (cached) {
-            out[index] = { index, nif: item.nif, status: 200, result: { ...this.cachedBody(cached, lang), ...echo }, error: null };
-            return;
-          }
-        }
-        const evaluating = this.evaluate(caller, item.nif, 'request');
-        if (refresh === 'cached_ok') firstOf.set(item.nif, evaluating);
-        const evaluated = await evaluating;
+          evaluated = got.evaluated;
+        } else evaluated = await this.evaluate(caller, item.nif, 'request');
         toStore.push({ index, nif: item.nif, evaluated, ref: item.customer_reference ?? null });
         out[index] = { index, nif: item.nif, status: 200, result: { ...evaluated.result, reasons: relabel(evaluated.result.reasons, lang), cache: 'fresh' as const, ...echo }, error: null };
       } catch (err) {
