@@ -202,6 +202,34 @@ describe('Idempotency-Key', () => {
     expect(b.headers.get('idempotent-replayed')).toBe('true');
   });
 
+  test('each API key has its own Idempotency-Keys: another key of the tenant sending the same one is a request of its own (a narrower key never gets the secret a replay holds)', async () => {
+    const t = await h.tenant();
+    const admin = t.api_key;
+    const manager = (await h.json('POST', '/v1/admin/keys', { key: admin, body: { name: 'keys only', scopes: ['keys:manage'] } })).body.api_key as string;
+    const star = await h.json('POST', '/v1/admin/keys', { key: admin, body: { name: 'star' } });
+    expect(star.status).toBe(201);
+    const headers = { 'idempotency-key': 'rotate-star' };
+    const rotated = await h.json('POST', '/v1/admin/keys/rotate', { key: admin, body: { api_key_id: star.body.api_key_id, grace_days: 1 }, headers });
+    expect(rotated.status).toBe(201);
+    // the narrower key is refused the rotation, with or without the admin's Idempotency-Key: no replay of the admin's answer
+    for (const h2 of [{}, headers]) {
+      const r = await h.json('POST', '/v1/admin/keys/rotate', { key: manager, body: { api_key_id: star.body.api_key_id, grace_days: 1 }, headers: h2 });
+      expectError(r, 403, 'insufficient_scope');
+      expect(r.headers.get('idempotent-replayed')).toBeNull();
+      expect(JSON.stringify(r.body)).not.toContain(rotated.body.api_key);
+    }
+    // the other way round: a refusal stored under the narrower key is not what the admin gets
+    const poison = { 'idempotency-key': 'create-1' };
+    expectError(await h.json('POST', '/v1/admin/keys', { key: manager, body: { name: 'p', scopes: ['score'] }, headers: poison }), 403, 'insufficient_scope');
+    const created = await h.json('POST', '/v1/admin/keys', { key: admin, body: { name: 'p', scopes: ['score'] }, headers: poison });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('idempotent-replayed')).toBeNull();
+    // and each key's own replay still works
+    const replay = await h.json('POST', '/v1/admin/keys', { key: admin, body: { name: 'p', scopes: ['score'] }, headers: poison });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.api_key).toBe(created.body.api_key);
+  });
+
   test('same key, different body or path → 422 idempotency_key_reused', async () => {
     const t = await h.tenant();
     const headers = { 'idempotency-key': 'k-reuse' };

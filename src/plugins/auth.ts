@@ -299,7 +299,7 @@ export function authed(ctx: AppContext, scope: Scope | null) {
         throw new ApiError('validation_failed', 'The Idempotency-Key header is invalid.', {
           fields: [{ path: 'header.Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
         });
-      const res = await ctx.idempotency.begin({ tenantId: auth.tenantId, env: auth.env }, idemKey, request.method, path, body);
+      const res = await ctx.idempotency.begin({ tenantId: auth.tenantId, env: auth.env, principalId: auth.keyId }, idemKey, request.method, path, body);
       if ('replay' in res) {
         return new Response(res.replay.body, {
           status: res.replay.status,

@@ -4,8 +4,9 @@ import { ApiError } from '../../lib/errors';
 import { sha256Hex, type SecretBox } from '../../lib/crypto';
 
 /**
- * Idempotency-Key records (Stripe's model). The first request that passes auth and validation
- * claims the key (insert; the unique index on tenant+env+key decides races across processes),
+ * Idempotency-Key records (Stripe's model), each API key's (or OAuth client's) apart. The first
+ * request that passes auth and validation claims the key (insert; the unique index on
+ * tenant+env+key, the key prefixed by its sender's id, decides races across processes),
  * runs, and stores its status and body for 24 h. A replay with the same method, path and JSON body
  * gets the stored bytes; a different request with the key gets 422 idempotency_key_reused; a
  * replay while the first still runs gets 409 idempotency_key_in_use. 5xx outcomes are not stored
@@ -70,11 +71,18 @@ export class IdempotencyService {
     });
   }
 
-  async begin(scope: { tenantId: string; env: string }, key: string, method: string, path: string, body: unknown):
+  /**
+   * `scope.principalId`: the API key (or OAuth client) that sent the request. Each has its own keys:
+   * a replay hands over what the first request was answered, one-time secrets included (a new key,
+   * a rotated one), so another key of the tenant — perhaps one with fewer scopes, refused that
+   * request — must not get it by sending the same Idempotency-Key.
+   */
+  async begin(scope: { tenantId: string; env: string; principalId: string }, callerKey: string, method: string, path: string, body: unknown):
     Promise<{ claimed: string } | { replay: StoredResponse }> {
     const { withTx, t } = this.database;
     const stmts = this.prepared();
     const bodyHash = sha256Hex(canonicalJson(body ?? {}));
+    const key = `${scope.principalId}:${callerKey}`;
     for (let attempt = 0; attempt < 4; attempt++) {
       const now = this.now();
       const id = crypto.randomUUID();
@@ -92,7 +100,7 @@ export class IdempotencyService {
       if (row.method !== method || row.path !== path || row.bodyHash !== bodyHash)
         throw new ApiError(
           'idempotency_key_reused',
-          `Idempotency-Key "${key}" was already used for a different request (${row.method} ${row.path}${row.method !== method || row.path !== path ? '' : ' with another body'}). Use a new key for a new request.`,
+          `Idempotency-Key "${callerKey}" was already used for a different request (${row.method} ${row.path}${row.method !== method || row.path !== path ? '' : ' with another body'}). Use a new key for a new request.`,
         );
       if (row.state === 'running')
         throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still in progress; retry after it completes.', {
