@@ -110,6 +110,22 @@ describe('the token endpoint, as an OAuth library uses it', () => {
     }
     const json = await h.json('POST', '/v1/oauth/token', { body: { grant_type: 'client_credentials' } });
     expectError(json, 400, 'invalid_request');
+    // a form declaring more than 4 KiB (the token endpoint needs no key): refused unread, however large
+    // (a 200 MB one was read whole, then refused); the form routes of the consent and the portal alike
+    for (const path of ['/v1/oauth/token', '/v1/erp-connector/oauth/consent', '/portal/confirming/accept']) {
+      let pulled = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulled += 65_536;
+          if (pulled > 64 * 1024 * 1024) return controller.close();
+          controller.enqueue(new Uint8Array(65_536).fill(97));
+        },
+      });
+      const res = await dispatch(h.app, new Request(`http://localhost${path}`, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(64 * 1024 * 1024) }, duplex: 'half' } as RequestInit));
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect({ path, pulled: pulled <= 4 * 65_536 }).toEqual({ path, pulled: true });
+      if (path === '/v1/oauth/token') expect(await res.json()).toMatchObject({ error: 'invalid_request', code: 'invalid_request' });
+    }
     // an HTTP client that sends its API key on every call: the form is still the token request, and
     // the Bearer header is no client authentication (the body's client_secret_post is)
     const withKey = { authorization: `Bearer ${t.api_key}` };
@@ -229,5 +245,35 @@ describe('clients, revocation, rotation', () => {
     h.clock.advance(16 * 60_000);
     expectError(await h.json('POST', '/v1/score', { key: old, body: { nif: '599000015' } }), 401, 'invalid_api_key');
     expectError(await h.json('POST', '/v1/score', { key: `${old.slice(0, -4)}AAAA`, body: { nif: '599000015' } }), 401, 'invalid_api_key');
+  });
+});
+
+describe('the token endpoint\u2019s budgets', () => {
+  test('failed requests spend their address\u2019s anonymous budget (then 429 with the RFC 6749 members); an authenticated client spends its own and is never refused for others\u2019 failures', async () => {
+    const app = await makeApp({ ANON_RATE_LIMIT_PER_MINUTE: '3' }, { workers: false });
+    try {
+      const t = await app.tenant();
+      const created = await app.json('POST', '/v1/admin/oauth-clients', { key: t.api_key, body: { name: 'backend', scopes: ['score'], rate_limit_per_minute: 4 } });
+      expect(created.status).toBe(201);
+      const { client_id, client_secret } = created.body;
+      const form = (f: string, headers: Record<string, string> = {}) => app.json('POST', '/v1/oauth/token', { rawBody: f, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+      // one address's failures, past its 3 a minute: 429, worded for OAuth libraries too
+      const failures = [];
+      for (let i = 0; i < 4; i++) failures.push(await form(`grant_type=client_credentials&client_id=${client_id}&client_secret=wrong`));
+      expect(failures.map((r) => r.status)).toEqual([401, 401, 401, 429]);
+      const limited = expectError(failures[3]!, 429, 'rate_limited');
+      expect(limited.error).toBe('rate_limited');
+      expect(typeof limited.error_description).toBe('string');
+      expect(failures[3]!.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(failures[3]!.headers.get('cache-control')).toBe('no-store');
+      // the good client, from the same address: its own budget of 4 a minute
+      const good = [];
+      for (let i = 0; i < 5; i++) good.push(await form('grant_type=client_credentials', { authorization: basic(client_id, client_secret) }));
+      expect(good.map((r) => r.status)).toEqual([200, 200, 200, 200, 429]);
+      expect(good[0]!.headers.get('x-ratelimit-limit')).toBe('4');
+      expect(expectError(good[4]!, 429, 'rate_limited').error).toBe('rate_limited');
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -33,9 +33,10 @@ async function readStreamCapped(body: ReadableStream<Uint8Array>, limit: number)
 
 /** The body as text, or null as soon as it exceeds `limit` bytes (chunked bodies are not read to the end). */
 export async function readCapped(request: Request, limit: number): Promise<string | null> {
-  // a declared length was already checked against the limit: read it in one go (the common case,
-  // and before touching request.body, which makes Bun build a stream)
-  if (request.headers.has('content-length')) return request.text();
+  // a declared length within the limit is read in one go (the common case, and before touching
+  // request.body, which makes Bun build a stream); one over it is not read at all (a 200 MB form
+  // body to the token endpoint was read whole before being refused)
+  if (request.headers.has('content-length')) return Number(request.headers.get('content-length')) > limit ? null : request.text();
   if (!request.body) return '';
   const bytes = await readStreamCapped(request.body, limit);
   return bytes === null ? null : bytes.toString('utf8');
@@ -441,8 +442,17 @@ export function describe(e: ValidationLike['all'][number]): string {
   // schema's own description says what is expected, where it has one
   const described = e.schema as { pattern?: string; description?: string } | undefined;
   if (described?.pattern && described.pattern in PATTERN_MESSAGES && typeof e.value === 'string') return PATTERN_MESSAGES[described.pattern]!;
-  if (described?.pattern && described.description && typeof e.value === 'string') return `must match: ${described.description}`;
+  if (described?.pattern && typeof e.value === 'string') {
+    // ids and cursors: their form, not the field's whole description
+    if (described.description?.startsWith('next_cursor')) return 'must be the next_cursor of a previous page of this list';
+    const id = /^\^([a-z]+)_\[0-9a-f-?\]\{(32|36)\}\$$/.exec(described.pattern);
+    if (id) return `must be an id of the form ${id[1]}_<${id[2] === '36' ? 'UUID' : '32 hexadecimal digits'}>`;
+    if (described.description) return `must match: ${described.description}`;
+  }
   if (any?.length && any.every((o) => 'const' in o)) return `must be one of: ${any.map((o) => JSON.stringify(o.const)).join(', ')}`;
+  // a number with listed values: those values, not its range ("from 30 to 360" read as any of them)
+  const listed = ((e.schema as { enum?: unknown[] } | undefined)?.enum ?? any?.find((o) => Array.isArray(o.enum))?.enum) as unknown[] | undefined;
+  if (Array.isArray(listed) && listed.length) return `must be one of: ${listed.map((v) => JSON.stringify(v)).join(', ')}`;
   // a boolean query parameter (Elysia's boolean-or-text union): "should be one of: 'boolean', 'boolean'" otherwise
   if (any?.some((o) => o.type === 'boolean') || e.schema?.type === 'boolean') return 'must be true or false';
   if (any?.some((o) => o.type === 'integer' || o.type === 'number')) {
@@ -506,7 +516,7 @@ function byType(e: ValidationLike['all'][number]): string | undefined {
 function fromValidation(error: ValidationLike, request: Request): ApiError {
   // a query number that fails after coercion loses its name ("property" errors): find it in the URL
   if (error.type === 'property') {
-    const { minimum, maximum, type } = error.validator ?? {};
+    const { minimum, maximum, type, enum: listed } = (error.validator ?? {}) as { minimum?: number; maximum?: number; type?: string; enum?: unknown[] };
     const integer = type === 'integer';
     const params = [...new URL(request.url).searchParams.entries()];
     const hit = params.find(([, v]) => {
@@ -514,7 +524,9 @@ function fromValidation(error: ValidationLike, request: Request): ApiError {
       return Number.isNaN(n) || (integer && !Number.isInteger(n)) || (minimum !== undefined && n < minimum) || (maximum !== undefined && n > maximum);
     });
     const range = minimum !== undefined && maximum !== undefined ? ` from ${minimum} to ${maximum}` : '';
-    return validationError([{ path: hit ? `query.${hit[0]}` : 'query', message: `must be ${integer ? 'an integer' : 'a number'}${range}` }]);
+    // a number with listed values: those, not its range (which reads as any number within it)
+    const message = Array.isArray(listed) && listed.length && hit && !Number.isNaN(Number(hit[1])) ? `must be one of: ${listed.join(', ')}` : `must be ${integer ? 'an integer' : 'a number'}${range}`;
+    return validationError([{ path: hit ? `query.${hit[0]}` : 'query', message }]);
   }
   // a body that is not a JSON object fails a route's schema on whatever it checks first (a
   // required field, "Expected object"): named the same way on every route instead

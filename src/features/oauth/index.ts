@@ -5,7 +5,9 @@ import { readCapped } from '../../plugins/http-errors';
 import { apiDoc, routeDocs } from '../../lib/api-doc';
 import { ApiError, type ErrorCode } from '../../lib/errors';
 import { actorOf, AdminService } from '../admin/service';
-import { SCOPES } from '../tenants/service';
+import { effectiveRateLimit, SCOPES } from '../tenants/service';
+import { rateLimitHeaders } from '../../lib/rate-limiter';
+import { requestState } from '../../plugins/request-state';
 import { OAuthClients } from './clients';
 import { OAuthTokens } from './tokens';
 import { Int } from '../../lib/schemas';
@@ -21,6 +23,10 @@ const oauthError = (error: OAuthError, description: string) =>
     body: { error, error_description: description },
     headers: { 'cache-control': 'no-store', pragma: 'no-cache', ...(error === 'invalid_client' ? { 'www-authenticate': 'Basic realm="oauth", charset="UTF-8"' } : {}) },
   });
+
+/** a 429 at the token endpoint, with the RFC 6749 members beside the §2.8 ones (OAuth libraries read `error`) */
+const oauthRateLimited = (err: ApiError) =>
+  new ApiError('rate_limited', err.message, { body: { error: 'rate_limited', error_description: err.message }, headers: { ...err.extra.headers, 'cache-control': 'no-store', pragma: 'no-cache' } });
 
 const ClientView = t.Object({
   client_id: t.String({ pattern: '^oc_[0-9a-f]{24}$' }),
@@ -60,35 +66,51 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
   const clients = new OAuthClients(ctx, admin);
   const doc = routeDocs('admin', 'bearerAuth');
 
+  /** the token request's client, authenticated, and its form; otherwise its RFC 6749 error */
+  const authenticateTokenRequest = async (request: Request) => {
+    if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')) throw oauthError('invalid_request', 'The body must be application/x-www-form-urlencoded.');
+    const text = await readCapped(request, 4096);
+    if (text === null) throw oauthError('invalid_request', 'The body exceeds 4096 bytes.');
+    const params = new URLSearchParams(text);
+    for (const name of new Set(params.keys())) if (params.getAll(name).length > 1) throw oauthError('invalid_request', `The parameter ${name.slice(0, 40)} is repeated.`);
+    const grant = params.get('grant_type');
+    if (!grant) throw oauthError('invalid_request', 'grant_type is missing.');
+    if (grant !== 'client_credentials') throw oauthError('unsupported_grant_type', `grant_type ${grant.slice(0, 40)} is not supported; use client_credentials.`);
+    const basic = basicCredentials(request.headers.get('authorization'));
+    if (basic === 'malformed') throw oauthError('invalid_client', 'The Basic credentials are malformed.');
+    const posted = params.get('client_id') !== null || params.get('client_secret') !== null;
+    if (basic && params.get('client_secret') !== null) throw oauthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret_post, not both.');
+    const id = basic ? basic.id : params.get('client_id');
+    const secret = basic ? basic.secret : params.get('client_secret');
+    if (basic && params.get('client_id') !== null && params.get('client_id') !== basic.id) throw oauthError('invalid_request', 'client_id differs from the Basic credentials.');
+    if (!id || !secret) throw oauthError('invalid_client', posted || basic ? 'The client secret is missing.' : 'Authenticate the client: HTTP Basic (client_id:client_secret) or client_id and client_secret in the body.');
+    const found = await clients.authenticate(id, secret);
+    if (!found) throw oauthError('invalid_client', 'Unknown client or wrong secret.');
+    return { ...found, params };
+  };
+
   const endpoint = new Elysia({ name: 'oauth-token' })
     .post(
       '/v1/oauth/token',
       async ({ request, server, set }) => {
         set.headers['cache-control'] = 'no-store';
         set.headers.pragma = 'no-cache';
-        const over = await limitAnonymous(ctx, request, server as ServerLike, set);
-        if (over) throw over;
-        if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')) throw oauthError('invalid_request', 'The body must be application/x-www-form-urlencoded.');
-        const text = await readCapped(request, 4096);
-        if (text === null) throw oauthError('invalid_request', 'The body exceeds 4096 bytes.');
-        const params = new URLSearchParams(text);
-        for (const name of new Set(params.keys())) if (params.getAll(name).length > 1) throw oauthError('invalid_request', `The parameter ${name.slice(0, 40)} is repeated.`);
-        const grant = params.get('grant_type');
-        if (!grant) throw oauthError('invalid_request', 'grant_type is missing.');
-        if (grant !== 'client_credentials') throw oauthError('unsupported_grant_type', `grant_type ${grant.slice(0, 40)} is not supported; use client_credentials.`);
-        const basic = basicCredentials(request.headers.get('authorization'));
-        if (basic === 'malformed') throw oauthError('invalid_client', 'The Basic credentials are malformed.');
-        const posted = params.get('client_id') !== null || params.get('client_secret') !== null;
-        if (basic && params.get('client_secret') !== null) throw oauthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret_post, not both.');
-        const id = basic ? basic.id : params.get('client_id');
-        const secret = basic ? basic.secret : params.get('client_secret');
-        if (basic && params.get('client_id') !== null && params.get('client_id') !== basic.id) throw oauthError('invalid_request', 'client_id differs from the Basic credentials.');
-        if (!id || !secret) throw oauthError('invalid_client', posted || basic ? 'The client secret is missing.' : 'Authenticate the client: HTTP Basic (client_id:client_secret) or client_id and client_secret in the body.');
-        const found = await clients.authenticate(id, secret);
-        if (!found) throw oauthError('invalid_client', 'Unknown client or wrong secret.');
+        // an authenticated client is charged its own budget (below); a request that fails before
+        // that is charged its address's anonymous one, and past it answered 429: so one address's
+        // bad requests (or a load balancer's, shared by every customer) never refuse a good client
+        const found = await authenticateTokenRequest(request).catch(async (err: unknown) => {
+          const over = await limitAnonymous(ctx, request, server as ServerLike, set);
+          throw over ? oauthRateLimited(over) : err;
+        });
+        const nowMs = ctx.clock.now().getTime();
+        const budget = await ctx.limiter.consume({ bucket: `key:${found.key.id}`, limitPerMinute: effectiveRateLimit(found.tenant, found.key), nowMs });
+        const rate = rateLimitHeaders(budget, nowMs);
+        requestState(request).rateHeaders = rate;
+        Object.assign(set.headers, rate);
+        if (!budget.allowed) throw oauthRateLimited(new ApiError('rate_limited', "The client's rate limit is reached.", { headers: { 'retry-after': rate['retry-after']! } }));
         if (found.tenant.status !== 'active') throw oauthError('unauthorized_client', `The client's tenant is ${found.tenant.status}.`);
         const granted = found.key.scopes;
-        const requested = params.get('scope');
+        const requested = found.params.get('scope');
         let scopes = granted;
         if (requested !== null) {
           const asked = requested.split(' ').filter(Boolean);
@@ -100,6 +122,7 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
         }
         return tokens.issue({ id: found.client.id, tenantId: found.client.tenantId, env: found.client.env }, scopes);
       },
+
       {
         response: { 200: TokenResponse },
         detail: apiDoc({
