@@ -348,6 +348,8 @@ describe('GET /v1/index/spreads', () => {
     const plus = await h.json('GET', '/v1/index/spreads?tier=B+&term_days=90&modality=recourse', { key });
     expect(plus.body.spreads).toEqual(f.body.spreads);
     for (const q of ['tier=F', 'term_days=45', 'modality=cash']) expectError(await h.json('GET', `/v1/index/spreads?${q}`, { key }), 422, 'validation_failed');
+    // the term's message names its values whether the value is out of range or between them
+    for (const q of ['term_days=0', 'term_days=45', 'term_days=999']) expect(expectError(await h.json('GET', `/v1/index/spreads?${q}`, { key }), 422, 'validation_failed').fields).toEqual([{ path: 'query.term_days', message: 'must be one of: 30, 60, 90, 180, 360' }]);
   });
 });
 
