@@ -80,6 +80,7 @@ describe('webhook endpoints', () => {
     const bad = expectError(await create(t.api_key, { url: rx.url, enabled_events: ['score.updated', 'nope'] }), 422, 'validation_failed');
     expect(bad.fields[0].path).toBe('enabled_events');
     expectError(await create(t.api_key, { url: rx.url, enabled_events: ['*', 'score.updated'] }), 422, 'validation_failed');
+    expect(expectError(await create(t.api_key, { url: rx.url, enabled_events: ['score.updated', 'score.updated'] }), 422, 'validation_failed').fields[0]).toEqual({ path: 'enabled_events', message: 'must not repeat an item' });
     expectError(await create(t.api_key, { url: 'ftp://x', enabled_events: ['*'] }), 422, 'validation_failed');
     // the rules the document states (an http(s) URL with a host and no credentials; the event names)
     for (const url of ['https://user:pw@example.com/h', 'http:///h', 'https://?x=1'])

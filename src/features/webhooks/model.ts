@@ -35,12 +35,12 @@ export const WebhookEndpointWithSecret = t.Composite([
 export const CreateWebhook = t.Object({
   url: EndpointUrl,
   description: t.Optional(t.Union([t.String({ maxLength: 500 }), t.Null()])),
-  enabled_events: t.Array(EventName, { minItems: 1, maxItems: 20 }),
+  enabled_events: t.Array(EventName, { minItems: 1, maxItems: 20, uniqueItems: true }),
 });
 export const UpdateWebhook = t.Object({
   url: t.Optional(EndpointUrl),
   description: t.Optional(t.Union([t.String({ maxLength: 500 }), t.Null()])),
-  enabled_events: t.Optional(t.Array(EventName, { minItems: 1, maxItems: 20 })),
+  enabled_events: t.Optional(t.Array(EventName, { minItems: 1, maxItems: 20, uniqueItems: true })),
   status: t.Optional(t.Union([t.Literal('active'), t.Literal('disabled')], { description: 'active re-enables a failed endpoint (counter reset)' })),
 });
 export const IdParams = t.Object({ id: Uuid });
