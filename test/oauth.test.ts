@@ -277,3 +277,20 @@ describe('the token endpoint\u2019s budgets', () => {
     }
   });
 });
+
+describe('the audit log of what a token did', () => {
+  test('names the OAuth client (actor oauth_client, actor_client_id), not only its principal key', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key, { name: 'provisioner', scopes: ['keys:manage', 'score'] });
+    const { access_token } = await tokenWithLibrary(c.client_id, c.client_secret);
+    const made = await h.json('POST', '/v1/admin/keys', { key: access_token, body: { name: 'made by a token', scopes: ['score'] } });
+    expect(made.status).toBe(201);
+    await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'made by a key', scopes: ['score'] } });
+    const log = (await h.json('GET', '/v1/admin/audit-log?action=api_key.created', { key: t.api_key })).body.data;
+    const byToken = log.find((r: any) => r.target === made.body.api_key_id);
+    expect(byToken).toMatchObject({ actor: 'oauth_client', actor_client_id: c.client_id });
+    expect(typeof byToken.actor_key_id).toBe('string');
+    const byKey = log.find((r: any) => r.details?.name === 'made by a key' || (r.target !== made.body.api_key_id && r.actor === 'key'));
+    expect(byKey).toMatchObject({ actor: 'key', actor_client_id: null });
+  });
+});

@@ -133,6 +133,12 @@ export class AdminService {
     if (q.target) conds.push(eq(a.target, q.target));
     conds.push(afterTimeCursor(a.createdAt, a.id, q.cursor));
     const rows = await this.database.db.select().from(a).where(and(...conds)).orderBy(desc(a.createdAt), desc(a.id)).limit(limit + 1);
+    // an OAuth client acts through its principal key row, whose id no list shows: named by its client_id
+    const c = this.database.t.oauthClients;
+    const actorKeys = [...new Set(rows.map((r) => r.actorKeyId).filter((k): k is string => k !== null))];
+    const clientOf = new Map(
+      actorKeys.length ? (await this.database.db.select({ id: c.id, keyId: c.keyId }).from(c).where(and(eq(c.tenantId, actor.tenantId), inArray(c.keyId, actorKeys)))).map((x) => [x.keyId, x.id] as const) : [],
+    );
     return pageOf(
       rows,
       limit,
@@ -140,8 +146,9 @@ export class AdminService {
         id: r.id,
         action: r.action,
         target: r.target,
-        actor: r.actorKeyId === null ? ('operator' as const) : ('key' as const),
+        actor: r.actorKeyId === null ? ('operator' as const) : clientOf.has(r.actorKeyId) ? ('oauth_client' as const) : ('key' as const),
         actor_key_id: r.actorKeyId,
+        actor_client_id: r.actorKeyId === null ? null : (clientOf.get(r.actorKeyId) ?? null),
         request_id: r.requestId,
         details: (r.details ?? {}) as Record<string, unknown>,
         created_at: r.createdAt.toISOString(),
