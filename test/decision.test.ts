@@ -192,6 +192,28 @@ describe('POST /v1/decision — sandbox fixtures', () => {
   });
 });
 
+describe('POST /v1/decision: unknown fields', () => {
+  let h: TestApp;
+  beforeAll(async () => {
+    h = await makeApp();
+  });
+  afterAll(() => h.close());
+  test('an unknown field of context is 422 at its path (a misspelt insurance id must not be dropped); top-level ones listed beside it, ignored otherwise', async () => {
+    const t = await h.tenant();
+    const r = await h.json('POST', '/v1/decision', { key: t.api_key, body: { nif: '599000023', foo: 1, context: { operation_type: 'factoring', amount_eur: 1000, expected_term_days: 30, insurance_submision_id: 'ins_x' } } });
+    const body = expectError(r, 422, 'validation_failed');
+    expect(body.fields).toEqual([
+      { path: 'context.insurance_submision_id', message: 'is not a field of context (operation_type, amount_eur, expected_term_days, insurance_submission_id): a misspelt one would change the decision without a word' },
+      { path: 'foo', message: 'is not a field of this request (ignored)' },
+    ]);
+    // nothing decided, nothing stored
+    expect((await h.json('GET', '/v1/decisions', { key: t.api_key })).body.data).toEqual([]);
+    // a top-level unknown alone stays ignored, as on every route
+    const ok = await h.json('POST', '/v1/decision', { key: t.api_key, body: { nif: '599000023', foo: 1, context: { operation_type: 'factoring', amount_eur: 1000, expected_term_days: 30 } } });
+    expect(ok.status).toBe(200);
+  });
+});
+
 describe('GET /v1/decisions', () => {
   test('newest first, filtered by NIF, paginated by cursor; a bad cursor is 422; unknown id 404', async () => {
     const t = await h.tenant();

@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed, jsonAnswer, scoreGenerationNow } from '../../plugins/auth';
-import { langOf, localised } from '../../plugins/request-state';
+import { langOf, localised, requestState } from '../../plugins/request-state';
 import { routeDocs } from '../../lib/api-doc';
-import { isJsonObject, validationError } from '../../lib/errors';
+import { isJsonObject, unknownFields, validationError } from '../../lib/errors';
 import { MODALITIES } from './policy';
 import { actorOf, AdminService } from '../admin/service';
 import type { ScoreService } from '../score/service';
@@ -20,6 +20,8 @@ export function decisionService(ctx: AppContext, scores: ScoreService) {
   return new DecisionService(ctx.database, scores, ctx.usage, () => ctx.clock.now(), ctx.config.baseRate, base, (tenantId) => scoreGenerationNow(ctx, tenantId));
 }
 
+const NOT_A_CONTEXT_FIELD = `is not a field of context (${Object.keys(DecisionRequest.properties.context.properties).join(', ')}): a misspelt one would change the decision without a word`;
+
 /** Credit decisions, limits, the spreads index and sector risk (scope `score`); the tenant's credit policy (scope `policy:manage`). */
 export function decisionRoutes(ctx: AppContext, service: DecisionService) {
   const doc = routeDocs('decisions');
@@ -27,7 +29,16 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
 
   const credit = new Elysia({ name: 'decisions' })
     .use(authed(ctx, 'score'))
-    .post('/v1/decision', async ({ auth, body, set, headers }) => jsonAnswer((await service.decide(auth, body, performance.now(), localised(set, langOf(headers)))).text, set.headers), {
+    .post('/v1/decision', async ({ auth, body, set, headers, request }) => {
+      // unknown fields are ignored elsewhere, but not in the operation's context: a misspelt
+      // insurance_submission_id would be dropped and the decision priced without the cover (as a
+      // misspelt ESG answer would score 0)
+      const sent = requestState(request).parsedBody;
+      const context = isJsonObject(sent) && isJsonObject(sent.context) ? sent.context : {};
+      const stray = Object.keys(context).filter((k) => !(k in DecisionRequest.properties.context.properties)).slice(0, 50);
+      if (stray.length) throw validationError([...stray.map((k) => ({ path: `context.${k}`, message: NOT_A_CONTEXT_FIELD })), ...unknownFields(sent, DecisionRequest.properties)]);
+      return jsonAnswer((await service.decide(auth, body, performance.now(), localised(set, langOf(headers)))).text, set.headers);
+    }, {
       body: DecisionRequest,
       response: { 200: DecisionResponse },
       detail: doc(
