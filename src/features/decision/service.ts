@@ -1,3 +1,4 @@
+import { sha256Hex } from '../../lib/crypto';
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { ApiError, validationError, withFieldPath } from '../../lib/errors';
@@ -164,7 +165,7 @@ export class DecisionService {
 
   private readonly deciding = new Map<string, Promise<{ fresh: { body: DecisionResponseBody; text: string }; cached: { body: DecisionResponseBody; text: string } }>>();
   /**
-   * The last decision stored for each request in this process, as its content apart from its id,
+   * The last decision stored for each request in this process, with a hash of its content apart from its id,
    * time and latency: a request decided again after the cache above dropped it (any score of the
    * tenant drops it) that comes to the same content is that decision, not a new one (docs/credit-policy.md §8)
    */
@@ -280,7 +281,7 @@ export class DecisionService {
       ...(body.customer_reference !== undefined ? { customer_reference: body.customer_reference } : {}),
     };
     // the inputs' own times too: data_freshness is only the oldest (a new score beside an older ESG assessment leaves it)
-    const content = JSON.stringify([inputs, { ...response, decision_id: '', computed_at: '', latency_ms: 0 }]);
+    const content = sha256Hex(JSON.stringify([inputs, { ...response, decision_id: '', computed_at: '', latency_ms: 0 }]));
     const last = request.reuse ? this.lastDecided.get(request.key) : undefined;
     if (last && last.content === content) {
       this.bill(caller, 'decision');
@@ -498,7 +499,7 @@ const COVER_REACH: Record<string, readonly OperationType[]> = {
 };
 
 /** requests whose last decision a process remembers (DecisionService.lastDecided) */
-const LAST_DECIDED_MAX = 10_000;
+const LAST_DECIDED_MAX = 2_000;
 
 /** an insurer's answer, in Portuguese (insurance submissions' statuses) */
 const PT_STATUS: Record<string, string> = { full: 'total', partial: 'parcial', refused: 'recusada', pending: 'pendente' };
