@@ -26,6 +26,8 @@ const toc = {
   served429: 0,
   /** run before a page of documents is answered (a customer disconnecting meanwhile) */
   beforePage: null as ((page: string | null) => Promise<void>) | null,
+  /** the documents of a page, in place of TOC_DOCS (a test's own books) */
+  serve: null as ((page: number, size: number) => { data: unknown[]; last: boolean }) | null,
 };
 const TOC_DOCS = Array.from({ length: 233 }, (_, i) => {
   const n = i + 1;
@@ -105,8 +107,7 @@ const tocServer = Bun.serve({
       record(200);
       const size = Number(url.searchParams.get('page[size]'));
       const n = Number(page);
-      const data = TOC_DOCS.slice((n - 1) * size, n * size);
-      const last = n * size >= TOC_DOCS.length;
+      const { data, last } = toc.serve ? toc.serve(n, size) : { data: TOC_DOCS.slice((n - 1) * size, n * size), last: n * size >= TOC_DOCS.length };
       return new Response(JSON.stringify({ data, links: { self: url.toString(), next: last ? null : `${url.origin}${url.pathname}?page[number]=${n + 1}` } }), {
         headers: { 'content-type': 'application/vnd.api+json' },
       });
@@ -422,6 +423,83 @@ describe('TOConline (OAuth2 code + PKCE, Basic client auth, JSON:API)', () => {
     toc.mode.docs = 'ok';
     expect(run).toMatchObject({ status: 'failed', error_code: 'relink_required' });
     expect((await connRow(conn.id)).status).toBe('relink_required');
+  });
+
+  /** a TOConline sales document as the fake serves it (no updated_at unless given: the date stands in for it) */
+  const tocDoc = (id: number, date: string, extra: Record<string, unknown> = {}) => ({
+    id: String(id),
+    type: 'commercial_sales_documents',
+    attributes: { document_type: 'FT', document_no: `FT 2026/${id}`, status: 1, date, customer_tax_registration_number: '500000000', currency_iso_code: 'EUR', net_total: '100.00', tax_payable: '23.00', gross_total: '123.00', ...extra },
+  });
+  const serveBooks = (docs: unknown[]) => (toc.serve = (n, size) => ({ data: docs.slice((n - 1) * size, n * size), last: n * size >= docs.length }));
+  const stored = async (ref: string) => {
+    const inv = (await h.json('GET', `/v1/erp/toconline/invoices?customer_reference=${ref}&limit=200`, { key: live.api_key })).body.data as any[];
+    return Object.fromEntries(inv.map((x) => [x.provider_document_id, x.status])) as Record<string, string>;
+  };
+
+  test('an incremental run takes what arrives late with an older date, and what changed without its updated_at moving; nothing unchanged is written again', async () => {
+    await linkToconline('inc-1');
+    try {
+      const books = [tocDoc(100, '2026-11-20'), tocDoc(101, '2026-11-27')];
+      serveBooks(books);
+      expect(await syncAndWait({ provider: 'toconline', customer_reference: 'inc-1' })).toMatchObject({ status: 'succeeded', invoices_count: 2 });
+      // a document with an older date appears (a higher id), one newer, and 101 is annulled (same date)
+      books.push(tocDoc(102, '2026-11-26'), tocDoc(103, '2026-11-28'));
+      books[1] = tocDoc(101, '2026-11-27', { status: 4 });
+      const next = await syncAndWait({ provider: 'toconline', customer_reference: 'inc-1' });
+      expect(next).toMatchObject({ status: 'succeeded', invoices_count: 3 });
+      expect(await stored('inc-1')).toEqual({ '100': 'N', '101': 'A', '102': 'N', '103': 'N' });
+      // a tie at the position's time with a smaller id, with real updated_at values
+      books.push(tocDoc(99, '2026-11-28', { updated_at: '2026-11-28T00:00:00Z' }));
+      expect(await syncAndWait({ provider: 'toconline', customer_reference: 'inc-1' })).toMatchObject({ status: 'succeeded', invoices_count: 1 });
+      expect(Object.keys(await stored('inc-1')).sort()).toEqual(['100', '101', '102', '103', '99']);
+      // nothing changed: nothing written
+      expect(await syncAndWait({ provider: 'toconline', customer_reference: 'inc-1' })).toMatchObject({ status: 'succeeded', invoices_count: 0 });
+    } finally {
+      toc.serve = null;
+    }
+  });
+
+  test('a document listed on two pages (pages shifting under the walk) is written and counted once', async () => {
+    await linkToconline('dup-1');
+    try {
+      toc.serve = (n) => ({ data: n === 1 ? [tocDoc(50, '2026-11-20'), tocDoc(51, '2026-11-21')] : [tocDoc(51, '2026-11-21'), tocDoc(52, '2026-11-22')], last: n === 2 });
+      const run = await syncAndWait({ provider: 'toconline', customer_reference: 'dup-1', mode: 'full' });
+      expect(run).toMatchObject({ status: 'succeeded', invoices_count: 3 });
+      expect(Object.keys(await stored('dup-1')).sort()).toEqual(['50', '51', '52']);
+    } finally {
+      toc.serve = null;
+    }
+  });
+
+  test('a provider whose paging does not advance fails the run (upstream_rejected) after a few pages, not 100 000', async () => {
+    await linkToconline('stuck-1');
+    const before = toc.docRequests.length;
+    try {
+      toc.serve = () => ({ data: [tocDoc(7, '2026-11-20')], last: false });
+      const run = await syncAndWait({ provider: 'toconline', customer_reference: 'stuck-1', mode: 'full' });
+      expect(run).toMatchObject({ status: 'failed', error_code: 'upstream_rejected' });
+      expect(run.error_message).toContain('paging does not advance');
+      expect(toc.docRequests.length - before).toBeLessThan(10);
+      expect(Object.keys(await stored('stuck-1'))).toEqual([]); // (the one row's batch was never flushed: nothing half-written)
+    } finally {
+      toc.serve = null;
+    }
+  });
+
+  test('an amount that is not one ("abc", "1.234,56", "1e3") fails the run naming the document, rather than storing a €0 invoice', async () => {
+    await linkToconline('amt-1');
+    try {
+      for (const [value, id] of [['abc', 105], ['1.234,56', 106], ['1e3', 107]] as const) {
+        serveBooks([tocDoc(104, '2026-11-20'), tocDoc(id, '2026-11-21', { gross_total: value })]);
+        const run = await syncAndWait({ provider: 'toconline', customer_reference: 'amt-1', mode: 'full' });
+        expect(run).toMatchObject({ status: 'failed', error_code: 'upstream_rejected' });
+        expect(run.error_message).toContain(`document ${id}: gross_total "${value}" is not an amount`);
+      }
+      expect(Object.values(await stored('amt-1')).length).toBe(0);
+    } finally {
+      toc.serve = null;
+    }
   });
 
   test('a disconnected connection cannot sync (409) and its run, if queued before, fails erp_not_connected', async () => {

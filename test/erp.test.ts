@@ -466,6 +466,11 @@ describe('sync runs in the sandbox (demo data)', () => {
     expect(c.body.run_id).not.toBe(a.body.run_id);
     await waitRun(a.body.run_id, t.api_key);
     await waitRun(c.body.run_id, t.api_key);
+    // billed once a run: the request that joined is not a second pull
+    await h.ctx.usage.flush();
+    const u = h.ctx.database.t.usageRecords;
+    const syncs = (await h.ctx.database.db.select().from(u).where(eq(u.tenantId, t.tenant_id))).filter((r) => r.meter === 'erp_sync');
+    expect(syncs.reduce((n, r) => n + r.quantity, 0)).toBe(2);
   });
 
   test('run list: newest first, filters, cursor pagination; GET of an unknown run → 404', async () => {
@@ -554,7 +559,7 @@ describe('sync runs in the sandbox (demo data)', () => {
     });
   });
 
-  test('usage: one erp_sync record per sync request (sandbox: not billable)', async () => {
+  test('usage: one erp_sync record per sync run a request starts (sandbox: not billable)', async () => {
     const t = await h.tenant();
     await connect('demo', 'u1', t.api_key);
     await connect('demo', 'u2', t.api_key);

@@ -3,6 +3,7 @@ import type { AppContext } from '../../context';
 import type { Database, Db } from '../../db/client';
 import { ApiError, validationError } from '../../lib/errors';
 import { endpointWants } from '../events/service';
+import { canonicalJson } from '../idempotency/service';
 import { demoInvoices, demoTransactions, type SyncedInvoice, type SyncedTransaction } from './demo-data';
 import type { AnyProvider, ErpProvider } from './model';
 import { assertLiveProvider, type ConnectionRow, type TokenManager } from './oauth';
@@ -47,6 +48,11 @@ function excludedSet(table: Record<string, unknown>, fields: string[]): Record<s
   for (const f of fields) out[f] = sql.raw(`excluded."${(table[f] as { name: string }).name}"`);
   return out;
 }
+
+/** how far before its position an incremental run of an unordered source reads rows again (documents entered late, or changed without their updated_at moving) */
+export const INCREMENTAL_LOOKBACK_MS = 35 * 86_400_000;
+/** pages in a row holding only rows this run already read, after which the provider's paging is taken as stuck */
+const STALE_PAGES_MAX = 3;
 
 const INVOICE_UPDATE = [
   'documentType', 'number', 'atcud', 'issueDate', 'dueDate', 'customerNif', 'customerName', 'currency',
@@ -151,8 +157,9 @@ export class SyncService {
         }),
       );
       await this.enqueue(runId, 0);
+      // billed once a run: a request that joins one in flight is not a second pull
+      this.ctx.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, meter: 'erp_sync', requestId: caller.requestId });
     }
-    this.ctx.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, meter: 'erp_sync', requestId: caller.requestId });
     return { run_id: runId, status, estimated_duration_seconds: estimate, webhook_will_fire: webhook };
   }
 
@@ -369,6 +376,14 @@ export class SyncService {
     const r = this.t.syncRuns;
     for (const src of await this.sources(run, used)) {
       const from = start[src.kind];
+      // a provider's pages come in no order the cursor can follow (sources not `ordered`): rows at
+      // or before the position are read again within the look-back, and taken if new or changed
+      const lookback = !src.ordered && from ? { updated_at: new Date(Date.parse(from.updated_at) - INCREMENTAL_LOOKBACK_MS).toISOString(), id: '' } : null;
+      // what this run took of an unordered source: a row listed again (pages shifting under the
+      // walk) is not written and counted twice; pages of nothing new, in a row, are a provider
+      // whose paging does not advance (it would be walked to the page cap, counted as rows)
+      const taken = new Set<string>();
+      let stalePages = 0;
       let high = from;
       let buf: { row: SyncedInvoice | SyncedTransaction; updatedAt: string }[] = [];
       const flush = async () => {
@@ -396,14 +411,33 @@ export class SyncService {
         await new Promise<void>((resolve) => setImmediate(resolve));
       };
       for await (const page of src.pages as AsyncIterable<(SyncedInvoice | SyncedTransaction)[]>) {
+        const recheck: { row: SyncedInvoice | SyncedTransaction; updatedAt: string; id: string }[] = [];
+        let unseen = 0;
         for (const row of page) {
           const updatedAt = isoUtc(row.updated_at);
           if (!updatedAt) continue;
           const id = (src.idOf as (x: SyncedInvoice | SyncedTransaction) => string)(row);
-          if (!isAfter(updatedAt, id, from)) continue;
+          if (!src.ordered) {
+            if (taken.has(id)) continue;
+            taken.add(id);
+            unseen++;
+          }
+          if (!isAfter(updatedAt, id, from)) {
+            if (lookback && isAfter(updatedAt, id, lookback)) recheck.push({ row, updatedAt, id });
+            continue;
+          }
           buf.push({ row, updatedAt });
           high = maxPosition(high, updatedAt, id);
           if (buf.length >= this.settings.batchSize) await flush();
+        }
+        for (const x of await this.newOrChanged(src.kind, run, recheck)) {
+          buf.push(x);
+          if (buf.length >= this.settings.batchSize) await flush();
+        }
+        if (!src.ordered && page.length) {
+          stalePages = unseen ? 0 : stalePages + 1;
+          if (stalePages >= STALE_PAGES_MAX)
+            throw new UpstreamError('upstream_rejected', `${src.kind}: the provider answered ${stalePages} pages in a row with only rows already read (its paging does not advance)`);
         }
       }
       await flush();
@@ -431,36 +465,58 @@ export class SyncService {
     if (conn?.status !== 'active') throw new UpstreamError('erp_not_connected', 'the connection was disconnected during the run; nothing after that was stored');
   }
 
+  private invoiceRow(run: RunRow, x: SyncedInvoice, updatedAt: string, now: Date) {
+    return {
+      id: Bun.randomUUIDv7(),
+      tenantId: run.tenantId,
+      env: run.env,
+      provider: run.provider,
+      customerReference: run.customerReference,
+      providerDocumentId: x.provider_document_id,
+      documentType: x.document_type,
+      number: x.number,
+      atcud: x.atcud || null,
+      issueDate: x.issue_date,
+      dueDate: x.due_date,
+      customerNif: x.customer_nif || null,
+      customerName: x.customer_name || null,
+      currency: x.currency,
+      netTotalCents: x.net_total_cents,
+      taxTotalCents: x.tax_total_cents,
+      grossTotalCents: x.gross_total_cents,
+      status: x.status,
+      data: { vat_breakdown: x.vat_breakdown, references: x.references },
+      sourceUpdatedAt: updatedAt,
+      syncedAt: now,
+    };
+  }
+
+  private transactionRow(run: RunRow, x: SyncedTransaction, updatedAt: string, now: Date) {
+    return {
+      id: Bun.randomUUIDv7(),
+      tenantId: run.tenantId,
+      env: run.env,
+      provider: run.provider,
+      customerReference: run.customerReference,
+      providerTransactionId: x.provider_transaction_id,
+      bookingDate: x.booking_date,
+      amountCents: x.amount_cents,
+      currency: x.currency,
+      description: x.description || null,
+      counterpartyName: x.counterparty_name,
+      counterpartyIban: x.counterparty_iban,
+      matchedInvoiceNumber: x.matched_invoice_number,
+      sourceUpdatedAt: updatedAt,
+      syncedAt: now,
+    };
+  }
+
   private async upsertInvoices(tx: Db, run: RunRow, rows: { row: SyncedInvoice; updatedAt: string }[]) {
     const t = this.t.invoices;
     const now = this.now();
     await tx
       .insert(t)
-      .values(
-        rows.map(({ row: x, updatedAt }) => ({
-          id: Bun.randomUUIDv7(),
-          tenantId: run.tenantId,
-          env: run.env,
-          provider: run.provider,
-          customerReference: run.customerReference,
-          providerDocumentId: x.provider_document_id,
-          documentType: x.document_type,
-          number: x.number,
-          atcud: x.atcud || null,
-          issueDate: x.issue_date,
-          dueDate: x.due_date,
-          customerNif: x.customer_nif || null,
-          customerName: x.customer_name || null,
-          currency: x.currency,
-          netTotalCents: x.net_total_cents,
-          taxTotalCents: x.tax_total_cents,
-          grossTotalCents: x.gross_total_cents,
-          status: x.status,
-          data: { vat_breakdown: x.vat_breakdown, references: x.references },
-          sourceUpdatedAt: updatedAt,
-          syncedAt: now,
-        })),
-      )
+      .values(rows.map(({ row, updatedAt }) => this.invoiceRow(run, row, updatedAt, now)))
       .onConflictDoUpdate({
         target: [t.tenantId, t.env, t.provider, t.customerReference, t.providerDocumentId],
         set: excludedSet(t as unknown as Record<string, unknown>, INVOICE_UPDATE),
@@ -472,29 +528,46 @@ export class SyncService {
     const now = this.now();
     await tx
       .insert(t)
-      .values(
-        rows.map(({ row: x, updatedAt }) => ({
-          id: Bun.randomUUIDv7(),
-          tenantId: run.tenantId,
-          env: run.env,
-          provider: run.provider,
-          customerReference: run.customerReference,
-          providerTransactionId: x.provider_transaction_id,
-          bookingDate: x.booking_date,
-          amountCents: x.amount_cents,
-          currency: x.currency,
-          description: x.description || null,
-          counterpartyName: x.counterparty_name,
-          counterpartyIban: x.counterparty_iban,
-          matchedInvoiceNumber: x.matched_invoice_number,
-          sourceUpdatedAt: updatedAt,
-          syncedAt: now,
-        })),
-      )
+      .values(rows.map(({ row, updatedAt }) => this.transactionRow(run, row, updatedAt, now)))
       .onConflictDoUpdate({
         target: [t.tenantId, t.env, t.provider, t.customerReference, t.providerTransactionId],
         set: excludedSet(t as unknown as Record<string, unknown>, TXN_UPDATE),
       });
+  }
+
+  /**
+   * Of rows at or before the incremental position (read again within the look-back), those not
+   * stored yet or stored otherwise: a provider's document that arrives late, with an older date, or
+   * changes without its updated_at moving (or with none: its date stands in for it) is taken; one
+   * unchanged is not written again (nor counted).
+   */
+  private async newOrChanged(kind: 'invoices' | 'transactions', run: RunRow, rows: { row: SyncedInvoice | SyncedTransaction; updatedAt: string; id: string }[]) {
+    if (!rows.length) return [];
+    const now = this.now();
+    const table = kind === 'invoices' ? this.t.invoices : this.t.bankTransactions;
+    const idColumn = kind === 'invoices' ? this.t.invoices.providerDocumentId : this.t.bankTransactions.providerTransactionId;
+    const compared = (kind === 'invoices' ? INVOICE_UPDATE : TXN_UPDATE).filter((f) => f !== 'syncedAt');
+    const stored = new Map<string, Record<string, unknown>>();
+    const ids = rows.map((r) => r.id);
+    for (let i = 0; i < ids.length; i += 500) {
+      const found = await this.ctx.database.db
+        .select()
+        .from(table)
+        .where(and(eq(table.tenantId, run.tenantId), eq(table.env, run.env), eq(table.provider, run.provider), eq(table.customerReference, run.customerReference), inArray(idColumn, ids.slice(i, i + 500))));
+      for (const f of found as Record<string, unknown>[]) stored.set(String(kind === 'invoices' ? f.providerDocumentId : f.providerTransactionId), f);
+    }
+    const same = (a: unknown, b: unknown) =>
+      a instanceof Date || b instanceof Date
+        ? new Date(a as Date).getTime() === new Date(b as Date).getTime()
+        : typeof a === 'object' && a !== null
+          ? canonicalJson(a) === canonicalJson(b) // (PostgreSQL's jsonb reorders keys)
+          : String(a ?? null) === String(b ?? null); // (a bigint column may come back as text)
+    return rows.filter(({ row, updatedAt, id }) => {
+      const before = stored.get(id);
+      if (!before) return true;
+      const next = kind === 'invoices' ? this.invoiceRow(run, row as SyncedInvoice, updatedAt, now) : this.transactionRow(run, row as SyncedTransaction, updatedAt, now);
+      return compared.some((f) => !same((next as Record<string, unknown>)[f], before[f]));
+    });
   }
 
   /** The final state and its event, in one transaction (the outbox), then a nudge to the dispatcher. */

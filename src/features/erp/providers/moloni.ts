@@ -1,6 +1,6 @@
 import type { SyncedInvoice } from '../demo-data';
 import { authedFetch, expectJson, fetchWithRetry, readTokenResponse, UpstreamError } from './http';
-import { dateOnly, eurosToCents, INVOICE_TYPES, isoUtc, type ApiSession, type ProviderClient, type ProviderClientConfig, type TokenSet } from './types';
+import { dateOnly, documentCents, INVOICE_TYPES, isoUtc, type ApiSession, type ProviderClient, type ProviderClientConfig, type TokenSet } from './types';
 
 /**
  * Moloni (shared domain REFERENCE §9; community SDKs).
@@ -82,6 +82,8 @@ export class MoloniClient implements ProviderClient {
       yield mapped;
       if (docs.length < MOLONI_PAGE_SIZE) return;
     }
+    // a walk that never ends is not a complete one: fail the run rather than report what was read as all of it
+    throw new UpstreamError('upstream_rejected', 'documents/getAll: more than 10 000 000 documents (its paging does not end)');
   }
 }
 
@@ -109,8 +111,8 @@ export function mapMoloniDocument(d: unknown): SyncedInvoice | null {
   if (!id || !type || !INVOICE_TYPES.has(type) || !issueDate) return null;
   const status = Number(a.status);
   if (status === 0 || Number(a.number) < 0) return null; // draft
-  const total = eurosToCents(a.net_value);
-  const tax = eurosToCents(a.taxes_value);
+  const total = documentCents(a.net_value, 'net_value', id);
+  const tax = documentCents(a.taxes_value, 'taxes_value', id, 0);
   const set = str(a.document_set_name) ?? str((a.document_set as { name?: unknown } | undefined)?.name) ?? '';
   return {
     provider_document_id: id,

@@ -1,6 +1,6 @@
 import type { SyncedInvoice } from '../demo-data';
 import { authedFetch, expectJson, fetchWithRetry, readTokenResponse, UpstreamError } from './http';
-import { dateOnly, eurosToCents, INVOICE_TYPES, isoUtc, type ApiSession, type ProviderClient, type ProviderClientConfig, type TokenSet } from './types';
+import { dateOnly, documentCents, INVOICE_TYPES, isoUtc, type ApiSession, type ProviderClient, type ProviderClientConfig, type TokenSet } from './types';
 
 /**
  * TOConline (shared domain REFERENCE §9).
@@ -79,6 +79,8 @@ export class TOConlineClient implements ProviderClient {
       if (hasLinks ? !body.links!.next : body.data.length < TOCONLINE_PAGE_SIZE) return;
       if (body.data.length === 0) return;
     }
+    // a walk that never ends is not a complete one: fail the run rather than report what was read as all of it
+    throw new UpstreamError('upstream_rejected', 'commercial_sales_documents: more than 100 000 pages (its paging does not end)');
   }
 }
 
@@ -99,9 +101,9 @@ export function mapTOConlineDocument(item: unknown): SyncedInvoice | null {
   const issueDate = dateOnly(a.date);
   if (!id || !type || !INVOICE_TYPES.has(type) || !number || !issueDate) return null;
   if (Number(a.status) === 0) return null; // draft: not a fiscal document yet
-  const gross = eurosToCents(a.gross_total);
-  const net = a.net_total !== undefined ? eurosToCents(a.net_total) : gross - eurosToCents(a.tax_payable);
-  const tax = a.tax_payable !== undefined ? eurosToCents(a.tax_payable) : gross - net;
+  const gross = documentCents(a.gross_total, 'gross_total', id);
+  const net = a.net_total !== undefined ? documentCents(a.net_total, 'net_total', id) : gross - documentCents(a.tax_payable, 'tax_payable', id, 0);
+  const tax = a.tax_payable !== undefined ? documentCents(a.tax_payable, 'tax_payable', id) : gross - net;
   const annulled = a.status === 'A' || Number(a.status) === 4 || a.cancelled === true || a.voided === true;
   const updatedAt = isoUtc(a.updated_at) ?? isoUtc(a.created_at) ?? isoUtc(a.date)!;
   return {

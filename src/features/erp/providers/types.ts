@@ -1,5 +1,5 @@
 import type { SyncedInvoice, SyncedTransaction } from '../demo-data';
-import type { HttpOptions } from './http';
+import { UpstreamError, type HttpOptions } from './http';
 
 /** Tokens as a provider returns them (plaintext only in memory; sealed before storage). */
 export interface TokenSet {
@@ -48,20 +48,31 @@ export interface ProviderClient {
 /** SAF-T (PT) invoice types this connector stores; other documents (quotes, guides, receipts…) are skipped. */
 export const INVOICE_TYPES = new Set(['FT', 'FS', 'FR', 'NC', 'ND']);
 
-/** Euros as a number or decimal string → integer cents, without float drift ("12.345" → 1235, half up). */
-export function eurosToCents(v: unknown): number {
+/** An amount in euros (a JSON number, or text with one "." or "," before the decimals) in integer cents, without float drift ("12.345" → 1235, half up); null when it is not one. */
+export function parseCents(v: unknown): number | null {
   if (typeof v === 'number') {
-    if (!Number.isFinite(v)) return 0;
+    if (!Number.isFinite(v)) return null;
     v = v.toFixed(6);
   }
-  if (typeof v !== 'string') return 0;
+  if (typeof v !== 'string') return null;
   const m = /^\s*(-)?(\d*)(?:[.,](\d*))?\s*$/.exec(v);
-  if (!m) return 0;
+  if (!m || !(m[2] || m[3])) return null;
   const sign = m[1] ? -1 : 1;
   const whole = Number(m[2] || '0');
   const frac = (m[3] ?? '').padEnd(3, '0');
   const cents = whole * 100 + Number(frac.slice(0, 2)) + (Number(frac[2]) >= 5 ? 1 : 0);
   return sign * cents;
+}
+
+/**
+ * A document's amount, in cents: one the provider sent that is not an amount ("abc", "1.234,56",
+ * "1e3") fails the run, naming the document, rather than storing a €0 invoice; absent, `absent`.
+ */
+export function documentCents(v: unknown, what: string, documentId: string, absent?: number): number {
+  if ((v === undefined || v === null) && absent !== undefined) return absent;
+  const cents = parseCents(v);
+  if (cents === null) throw new UpstreamError('upstream_rejected', `document ${documentId.slice(0, 40)}: ${what} ${v === undefined ? 'is missing' : `${JSON.stringify(v).slice(0, 40)} is not an amount`}`);
+  return cents;
 }
 
 /** Any timestamp a provider sends (ISO with offset, '+0100', plain date) → ISO 8601 UTC with ms; null when unparseable. */
