@@ -449,6 +449,9 @@ describe('sync runs in the sandbox (demo data)', () => {
     await connect('toconline', 'c-toc', t.api_key);
     const run = await syncAndWait({ provider: 'toconline', customer_reference: 'c-toc' }, t.api_key);
     expect(run.status).toBe('succeeded');
+    // TOConline's API has no bank transactions: the sandbox brings none either, as live would
+    expect(run.transactions_count).toBe(0);
+    expect((await h.json('GET', '/v1/erp/toconline/transactions', { key: t.api_key })).body.data).toEqual([]);
     const inv = await h.json('GET', '/v1/erp/toconline/invoices?limit=200', { key: t.api_key });
     expect(inv.body.data).toHaveLength(50);
     expect(inv.body.data.every((i: any) => i.provider === 'toconline' && i.provider_document_id.startsWith('toconline-inv-'))).toBe(true);

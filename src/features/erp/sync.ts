@@ -8,7 +8,7 @@ import { demoInvoices, demoTransactions, type SyncedInvoice, type SyncedTransact
 import type { AnyProvider, ErpProvider } from './model';
 import { assertLiveProvider, type ConnectionRow, type TokenManager } from './oauth';
 import { UpstreamError } from './providers/http';
-import type { ErpSettings } from './providers/registry';
+import { PROVIDER_DEFAULTS, type ErpSettings } from './providers/registry';
 import { isoUtc } from './providers/types';
 import { emptyCursor, isAfter, maxPosition, median, parseSyncCursor, type ErpCaller, type StreamPosition, type SyncCursor } from './util';
 
@@ -349,10 +349,10 @@ export class SyncService {
     if (conn.status !== 'active') throw new UpstreamError('relink_required', 'the connection needs to be linked again');
     if (run.env === 'sandbox') {
       const opts = { seed: run.customerReference, invoices: this.settings.demoInvoices, startDate: this.settings.demoStartDate, provider: run.provider };
-      return [
-        { kind: 'invoices', ordered: true, pages: chunks(demoInvoices(opts), batch), idOf: (x: SyncedInvoice) => x.provider_document_id },
-        { kind: 'transactions', ordered: true, pages: chunks(demoTransactions(opts), batch), idOf: (x: SyncedTransaction) => x.provider_transaction_id },
-      ];
+      const invoices: AnySource = { kind: 'invoices', ordered: true, pages: chunks(demoInvoices(opts), batch), idOf: (x: SyncedInvoice) => x.provider_document_id };
+      // a provider whose API has no bank transactions brings none in the sandbox either (as live)
+      if (run.provider !== 'demo' && !PROVIDER_DEFAULTS[run.provider as ErpProvider].bankTransactions) return [invoices];
+      return [invoices, { kind: 'transactions', ordered: true, pages: chunks(demoTransactions(opts), batch), idOf: (x: SyncedTransaction) => x.provider_transaction_id }];
     }
     const session = this.tokens.session(conn, info!.client!);
     const client = info!.client!;

@@ -39,6 +39,8 @@ interface Defaults {
   scopes: string[];
   /** null: no API client in this service yet */
   implemented: 'toconline' | 'moloni' | null;
+  /** false: its API has no bank-transaction resource (a sandbox sync of it then brings invoices only, as live would) */
+  bankTransactions: boolean;
   note: string;
 }
 
@@ -50,6 +52,7 @@ export const PROVIDER_DEFAULTS: Record<ErpProvider, Defaults> = {
     apiUrl: 'https://api17.toconline.pt',
     scopes: ['commercial'],
     implemented: 'toconline',
+    bankTransactions: false,
     note: 'OAuth2 authorization code + PKCE, Basic client auth at the token endpoint; JSON:API',
   },
   moloni: {
@@ -58,6 +61,7 @@ export const PROVIDER_DEFAULTS: Record<ErpProvider, Defaults> = {
     apiUrl: 'https://api.moloni.pt/v1',
     scopes: [],
     implemented: 'moloni',
+    bankTransactions: false,
     note: 'OAuth2 authorization code without PKCE; client credentials in the grant query string',
   },
   sage: {
@@ -66,6 +70,7 @@ export const PROVIDER_DEFAULTS: Record<ErpProvider, Defaults> = {
     apiUrl: 'https://api.accounting.sage.com/v3.1',
     scopes: ['full_access'],
     implemented: null,
+    bankTransactions: true,
     note: 'no API client yet (invoice and bank-transaction resources not verified)',
   },
   primavera: {
@@ -74,6 +79,7 @@ export const PROVIDER_DEFAULTS: Record<ErpProvider, Defaults> = {
     apiUrl: 'https://my.jasminsoftware.com/api',
     scopes: ['application'],
     implemented: null,
+    bankTransactions: true,
     note: 'Jasmin uses client credentials per account, not a customer consent flow; no API client yet',
   },
   invoicexpress: {
@@ -82,6 +88,7 @@ export const PROVIDER_DEFAULTS: Record<ErpProvider, Defaults> = {
     apiUrl: null,
     scopes: [],
     implemented: null,
+    bankTransactions: true,
     note: 'InvoiceXpress authenticates with an account API key in the query string, not OAuth; no API client yet',
   },
   phc: {
@@ -90,6 +97,7 @@ export const PROVIDER_DEFAULTS: Record<ErpProvider, Defaults> = {
     apiUrl: null,
     scopes: [],
     implemented: null,
+    bankTransactions: true,
     note: 'no public API documentation available; no API client yet',
   },
 };
