@@ -298,7 +298,14 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
     expect(b.fields.map((f: any) => f.path).sort()).toEqual(['customer_reference', 'provider', 'return_url']);
     for (const bad of ['javascript:alert(1)', 'ftp://example.com/x', 'mailto:a@b.c', '/relative/path', 'https://', 'http://']) {
       b = expectError(await initiate({ provider: 'demo', customer_reference: 'c', return_url: bad }), 422, 'validation_failed');
-      expect(b.fields.map((f: any) => f.path)).toEqual(['return_url']);
+      expect(b.fields).toEqual([{ path: 'return_url', message: expect.stringMatching(/^must be an absolute (http\(s\) URL|URI)$/) }]);
+    }
+    // a reference echoed into the return URL and the consent page: something visible, no control characters
+    for (const bad of ['   ', '\n\r', 'a\u0007b']) {
+      b = expectError(await initiate({ provider: 'demo', customer_reference: bad, return_url: RETURN }), 422, 'validation_failed');
+      expect(b.fields).toEqual([{ path: 'customer_reference', message: 'must hold a visible character, and no control characters' }]);
+      b = expectError(await sync({ provider: 'demo', customer_reference: bad }), 422, 'validation_failed');
+      expect(b.fields[0].path).toBe('customer_reference');
     }
     b = expectError(await initiate({ provider: 'demo', return_url: RETURN }), 422, 'validation_failed');
     expect(b.fields.map((f: any) => f.path)).toEqual(['customer_reference']);

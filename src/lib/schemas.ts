@@ -144,3 +144,10 @@ export function pageOf<Row, Item>(rows: Row[], limit: number, item: (row: Row) =
   const last = page[page.length - 1];
   return { data: page.map(item), next_cursor: rows.length > limit && last !== undefined ? cursorOf(last) : null };
 }
+
+/** an absolute http(s) address (a return URL): its pattern, and how a refusal of it is worded (plugins/http-errors.ts) */
+export const HTTP_URL = '^[hH][tT][tT][pP][sS]?://[^/?#\\s]+([/?#]\\S*)?$';
+export const HTTP_URL_MESSAGE = 'must be an absolute http(s) URL';
+/** text with at least one visible character and no control characters (a reference echoed into URLs and pages) */
+export const VISIBLE_TEXT = '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$';
+export const VISIBLE_TEXT_MESSAGE = 'must hold a visible character, and no control characters';

@@ -4,6 +4,7 @@ import { Elysia } from 'elysia';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { ApiError, errorBody, fieldProblems, IGNORED_FIELD, isJsonObject, JSON_UTF8, NIF_CHECK_DIGIT_FAILS, notAnObject, validationError, type FieldError } from '../lib/errors';
 import { NIF_SHAPE, NIF_SHAPE_MESSAGE } from '../lib/nif';
+import { HTTP_URL, HTTP_URL_MESSAGE, VISIBLE_TEXT, VISIBLE_TEXT_MESSAGE } from '../lib/schemas';
 import type { AppContext } from '../context';
 import { requestState } from './request-state';
 import { redactSecrets } from '../lib/log';
@@ -412,6 +413,8 @@ const FORMAT_MESSAGES: Record<string, string> = {
 /** patterns whose rule is said better than any field's description says it */
 const PATTERN_MESSAGES: Record<string, string> = {
   [NIF_SHAPE.source]: NIF_SHAPE_MESSAGE,
+  [HTTP_URL]: HTTP_URL_MESSAGE,
+  [VISIBLE_TEXT]: VISIBLE_TEXT_MESSAGE,
 };
 
 /** A validation error worded for the caller: names what is allowed (TypeBox says "Expected union value" for enums). */

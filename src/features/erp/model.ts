@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { DateTime, NullableDateTime, Page, PageQuery, Uuid, Int, RequestDateTime } from '../../lib/schemas';
+import { DateTime, HTTP_URL, NullableDateTime, Page, PageQuery, Uuid, Int, RequestDateTime, VISIBLE_TEXT } from '../../lib/schemas';
 
 /** §2.5 provider enum; `demo` is accepted too and is sandbox-only (422 provider_not_available with live keys). */
 export const ERP_PROVIDERS = ['toconline', 'primavera', 'phc', 'sage', 'moloni', 'invoicexpress'] as const;
@@ -14,14 +14,14 @@ export const Provider = t.Union(
   { description: 'toconline, primavera, phc, sage, moloni, invoicexpress; demo (sandbox only)' },
 );
 
-const ErpCustomerReference = t.String({ minLength: 1, maxLength: 128, description: 'Your reference for the customer whose ERP is connected (1–128 characters)' });
+const ErpCustomerReference = t.String({ minLength: 1, maxLength: 128, pattern: VISIBLE_TEXT, description: 'Your reference for the customer whose ERP is connected (1–128 characters, at least one visible, no control characters)' });
 
 export const ErpOAuthInitiateRequest = t.Object({
   provider: Provider,
   customer_reference: ErpCustomerReference,
   return_url: t.String({
     format: 'uri',
-    pattern: '^[hH][tT][tT][pP][sS]?://[^/?#\\s]+([/?#]\\S*)?$',
+    pattern: HTTP_URL,
     maxLength: 2048,
     description: 'http(s) address the customer is sent back to, with status=connected|denied|error, provider and customer_reference appended',
   }),
