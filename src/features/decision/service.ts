@@ -1,6 +1,6 @@
-import { sha256Hex } from '../../lib/crypto';
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
+import { sha256Hex } from '../../lib/crypto';
 import { ApiError, validationError, withFieldPath } from '../../lib/errors';
 import { GroupCommit } from '../../lib/group-commit';
 import { ReadCache } from '../../lib/read-cache';
@@ -490,7 +490,6 @@ export class DecisionService {
 }
 
 
-/** The basis lines of a credit-insurance cover, in English or Portuguese. */
 /** the decision operations a credit-insurance cover of each kind reaches (withInsurance) */
 const COVER_REACH: Record<string, readonly OperationType[]> = {
   trade_credit: ['trade_credit', 'factoring', 'invoice_discounting'],
@@ -504,6 +503,7 @@ const LAST_DECIDED_MAX = 2_000;
 /** an insurer's answer, in Portuguese (insurance submissions' statuses) */
 const PT_STATUS: Record<string, string> = { full: 'total', partial: 'parcial', refused: 'recusada', pending: 'pendente' };
 
+/** The basis lines of a credit-insurance cover, in English or Portuguese. */
 const INSURANCE_BASIS = {
   en: {
     cover: (insurer: string, id: string) => `credit insurance (${insurer}, ${id})`,
