@@ -50,7 +50,7 @@ function excludedSet(table: Record<string, unknown>, fields: string[]): Record<s
 }
 
 /** how far before its position an incremental run of an unordered source reads rows again (documents entered late, or changed without their updated_at moving) */
-export const INCREMENTAL_LOOKBACK_MS = 35 * 86_400_000;
+const INCREMENTAL_LOOKBACK_MS = 35 * 86_400_000;
 /** pages in a row holding only rows this run already read, after which the provider's paging is taken as stuck */
 const STALE_PAGES_MAX = 3;
 
