@@ -634,7 +634,7 @@ describe('sandbox syncs need the customer’s consent (issue 17 item 10)', () =>
 });
 
 describe('connections', () => {
-  test('list with pagination and filters; DELETE disconnects and wipes; another tenant → 404', async () => {
+  test('list with pagination and filters; GET one; DELETE disconnects and wipes; another tenant → 404', async () => {
     const t = await h.tenant();
     for (const ref of ['a', 'b', 'c']) {
       await connect('demo', ref, t.api_key);
@@ -647,6 +647,10 @@ describe('connections', () => {
 
     const target = all[1];
     const other = await h.tenant();
+    // one connection, as listed; another tenant, or an unknown id: 404
+    expect((await h.json('GET', `/v1/erp-connector/connections/${target.id}`, { key: t.api_key })).body).toEqual(target);
+    expectError(await h.json('GET', `/v1/erp-connector/connections/${target.id}`, { key: other.api_key }), 404, 'resource_not_found');
+    expectError(await h.json('GET', `/v1/erp-connector/connections/${crypto.randomUUID()}`, { key: t.api_key }), 404, 'resource_not_found');
     expectError(await h.json('DELETE', `/v1/erp-connector/connections/${target.id}`, { key: other.api_key }), 404, 'resource_not_found');
     const del = await h.json('DELETE', `/v1/erp-connector/connections/${target.id}`, { key: t.api_key });
     expect(del.status).toBe(200);

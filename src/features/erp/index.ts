@@ -156,6 +156,11 @@ export function erpRoutes(ctx: AppContext) {
       response: { 200: ConnectionList },
       detail: doc('List ERP connections of this environment (never tokens)', 'erpListConnections'),
     })
+    .get('/v1/erp-connector/connections/:id', ({ auth, params }) => svc().getConnection(caller(auth), params.id), {
+      params: t.Object({ id: t.String({ maxLength: 64 }) }),
+      response: { 200: Connection },
+      detail: doc('One ERP connection (never its tokens)', 'erpGetConnection', ['resource_not_found']),
+    })
     .delete('/v1/erp-connector/connections/:id', ({ auth, params }) => svc().disconnect(caller(auth), params.id), {
       params: t.Object({ id: t.String({ maxLength: 64 }) }),
       response: { 200: Connection },

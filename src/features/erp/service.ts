@@ -133,6 +133,13 @@ export class ErpService {
     return this.newestFirst(this.t.erpConnections, connectionBody, caller, q);
   }
 
+  async getConnection(caller: ErpCaller, id: string) {
+    const c = this.t.erpConnections;
+    const [row] = await this.db.select().from(c).where(and(eq(c.id, id), eq(c.tenantId, caller.tenantId), eq(c.env, caller.env))).limit(1);
+    if (!row) throw new ApiError('resource_not_found', 'No ERP connection with this id in this environment.');
+    return connectionBody(row);
+  }
+
   /** status disconnected (a denied or failed link keeps its final status: the record that consent was refused), tokens / state / verifier wiped; idempotent */
   async disconnect(caller: ErpCaller, id: string) {
     const c = this.t.erpConnections;
