@@ -208,6 +208,9 @@ describe('POST /v1/decision: unknown fields', () => {
     ]);
     // nothing decided, nothing stored
     expect((await h.json('GET', '/v1/decisions', { key: t.api_key })).body.data).toEqual([]);
+    // a field of context sent beside it: 422 saying where it belongs (the cover would have been dropped)
+    const misplaced = await h.json('POST', '/v1/decision', { key: t.api_key, body: { nif: '599000023', insurance_submission_id: `ins_${crypto.randomUUID()}`, context: { operation_type: 'factoring', amount_eur: 1000, expected_term_days: 30 } } });
+    expect(expectError(misplaced, 422, 'validation_failed').fields).toEqual([{ path: 'insurance_submission_id', message: 'belongs inside context (context.insurance_submission_id)' }]);
     // a top-level unknown alone stays ignored, as on every route
     const ok = await h.json('POST', '/v1/decision', { key: t.api_key, body: { nif: '599000023', foo: 1, context: { operation_type: 'factoring', amount_eur: 1000, expected_term_days: 30 } } });
     expect(ok.status).toBe(200);

@@ -301,7 +301,7 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
       expect(b.fields).toEqual([{ path: 'return_url', message: expect.stringMatching(/^must be an absolute (http\(s\) URL|URI)$/) }]);
     }
     // a reference echoed into the return URL and the consent page: something visible, no control characters
-    for (const bad of ['   ', '\n\r', 'a\u0007b']) {
+    for (const bad of ['   ', '\n\r', 'a\u0007b', '\u200b', '\u00a0\u2003', '\ufeff ']) {
       b = expectError(await initiate({ provider: 'demo', customer_reference: bad, return_url: RETURN }), 422, 'validation_failed');
       expect(b.fields).toEqual([{ path: 'customer_reference', message: 'must hold a visible character, and no control characters' }]);
       b = expectError(await sync({ provider: 'demo', customer_reference: bad }), 422, 'validation_failed');

@@ -108,7 +108,7 @@ describe('the sandbox insurer', () => {
     const factoringOnConfirming = await decideOp('factoring', confirmingCover.body.submission_id);
     expect(factoringOnConfirming.recommendation.modality).not.toBe('with_insurance');
     expect(factoringOnConfirming.recommendation.basis.at(-1)).toContain('underwritten for confirming, which does not reach factoring');
-    expect((await decideOp('factoring', confirmingCover.body.submission_id, 'pt-PT')).recommendation.basis.at(-1)).toContain('subscrita para confirming, que não abrange factoring');
+    expect((await decideOp('factoring', confirmingCover.body.submission_id, 'pt-PT')).recommendation.basis.at(-1)).toContain('subscrito para confirming, que não abrange factoring');
     expect((await decideOp('confirming', confirmingCover.body.submission_id)).recommendation.modality).toBe('with_insurance');
     expect((await decideOp('confirming', factoringCover.body.submission_id)).recommendation.basis.at(-1)).toContain('underwritten for factoring, which does not reach confirming');
     expect((await decideOp('invoice_discounting', factoringCover.body.submission_id)).recommendation.modality).toBe('with_insurance');

@@ -148,6 +148,6 @@ export function pageOf<Row, Item>(rows: Row[], limit: number, item: (row: Row) =
 /** an absolute http(s) address (a return URL): its pattern, and how a refusal of it is worded (plugins/http-errors.ts) */
 export const HTTP_URL = '^[hH][tT][tT][pP][sS]?://[^/?#\\s]+([/?#]\\S*)?$';
 export const HTTP_URL_MESSAGE = 'must be an absolute http(s) URL';
-/** text with at least one visible character and no control characters (a reference echoed into URLs and pages) */
-export const VISIBLE_TEXT = '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$';
+/** text with at least one visible character (not a space, nor an invisible format character: zero-width, bidi marks, soft hyphen) and no control characters (a reference echoed into URLs and pages) */
+export const VISIBLE_TEXT = '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f\\u00ad\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\ufeff][^\\u0000-\\u001f\\u007f]*$';
 export const VISIBLE_TEXT_MESSAGE = 'must hold a visible character, and no control characters';

@@ -35,8 +35,16 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
       // misspelt ESG answer would score 0)
       const sent = requestState(request).parsedBody;
       const context = isJsonObject(sent) && isJsonObject(sent.context) ? sent.context : {};
-      const stray = Object.keys(context).filter((k) => !(k in DecisionRequest.properties.context.properties)).slice(0, 50);
-      if (stray.length) throw validationError([...stray.map((k) => ({ path: `context.${k}`, message: NOT_A_CONTEXT_FIELD })), ...unknownFields(sent, DecisionRequest.properties)]);
+      const contextFields = DecisionRequest.properties.context.properties;
+      const stray = Object.keys(context).filter((k) => !(k in contextFields)).slice(0, 50);
+      // and one of context's fields sent beside it, not in it (an insurance id at the top level)
+      const misplaced = isJsonObject(sent) ? Object.keys(sent).filter((k) => k in contextFields) : [];
+      if (stray.length || misplaced.length)
+        throw validationError([
+          ...stray.map((k) => ({ path: `context.${k}`, message: NOT_A_CONTEXT_FIELD })),
+          ...misplaced.map((k) => ({ path: k, message: `belongs inside context (context.${k})` })),
+          ...unknownFields(sent, DecisionRequest.properties).filter((f) => !misplaced.includes(f.path)),
+        ]);
       return jsonAnswer((await service.decide(auth, body, performance.now(), localised(set, langOf(headers)))).text, set.headers);
     }, {
       body: DecisionRequest,
