@@ -52,6 +52,7 @@ describe('POST /v1/decision — sandbox fixtures', () => {
     expect(b.score).toBeGreaterThanOrEqual(0);
     expect(b.score).toBeLessThanOrEqual(100);
     expect(b.breakdown.esg).toBeNull();
+    expect(b.breakdown.financial).toBeGreaterThan(50); // a strong balance sheet
     expect(b.esg).toBeNull();
     expect(b.erp_source).toBeNull();
     expect(b.synthetic).toBe(true);
@@ -93,6 +94,12 @@ describe('POST /v1/decision — sandbox fixtures', () => {
     const long = await decide({ nif: '599000023', context: ctx(1000, 'factoring', 360) });
     expect(long.body.recommendation.suggested_spread_bps).toBeGreaterThanOrEqual(short.body.recommendation.suggested_spread_bps);
     expect(long.body.recommendation.limit_eur).toBeLessThanOrEqual(short.body.recommendation.limit_eur);
+  });
+
+  test('breakdown parts are null without their inputs (599000104: no data), not the neutral 50', async () => {
+    const none = (await decide({ nif: '599000104', context: ctx(1000) })).body;
+    expect(Value.Check(DecisionResponse, none)).toBe(true);
+    expect(none.breakdown).toEqual({ financial: null, behavioral: null, esg: null });
   });
 
   test('the ESG assessment of the NIF fills breakdown.esg and esg', async () => {

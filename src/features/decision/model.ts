@@ -40,8 +40,8 @@ export const DecisionResponse = t.Object({
   tier: NotchSchema,
   pd_estimate: t.Number({ minimum: 0, maximum: 1, description: '12-month PD the tier is read from (the score\'s PD, or its indicative PD when the data cannot support one)' }),
   breakdown: t.Object({
-    financial: Int({ minimum: 0, maximum: 100 }),
-    behavioral: Int({ minimum: 0, maximum: 100 }),
+    financial: t.Union([Int({ minimum: 0, maximum: 100 }), t.Null()], { description: 'Mean of the score\'s financial components, 0–100; null without financial statements (the components then stand at the neutral 0.5)' }),
+    behavioral: t.Union([Int({ minimum: 0, maximum: 100 }), t.Null()], { description: 'Mean of the score\'s behavioural components, 0–100; null without payment, credit-register, tax or legal-event data, or the tenant\'s books' }),
     esg: t.Union([Int({ minimum: 0, maximum: 100 }), t.Null()], { description: 'Overall score of the tenant\'s latest ESG assessment of this NIF; null without one' }),
   }),
   recommendation: t.Object({

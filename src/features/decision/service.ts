@@ -42,6 +42,9 @@ const REASON_SOURCE: Record<string, string> = {
 const BUYER_REASONS = new Set(['SLOW_PAYER', 'PROMPT_PAYER']);
 const SELLER_REASONS = new Set(['SLOW_COLLECTION', 'FAST_COLLECTION', 'HIGH_CONCENTRATION', 'DIVERSIFIED_CUSTOMERS']);
 
+/** the score's data sources behind its behavioural components (the tenant's own books, erp:…, too) */
+const BEHAVIOURAL_SOURCES = new Set(['payment_behaviour', 'credit_register', 'tax_authority', 'legal_events']);
+
 const mean100 = (components: Record<string, number>, names: string[]) =>
   Math.round((names.reduce((s, n) => s + (components[n] ?? 0.5), 0) / names.length) * 100);
 
@@ -263,8 +266,9 @@ export class DecisionService {
       tier: outcome.notch,
       pd_estimate: facts.pd_scale,
       breakdown: {
-        financial: mean100(result.components, ['financial_strength', 'profitability', 'liquidity', 'leverage']),
-        behavioral: mean100(result.components, ['payment_behaviour', 'credit_history', 'tax_compliance', 'legal_events']),
+        // null without their inputs: the components then stand at the neutral 0.5, which read as "average"
+        financial: result.data_sources.includes('financial_statements') ? mean100(result.components, ['financial_strength', 'profitability', 'liquidity', 'leverage']) : null,
+        behavioral: result.data_sources.some((d) => BEHAVIOURAL_SOURCES.has(d) || d.startsWith('erp:')) ? mean100(result.components, ['payment_behaviour', 'credit_history', 'tax_compliance', 'legal_events']) : null,
         esg: esg ? esg.overall : null,
       },
       recommendation: { approved: outcome.approved, limit_eur: outcome.limit_eur, suggested_spread_bps: outcome.spread_bps, modality: outcome.modality, basis: outcome.basis },
