@@ -465,13 +465,14 @@ export class SyncService {
     if (conn?.status !== 'active') throw new UpstreamError('erp_not_connected', 'the connection was disconnected during the run; nothing after that was stored');
   }
 
+  /** a synced row's own id and whose it is (tenant, environment, provider, customer) */
+  private rowOwner(run: RunRow) {
+    return { id: Bun.randomUUIDv7(), tenantId: run.tenantId, env: run.env, provider: run.provider, customerReference: run.customerReference };
+  }
+
   private invoiceRow(run: RunRow, x: SyncedInvoice, updatedAt: string, now: Date) {
     return {
-      id: Bun.randomUUIDv7(),
-      tenantId: run.tenantId,
-      env: run.env,
-      provider: run.provider,
-      customerReference: run.customerReference,
+      ...this.rowOwner(run),
       providerDocumentId: x.provider_document_id,
       documentType: x.document_type,
       number: x.number,
@@ -493,11 +494,7 @@ export class SyncService {
 
   private transactionRow(run: RunRow, x: SyncedTransaction, updatedAt: string, now: Date) {
     return {
-      id: Bun.randomUUIDv7(),
-      tenantId: run.tenantId,
-      env: run.env,
-      provider: run.provider,
-      customerReference: run.customerReference,
+      ...this.rowOwner(run),
       providerTransactionId: x.provider_transaction_id,
       bookingDate: x.booking_date,
       amountCents: x.amount_cents,
