@@ -299,7 +299,7 @@ describe('TOConline (OAuth2 code + PKCE, Basic client auth, JSON:API)', () => {
     expect(new URL(cb.headers.get('location')!).searchParams.get('status')).toBe('error');
     const again = await h.call('GET', `/v1/erp-connector/oauth/callback?code=good-code&state=${encodeURIComponent(init.body.state)}`);
     expect(again.status).toBe(400);
-    expect((await connections()).find((c) => c.customer_reference === 'toc-bad').status).toBe('error');
+    expect((await connections()).find((c) => c.customer_reference === 'toc-bad')).toMatchObject({ status: 'error', status_reason: expect.stringMatching(/^the provider refused the authorization code/) });
   });
 
   test('sync pulls every page and maps JSON:API documents to invoices (cents, skipping drafts and quotes)', async () => {
@@ -400,6 +400,8 @@ describe('TOConline (OAuth2 code + PKCE, Basic client auth, JSON:API)', () => {
     expect(run).toMatchObject({ status: 'failed', error_code: 'relink_required' });
     const row = await connRow(connId);
     expect(row).toMatchObject({ status: 'relink_required', accessTokenEnc: null, refreshTokenEnc: null });
+    const shown = (await h.json('GET', `/v1/erp-connector/connections/${connId}`, { key: live.api_key })).body;
+    expect(shown).toMatchObject({ status: 'relink_required', status_reason: 'the provider refused the refresh token; the customer must link again' });
     const b = expectError(await h.json('POST', '/v1/erp-connector/sync', { key: live.api_key, body: { provider: 'toconline', customer_reference: 'toc-1' } }), 409, 'erp_not_connected');
     expect(b.message).toMatch(/linked again/);
   });
@@ -407,7 +409,8 @@ describe('TOConline (OAuth2 code + PKCE, Basic client auth, JSON:API)', () => {
   test('relinking restores the connection; an expired token whose refresh is refused → relink_required', async () => {
     const { conn } = await linkToconline('toc-1');
     expect(conn.id).not.toBe(connId);
-    expect((await connRow(connId)).status).toBe('disconnected');
+    expect(conn.status_reason).toBeNull();
+    expect(await connRow(connId)).toMatchObject({ status: 'disconnected', statusReason: 'superseded by a newer link of the same customer' });
     h.clock.advance(3600_000);
     toc.mode.refresh = 'fail';
     const run = await syncAndWait({ provider: 'toconline', customer_reference: 'toc-1', mode: 'full' });

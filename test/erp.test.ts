@@ -175,10 +175,10 @@ describe('OAuth in the sandbox: initiate → consent page → callback → retur
     expect(loc.searchParams.get('status')).toBe('denied');
     expect(loc.searchParams.get('provider')).toBe('moloni');
     const conns = await h.json('GET', '/v1/erp-connector/connections', { key: t.api_key });
-    expect(conns.body.data[0].status).toBe('denied');
-    // deleting it keeps the record that consent was refused (denied is final)
+    expect(conns.body.data[0]).toMatchObject({ status: 'denied', status_reason: 'the customer denied access on the consent page' });
+    // deleting it keeps the record that consent was refused (denied is final), and why
     const del = await h.json('DELETE', `/v1/erp-connector/connections/${conns.body.data[0].id}`, { key: t.api_key });
-    expect([del.status, del.body.status]).toEqual([200, 'denied']);
+    expect([del.status, del.body.status, del.body.status_reason]).toEqual([200, 'denied', 'the customer denied access on the consent page']);
   });
 
   test('unknown state, missing state and an expired state (11 min) → 400 HTML page, nothing stored', async () => {
@@ -652,9 +652,10 @@ describe('connections', () => {
     expectError(await h.json('GET', `/v1/erp-connector/connections/${target.id}`, { key: other.api_key }), 404, 'resource_not_found');
     expectError(await h.json('GET', `/v1/erp-connector/connections/${crypto.randomUUID()}`, { key: t.api_key }), 404, 'resource_not_found');
     expectError(await h.json('DELETE', `/v1/erp-connector/connections/${target.id}`, { key: other.api_key }), 404, 'resource_not_found');
+    expect(target.status_reason).toBeNull(); // active
     const del = await h.json('DELETE', `/v1/erp-connector/connections/${target.id}`, { key: t.api_key });
     expect(del.status).toBe(200);
-    expect(del.body).toMatchObject({ id: target.id, status: 'disconnected' });
+    expect(del.body).toMatchObject({ id: target.id, status: 'disconnected', status_reason: 'disconnected by the tenant (DELETE)' });
     expect((await h.json('DELETE', `/v1/erp-connector/connections/${target.id}`, { key: t.api_key })).status).toBe(200);
     expectError(await h.json('DELETE', `/v1/erp-connector/connections/${crypto.randomUUID()}`, { key: t.api_key }), 404, 'resource_not_found');
     const c = h.ctx.database.t.erpConnections;

@@ -187,6 +187,8 @@ export function defineSchema(k: Kit) {
       retainUntil: k.ts('retain_until'),
       /** the connected company's own NIF, when the tenant gave it (its books then feed its decisions) */
       companyNif: k.text('company_nif'),
+      /** why the connection is in its status, when it ended or needs relinking (never a secret) */
+      statusReason: k.text('status_reason'),
     },
     (t) => [
       k.index('erp_conn_company_idx').on(t.tenantId, t.env, t.companyNif),

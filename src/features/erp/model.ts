@@ -97,6 +97,9 @@ export const Connection = t.Object({
   connected_at: NullableDateTime,
   company_nif: t.Union([t.String(), t.Null()], { description: "The connected company's NIF, when given at initiate" }),
   token_expires_at: t.Optional(NullableDateTime),
+  status_reason: t.Union([t.String(), t.Null()], {
+    description: 'Why the connection is in its status, when it ended or needs relinking: the provider\'s refusal, a denied consent, a failed code exchange, a refused refresh, a DELETE, a newer link (null while pending or active)',
+  }),
 });
 export const ConnectionList = Page(Connection);
 export const ConnectionListQuery = t.Object({

@@ -190,7 +190,7 @@ export class OAuthService {
     if (!(await this.claim(row))) return invalidState();
     const clear = { 'set-cookie': `${cookieName}=; Path=${CONSENT_PATH}; Max-Age=0; HttpOnly; SameSite=Strict` };
     if (form.decision === 'deny') {
-      await this.finish(row, 'denied');
+      await this.finish(row, 'denied', 'the customer denied access on the consent page');
       return redirectBack(row, 'denied', 303, clear);
     }
     await this.activate(row, null);
@@ -211,9 +211,9 @@ export class OAuthService {
     return claimed.length > 0;
   }
 
-  private async finish(row: ConnectionRow, status: 'denied' | 'error') {
+  private async finish(row: ConnectionRow, status: 'denied' | 'error', reason: string) {
     const c = this.ctx.database.t.erpConnections;
-    await this.ctx.database.withTx((tx) => tx.update(c).set({ status, pkceVerifierEnc: null, updatedAt: this.now }).where(eq(c.id, row.id)));
+    await this.ctx.database.withTx((tx) => tx.update(c).set({ status, statusReason: reason.slice(0, 300), pkceVerifierEnc: null, updatedAt: this.now }).where(eq(c.id, row.id)));
   }
 
   /**
@@ -231,23 +231,24 @@ export class OAuthService {
       );
     if (!(await this.claim(row))) return invalidState();
 
-    const finish = async (status: 'denied' | 'error') => {
-      await this.finish(row, status);
+    const finish = async (status: 'denied' | 'error', reason: string) => {
+      await this.finish(row, status, reason);
       return redirectBack(row, status);
     };
-    if (query.error) return finish(query.error === 'access_denied' ? 'denied' : 'error');
+    if (query.error)
+      return finish(query.error === 'access_denied' ? 'denied' : 'error', query.error === 'access_denied' ? 'the customer denied access at the provider' : `the provider answered error=${query.error.slice(0, 60)}`);
     const code = query.code;
-    if (!code || code.length > 4096) return finish('error');
+    if (!code || code.length > 4096) return finish('error', code ? 'the authorization code in the redirect is too long' : 'the redirect carried no authorization code');
 
     const info = this.settings.providers[row.provider as ErpProvider];
-    if (!info?.client) return finish('error');
+    if (!info?.client) return finish('error', `live OAuth for ${row.provider} is not configured on this deployment`);
     let tokens: TokenSet;
     try {
       const verifier = row.pkceVerifierEnc ? this.ctx.secretBox.open(row.pkceVerifierEnc) : null;
       tokens = await info.client.exchangeCode({ code, redirectUri: this.redirectUri(), codeVerifier: verifier });
     } catch (err) {
       this.ctx.log.warn('erp oauth code exchange failed', { provider: row.provider, connectionId: row.id, error: (err as Error).message });
-      return finish('error');
+      return finish('error', `the provider refused the authorization code (${err instanceof UpstreamError ? err.code : 'exchange failed'})`);
     }
     await this.activate(row, tokens);
     return redirectBack(row, 'connected');
@@ -263,7 +264,7 @@ export class OAuthService {
       this.ctx.database.touchTenant(row.tenantId, 'inputs'); // an active connection names a NIF that scores read
       await tx
         .update(c)
-        .set({ status: 'disconnected', accessTokenEnc: null, refreshTokenEnc: null, tokenExpiresAt: null, updatedAt: now })
+        .set({ status: 'disconnected', statusReason: 'superseded by a newer link of the same customer', accessTokenEnc: null, refreshTokenEnc: null, tokenExpiresAt: null, updatedAt: now })
         .where(
           and(
             eq(c.tenantId, row.tenantId),
@@ -278,6 +279,7 @@ export class OAuthService {
         .update(c)
         .set({
           status: 'active',
+          statusReason: null,
           pkceVerifierEnc: null,
           accessTokenEnc: tokens ? box.seal(tokens.accessToken) : null,
           refreshTokenEnc: tokens?.refreshToken ? box.seal(tokens.refreshToken) : null,
@@ -338,13 +340,14 @@ export class TokenManager {
     return row ?? null;
   }
 
-  async markRelinkRequired(id: string) {
+  /** `reason`: why, for the connection's status_reason (never a secret) */
+  async markRelinkRequired(id: string, reason: string) {
     const { withTx, t } = this.ctx.database;
     const c = t.erpConnections;
     await withTx(async (tx) => {
       const [was] = await tx
         .update(c)
-        .set({ status: 'relink_required', accessTokenEnc: null, refreshTokenEnc: null, tokenExpiresAt: null, updatedAt: this.ctx.clock.now() })
+        .set({ status: 'relink_required', statusReason: reason.slice(0, 300), accessTokenEnc: null, refreshTokenEnc: null, tokenExpiresAt: null, updatedAt: this.ctx.clock.now() })
         .where(and(eq(c.id, id), eq(c.status, 'active')))
         .returning({ tenantId: c.tenantId });
       if (was) this.ctx.database.touchTenant(was.tenantId, 'inputs'); // no longer active: scores stop reading it
@@ -364,16 +367,18 @@ export class TokenManager {
       } else if (!row.tokenExpiresAt || row.tokenExpiresAt.getTime() - now > REFRESH_MARGIN_MS) return access;
       const refreshEnc = row.refreshTokenEnc;
       if (!refreshEnc) {
-        await this.markRelinkRequired(id);
-        throw new UpstreamError('relink_required', 'the access token expired and there is no refresh token');
+        const why = 'the access token expired and there is no refresh token';
+        await this.markRelinkRequired(id, why);
+        throw new UpstreamError('relink_required', why);
       }
       let fresh: TokenSet;
       try {
         fresh = await client.refresh(box.open(refreshEnc));
       } catch (err) {
         if (err instanceof OAuthRejected) {
-          await this.markRelinkRequired(id);
-          throw new UpstreamError('relink_required', 'the provider refused the refresh token; the customer must link again');
+          const why = 'the provider refused the refresh token; the customer must link again';
+          await this.markRelinkRequired(id, why);
+          throw new UpstreamError('relink_required', why);
         }
         throw err;
       }

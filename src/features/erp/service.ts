@@ -39,6 +39,7 @@ export const connectionBody = (c: ConnectionRow): ConnectionBody => ({
   connected_at: iso(c.connectedAt),
   company_nif: c.companyNif ?? null,
   token_expires_at: iso(c.tokenExpiresAt),
+  status_reason: c.statusReason ?? null,
 });
 
 const invoiceBody = (r: InvoiceRow): InvoiceBody => {
@@ -150,6 +151,7 @@ export class ErpService {
         .update(c)
         .set({
           status: sql<string>`case when ${c.status} in ('denied', 'error') then ${c.status} else 'disconnected' end`,
+          statusReason: sql<string | null>`case when ${c.status} in ('denied', 'error') then ${c.statusReason} else 'disconnected by the tenant (DELETE)' end`,
           accessTokenEnc: null,
           refreshTokenEnc: null,
           tokenExpiresAt: null,

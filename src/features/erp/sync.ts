@@ -258,7 +258,7 @@ export class SyncService {
         errorCode = err.code;
         errorMessage = err.message;
       } else log.error('erp sync failed', { runId: claimed.id, error: (err as Error)?.message, stack: (err as Error)?.stack?.split('\n').slice(0, 5).join(' | ') });
-      if (errorCode === 'relink_required' && used.connectionId) await this.tokens.markRelinkRequired(used.connectionId);
+      if (errorCode === 'relink_required' && used.connectionId) await this.tokens.markRelinkRequired(used.connectionId, errorMessage);
       const [latest] = await this.ctx.database.db.select().from(r).where(eq(r.id, claimed.id)).limit(1);
       await this.finish(claimed, {
         status: 'failed',

@@ -1,0 +1,1 @@
+ALTER TABLE "erp_connections" ADD COLUMN "status_reason" text;

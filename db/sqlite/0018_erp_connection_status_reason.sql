@@ -1,0 +1,1 @@
+ALTER TABLE `erp_connections` ADD `status_reason` text;
