@@ -163,9 +163,15 @@ describe('POST /v1/decision — sandbox fixtures', () => {
     expect(ptBasis.length).toBe(enBasis.length);
     expect([enBasis.at(-1), ptBasis.at(-1)]).toEqual(['× 0.816 for a 90-day term', '× 0,816 por um prazo de 90 dias']);
     expect(ptBasis).toContainEqual(expect.stringMatching(/^base: 30 % dos capitais próprios de \d+ €$/));
-    const stored = (await h.json('GET', `/v1/decisions/${pt.body.decision_id}`, { key: t.api_key })).body;
+    const storedPt = await h.json('GET', `/v1/decisions/${pt.body.decision_id}`, { key: t.api_key });
+    const stored = storedPt.body;
     expect(stored.signals).toEqual(pt.body.signals);
     expect(stored.recommendation.basis).toEqual(ptBasis);
+    // each stored decision tells its language, whatever the reader's
+    expect([en.body.language, pt.body.language, stored.language]).toEqual(['en', 'pt-PT', 'pt-PT']);
+    expect(storedPt.headers.get('content-language')).toBe('pt-PT');
+    const listed = (await h.json('GET', '/v1/decisions?nif=599000023', { key: t.api_key })).body.data;
+    expect(Object.fromEntries(listed.map((d: any) => [d.decision_id, d.language]))).toEqual({ [en.body.decision_id]: 'en', [pt.body.decision_id]: 'pt-PT' });
     // the credit limit too
     const limitPt = await h.call('GET', '/v1/credit-limit/599000023', { key: t.api_key, headers: { 'accept-language': 'pt-PT' } });
     expect(limitPt.headers.get('content-language')).toBe('pt-PT');

@@ -67,7 +67,11 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
       response: { 200: DecisionList },
       detail: doc('Past decisions, newest first (optionally of one NIF)', 'listDecisions'),
     })
-    .get('/v1/decisions/:id', ({ auth, params }) => service.get(auth, params.id), {
+    .get('/v1/decisions/:id', async ({ auth, params, set }) => {
+      const decision = await service.get(auth, params.id);
+      if (decision.language) set.headers['content-language'] = decision.language; // the stored decision's, whatever the reader's Accept-Language
+      return decision;
+    }, {
       params: DecisionIdParams,
       response: { 200: DecisionResponse },
       detail: doc('One stored decision', 'getDecision', ['resource_not_found']),

@@ -64,6 +64,7 @@ export const DecisionResponse = t.Object({
     description: 'cached: the same request was decided earlier and nothing behind it changed since; the answer (and decision_id) is that decision\'s. GET /v1/decisions holds it once.',
   }),
   customer_reference: t.Optional(t.String()),
+  language: t.Optional(t.Union([t.Literal('en'), t.Literal('pt-PT')], { description: 'The language of its basis lines and signal labels (Accept-Language of the request that made it); absent on decisions made before 2026-11-28' })),
 }, {
   examples: [
     {

@@ -283,6 +283,8 @@ export class DecisionService {
       computed_at: computedAt.toISOString(),
       cache: 'fresh',
       ...(body.customer_reference !== undefined ? { customer_reference: body.customer_reference } : {}),
+      // stored with it: a list of decisions made in either language tells each one's
+      language: lang === 'pt' ? 'pt-PT' : 'en',
     };
     // the inputs' own times too: data_freshness is only the oldest (a new score beside an older ESG assessment leaves it)
     const content = sha256Hex(JSON.stringify([inputs, { ...response, decision_id: '', computed_at: '', latency_ms: 0 }]));
