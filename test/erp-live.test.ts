@@ -302,6 +302,20 @@ describe('TOConline (OAuth2 code + PKCE, Basic client auth, JSON:API)', () => {
     expect((await connections()).find((c) => c.customer_reference === 'toc-bad')).toMatchObject({ status: 'error', status_reason: expect.stringMatching(/^the provider refused the authorization code/) });
   });
 
+  test('a callback without a code, or with the provider\'s error, ends the link with its reason', async () => {
+    for (const [ref, query, status, reason] of [
+      ['toc-nocode', '', 'error', 'the redirect carried no authorization code'],
+      ['toc-denied', '&error=access_denied', 'denied', 'the customer denied access at the provider'],
+      ['toc-err', '&error=server_error', 'error', 'the provider answered error=server_error'],
+    ] as const) {
+      const init = await h.json('POST', '/v1/erp-connector/oauth/initiate', { key: live.api_key, body: { provider: 'toconline', customer_reference: ref, return_url: RETURN } });
+      const cb = await h.call('GET', `/v1/erp-connector/oauth/callback?state=${encodeURIComponent(init.body.state)}${query}`);
+      expect(cb.status).toBe(302);
+      expect(new URL(cb.headers.get('location')!).searchParams.get('status')).toBe(status);
+      expect((await connections()).find((c) => c.customer_reference === ref)).toMatchObject({ status, status_reason: reason });
+    }
+  });
+
   test('sync pulls every page and maps JSON:API documents to invoices (cents, skipping drafts and quotes)', async () => {
     const before = toc.docRequests.length;
     const run = await syncAndWait({ provider: 'toconline', customer_reference: 'toc-1' });

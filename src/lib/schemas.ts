@@ -1,6 +1,6 @@
 import { FormatRegistry, Type, type IntegerOptions } from '@sinclair/typebox';
 import { t } from 'elysia';
-import { isValidNif } from './nif';
+import { isValidNif, NIF_SHAPE } from './nif';
 // loaded first for its side effect: see the formats registered below
 import '@elysiajs/openapi';
 
@@ -104,15 +104,15 @@ export const Uuid = t.String({ format: 'uuid' });
  * handler, so that a NIF failing it is listed with every other problem of the request (the handler
  * never ran when the schema failed), and a route with no check of its own refuses it too.
  */
-FormatRegistry.Set('nif', (value) => /^[0-9]{9}$/.test(value) && isValidNif(value));
-export const Nif = t.String({ pattern: '^[0-9]{9}$', format: 'nif', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits, the last being its mod-11 check digit (a NIF that fails it is 422 invalid_nif)', examples: ['599000015'] });
+FormatRegistry.Set('nif', (value) => NIF_SHAPE.test(value) && isValidNif(value));
+export const Nif = t.String({ pattern: NIF_SHAPE.source, format: 'nif', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits, the last being its mod-11 check digit (a NIF that fails it is 422 invalid_nif)', examples: ['599000015'] });
 /**
  * A NIF whose check digit the route judges with the request's other problems (`nifProblems`), so
  * that a wrong one does not hide them: alone it is 422 invalid_nif, with others it is listed beside them.
  */
-export const NifWithOthers = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits, the last being its mod-11 check digit (judged with the request\'s other problems: alone, a NIF that fails it is 422 invalid_nif)', examples: ['599000015'] });
+export const NifWithOthers = t.String({ pattern: NIF_SHAPE.source, description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits, the last being its mod-11 check digit (judged with the request\'s other problems: alone, a NIF that fails it is 422 invalid_nif)', examples: ['599000015'] });
 /** Nine digits whose check digit the route itself judges (KYC: a wrong one is a failed check, not a 422). */
-export const NineDigits = t.String({ pattern: '^[0-9]{9}$', description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits', examples: ['599000015'] });
+export const NineDigits = t.String({ pattern: NIF_SHAPE.source, description: 'Portuguese tax number (NIF/NIPC): exactly 9 digits', examples: ['599000015'] });
 /** Text a document prints, 1 to `max` characters (format `printable`). */
 export const Text = (max: number, description?: string) => t.String({ minLength: 1, maxLength: max, format: 'printable', ...(description ? { description } : {}) });
 export const CustomerReference = t.String({ maxLength: 128, description: 'Your own reference, echoed back (max 128 characters)' });

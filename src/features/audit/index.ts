@@ -5,7 +5,7 @@ import { apiDoc } from '../../lib/api-doc';
 import { AuditTrail } from './service';
 import { Int } from '../../lib/schemas';
 
-export { AuditTrail, canonicalJson, entryHash, verifyChain, GENESIS_HASH, type AuditActor, type AuditEntryView } from './service';
+export { AuditTrail, entryHash, verifyChain, GENESIS_HASH, type AuditActor, type AuditEntryView } from './service';
 
 export const AuditEntry = t.Object({
   seq: Int({ minimum: 1 }),

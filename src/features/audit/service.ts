@@ -1,4 +1,5 @@
 import { and, asc, desc, eq } from 'drizzle-orm';
+import { canonicalJson } from '../../lib/canonical-json';
 import type { Database, Db } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 
@@ -30,17 +31,6 @@ export interface AuditEntryView {
   hash: string;
 }
 
-/** JSON with object keys sorted at every depth: the same data always hashes the same. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const o = value as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-    .join(',')}}`;
-}
 
 export function entryHash(e: Omit<AuditEntryView, 'hash'>): string {
   const material = canonicalJson({ prev_hash: e.prev_hash, seq: e.seq, type: e.type, created_at: e.created_at, api_key_id: e.api_key_id, request_id: e.request_id, data: e.data });

@@ -183,19 +183,16 @@ export class DecisionService {
     // one from before the commit would serve the score's earlier state: computed again).
     await this.scores.scoreWithFacts(caller, body.nif, 'cached_ok', body.customer_reference ?? null);
     const current = caller.scoreGeneration === undefined ? caller : { ...caller, scoreGeneration: this.scoreGenerationNow(caller.tenantId) };
-    let fresh: { body: DecisionResponseBody; text: string; scoreComputedAtMs: number } | undefined;
-    let cached: { body: DecisionResponseBody; text: string } | undefined;
+    let decided: Awaited<ReturnType<DecisionService['decideFresh']>> | undefined;
     await this.answers!.load(
       key,
       async () => {
-        fresh = await this.decideFresh(current, body, startedAt, lang, { key, reuse: true });
-        const cachedBody = { ...fresh.body, cache: 'cached' as const };
-        cached = { body: cachedBody, text: JSON.stringify(cachedBody) };
-        return { scoreComputedAtMs: fresh.scoreComputedAtMs, cached };
+        const d = (decided = await this.decideFresh(current, body, startedAt, lang, { key, reuse: true }));
+        return { scoreComputedAtMs: d.scoreComputedAtMs, cached: d.cached };
       },
       current.scoreGeneration,
     );
-    return { fresh: fresh!, cached: cached! };
+    return { fresh: decided!, cached: decided!.cached };
   }
 
   /**
@@ -249,7 +246,7 @@ export class DecisionService {
   private answers?: ReadCache<{ scoreComputedAtMs: number; cached: { body: DecisionResponseBody; text: string } }>;
 
   /** `request.key`: the request's (lastDecided); `reuse`: a decision of the same content as the last one stored for it is that one (not with force_refresh) */
-  private async decideFresh(caller: ScoreCaller, body: DecisionBody, startedAt: number, lang: 'en' | 'pt', request: { key: string; reuse: boolean }): Promise<{ body: DecisionResponseBody; text: string; scoreComputedAtMs: number }> {
+  private async decideFresh(caller: ScoreCaller, body: DecisionBody, startedAt: number, lang: 'en' | 'pt', request: { key: string; reuse: boolean }): Promise<{ body: DecisionResponseBody; text: string; scoreComputedAtMs: number; /** the same decision answered again */ cached: { body: DecisionResponseBody; text: string } }> {
     const { result, facts } = await this.scores.scoreWithFacts(caller, body.nif, body.refresh ?? 'cached_ok', body.customer_reference ?? null);
     const [esgRow, policy] = await Promise.all([this.latestEsg(caller, body.nif), this.policy(caller)]);
     const esg = esgRow ? (esgRow.result as { overall: number; environmental: number; social: number; governance: number }) : null;
@@ -291,7 +288,7 @@ export class DecisionService {
     const last = request.reuse ? this.lastDecided.get(request.key) : undefined;
     if (last && last.content === content) {
       this.bill(caller, 'decision');
-      return { ...last.cached, scoreComputedAtMs: Date.parse(result.computed_at) };
+      return { ...last.cached, scoreComputedAtMs: Date.parse(result.computed_at), cached: last.cached };
     }
     response.latency_ms = Math.round((performance.now() - startedAt) * 10) / 10;
     const text = JSON.stringify(response);
@@ -314,12 +311,13 @@ export class DecisionService {
         createdAt: computedAt,
       });
     const cachedBody = { ...response, cache: 'cached' as const };
+    const cached = { body: cachedBody, text: JSON.stringify(cachedBody) };
     this.lastDecided.delete(request.key);
-    this.lastDecided.set(request.key, { content, cached: { body: cachedBody, text: JSON.stringify(cachedBody) } });
+    this.lastDecided.set(request.key, { content, cached });
     // bounded: the oldest requests' entries go first (Map keeps insertion order)
     if (this.lastDecided.size > LAST_DECIDED_MAX) this.lastDecided.delete(this.lastDecided.keys().next().value!);
     this.bill(caller, 'decision');
-    return { body: response, text, scoreComputedAtMs: Date.parse(result.computed_at) };
+    return { body: response, text, scoreComputedAtMs: Date.parse(result.computed_at), cached };
   }
 
   async list(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, q: { nif?: string; limit?: number; cursor?: string }) {

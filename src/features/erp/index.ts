@@ -26,7 +26,6 @@ import { readCapped } from '../../plugins/http-errors';
 /** the consent form's fields (application/x-www-form-urlencoded, at most 4 KiB; anything else reads as no fields) */
 async function readConsentForm(request: Request): Promise<Record<string, string>> {
   if (request.bodyUsed || !/^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')) return {};
-  if (Number(request.headers.get('content-length') ?? '0') > 4096) return {};
   const text = await readCapped(request, 4096).catch(() => null);
   return text ? Object.fromEntries(new URLSearchParams(text)) : {};
 }

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context';
 import type { Database, Db } from '../../db/client';
 import { ApiError, validationError } from '../../lib/errors';
 import { endpointWants } from '../events/service';
-import { canonicalJson } from '../idempotency/service';
+import { canonicalJson } from '../../lib/canonical-json';
 import { demoInvoices, demoTransactions, type SyncedInvoice, type SyncedTransaction } from './demo-data';
 import type { AnyProvider, ErpProvider } from './model';
 import { assertLiveProvider, type ConnectionRow, type TokenManager } from './oauth';

@@ -1,4 +1,5 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
+import { canonicalJson } from '../../lib/canonical-json';
 import type { Database } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import { sha256Hex, type SecretBox } from '../../lib/crypto';
@@ -31,13 +32,6 @@ export interface StoredResponse {
  */
 export const REPLAYED_HEADERS = ['content-language', 'vary', 'location'] as const;
 
-/** canonical JSON (sorted keys) so whitespace and key order do not make a body "different" */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return '[' + value.map(canonicalJson).join(',') + ']';
-  if (value && typeof value === 'object')
-    return '{' + Object.keys(value).sort().map((k) => JSON.stringify(k) + ':' + canonicalJson((value as Record<string, unknown>)[k])).join(',') + '}';
-  return JSON.stringify(value) ?? 'null';
-}
 
 type IdemRow = Database['t']['idempotencyKeys']['$inferSelect'];
 const ph = (name: string) => sql.placeholder(name);
