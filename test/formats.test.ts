@@ -67,6 +67,14 @@ describe('string formats', () => {
       expect(requestDate.Check(value), value).toBe(ok);
     }
     expect(FormatRegistry.Get('date')!('1880-05-01')).toBe(true);
+    // date-time: leap days by the Gregorian rule (year 0 included), hours, minutes, seconds and offsets in range
+    for (const [value, ok] of [
+      ['2024-02-29T00:00:00Z', true], ['2023-02-29T00:00:00Z', false], ['2000-02-29t12:00:00z', true], ['1900-02-29T00:00:00Z', false],
+      ['0000-02-29T00:00:00Z', true], ['2026-04-31T00:00:00Z', false], ['2026-12-31 23:59:59.123456+14:00', true], ['2026-01-01T24:00:00Z', false],
+      ['2026-01-01T00:60:00Z', false], ['2026-01-01T00:00:60Z', false], ['2026-01-01T00:00:00+24:00', false], ['2026-01-01T00:00:00-01:60', false],
+      ['2026-13-01T00:00:00Z', false], ['2026-00-01T00:00:00Z', false], ['2026-01-00T00:00:00Z', false], ['2026-01-01T00:00:00', false],
+    ] as const)
+      expect(isRfc3339DateTime(value), value).toBe(ok);
   });
 
   test('a request field with a bad format is still refused with its path, a good one is not', async () => {

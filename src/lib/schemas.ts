@@ -14,12 +14,17 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Z
 export function isRfc3339DateTime(value: string): boolean {
   const m = RFC3339.exec(value);
   if (!m) return false;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return false;
-  if (hour > 23 || minute > 59 || second > 59) return false; // no leap seconds: Date cannot hold them
-  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return false;
-  return !Number.isNaN(Date.parse(value.replace(' ', 'T')));
+  // checked on every date-time of every answer (a response schema): no arrays, no Date objects
+  const year = +m[1]!;
+  const month = +m[2]!;
+  const day = +m[3]!;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return false;
+  if (+m[4]! > 23 || +m[5]! > 59 || +m[6]! > 59) return false; // no leap seconds: Date cannot hold them
+  // what passes the pattern and these ranges, Date parses (0000 to 9999, any fraction, either case)
+  return m[9] === undefined || (+m[9] <= 23 && +m[10]! <= 59);
 }
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const daysInMonth = (year: number, month: number) => (month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : DAYS_IN_MONTH[month - 1]!);
 FormatRegistry.Set('date-time', isRfc3339DateTime);
 
 /**
