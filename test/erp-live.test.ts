@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { createHash } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { configureErp, erpService, registerErpWorkers } from '../src/features/erp';
+import { PAGING_LIMITS } from '../src/features/erp/providers/types';
 import { startWorkers } from '../src/workers';
 import { expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
@@ -124,6 +125,8 @@ const mol = {
   calls: [] as { path: string; token: string | null; body: any }[],
   validAccess: new Set<string>(),
   mode: { docs: 'ok' as 'ok' | '401-always' },
+  /** the documents at an offset, in place of MOL_DOCS (a test's own books) */
+  serve: null as ((offset: number, qty: number) => unknown[]) | null,
 };
 const MOL_DOCS = Array.from({ length: 120 }, (_, i) => {
   const n = i + 1;
@@ -172,7 +175,7 @@ const molServer = Bun.serve({
     if (url.pathname === '/v1/companies/getAll/') return Response.json([{ company_id: 240211, name: 'Empresa Exemplo' }]);
     if (url.pathname === '/v1/documents/getAll/') {
       if (body?.company_id !== 240211) return Response.json({ error: 'company_id' }, { status: 400 });
-      return Response.json(MOL_DOCS.slice(body.offset, body.offset + body.qty));
+      return Response.json(mol.serve ? mol.serve(body.offset, body.qty) : MOL_DOCS.slice(body.offset, body.offset + body.qty));
     }
     return new Response('not found', { status: 404 });
   },
@@ -314,6 +317,29 @@ describe('TOConline (OAuth2 code + PKCE, Basic client auth, JSON:API)', () => {
       expect(new URL(cb.headers.get('location')!).searchParams.get('status')).toBe(status);
       expect((await connections()).find((c) => c.customer_reference === ref)).toMatchObject({ status, status_reason: reason });
     }
+  });
+
+  test('a callback once live OAuth is no longer configured (credentials removed since the initiate) ends the link with its reason, without calling the provider', async () => {
+    const init = await h.json('POST', '/v1/erp-connector/oauth/initiate', { key: live.api_key, body: { provider: 'toconline', customer_reference: 'toc-unconfigured', return_url: RETURN } });
+    expect(init.status).toBe(200);
+    toc.challenge = new URL(init.body.authorize_url).searchParams.get('code_challenge')!;
+    const tokenRequests = toc.tokenRequests.length;
+    configureErp(h.ctx, { ...ERP_ENV, ERP_TOCONLINE_CLIENT_SECRET: '' }); // (a restart without the secret)
+    try {
+      const cb = await h.call('GET', `/v1/erp-connector/oauth/callback?code=good-code&state=${encodeURIComponent(init.body.state)}`);
+      expect(cb.status).toBe(302);
+      expect(Object.fromEntries(new URL(cb.headers.get('location')!).searchParams)).toEqual({ status: 'error', provider: 'toconline', customer_reference: 'toc-unconfigured' });
+      expect((await connections()).find((c) => c.customer_reference === 'toc-unconfigured')).toMatchObject({
+        status: 'error',
+        status_reason: 'live OAuth for toconline is not configured on this deployment',
+      });
+      expect(toc.tokenRequests.length).toBe(tokenRequests); // the code was not exchanged
+    } finally {
+      configureErp(h.ctx, ERP_ENV);
+    }
+    // the state was used: configured again, the same redirect is refused (400 page), nothing connects
+    expect((await h.call('GET', `/v1/erp-connector/oauth/callback?code=good-code&state=${encodeURIComponent(init.body.state)}`)).status).toBe(400);
+    expect((await connections()).find((c) => c.customer_reference === 'toc-unconfigured').status).toBe('error');
   });
 
   test('sync pulls every page and maps JSON:API documents to invoices (cents, skipping drafts and quotes)', async () => {
@@ -504,6 +530,25 @@ describe('TOConline (OAuth2 code + PKCE, Basic client auth, JSON:API)', () => {
     }
   });
 
+  test('a listing past the page cap (paging that advances but never ends) fails the run (upstream_rejected) as stuck paging does; one within it succeeds', async () => {
+    await linkToconline('cap-1');
+    try {
+      configureErp(h.ctx, ERP_ENV, { ...PAGING_LIMITS, maxPages: 3 });
+      // the fake's books are 3 pages, the last without a next link: within the cap
+      expect(await syncAndWait({ provider: 'toconline', customer_reference: 'cap-1', mode: 'full' })).toMatchObject({ status: 'succeeded', invoices_count: TOC_EXPECTED });
+      // every page new documents and a next link: walked to the cap, then failed
+      toc.serve = (n) => ({ data: [tocDoc(5000 + n, '2026-11-20')], last: false });
+      const before = toc.docRequests.length;
+      const run = await syncAndWait({ provider: 'toconline', customer_reference: 'cap-1', mode: 'full' });
+      expect(run).toMatchObject({ status: 'failed', error_code: 'upstream_rejected', error_message: 'commercial_sales_documents: more than 3 pages (its paging does not end)' });
+      expect(toc.docRequests.slice(before).map((r) => r.page)).toEqual(['1', '2', '3']);
+      expect(Object.keys(await stored('cap-1')).some((id) => Number(id) >= 5000)).toBe(false); // (nothing of the endless walk was reported as the books)
+    } finally {
+      toc.serve = null;
+      configureErp(h.ctx, ERP_ENV);
+    }
+  });
+
   test('an amount that is not one ("abc", "1.234,56", "1e3") fails the run naming the document, rather than storing a €0 invoice', async () => {
     await linkToconline('amt-1');
     try {
@@ -623,5 +668,50 @@ describe('Moloni (grant endpoint, access_token in the query, company_id, qty/off
     expect(refreshes).toHaveLength(1);
     expect(refreshes[0]).toMatchObject({ grant_type: 'refresh_token', client_id: 'mol-client', client_secret: 'mol-secret' });
     expect((await connRow(connId)).status).toBe('relink_required');
+  });
+
+  /** initiate → the provider's redirect back with a code → an active connection */
+  async function linkMoloni(ref: string) {
+    const init = await h.json('POST', '/v1/erp-connector/oauth/initiate', { key: live.api_key, body: { provider: 'moloni', customer_reference: ref, return_url: RETURN } });
+    expect(init.status).toBe(200);
+    const cb = await h.call('GET', `/v1/erp-connector/oauth/callback?code=mol-code&state=${encodeURIComponent(init.body.state)}`);
+    expect(new URL(cb.headers.get('location')!).searchParams.get('status')).toBe('connected');
+  }
+  /** a Moloni document as the fake serves it (an FT of MOL_DOCS' shape) */
+  const molDoc = (id: number, extra: Record<string, unknown> = {}) => ({ ...MOL_DOCS[0]!, document_id: id, number: id, ...extra });
+  const storedMoloni = async (ref: string) => (await h.json('GET', `/v1/erp/moloni/invoices?customer_reference=${ref}&limit=200`, { key: live.api_key })).body.data as any[];
+
+  test('an amount that is not one ("abc", "1.234,56", "1e3") fails the run naming the document, rather than storing a €0 invoice', async () => {
+    await linkMoloni('mol-amt');
+    try {
+      for (const [field, value, id] of [['net_value', 'abc', 910001], ['net_value', '1.234,56', 910002], ['net_value', '1e3', 910003], ['taxes_value', 'abc', 910004]] as const) {
+        mol.serve = (offset) => (offset ? [] : [molDoc(910000), molDoc(id, { [field]: value })]);
+        const run = await syncAndWait({ provider: 'moloni', customer_reference: 'mol-amt', mode: 'full' });
+        expect(run).toMatchObject({ status: 'failed', error_code: 'upstream_rejected' });
+        expect(run.error_message).toContain(`document ${id}: ${field} "${value}" is not an amount`);
+      }
+      expect(await storedMoloni('mol-amt')).toEqual([]);
+    } finally {
+      mol.serve = null;
+    }
+  });
+
+  test('a listing past the document cap (offsets that advance but never end) fails the run (upstream_rejected) as stuck paging does; one within it succeeds', async () => {
+    await linkMoloni('mol-cap');
+    try {
+      configureErp(h.ctx, ERP_ENV, { ...PAGING_LIMITS, maxDocuments: 150 });
+      // the fake's 120 documents: within the cap
+      expect(await syncAndWait({ provider: 'moloni', customer_reference: 'mol-cap', mode: 'full' })).toMatchObject({ status: 'succeeded', invoices_count: MOL_EXPECTED });
+      // every offset a full page of new documents: walked to the cap, then failed
+      mol.serve = (offset, qty) => Array.from({ length: qty }, (_, i) => molDoc(920000 + offset + i));
+      const before = mol.calls.length;
+      const run = await syncAndWait({ provider: 'moloni', customer_reference: 'mol-cap', mode: 'full' });
+      expect(run).toMatchObject({ status: 'failed', error_code: 'upstream_rejected', error_message: 'documents/getAll: more than 150 documents (its paging does not end)' });
+      expect(mol.calls.slice(before).filter((c) => c.path === '/v1/documents/getAll/').map((c) => c.body.offset)).toEqual([0, 50, 100]);
+      expect((await storedMoloni('mol-cap')).some((x) => Number(x.provider_document_id) >= 920000)).toBe(false);
+    } finally {
+      mol.serve = null;
+      configureErp(h.ctx, ERP_ENV);
+    }
   });
 });

@@ -335,8 +335,8 @@ describe('double assignment, lifecycle, events, audit', () => {
     expectError(await h.json('GET', `/v1/audit/${op.operation_id}`, { key: other.api_key }), 404, 'resource_not_found');
     expectError(await h.json('GET', `/v1/factoring/operation/${op.operation_id}`, { key: other.api_key }), 404, 'resource_not_found');
     expectError(await act(op.operation_id, 'fund', {}, other.api_key), 404, 'resource_not_found');
-    expectError(await h.json('GET', '/v1/audit/nope', { key }), 422, 'validation_failed');
-    expectError(await h.json('GET', '/v1/factoring/operation/fop_x', { key }), 422, 'validation_failed');
+    expectError(await h.json('GET', '/v1/audit/nope', { key }), 404, 'resource_not_found');
+    expectError(await h.json('GET', '/v1/factoring/operation/fop_x', { key }), 404, 'resource_not_found');
     expectError(await act(op.operation_id, 'explode'), 422, 'validation_failed');
   });
 

@@ -210,7 +210,7 @@ describe('POST /v1/gdpr/request', () => {
     expect(expectError(await post(k, { type: 'access', subject: { name: 'A' }, requested_at: '2030-01-01T00:00:00Z' }), 422, 'validation_failed').fields[0].path).toBe('requested_at');
     expect(expectError(await post(k, { type: 'access', subject: { name: 'A' }, requested_at: '0001-01-01T00:00:00Z' }), 422, 'validation_failed').fields).toEqual([{ path: 'requested_at', message: expect.stringContaining('from 1900 to 2199') }]);
     expectError(await post(k, { type: 'portability', subject: { name: 'A' } }), 422, 'validation_failed');
-    expectError(await h.json('GET', '/v1/gdpr/requests/dsr_x', { key: k }), 422, 'validation_failed');
+    expectError(await h.json('GET', '/v1/gdpr/requests/dsr_x', { key: k }), 404, 'resource_not_found');
     const narrow = await h.tenant({ scopes: ['score'] });
     expectError(await post(narrow.api_key, { type: 'access', subject: { name: 'A' } }), 403, 'insufficient_scope');
     // nothing was stored by the refused calls

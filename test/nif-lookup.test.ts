@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
+import { eq } from 'drizzle-orm';
 import { loadConfiguredLists } from '../src/features/aml';
 import { NifResponse } from '../src/features/nif/model';
 import { entityTypeOf, legalFormOf } from '../src/features/nif/entity-types';
@@ -112,6 +113,38 @@ describe('GET /v1/nif/{nif}', () => {
     expect((await lookup('599000011', live.api_key)).body).toMatchObject({ valid: false });
     const e = expectError(await lookup('599000023', live.api_key), 503, 'live_tier_not_available');
     expect(e.roadmap_url).toMatch(/\/roadmap$/);
+  });
+
+  test('HEAD: the GET\'s status and headers without a body, rate limited like it, and never billed (no usage line)', async () => {
+    const usageOf = async (tenantId: string) => {
+      await h.ctx.usage.flush();
+      const u = h.ctx.database.t.usageRecords;
+      return h.ctx.database.db.select().from(u).where(eq(u.tenantId, tenantId));
+    };
+    // two tenants with the same budget (the test clock stands still): their rate-limit headers match
+    const a = await h.tenant({ rateLimitPerMinute: 1000 });
+    const b = await h.tenant({ rateLimitPerMinute: 1000 });
+    const seen = (r: Response) => Object.fromEntries([...r.headers].filter(([k]) => !['x-request-id', 'date', 'content-length'].includes(k)));
+    for (const nif of ['599000023', '599000011', withCheck('51111111'), '12345678']) {
+      const get = await h.call('GET', `/v1/nif/${nif}`, { key: a.api_key });
+      const head = await h.call('HEAD', `/v1/nif/${nif}`, { key: b.api_key });
+      const body = await get.text();
+      expect({ nif, status: head.status }).toEqual({ nif, status: get.status });
+      expect(seen(head)).toEqual(seen(get));
+      expect(await head.text()).toBe('');
+      if (head.headers.has('content-length')) expect(Number(head.headers.get('content-length'))).toBe(Buffer.byteLength(body));
+    }
+    // a HEAD is rate limited as a GET is (each one takes a request of the minute's and the day's budget)
+    const remaining = async () => Number((await h.call('HEAD', '/v1/nif/599000023', { key: b.api_key })).headers.get('x-ratelimit-remaining'));
+    const before = await remaining();
+    expect(await remaining()).toBe(before - 1);
+    // the GETs of valid NIFs were billed as lookups (the 422 was not); none of the HEADs were
+    expect((await usageOf(a.tenant_id)).map((r) => [r.meter, r.quantity])).toEqual([['nif_lookup', 3]]);
+    expect(await usageOf(b.tenant_id)).toEqual([]);
+    // and a HEAD needs the scope and a key as the GET does
+    const narrow = await h.tenant({ scopes: ['score'] });
+    expect((await h.call('HEAD', '/v1/nif/599000023', { key: narrow.api_key })).status).toBe(403);
+    expect((await h.call('HEAD', '/v1/nif/599000023')).status).toBe(401);
   });
 
   test('scope compliance; no key', async () => {

@@ -256,7 +256,7 @@ describe('large files: 202 and a run to poll', () => {
     expect(await db.select().from(t.saftChunks)).toEqual([]);
     const other = await h.tenant();
     expectError(await h.json('GET', `/v1/saft/parse/${posted.body.parse_id}`, { key: other.api_key }), 404, 'resource_not_found');
-    expectError(await h.json('GET', '/v1/saft/parse/nope', { key }), 422, 'validation_failed');
+    expectError(await h.json('GET', '/v1/saft/parse/nope', { key }), 404, 'resource_not_found');
   });
 
   test('a large file that is not SAF-T: the run succeeds with valid: false', async () => {

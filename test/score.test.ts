@@ -167,6 +167,14 @@ describe('POST /v1/score — sandbox', () => {
     expect(b.message).toContain('/v1/sandbox/fixtures');
   });
 
+  test('an error asked for in Portuguese says its language is English (its message is), on the fast path and the route', async () => {
+    for (const body of [{ nif: '123456789' }, { nif: '123456789', unknown_field: 1 }]) {
+      const r = await score(body, { headers: { 'accept-language': 'pt-PT' } });
+      expectError(r, 404, 'company_not_found');
+      expect(r.headers.get('content-language')).toBe('en');
+    }
+  });
+
   test('customer_reference over 128 characters and a bad refresh value → 422 with both paths', async () => {
     const b = expectError(await score({ nif: nifOf('tier_a_low_pd'), customer_reference: 'x'.repeat(129), refresh: 'sometimes' }), 422, 'validation_failed');
     expect(b.fields.map((f: any) => f.path).sort()).toEqual(['customer_reference', 'refresh']);

@@ -164,7 +164,7 @@ describe('webhook endpoints', () => {
     expect((await h.json('GET', '/v1/admin/webhooks', { key: b.api_key })).body.webhooks).toEqual([]);
     expect((await h.json('DELETE', `/v1/admin/webhooks/${id}`, { key: a.api_key })).body).toEqual({ id, deleted: true });
     expectError(await h.json('DELETE', `/v1/admin/webhooks/${id}`, { key: a.api_key }), 404, 'resource_not_found');
-    expectError(await h.json('PATCH', '/v1/admin/webhooks/not-a-uuid', { key: a.api_key, body: {} }), 422, 'validation_failed');
+    expectError(await h.json('PATCH', '/v1/admin/webhooks/not-a-uuid', { key: a.api_key, body: {} }), 404, 'resource_not_found');
   });
 
   test('scope webhooks:manage is required', async () => {
@@ -669,7 +669,7 @@ describe('held deliveries, re-enable, replay and retry (issue 17)', () => {
     expect(got).toEqual(events);
   });
 
-  test('replay errors: 422 for a bad since (§2.8 with fields), 404 for an unknown, other tenant\'s or other environment\'s endpoint', async () => {
+  test('replay errors: 422 for a bad since (§2.8 with fields), 404 for an unknown or malformed id, another tenant\'s or other environment\'s endpoint', async () => {
     const t = await h.tenant();
     const other = await h.tenant();
     const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live' });
@@ -685,7 +685,7 @@ describe('held deliveries, re-enable, replay and retry (issue 17)', () => {
     expectError(await replay(t.api_key, crypto.randomUUID(), `?since=${ok}`), 404, 'resource_not_found');
     expectError(await replay(other.api_key, c.body.id, `?since=${ok}`), 404, 'resource_not_found');
     expectError(await replay(live.api_key, c.body.id, `?since=${ok}`), 404, 'resource_not_found');
-    expectError(await replay(t.api_key, 'not-a-uuid', `?since=${ok}`), 422, 'validation_failed');
+    expectError(await replay(t.api_key, 'not-a-uuid', `?since=${ok}`), 404, 'resource_not_found');
     const scoped = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', scopes: ['score'] });
     expectError(await replay(scoped.api_key, c.body.id, `?since=${ok}`), 403, 'insufficient_scope');
     expectError(await h.json('POST', `/v1/admin/webhooks/${c.body.id}/replay?since=${ok}`), 401, 'missing_api_key');
@@ -715,7 +715,7 @@ describe('held deliveries, re-enable, replay and retry (issue 17)', () => {
     expectError(await h.json('POST', path(c.body.id, crypto.randomUUID()), { key: t.api_key }), 404, 'resource_not_found');
     expectError(await h.json('POST', path(c2.body.id, done!.id), { key: t.api_key }), 404, 'resource_not_found'); // another endpoint's delivery
     expectError(await h.json('POST', path(c.body.id, done!.id), { key: other.api_key }), 404, 'resource_not_found');
-    expectError(await h.json('POST', path(c.body.id, 'nope'), { key: t.api_key }), 422, 'validation_failed');
+    expectError(await h.json('POST', path(c.body.id, 'nope'), { key: t.api_key }), 404, 'resource_not_found');
 
     // in flight: the receiver is still answering
     const slow = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async () => (await Bun.sleep(600), new Response('ok')) });

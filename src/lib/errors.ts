@@ -128,6 +128,25 @@ export function aboutField(err: ApiError, path: string, prefix: string): ApiErro
   return new ApiError(err.code, `${prefix}: ${err.message}`, { ...err.extra, fields: [{ path, message: err.message }] });
 }
 
+/**
+ * Whether a path parameter names one of the tenant's resources: `id` or `…_id` (`run_id`,
+ * `operation_id`, `delivery_id`), unless its values are listed (an enumeration). A malformed value
+ * of one is answered as an unknown one (`unknownResource`), 404 `resource_not_found`, never 422:
+ * what exists is not told apart from what could not, whatever its form (docs/decisions.md). Other
+ * path parameters (`provider`, `action`, a NIF, a NAICS code) are checked as any field (422 on `path.<name>`).
+ */
+export function isResourceIdParam(name: string, schema?: { anyOf?: unknown[]; enum?: unknown[]; const?: unknown }): boolean {
+  if (name !== 'id' && !name.endsWith('_id')) return false;
+  return !(schema && (Array.isArray(schema.enum) || 'const' in schema || (Array.isArray(schema.anyOf) && schema.anyOf.every((o) => o !== null && typeof o === 'object' && 'const' in o))));
+}
+
+/** 404 resource_not_found for a resource id that cannot exist (malformed): the body an unknown one gets, without fields. */
+export function unknownResource(value: unknown): ApiError {
+  const text = typeof value === 'string' ? value : String(value ?? '');
+  const shown = text.length > 64 ? `${text.slice(0, 64)}…` : text;
+  return new ApiError('resource_not_found', `No resource ${shown} for this tenant in this environment.`);
+}
+
 export const validationError = (fields: FieldError[], message = 'The request is invalid.') =>
   new ApiError('validation_failed', message, { fields });
 

@@ -2,7 +2,7 @@ import { dependencyDown } from '../lib/dependency-down';
 import { assertNoCoercionTraps, assertWellFormedStrings, jsonTooDeep, kindsChangedByNormalisation, tooDeepError } from '../lib/json-guard';
 import { Elysia } from 'elysia';
 import { ValueErrorType } from '@sinclair/typebox/errors';
-import { ApiError, errorBody, fieldProblems, IGNORED_FIELD, isJsonObject, JSON_UTF8, NIF_CHECK_DIGIT_FAILS, notAnObject, validationError, type FieldError } from '../lib/errors';
+import { ApiError, errorBody, fieldProblems, IGNORED_FIELD, isJsonObject, isResourceIdParam, JSON_UTF8, NIF_CHECK_DIGIT_FAILS, notAnObject, unknownResource, validationError, type FieldError } from '../lib/errors';
 import { NIF_SHAPE, NIF_SHAPE_MESSAGE } from '../lib/nif';
 import { HTTP_URL, HTTP_URL_MESSAGE, VISIBLE_TEXT, VISIBLE_TEXT_MESSAGE } from '../lib/schemas';
 import type { AppContext } from '../context';
@@ -122,6 +122,8 @@ export function errorResponder(ctx: AppContext) {
     if (err.status === 401 && !err.extra.headers?.['www-authenticate']) headers['www-authenticate'] = err.code === 'missing_api_key' ? 'Bearer realm="api"' : `Bearer realm="api", error="invalid_token"`;
     // an error is never for a cache to keep (most are about the caller's key or its budget)
     headers['cache-control'] = 'no-store';
+    // error messages are English whatever Accept-Language asked (a localised route set pt-PT before it failed)
+    if (headers['content-language'] !== undefined) headers['content-language'] = 'en';
     const text = JSON.stringify(errorBody(err, state.id, docsBase));
     if (state.idempotencyClaim) {
       // the handler ran and failed: a 4xx is its final answer (stored), a 5xx releases the key
@@ -530,6 +532,19 @@ function fromValidation(error: ValidationLike, request: Request): ApiError {
     // a number with listed values: those, not its range (which reads as any number within it)
     const message = Array.isArray(listed) && listed.length && hit && !Number.isNaN(Number(hit[1])) ? `must be one of: ${listed.join(', ')}` : `must be ${integer ? 'an integer' : 'a number'}${range}`;
     return validationError([{ path: hit ? `query.${hit[0]}` : 'query', message }]);
+  }
+  // a malformed resource id is an unknown one (404, no fields), so the form of what was asked for
+  // tells nothing apart; a problem of another path parameter (an enumeration) is still listed alone,
+  // as it is beside a well-formed id that does not exist
+  if (error.type === 'params') {
+    const all = error.all ?? [];
+    const isId = (e: ValidationLike['all'][number]) => isResourceIdParam(e.path.replace(/^\//, '').split('/')[0] ?? '', e.schema);
+    const malformed = all.find(isId);
+    if (malformed) {
+      const others = all.filter((e) => !isId(e));
+      if (!others.length) return unknownResource(malformed.value);
+      error = { ...error, all: others };
+    }
   }
   // a body that is not a JSON object fails a route's schema on whatever it checks first (a
   // required field, "Expected object"): named the same way on every route instead

@@ -143,7 +143,7 @@ export function csrdRoutes(ctx: AppContext) {
             tag: 'esg',
             security: 'BearerAuth',
             operationId: 'getCsrdReportPdf',
-            errors: ['resource_not_found', 'validation_failed'],
+            errors: ['resource_not_found'],
             alsoAnswers: { [PDF]: 'The stored PDF, with ETag and Repr-Digest (its SHA-256)' },
             responses: { 200: { description: 'The stored PDF' }, 304: { description: 'Not modified: If-None-Match named its ETag (no body)' } },
           }),

@@ -82,15 +82,15 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
       response: { 200: CreditLimitResponse },
       detail: doc('Trade-credit limit for a buyer', 'creditLimit', [...SCORE_ERRORS], 'What a supplier may safely sell this buyer on credit over term_days (default 60): the decision\'s limit policy, with the tenant\'s own payment experience of the buyer when its ERP books hold it; the basis lines in English, or Portuguese with Accept-Language: pt-PT.', undefined, { localised: true }),
     })
-    .get('/v1/index/spreads', ({ auth, query }) => service.spreads(auth, query), {
+    .get('/v1/index/spreads', ({ auth, query, headers, set }) => service.spreads(auth, query, localised(set, langOf(headers))), {
       query: SpreadsQuery,
       response: { 200: SpreadsResponse },
-      detail: doc('The spreads index decisions price from', 'spreadsIndex', [], 'Every notched tier × term bucket (30, 60, 90, 180, 360 days) × modality, under this tenant\'s credit policy. Never lower for a worse tier or a longer term.'),
+      detail: doc('The spreads index decisions price from', 'spreadsIndex', [], 'Every notched tier × term bucket (30, 60, 90, 180, 360 days) × modality, under this tenant\'s credit policy. Never lower for a worse tier or a longer term. The methodology in English, or Portuguese with Accept-Language: pt-PT.', undefined, { localised: true }),
     })
-    .get('/v1/sector-risk/:naics', ({ auth, params }) => service.sectorRisk(auth, params.naics), {
+    .get('/v1/sector-risk/:naics', ({ auth, params, headers, set }) => service.sectorRisk(auth, params.naics, localised(set, langOf(headers))), {
       params: SectorRiskParams,
       response: { 200: SectorRiskResponse },
-      detail: doc('Risk of a sector by NAICS code', 'sectorRisk', ['sector_not_found'], 'NAICS (2–6 digits) → NACE Rev. 2, one-year default and overdue rates, risk level, and how many companies this tenant scored in that sector. Table and sources: /docs/sector-risk.'),
+      detail: doc('Risk of a sector by NAICS code', 'sectorRisk', ['sector_not_found'], 'NAICS (2–6 digits) → NACE Rev. 2, one-year default and overdue rates, risk level, and how many companies this tenant scored in that sector. Titles and sources in English, or European Portuguese with Accept-Language: pt-PT (the NACE section as CAE Rev. 3 names it). Table and sources: /docs/sector-risk.', undefined, { localised: true }),
     });
 
   const adminDoc = routeDocs('decisions', 'bearerAuth'); // an admin endpoint (spec §5.3)

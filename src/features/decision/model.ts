@@ -122,7 +122,7 @@ export const SpreadsResponse = t.Object({
   as_of: DateTime,
   base_rate: t.Object({ name: t.String(), value_pct: t.Number(), as_of: t.String({ format: 'date' }) }),
   spreads: t.Array(t.Object({ tier: NotchSchema, term_days: Int(), modality: ModalitySchema, spread_bps: Int(), all_in_rate_pct: t.Number() })),
-  methodology: t.String(),
+  methodology: t.String({ description: 'How the spreads are priced, in English, or Portuguese with Accept-Language: pt-PT' }),
   methodology_url: t.String(),
 });
 
@@ -148,14 +148,18 @@ export const SectorRiskParams = t.Object({ naics: t.String({ pattern: '^[0-9]{2,
 export const SectorRiskResponse = t.Object({
   naics: t.String(),
   matched_naics: t.String({ description: 'The code whose row answered (a 6-digit industry inherits its subsector\'s figures)' }),
-  title: t.String(),
+  title: t.String({ description: 'The NAICS title, in English, or European Portuguese with Accept-Language: pt-PT' }),
   level: t.Union([t.Literal('sector'), t.Literal('subsector'), t.Literal('industry_group'), t.Literal('industry'), t.Literal('national_industry')]),
-  nace: t.Object({ section: t.String(), division: t.String() }),
+  nace: t.Object({
+    section: t.String(),
+    division: t.String(),
+    section_title: t.String({ description: 'The NACE Rev. 2 section\'s title: Eurostat\'s in English, CAE Rev. 3\'s (INE) with Accept-Language: pt-PT' }),
+  }),
   risk_level: t.Union([t.Literal('low'), t.Literal('moderate'), t.Literal('elevated'), t.Literal('high')]),
   default_rate_pct: t.Number(),
   overdue_rate_pct: t.Number(),
   companies_scored: Int({ minimum: 0, description: 'Companies this tenant scored in this environment whose sector is the NACE section of this code' }),
-  sources: t.Array(t.String()),
+  sources: t.Array(t.String(), { description: 'The concordance and the rates\' source, in the answer\'s language' }),
 });
 
 // the literal unions above and the policy's lists must agree

@@ -12,7 +12,7 @@ import type { Env } from '../tenants/service';
 import { LATE_GRACE_DAYS } from '../erp/observations';
 import { reasonLabel } from '../score/engine';
 import { SCORE_CACHE_MS, type ScoreCaller, type ScoreFacts, type ScoreService, type StoredResult } from '../score/service';
-import { lookupNaics, riskLevel, SECTOR_RATE_SOURCE, CONCORDANCE_SOURCE } from '../sector-risk/table';
+import { lookupNaics, naceSectionTitle, riskLevel, sectorSources, sectorTitle } from '../sector-risk/table';
 import type { DecisionResponseBody } from './model';
 import {
   creditLimit, decide, DEFAULT_POLICY, eur, indexSpread, MODALITIES, NOTCHES, spreadForModality, TERM_BUCKETS,
@@ -381,7 +381,8 @@ export class DecisionService {
     };
   }
 
-  async spreads(caller: ScoreCaller, q: { tier?: string; term_days?: number; modality?: Modality }) {
+  /** `lang`: the methodology's (Accept-Language); the figures are the same in both */
+  async spreads(caller: ScoreCaller, q: { tier?: string; term_days?: number; modality?: Modality }, lang: BasisLang = 'en') {
     if (q.term_days !== undefined && !(TERM_BUCKETS as readonly number[]).includes(q.term_days)) throw validationError([{ path: 'query.term_days', message: `must be one of: ${TERM_BUCKETS.join(', ')}` }]);
     const tierFilter = q.tier?.replace(' ', '+');
     const policy = (await this.policy(caller)).policy;
@@ -402,13 +403,13 @@ export class DecisionService {
       as_of: this.now().toISOString(),
       base_rate: { name: this.baseRate.name, value_pct: this.baseRate.valuePct, as_of: this.baseRate.asOf },
       spreads,
-      methodology:
-        'Annual spread = expected loss (PD × LGD) + 10 % cost of capital on the IRB capital (CRR art. 153(1), maturity = term) + this tenant\'s margin, rounded up to a basis point; each tier priced at the geometric middle of its PD band, LGD by modality from the tenant\'s credit policy. Never lower for a worse tier or a longer term.',
+      methodology: SPREADS_METHODOLOGY[lang],
       methodology_url: `${this.docsBase}/docs/credit-policy`,
     };
   }
 
-  async sectorRisk(caller: ScoreCaller, naics: string) {
+  /** `lang`: the titles' and sources' (Accept-Language); codes and figures are the same in both */
+  async sectorRisk(caller: ScoreCaller, naics: string, lang: BasisLang = 'en') {
     const found = lookupNaics(naics);
     if (!found) throw new ApiError('sector_not_found', `NAICS ${naics} is not in the sector table (docs/sector-risk.md lists the codes).`);
     const { row } = found;
@@ -422,14 +423,14 @@ export class DecisionService {
     return {
       naics,
       matched_naics: row.naics,
-      title: row.title,
+      title: sectorTitle(row, lang),
       level: levels[row.naics.length - 2]!,
-      nace: row.nace,
+      nace: { ...row.nace, section_title: naceSectionTitle(row.nace.section, lang) },
       risk_level: riskLevel(row.default_rate_pct),
       default_rate_pct: row.default_rate_pct,
       overdue_rate_pct: row.overdue_rate_pct,
       companies_scored: scored.length,
-      sources: [CONCORDANCE_SOURCE, SECTOR_RATE_SOURCE],
+      sources: sectorSources(lang),
     };
   }
 
@@ -503,6 +504,12 @@ const COVER_REACH: Record<string, readonly OperationType[]> = {
 
 /** requests whose last decision a process remembers (DecisionService.lastDecided) */
 const LAST_DECIDED_MAX = 2_000;
+
+/** How the spreads index is priced (GET /v1/index/spreads `methodology`), in English or Portuguese (decimal comma). */
+const SPREADS_METHODOLOGY: Record<BasisLang, string> = {
+  en: 'Annual spread = expected loss (PD × LGD) + 10 % cost of capital on the IRB capital (CRR art. 153(1), maturity = term) + this tenant\'s margin, rounded up to a basis point; each tier priced at the geometric middle of its PD band, LGD by modality from the tenant\'s credit policy. Never lower for a worse tier or a longer term.',
+  pt: 'Spread anual = perda esperada (PD × LGD) + custo de capital de 10 % sobre o capital IRB (CRR, artigo 153.º, n.º 1, com prazo de vencimento = prazo da operação) + a margem deste cliente, arredondado por excesso ao ponto base; cada nível é avaliado no ponto médio geométrico do seu intervalo de PD, com a LGD de cada modalidade definida na política de crédito do cliente. Nunca inferior para um nível pior ou um prazo mais longo.',
+};
 
 /** an insurer's answer, in Portuguese (insurance submissions' statuses) */
 const PT_STATUS: Record<string, string> = { full: 'total', partial: 'parcial', refused: 'recusada', pending: 'pendente' };

@@ -5,6 +5,7 @@ import { ApiError } from '../../lib/errors';
 import type { AnyProvider, ConnectionBody, InvoiceBody, SyncRunBody, TransactionBody } from './model';
 import { OAuthService, TokenManager, type ConnectionRow } from './oauth';
 import { erpSettingsFromEnv, type Env, type ErpSettings } from './providers/registry';
+import type { PagingLimits } from './providers/types';
 import { SyncService, type RunRow } from './sync';
 import type { ErpCaller } from './util';
 import { afterTimeCursor, decodePageCursor, encodePageCursor, timeCursorOf } from '../../lib/page-cursor';
@@ -226,9 +227,9 @@ export function erpService(ctx: AppContext): ErpService {
   return s;
 }
 
-/** Replaces the ERP settings of this context with ones read from `env` (e.g. fake provider URLs in tests). */
-export function configureErp(ctx: AppContext, env: Env): ErpService {
-  const s = new ErpService(ctx, erpSettingsFromEnv(env));
+/** Replaces the ERP settings of this context with ones read from `env` (e.g. fake provider URLs in tests), and the paging caps if given. */
+export function configureErp(ctx: AppContext, env: Env, limits?: PagingLimits): ErpService {
+  const s = new ErpService(ctx, erpSettingsFromEnv(env, limits));
   services.set(ctx, s);
   return s;
 }

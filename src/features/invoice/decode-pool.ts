@@ -39,6 +39,8 @@ export interface DecodePoolOptions {
   maxStartFailures: number;
   /** the worker's entry point (tests point it elsewhere) */
   workerUrl: string;
+  /** makes a worker thread running `workerUrl` (tests wrap it to watch or end the workers the pool makes) */
+  createWorker: (url: string) => Worker;
 }
 
 /** In a `bun build --compile` binary the worker is an extra entry point, found by its path from the bundle's root (src/); from source, next to this file. */
@@ -54,6 +56,7 @@ export const DECODE_POOL_DEFAULTS: DecodePoolOptions = {
   startTimeoutMs: 10_000,
   maxStartFailures: 3,
   workerUrl: WORKER_URL,
+  createWorker: (url) => new Worker(url),
 };
 
 interface Job {
@@ -157,13 +160,6 @@ export class DecodePool {
     return { workers: this.slots.length, ready, busy, queued: this.queue.length, inProcess: this.inProcess, crashes: this.crashes, timeouts: this.timeouts, closed: this.closed };
   }
 
-  /** For tests: ends a worker in the middle of its job, as a crash would (the pool learns of it from the worker's close event). */
-  killBusyWorkerForTest(): boolean {
-    const slot = this.slots.find((s) => s.job);
-    slot?.worker.terminate();
-    return !!slot;
-  }
-
   private busy(message: string) {
     const running = this.slots.filter((s) => s.job).length;
     const seconds = Math.min(30, Math.max(1, Math.ceil(((this.queue.length + running) * this.averageMs) / Math.max(1, this.options.size) / 1000)));
@@ -202,7 +198,7 @@ export class DecodePool {
   private spawn() {
     let worker: Worker;
     try {
-      worker = new Worker(this.options.workerUrl);
+      worker = this.options.createWorker(this.options.workerUrl);
     } catch (err) {
       this.startFailed(err instanceof Error ? err.message : String(err));
       return;

@@ -11,11 +11,11 @@ export function nifService(ctx: AppContext) {
   return new NifService(ctx.database, ctx.usage, ctx.liveAdapters ?? adaptersFromEnv(ctx.config.adapters), ctx.config.roadmapUrl ?? `${base}/roadmap`);
 }
 
-/** GET /v1/nif/{nif} (scope `compliance`). */
+/** GET /v1/nif/{nif} (scope `compliance`); a HEAD of it is answered alike, without a body, and is not billed. */
 export function nifRoutes(ctx: AppContext, service = nifService(ctx)) {
   return new Elysia({ name: 'nif' })
     .use(authed(ctx, 'compliance'))
-    .get('/v1/nif/:nif', ({ auth, params }) => service.lookup(auth, params.nif), {
+    .get('/v1/nif/:nif', ({ auth, params, request }) => service.lookup(auth, params.nif, { bill: request.method !== 'HEAD' }), {
       params: NifParams,
       response: { 200: NifResponse },
       detail: apiDoc({

@@ -97,7 +97,7 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
           tag: 'finance',
           security: 'BearerAuth',
           operationId: 'getCessionNoticePdf',
-          errors: ['resource_not_found', 'validation_failed'],
+          errors: ['resource_not_found'],
           alsoAnswers: { 'application/pdf': 'The stored PDF, with ETag (its SHA-256)' },
           responses: { 200: { description: 'The stored PDF' }, 304: { description: 'Not modified: If-None-Match named its ETag (no body)' } },
         }),

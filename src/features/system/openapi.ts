@@ -1,6 +1,6 @@
 import type { AnyElysia } from 'elysia';
 import { toOpenAPISchema } from '@elysiajs/openapi';
-import { ERROR_CATALOGUE, type ErrorCode } from '../../lib/errors';
+import { ERROR_CATALOGUE, isResourceIdParam, type ErrorCode } from '../../lib/errors';
 import { SCOPES } from '../tenants/service';
 import { AUTH_ERRORS, BODY_ERRORS, groupByStatus, IDEMPOTENCY_ERRORS } from '../../lib/api-doc';
 import * as adminModel from '../admin/model';
@@ -92,6 +92,9 @@ function normalizeSchema(node: unknown): unknown {
   return o;
 }
 
+/** said of every resource id in a path (plugins/http-errors.ts answers it so) */
+const MALFORMED_ID = 'An id that is not of this form is answered as an unknown one: 404 resource_not_found.';
+
 /** The OpenAPI 3.1.0 document: @elysiajs/openapi's generator over the app's TypeBox schemas, completed with the error contract. */
 export function buildOpenApi(app: AnyElysia, serverUrl: string) {
   const generated = toOpenAPISchema(app, undefined, undefined, undefined, '3.1.0') as {
@@ -180,8 +183,12 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
           { name: 'Accept-Language', in: 'header', required: false, description: typeof localised === 'string' ? localised : 'pt, pt-PT or pt-BR for Portuguese texts; anything else (or none) gives English. The highest q wins.', schema: { type: 'string' } },
         ];
       if (!secured) op.security = []; // public (e.g. the OAuth consent page and callback): no key
-      const params = (op.parameters as { in?: string }[] | undefined) ?? [];
-      if (!own && params.some((p) => p.in === 'query' || p.in === 'path')) errors.push('validation_failed');
+      const params = (op.parameters as { in?: string; name?: string; description?: string; schema?: Record<string, unknown> }[] | undefined) ?? [];
+      // a resource id in the path: a malformed one is answered as an unknown one (404, never 422)
+      const ids = params.filter((p) => p.in === 'path' && isResourceIdParam(p.name ?? '', p.schema));
+      for (const p of ids) p.description = `${p.description ? `${p.description.replace(/\.?$/, '.')} ` : ''}${MALFORMED_ID}`;
+      if (ids.length) errors.push('resource_not_found');
+      if (!own && params.some((p) => p.in === 'query' || (p.in === 'path' && !ids.includes(p)))) errors.push('validation_failed');
       errors.push('internal_error');
       const responses = (
         own

@@ -1,6 +1,6 @@
 import type { SyncedInvoice } from '../demo-data';
 import { authedFetch, expectJson, fetchWithRetry, readTokenResponse, UpstreamError } from './http';
-import { dateOnly, documentCents, INVOICE_TYPES, isoUtc, type ApiSession, type ProviderClient, type ProviderClientConfig, type TokenSet } from './types';
+import { dateOnly, documentCents, grouped, INVOICE_TYPES, isoUtc, PAGING_LIMITS, type ApiSession, type PagingLimits, type ProviderClient, type ProviderClientConfig, type TokenSet } from './types';
 
 /**
  * Moloni (shared domain REFERENCE §9; community SDKs).
@@ -19,7 +19,11 @@ export const MOLONI_PAGE_SIZE = 50;
 
 export class MoloniClient implements ProviderClient {
   readonly pkce = false;
-  constructor(private readonly cfg: ProviderClientConfig) {}
+  constructor(
+    private readonly cfg: ProviderClientConfig,
+    /** a listing longer than `maxDocuments` documents fails the run (upstream_rejected) */
+    private readonly limits: Pick<PagingLimits, 'maxDocuments'> = PAGING_LIMITS,
+  ) {}
 
   authorizeUrl(p: { redirectUri: string; state: string; codeChallenge: string | null }) {
     const u = new URL(this.cfg.authorizeUrl);
@@ -71,7 +75,7 @@ export class MoloniClient implements ProviderClient {
 
   async *invoices(session: ApiSession): AsyncIterable<SyncedInvoice[]> {
     const companyId = await this.companyId(session);
-    for (let offset = 0; offset < 10_000_000; offset += MOLONI_PAGE_SIZE) {
+    for (let offset = 0; offset < this.limits.maxDocuments; offset += MOLONI_PAGE_SIZE) {
       const docs = await this.call(session, 'documents/getAll', { company_id: Number(companyId) || companyId, qty: MOLONI_PAGE_SIZE, offset });
       if (!Array.isArray(docs)) throw new UpstreamError('upstream_rejected', 'documents/getAll: the response is not an array');
       const mapped: SyncedInvoice[] = [];
@@ -83,7 +87,7 @@ export class MoloniClient implements ProviderClient {
       if (docs.length < MOLONI_PAGE_SIZE) return;
     }
     // a walk that never ends is not a complete one: fail the run rather than report what was read as all of it
-    throw new UpstreamError('upstream_rejected', 'documents/getAll: more than 10 000 000 documents (its paging does not end)');
+    throw new UpstreamError('upstream_rejected', `documents/getAll: more than ${grouped(this.limits.maxDocuments)} documents (its paging does not end)`);
   }
 }
 

@@ -3,7 +3,7 @@ import { ERP_PROVIDERS, type AnyProvider, type ErpProvider } from '../model';
 import { HttpOptions } from './http';
 import { MoloniClient } from './moloni';
 import { TOConlineClient } from './toconline';
-import type { ProviderClient } from './types';
+import { PAGING_LIMITS, type PagingLimits, type ProviderClient } from './types';
 
 /**
  * The ERP provider registry and the feature's settings, read from an environment record (not
@@ -132,7 +132,8 @@ const urlVar = (env: Env, name: string, def: string | null) => {
   return raw;
 };
 
-export function erpSettingsFromEnv(env: Env): ErpSettings {
+/** `limits`: where the clients give up on a listing that does not end (the production caps unless given) */
+export function erpSettingsFromEnv(env: Env, limits: PagingLimits = PAGING_LIMITS): ErpSettings {
   const http: HttpOptions = {
     timeoutMs: intVar(env, 'ERP_HTTP_TIMEOUT_MS', 15_000, 100, 300_000),
     maxAttempts: intVar(env, 'ERP_HTTP_MAX_ATTEMPTS', 4, 1, 10),
@@ -162,7 +163,7 @@ export function erpSettingsFromEnv(env: Env): ErpSettings {
     else if (!info.authorizeUrl || !info.tokenUrl || !info.apiUrl) info.reason = 'endpoints missing';
     else {
       const cfg = { clientId, clientSecret, authorizeUrl: info.authorizeUrl, tokenUrl: info.tokenUrl, apiUrl: info.apiUrl, scopes: info.scopes, http };
-      info.client = d.implemented === 'toconline' ? new TOConlineClient(cfg) : new MoloniClient(cfg);
+      info.client = d.implemented === 'toconline' ? new TOConlineClient(cfg, limits) : new MoloniClient(cfg, limits);
       info.configured = true;
     }
     providers[name] = info;

@@ -1,6 +1,6 @@
 import type { SyncedInvoice } from '../demo-data';
 import { authedFetch, expectJson, fetchWithRetry, readTokenResponse, UpstreamError } from './http';
-import { dateOnly, documentCents, INVOICE_TYPES, isoUtc, type ApiSession, type ProviderClient, type ProviderClientConfig, type TokenSet } from './types';
+import { dateOnly, documentCents, grouped, INVOICE_TYPES, isoUtc, PAGING_LIMITS, type ApiSession, type PagingLimits, type ProviderClient, type ProviderClientConfig, type TokenSet } from './types';
 
 /**
  * TOConline (shared domain REFERENCE §9).
@@ -18,7 +18,11 @@ const JSONAPI = 'application/vnd.api+json';
 
 export class TOConlineClient implements ProviderClient {
   readonly pkce = true;
-  constructor(private readonly cfg: ProviderClientConfig) {}
+  constructor(
+    private readonly cfg: ProviderClientConfig,
+    /** a listing longer than `maxPages` pages fails the run (upstream_rejected) */
+    private readonly limits: Pick<PagingLimits, 'maxPages'> = PAGING_LIMITS,
+  ) {}
 
   authorizeUrl(p: { redirectUri: string; state: string; codeChallenge: string | null }) {
     const u = new URL(this.cfg.authorizeUrl);
@@ -61,7 +65,7 @@ export class TOConlineClient implements ProviderClient {
   }
 
   async *invoices(session: ApiSession): AsyncIterable<SyncedInvoice[]> {
-    for (let page = 1; page <= 100_000; page++) {
+    for (let page = 1; page <= this.limits.maxPages; page++) {
       const u = new URL(`${this.cfg.apiUrl}/api/v1/commercial_sales_documents`);
       u.searchParams.set('page[number]', String(page));
       u.searchParams.set('page[size]', String(TOCONLINE_PAGE_SIZE));
@@ -80,7 +84,7 @@ export class TOConlineClient implements ProviderClient {
       if (body.data.length === 0) return;
     }
     // a walk that never ends is not a complete one: fail the run rather than report what was read as all of it
-    throw new UpstreamError('upstream_rejected', 'commercial_sales_documents: more than 100 000 pages (its paging does not end)');
+    throw new UpstreamError('upstream_rejected', `commercial_sales_documents: more than ${grouped(this.limits.maxPages)} pages (its paging does not end)`);
   }
 }
 

@@ -45,6 +45,22 @@ export interface ProviderClient {
   transactions?(session: ApiSession): AsyncIterable<SyncedTransaction[]>;
 }
 
+/**
+ * How far a sync walks a provider's listing before it takes the paging as endless: the run then
+ * fails upstream_rejected rather than report what it read as all of the books. Each client uses
+ * the cap that fits its paging (page numbers: pages; offsets: documents).
+ */
+export interface PagingLimits {
+  /** pages of a listing paged by number (TOConline) */
+  maxPages: number;
+  /** documents of a listing paged by offset (Moloni) */
+  maxDocuments: number;
+}
+export const PAGING_LIMITS: PagingLimits = { maxPages: 100_000, maxDocuments: 10_000_000 };
+
+/** 100000 → "100 000" (as the run's error message writes a cap) */
+export const grouped = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
+
 /** SAF-T (PT) invoice types this connector stores; other documents (quotes, guides, receipts…) are skipped. */
 export const INVOICE_TYPES = new Set(['FT', 'FS', 'FR', 'NC', 'ND']);
 
