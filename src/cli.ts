@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, like } from 'drizzle-orm';
 import Redis from 'ioredis';
 import postgres from 'postgres';
 import { ConfigError, loadConfig, type Config } from './config';
@@ -237,7 +237,8 @@ async function execute(command: Command, database: Database, config: Config, out
     }
     case 'tenant list': {
       const rows = await db.select().from(t.tenants).orderBy(asc(t.tenants.createdAt), asc(t.tenants.id));
-      const keys = await db.select({ tenantId: t.apiKeys.tenantId, env: t.apiKeys.env, revokedAt: t.apiKeys.revokedAt, expiresAt: t.apiKeys.expiresAt }).from(t.apiKeys);
+      // API keys only: an OAuth client's principal row (prefix oc_) is not a key (GET /v1/admin/keys agrees)
+      const keys = await db.select({ tenantId: t.apiKeys.tenantId, env: t.apiKeys.env, revokedAt: t.apiKeys.revokedAt, expiresAt: t.apiKeys.expiresAt }).from(t.apiKeys).where(like(t.apiKeys.keyPrefix, 'sk_%'));
       const list = rows.map((r) => {
         const active = keys.filter((k) => k.tenantId === r.id && keyStatus(k, now()) === 'active');
         return {
@@ -269,7 +270,7 @@ async function execute(command: Command, database: Database, config: Config, out
       const [tenant] = await db.select({ id: t.tenants.id }).from(t.tenants).where(eq(t.tenants.id, tenantId));
       if (!tenant) throw new Error(`unknown tenant ${tenantId}`);
       const k = t.apiKeys;
-      const rows = await db.select().from(k).where(a.keyEnv ? and(eq(k.tenantId, tenantId), eq(k.env, a.keyEnv)) : eq(k.tenantId, tenantId)).orderBy(asc(k.createdAt), asc(k.id));
+      const rows = await db.select().from(k).where(and(eq(k.tenantId, tenantId), like(k.keyPrefix, 'sk_%'), a.keyEnv ? eq(k.env, a.keyEnv) : undefined)).orderBy(asc(k.createdAt), asc(k.id));
       const iso = (d: Date | null) => d?.toISOString() ?? null;
       const list = rows.map((r) => ({
         api_key_id: r.id,
@@ -313,7 +314,7 @@ async function execute(command: Command, database: Database, config: Config, out
       if (!tenant) throw new Error(`unknown tenant ${tenantId}`);
       if (tenant.status === 'terminated') throw new Error(`tenant ${tenantId} is already erased (terminated at ${tenant.terminatedAt?.toISOString() ?? '?'})`);
       if (!a.values.confirm) {
-        const keys = await db.select({ env: t.apiKeys.env, revokedAt: t.apiKeys.revokedAt, expiresAt: t.apiKeys.expiresAt }).from(t.apiKeys).where(eq(t.apiKeys.tenantId, tenantId));
+        const keys = await db.select({ env: t.apiKeys.env, revokedAt: t.apiKeys.revokedAt, expiresAt: t.apiKeys.expiresAt }).from(t.apiKeys).where(and(eq(t.apiKeys.tenantId, tenantId), like(t.apiKeys.keyPrefix, 'sk_%')));
         const active = keys.filter((k) => keyStatus(k, now()) === 'active');
         const preview = {
           tenant_id: tenantId,

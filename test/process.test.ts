@@ -72,6 +72,10 @@ describe('operator CLI', () => {
   test('tenant list, key list (by environment) and key revoke (the last active key only with --force), in JSON and text', async () => {
     const t = JSON.parse((await runCli(['tenant', 'create', '--name', 'Listed', '--plan', 'starter', '--json'], db.env)).stdout);
     const live = JSON.parse((await runCli(['key', 'create', '--tenant', t.tenant_id, '--env', 'live', '--name', 'prod', '--json'], db.env)).stdout);
+    // an OAuth client's principal row (prefix oc_) is no API key: neither counted nor listed
+    const database = await import('../src/db/client').then((m) => m.openDatabase({ databaseUrl: db.env.DATABASE_URL ?? null, dataDir: db.env.DATA_DIR ?? '', poolSize: 1 }));
+    await database.db.insert(database.t.apiKeys).values({ id: crypto.randomUUID(), tenantId: t.tenant_id, name: 'oauth client x', env: 'sandbox', keyPrefix: 'oc_0123456789', keyHash: 'f'.repeat(64), scopes: ['*'], createdAt: new Date() });
+    await database.close();
     const tenants = JSON.parse((await runCli(['tenant', 'list', '--json'], db.env)).stdout);
     expect(tenants.find((x: { tenant_id: string }) => x.tenant_id === t.tenant_id)).toMatchObject({ name: 'Listed', plan: 'starter', status: 'active', active_keys: { sandbox: 1, live: 1 } });
     const text = await runCli(['tenant', 'list'], db.env);

@@ -147,7 +147,8 @@ export interface NameSimilarity {
  * length: "Olga Ivanovna Petrova" outscored "Ivan Ivanovich Petrov" for "Ivan Petrov".) So a name
  * holding every query token scores at least as high as any name pairing some of them only by
  * similarity while leaving parts of at least as much weight unpaired: the latter's list side is at
- * most W/(W + its leftover), W the query tokens' weight, and its query side below 1.
+ * most W/(W + its leftover), W the query tokens' weight, and its query side below 1. (Screening
+ * raises a name holding every query token beside parts left over further: FOUND_WHOLE_MIN.)
  */
 export function nameSimilarity(q: string[], c: string[]): NameSimilarity {
   if (!q.length || !c.length) return { score: 0, pairs: [], unmatched: [...q], nameCoverage: 0, exactTokens: 0 };
@@ -326,6 +327,22 @@ const CONTAINED_COVERAGE = 0.95;
  * analyst's call.
  */
 export const SIMILAR_ONLY_MAX = 0.9;
+/**
+ * The query found whole within a longer list name — every query token (two or more) paired with an
+ * identical one, the list name holding parts the caller did not give (a middle name, a patronymic,
+ * a second surname) — scores at least FOUND_WHOLE_MIN, plus up to COUNTRY_AGREES by the share of the
+ * list name the query holds (its nameCoverage, by partWeight): a potential match on the name alone
+ * and with one agreeing attribute, a match with birth date and country both agreeing (as a name
+ * pairing one token by a typo is). By the paired score each part left over cost a quarter of its
+ * share of the name (the list side's weight) — two parts beside the query's two cost 0.125 — while a
+ * token paired only by similarity cost its dissimilarity alone: a different surname that looks
+ * alike, "Ghailani" for "Aliyani" (0.861), cost 0.078, so "Ghailani, Ahmed" (0.922) outranked "AHMED
+ * MAHAMUD HASSAN ALIYANI" (0.875, now 0.93) for "Ahmed Aliyani". A name pairing a query token only by
+ * similarity that scores more than this — a typo's or a variant's near-same name ("Ahmad Hasan" for
+ * "Ahmed Hassan", 0.95) — still ranks first: raised to 0.94 or more, a name left incomplete would be a
+ * match with one agreeing attribute, which it was not.
+ */
+export const FOUND_WHOLE_MIN = MATCH_SCORE - BIRTH_AGREES - COUNTRY_AGREES; // 0.92
 export const DEFAULT_MIN_SCORE = 0.85;
 /** the most a list name of common tokens alone scores without an agreeing birth date or country */
 export const COMMON_NAME_CAP = 0.95;
@@ -380,7 +397,10 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     const oneWord = entry.entry_type === 'person' && n.tokens.length === 1;
     const contained = !exact && n.tokens.length >= 2 && sim.nameCoverage >= CONTAINED_COVERAGE && CONTAINED_NAME_WEIGHT * sim.nameCoverage > sim.score;
     const similarOnly = !sim.exactTokens && sim.score > SIMILAR_ONLY_MAX;
-    const pairedScore = contained ? CONTAINED_NAME_WEIGHT * sim.nameCoverage : similarOnly ? SIMILAR_ONLY_MAX : sim.score;
+    // the query found whole within a longer list name (every token identical, parts left over)
+    const wholeScore = FOUND_WHOLE_MIN + COUNTRY_AGREES * sim.nameCoverage;
+    const foundWhole = !exact && qt.length >= 2 && sim.exactTokens === qt.length && sim.nameCoverage < 1 && wholeScore > sim.score;
+    const pairedScore = contained ? CONTAINED_NAME_WEIGHT * sim.nameCoverage : similarOnly ? SIMILAR_ONLY_MAX : foundWhole ? wholeScore : sim.score;
     const nameScore = weakAlias || oneWord ? pairedScore * WEAK_ALIAS_WEIGHT : pairedScore;
     if (nameScore < q.min_score - 0.1) continue; // attributes can add at most 0.05
     const birth = entry.entry_type === 'person' ? birthAgreement(entry.births, q.birth_date) : 'unknown';
@@ -409,7 +429,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       match_type: matchType,
       exactTokens: sim.exactTokens,
       explanation: {
-        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${similarOnly && !contained ? ' (similar tokens only, none identical)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${similarOnly && !contained ? ' (similar tokens only, none identical)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
         tokens: sim.pairs,
         unmatched_tokens: sim.unmatched,
         name_score: round3(nameScore),
