@@ -162,6 +162,25 @@ describe('POST /v1/invoice/extract', () => {
     expect(fromPdf.body).toMatchObject({ source: 'pdf', page: 2, fields: fromText.body.fields, valid: true });
   });
 
+  test("the README's sample files (fixtures/invoice) extract to the AT example, as a body and as a multipart part", async () => {
+    for (const [file, type, source] of [['at-example-invoice.pdf', 'application/pdf', 'pdf'], ['at-example-qr.png', 'image/png', 'image']] as const) {
+      const bytes = new Uint8Array(readFileSync(join(ROOT, 'fixtures/invoice', file)));
+      const r = await send(bytes, type);
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ source, valid: true, qr: AT_EXAMPLE, checks: [] });
+      const fd = new FormData();
+      fd.append('file', new Blob([bytes], { type: 'application/octet-stream' }), file);
+      const form = new Response(fd);
+      const contentType = form.headers.get('content-type')!;
+      const part = await h.json('POST', '/v1/invoice/extract', { key, rawBody: new Uint8Array(await form.arrayBuffer()) as never, headers: { 'content-type': contentType } });
+      expect(part.body).toMatchObject({ source, valid: true, qr: AT_EXAMPLE });
+    }
+    // the PDF reads as an invoice to a person too (its text, not only the QR)
+    const text = mupdf.Document.openDocument(readFileSync(join(ROOT, 'fixtures/invoice/at-example-invoice.pdf')), 'application/pdf').loadPage(0).toStructuredText().asText();
+    expect(text).toContain('FS CDVF/12345');
+    expect(text).toContain('ATCUD: CDF7T5HD-12345');
+  });
+
   test('multipart: the file part, typed by its bytes when the part says octet-stream (curl -F without ;type=)', async () => {
     const png = await qrPng(AT_EXAMPLE);
     const form = async (blob: Blob, filename: string) => {
