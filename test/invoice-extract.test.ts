@@ -176,7 +176,7 @@ describe('POST /v1/invoice/extract', () => {
       expect(part.body).toMatchObject({ source, valid: true, qr: AT_EXAMPLE });
     }
     // the PDF reads as an invoice to a person too (its text, not only the QR)
-    const text = mupdf.Document.openDocument(readFileSync(join(ROOT, 'fixtures/invoice/at-example-invoice.pdf')), 'application/pdf').loadPage(0).toStructuredText().asText();
+    const text = mupdf.Document.openDocument(readFileSync(join(ROOT, 'fixtures/invoice/at-example-invoice.pdf')), 'application/pdf').loadPage(0).toStructuredText('preserve-whitespace').asText();
     expect(text).toContain('FS CDVF/12345');
     expect(text).toContain('ATCUD: CDF7T5HD-12345');
   });

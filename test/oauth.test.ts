@@ -110,6 +110,17 @@ describe('the token endpoint, as an OAuth library uses it', () => {
     }
     const json = await h.json('POST', '/v1/oauth/token', { body: { grant_type: 'client_credentials' } });
     expectError(json, 400, 'invalid_request');
+    // the OpenAPI document says so: the token endpoint's 4xx bodies are OAuthError (§2.8 and RFC 6749 members)
+    const doc = (await h.json('GET', '/openapi.json')).body;
+    const responses = doc.paths['/v1/oauth/token'].post.responses;
+    for (const status of ['400', '401', '429']) expect({ status, ref: responses[status].content['application/json'].schema.$ref }).toEqual({ status, ref: '#/components/schemas/OAuthError' });
+    const oauthError = doc.components.schemas.OAuthError;
+    const required = [...doc.components.schemas.Error.required, ...oauthError.allOf[1].required];
+    expect(required).toEqual(expect.arrayContaining(['code', 'message', 'status', 'requestId', 'error', 'error_description']));
+    for (const body of [json.body, expectError(wrong, 401, 'invalid_client')]) {
+      for (const k of required) expect({ k, present: body[k] !== undefined }).toEqual({ k, present: true });
+      expect(oauthError.allOf[1].properties.error.enum).toContain(body.error);
+    }
     // a form declaring more than 4 KiB (the token endpoint needs no key): refused unread, however large
     // (a 200 MB one was read whole, then refused); the form routes of the consent and the portal alike
     for (const path of ['/v1/oauth/token', '/v1/erp-connector/oauth/consent', '/portal/confirming/accept']) {

@@ -60,13 +60,28 @@ const ERROR_SCHEMA = {
     message: { type: 'string' },
     status: { type: 'integer', description: 'The HTTP status, repeated.' },
     requestId: { type: 'string' },
-    docsUrl: { type: 'string', format: 'uri' },
+    docsUrl: { type: 'string', format: 'uri', description: 'The code\'s entry in /docs/errors. Optional in the contract (§2.8); this service always sends it.' },
     fields: {
       type: 'array',
       items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
     },
     roadmap_url: { type: 'string', format: 'uri', description: 'Only on 503 live_tier_not_available and 501 not_yet_available.' },
   },
+};
+
+/** the token endpoint's errors: RFC 6749 §5.2 members for OAuth libraries, beside the §2.8 ones */
+const OAUTH_ERROR_SCHEMA = {
+  allOf: [
+    { $ref: '#/components/schemas/Error' },
+    {
+      type: 'object',
+      required: ['error', 'error_description'],
+      properties: {
+        error: { type: 'string', enum: ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'rate_limited'], description: 'RFC 6749 §5.2 error code (as `code`, for OAuth libraries).' },
+        error_description: { type: 'string', description: 'RFC 6749 §5.2: the same text as `message`.' },
+      },
+    },
+  ],
 };
 
 /**
@@ -232,7 +247,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
             ...(method === 'post' && status >= 400 && status < 500 ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
             ...(status === 401 ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } } : {}),
           },
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+          content: { 'application/json': { schema: { $ref: path === '/v1/oauth/token' && status < 500 ? '#/components/schemas/OAuthError' : '#/components/schemas/Error' } } },
         };
       }
       const sources = responseSchemas.get(`${method} ${path}`);
@@ -268,7 +283,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
     ],
     paths,
     components: {
-      schemas: { ...(normalizeSchema({ ...generated.components.schemas, ...named }) as Record<string, unknown>), Error: ERROR_SCHEMA },
+      schemas: { ...(normalizeSchema({ ...generated.components.schemas, ...named }) as Record<string, unknown>), Error: ERROR_SCHEMA, OAuthError: OAUTH_ERROR_SCHEMA },
       headers: {
         ...RATE_HEADERS,
         'Retry-After': { description: 'Seconds to wait before retrying. Sent with every 429 (rate_limited, daily_quota_exceeded), with 503 upstream_unavailable and service_busy, and with 409 idempotency_key_in_use; not with the other codes of the same status, which a retry does not cure.', schema: { type: 'integer' } },
