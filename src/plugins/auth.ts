@@ -6,6 +6,7 @@ import { safeEqual } from '../lib/crypto';
 import { rateLimitHeaders, type RateDecision, type RateRequest } from '../lib/rate-limiter';
 import type { MaybePromise } from '../lib/maybe-promise';
 import { IDEMPOTENCY_KEY_FORMAT } from '../features/idempotency/service';
+import { requestTarget } from '../features/idempotency/fingerprint';
 import { effectiveRateLimit, hashKey, KEY_FORMAT, keyStatus, type Env, type KeyRow, type Scope, type TenantRow } from '../features/tenants/service';
 import { requestState } from './request-state';
 import { JWT_SHAPE } from '../features/oauth/tokens';
@@ -283,6 +284,7 @@ export function authed(ctx: AppContext, scope: Scope | null) {
       // a tenant's own data, and on some routes a secret shown once: never kept by a cache on the way
       set.headers['cache-control'] = 'no-store';
       const auth: AuthContext = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, tenant, key, requestId: state.id, scoreGeneration };
+      if (request.method === 'HEAD') ctx.usage.withhold(state.id); // charged to the budgets, not billed (UsageMeter)
       // the body's own problem (unreadable JSON, a wrong type, too large) comes after the key's
       if (state.deferredBodyError) throw state.deferredBodyError;
       return { auth };
@@ -299,7 +301,7 @@ export function authed(ctx: AppContext, scope: Scope | null) {
         throw new ApiError('validation_failed', 'The Idempotency-Key header is invalid.', {
           fields: [{ path: 'header.Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
         });
-      const res = await ctx.idempotency.begin({ tenantId: auth.tenantId, env: auth.env, principalId: auth.keyId }, idemKey, request.method, path, body);
+      const res = await ctx.idempotency.begin({ tenantId: auth.tenantId, env: auth.env, principalId: auth.keyId }, idemKey, request.method, requestTarget(path, request.url), body);
       if ('replay' in res) {
         return new Response(res.replay.body, {
           status: res.replay.status,

@@ -176,6 +176,7 @@ export function lastResort(ctx: AppContext, request: Request | null, error: unkn
 /** Metrics and the access log line of one answered request (`path` is logged when no route matched). */
 export function recordRequest(ctx: AppContext, request: Request, route: string | undefined, status: number, path?: string) {
   const s = requestState(request);
+  if (request.method === 'HEAD') ctx.usage.release(s.id);
   const ms = performance.now() - s.start;
   ctx.metrics.observeRequest(request.method, route || 'unmatched', status, ms, s.limitedBy);
   if (!ctx.log.enabled('info')) return;

@@ -1,15 +1,15 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
-import { canonicalJson } from '../../lib/canonical-json';
 import type { Database } from '../../db/client';
 import { ApiError } from '../../lib/errors';
-import { sha256Hex, type SecretBox } from '../../lib/crypto';
+import type { SecretBox } from '../../lib/crypto';
+import { bodyDigest, isStreamBody, StreamDigest, streamMatches } from './fingerprint';
 
 /**
  * Idempotency-Key records (Stripe's model), each API key's (or OAuth client's) apart. The first
  * request that passes auth and validation claims the key (insert; the unique index on
  * tenant+env+key, the key prefixed by its sender's id, decides races across processes),
- * runs, and stores its status and body for 24 h. A replay with the same method, path and JSON body
- * gets the stored bytes; a different request with the key gets 422 idempotency_key_reused; a
+ * runs, and stores its status and body for 24 h. A replay with the same method, path (with its
+ * query) and body (fingerprint.ts) gets the stored bytes; a different request with the key gets 422 idempotency_key_reused; a
  * replay while the first still runs gets 409 idempotency_key_in_use. 5xx outcomes are not stored
  * (the claim is released) so that a retry can succeed. A claim older than LOCK_TIMEOUT_MS is
  * considered abandoned (its process died) and can be taken over.
@@ -61,7 +61,12 @@ export class IdempotencyService {
         .returning({ id: k.id })
         .prepare('idem_claim') as never,
       find: db.select().from(k).where(and(eq(k.tenantId, ph('tenantId')), eq(k.env, ph('env')), eq(k.key, ph('key')))).prepare('idem_find') as never,
-      done: db.update(k).set({ state: 'done', responseStatus: ph('status'), responseBody: ph('body'), responseHeaders: ph('headers') } as never).where(eq(k.id, ph('id'))).prepare('idem_done') as never,
+      // a streamed body's hash is known once its route has read it (StreamDigest): set with the answer
+      done: db
+        .update(k)
+        .set({ state: 'done', responseStatus: ph('status'), responseBody: ph('body'), responseHeaders: ph('headers'), bodyHash: sql`coalesce(${ph('bodyHash')}, ${k.bodyHash})` } as never)
+        .where(eq(k.id, ph('id')))
+        .prepare('idem_done') as never,
     });
   }
 
@@ -71,11 +76,18 @@ export class IdempotencyService {
    * a rotated one), so another key of the tenant — perhaps one with fewer scopes, refused that
    * request — must not get it by sending the same Idempotency-Key.
    */
+  /** claims of streamed bodies: what their routes read, sealed when the answer is stored */
+  private readonly streams = new Map<string, { digest: StreamDigest; head: string }>();
+
+  /** `path`: with its query (canonicalQuery), which can change what a POST does (`?import=true`) */
   async begin(scope: { tenantId: string; env: string; principalId: string }, callerKey: string, method: string, path: string, body: unknown):
     Promise<{ claimed: string } | { replay: StoredResponse }> {
     const { withTx, t } = this.database;
     const stmts = this.prepared();
-    const bodyHash = sha256Hex(canonicalJson(body ?? {}));
+    const streamed = isStreamBody(body) ? body : null;
+    const head = bodyDigest(body);
+    // a streamed body's claim holds the rest of its fingerprint once its route has read it (complete)
+    const bodyHash = streamed ? `${head}|pending` : head;
     const key = `${scope.principalId}:${callerKey}`;
     for (let attempt = 0; attempt < 4; attempt++) {
       const now = this.now();
@@ -83,7 +95,14 @@ export class IdempotencyService {
       const inserted = await this.database.writeOne(() =>
         stmts.claim.execute({ id, tenantId: scope.tenantId, env: scope.env, key, method, path, bodyHash, createdAt: now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) }),
       );
-      if (inserted.length) return { claimed: id };
+      if (inserted.length) {
+        if (streamed) {
+          const digest = new StreamDigest();
+          streamed.stream = digest.wrap(streamed.stream);
+          this.streams.set(id, { digest, head });
+        }
+        return { claimed: id };
+      }
       const [row] = await stmts.find.execute({ tenantId: scope.tenantId, env: scope.env, key });
       if (!row) continue;
       const abandoned = row.state === 'running' && row.createdAt.getTime() + LOCK_TIMEOUT_MS <= now.getTime();
@@ -91,7 +110,10 @@ export class IdempotencyService {
         await withTx((tx) => tx.delete(t.idempotencyKeys).where(and(eq(t.idempotencyKeys.id, row.id), eq(t.idempotencyKeys.state, row.state))));
         continue;
       }
-      if (row.method !== method || row.path !== path || row.bodyHash !== bodyHash)
+      const sameBody = streamed
+        ? row.state === 'running' || (row.bodyHash.startsWith(`${head}|stream:`) && (await streamMatches(row.bodyHash.slice(head.length + 1), streamed.stream)))
+        : row.bodyHash === bodyHash;
+      if (row.method !== method || row.path !== path || !sameBody)
         throw new ApiError(
           'idempotency_key_reused',
           `Idempotency-Key "${callerKey}" was already used for a different request (${row.method} ${row.path}${row.method !== method || row.path !== path ? '' : ' with another body'}). Use a new key for a new request.`,
@@ -108,6 +130,8 @@ export class IdempotencyService {
   /** `headers`: the answer's headers; those in REPLAYED_HEADERS are stored with it */
   async complete(claimId: string, status: number, body: string, headers: Headers | Record<string, unknown> = {}) {
     const { withTx, t } = this.database;
+    const streamed = this.streams.get(claimId);
+    this.streams.delete(claimId);
     if (status >= 500) return void (await withTx((tx) => tx.delete(t.idempotencyKeys).where(eq(t.idempotencyKeys.id, claimId))));
     const replayed: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) {
@@ -115,7 +139,8 @@ export class IdempotencyService {
       if (typeof value === 'string' && value) replayed[name] = value;
     }
     const stored = Object.keys(replayed).length ? replayed : null;
-    await this.database.writeOne(() => this.prepared().done.execute({ id: claimId, status, body: this.box.seal(body), headers: stored }));
+    const bodyHash = streamed ? `${streamed.head}|${streamed.digest.seal()}` : null;
+    await this.database.writeOne(() => this.prepared().done.execute({ id: claimId, status, body: this.box.seal(body), headers: stored, bodyHash }));
   }
 
   /** periodic job: drop expired records */

@@ -15,7 +15,7 @@ export function nifService(ctx: AppContext) {
 export function nifRoutes(ctx: AppContext, service = nifService(ctx)) {
   return new Elysia({ name: 'nif' })
     .use(authed(ctx, 'compliance'))
-    .get('/v1/nif/:nif', ({ auth, params, request }) => service.lookup(auth, params.nif, { bill: request.method !== 'HEAD' }), {
+    .get('/v1/nif/:nif', ({ auth, params }) => service.lookup(auth, params.nif), {
       params: NifParams,
       response: { 200: NifResponse },
       detail: apiDoc({

@@ -75,7 +75,23 @@ export class UsageMeter {
   private open = new Map<string, Map<string, UsageRow>>();
   private openEpoch = 0;
 
+  /**
+   * Requests whose calls are not billed: a HEAD answers a GET's status and headers without what
+   * was asked for. Their pass-through costs (a bureau lookup really made) are still recorded. Held
+   * from key admission to the end of the response (withhold, release); bounded in case an end is
+   * never seen.
+   */
+  private readonly withheld = new Set<string>();
+  withhold(requestId: string) {
+    if (this.withheld.size >= 10_000) this.withheld.delete(this.withheld.values().next().value!);
+    this.withheld.add(requestId);
+  }
+  release(requestId: string) {
+    this.withheld.delete(requestId);
+  }
+
   record(e: UsageEvent) {
+    if (this.withheld.size && e.requestId !== null && e.meter !== 'bureau_passthrough' && this.withheld.has(e.requestId)) return;
     const quantity = e.quantity ?? 1;
     const unit = e.costCents !== undefined ? Math.round(e.costCents * BUREAU_MARKUP * 10000) / 10000 : (PRICES_CENTS[e.meter] ?? null);
     const billable = e.env === 'live';

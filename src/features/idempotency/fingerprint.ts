@@ -1,0 +1,85 @@
+import { canonicalJson } from '../../lib/canonical-json';
+import { sha256Hex } from '../../lib/crypto';
+
+/**
+ * What an Idempotency-Key is compared on besides method and path: the request's body. A JSON body
+ * by its canonical form; a file held in memory by its bytes' SHA-256 (walking a typed array as an
+ * object cost ~2 s a MiB on the event loop); a streamed upload (SAF-T, up to 600 MiB) by what its
+ * route read of it, hashed as it passes, since it cannot be read twice: `stream:<full|prefix>:<bytes>:<sha-256>`.
+ * A later request with the key is compared by reading as much of its own stream (a whole file, or
+ * the prefix after which the first one's route stopped, having failed on it).
+ */
+export type StreamBodyLike = { stream: ReadableStream<Uint8Array> } & Record<string, unknown>;
+
+export const isStreamBody = (body: unknown): body is StreamBodyLike => !!body && typeof body === 'object' && (body as { stream?: unknown }).stream instanceof ReadableStream;
+
+/** the hash of everything but a streamed body's bytes */
+export function bodyDigest(body: unknown): string {
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    const o = body as Record<string, unknown>;
+    if (isStreamBody(o)) return sha256Hex(canonicalJson({ ...o, stream: undefined }));
+    if (o.binary instanceof Uint8Array) return sha256Hex(canonicalJson({ ...o, binary: new Bun.CryptoHasher('sha256').update(o.binary).digest('hex') }));
+  }
+  return sha256Hex(canonicalJson(body ?? {}));
+}
+
+/** Hashes a streamed body as its route reads it. */
+export class StreamDigest {
+  private readonly hasher = new Bun.CryptoHasher('sha256');
+  private bytes = 0;
+  private ended = false;
+
+  /** the stream the route reads instead of the body's own */
+  wrap(stream: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+    return stream.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform: (chunk, controller) => {
+          this.hasher.update(chunk);
+          this.bytes += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+        flush: () => {
+          this.ended = true;
+        },
+      }),
+    );
+  }
+
+  seal(): string {
+    return `stream:${this.ended ? 'full' : 'prefix'}:${this.bytes}:${this.hasher.digest('hex')}`;
+  }
+}
+
+/** Does this stream hold what `sealed` (StreamDigest.seal) describes? Reads it as far as needed. */
+export async function streamMatches(sealed: string, stream: ReadableStream<Uint8Array>): Promise<boolean> {
+  const [, kind, count, hex] = sealed.split(':');
+  const want = Number(count);
+  const hasher = new Bun.CryptoHasher('sha256');
+  let read = 0;
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const take = Math.min(value.byteLength, want - read);
+      if (take > 0) hasher.update(take === value.byteLength ? value : value.subarray(0, take));
+      read += value.byteLength;
+      // a full body longer than the first differs; a prefix needs no more than its own length
+      if (read > want) {
+        if (kind === 'full') return false;
+        break;
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return read >= want && hasher.digest('hex') === hex;
+}
+
+/** The path and its query, parameters in one order (`?b=2&a=1` is `?a=1&b=2`): what an Idempotency-Key's request is. */
+export function requestTarget(path: string, url: string): string {
+  const at = url.indexOf('?');
+  if (at < 0 || at === url.length - 1) return path;
+  const params = [...new URLSearchParams(url.slice(at + 1))].sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+  return params.length ? `${path}?${new URLSearchParams(params).toString()}` : path;
+}

@@ -1,0 +1,100 @@
+/**
+ * An Idempotency-Key's request is its method, its path with the query, and its body, whatever the
+ * body's kind: JSON, a file held in memory (invoice extract) or a streamed upload (SAF-T).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { expectError, makeApp, ROOT, type TestApp } from './helpers';
+import { requestTarget, StreamDigest, streamMatches } from '../src/features/idempotency/fingerprint';
+
+let h: TestApp;
+let key: string;
+beforeAll(async () => {
+  h = await makeApp();
+  key = (await h.tenant({ rateLimitPerMinute: 10_000 })).api_key;
+});
+afterAll(() => h.close());
+
+const demo = readFileSync(join(ROOT, 'fixtures/saft/saft_idemo599999999.xml'));
+const qrPng = readFileSync(join(ROOT, 'fixtures/invoice/at-example-qr.png'));
+const post = (path: string, body: Uint8Array, type: string, idem: string) =>
+  h.json('POST', path, { key, rawBody: body as never, headers: { 'content-type': type, 'content-length': String(body.length), 'idempotency-key': idem } });
+
+describe('streamed uploads (POST /v1/saft/parse)', () => {
+  test('the same file again is the stored answer; another file of the same length, or the same file with other query parameters, is 422 idempotency_key_reused', async () => {
+    const first = await post('/v1/saft/parse?customer_reference=a&import=false', demo, 'application/xml', 'saft-1');
+    expect(first.status).toBe(200);
+    // the query's order does not matter
+    const again = await post('/v1/saft/parse?import=false&customer_reference=a', demo, 'application/xml', 'saft-1');
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.parse_id).toBe(first.body.parse_id);
+    // one byte changed, same length: another file
+    const other = new Uint8Array(demo);
+    const at = Buffer.from(demo).indexOf('<CompanyName>') + '<CompanyName>'.length;
+    other[at] = other[at] === 0x58 ? 0x59 : 0x58;
+    expectError(await post('/v1/saft/parse?customer_reference=a&import=false', other, 'application/xml', 'saft-1'), 422, 'idempotency_key_reused');
+    // the same bytes but an import: another request, not a replay of the parse
+    const imported = await post('/v1/saft/parse?customer_reference=a&import=true', demo, 'application/xml', 'saft-1');
+    expectError(imported, 422, 'idempotency_key_reused');
+    expect(imported.body.message).toContain('/v1/saft/parse?customer_reference=a&import=false');
+  });
+
+  test('a file its route refused part-way is compared on what was read: the same prefix replays the refusal', async () => {
+    const broken = new TextEncoder().encode('<?xml version="1.0"?><NotSaft>' + 'x'.repeat(200_000));
+    const first = await post('/v1/saft/parse', broken, 'application/xml', 'saft-2');
+    const again = await post('/v1/saft/parse', broken, 'application/xml', 'saft-2');
+    expect(again.status).toBe(first.status);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+  });
+});
+
+describe('files held in memory (POST /v1/invoice/extract)', () => {
+  test('the same image again is the stored answer; another image is 422 idempotency_key_reused (compared by its hash, at once)', async () => {
+    const first = await post('/v1/invoice/extract', qrPng, 'image/png', 'qr-1');
+    expect(first.status).toBe(200);
+    const again = await post('/v1/invoice/extract', qrPng, 'image/png', 'qr-1');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const other = new Uint8Array(qrPng.length + 1);
+    other.set(qrPng);
+    expectError(await post('/v1/invoice/extract', other, 'image/png', 'qr-1'), 422, 'idempotency_key_reused');
+    // a 10 MiB body with a key is hashed, not walked byte by byte as an object (that took ~2 s a MiB)
+    const big = new Uint8Array(10 * 1024 * 1024);
+    big.set(qrPng);
+    const started = performance.now();
+    await post('/v1/invoice/extract', big, 'image/png', 'qr-big');
+    const again2 = await post('/v1/invoice/extract', big, 'image/png', 'qr-big');
+    expect(again2.headers.get('idempotent-replayed')).toBe('true');
+    expect(performance.now() - started).toBeLessThan(15_000); // a bound far above the hash, far below the walk (~40 s)
+  });
+});
+
+describe('fingerprint parts', () => {
+  test('requestTarget: the query sorted, an empty one dropped', () => {
+    expect(requestTarget('/v1/x', 'http://h/v1/x')).toBe('/v1/x');
+    expect(requestTarget('/v1/x', 'http://h/v1/x?')).toBe('/v1/x');
+    expect(requestTarget('/v1/x', 'http://h/v1/x?b=2&a=1&a=0')).toBe('/v1/x?a=0&a=1&b=2');
+  });
+
+  test('streamMatches: a full body matches only the same bytes and length; a prefix matches any body that starts with it', async () => {
+    const bytes = new TextEncoder().encode('abcdefghij');
+    const stream = (b: Uint8Array, piece = 3) => new ReadableStream<Uint8Array>({ start(c) { for (let i = 0; i < b.length; i += piece) c.enqueue(b.slice(i, i + piece)); c.close(); } });
+    const full = new StreamDigest();
+    await new Response(full.wrap(stream(bytes))).arrayBuffer();
+    const sealed = full.seal();
+    expect(sealed.startsWith('stream:full:10:')).toBe(true);
+    expect(await streamMatches(sealed, stream(bytes, 4))).toBe(true);
+    expect(await streamMatches(sealed, stream(new TextEncoder().encode('abcdefghijk')))).toBe(false);
+    expect(await streamMatches(sealed, stream(new TextEncoder().encode('abcdefghi')))).toBe(false);
+    expect(await streamMatches(sealed, stream(new TextEncoder().encode('abcdefghiX')))).toBe(false);
+    const partial = new StreamDigest();
+    const reader = partial.wrap(stream(bytes)).getReader();
+    await reader.read(); // the route stopped after its first piece
+    const prefix = partial.seal();
+    expect(prefix.startsWith('stream:prefix:3:')).toBe(true);
+    expect(await streamMatches(prefix, stream(new TextEncoder().encode('abcXYZ')))).toBe(true);
+    expect(await streamMatches(prefix, stream(new TextEncoder().encode('abX')))).toBe(false);
+  });
+});
