@@ -284,7 +284,7 @@ export function authed(ctx: AppContext, scope: Scope | null) {
       // a tenant's own data, and on some routes a secret shown once: never kept by a cache on the way
       set.headers['cache-control'] = 'no-store';
       const auth: AuthContext = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, tenant, key, requestId: state.id, scoreGeneration };
-      if (request.method === 'HEAD') ctx.usage.withhold(state.id); // charged to the budgets, not billed (UsageMeter)
+      ctx.usage.hold(state.id, request.method === 'HEAD'); // billed once it succeeds (UsageMeter.hold)
       // the body's own problem (unreadable JSON, a wrong type, too large) comes after the key's
       if (state.deferredBodyError) throw state.deferredBodyError;
       return { auth };
@@ -311,6 +311,8 @@ export function authed(ctx: AppContext, scope: Scope | null) {
       requestState(request).idempotencyClaim = res.claimed;
     })
     .onAfterHandle({ as: 'scoped' }, async ({ request, response, set }) => {
+      // the answer is known here (errors settle in the error responder), before the response is sent
+      ctx.usage.settle(requestState(request).id, (response instanceof Response ? response.status : typeof set.status === 'number' ? set.status : 200) < 400);
       const claim = requestState(request).idempotencyClaim;
       if (!claim) return;
       if (response instanceof Response) {

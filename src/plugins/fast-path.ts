@@ -97,6 +97,7 @@ export function jsonFastPath<B, R extends object>(ctx: AppContext, route: FastRo
       headers['cache-control'] = 'no-store'; // as the authed plugin sets it
       const lang = localised({ headers }, langOf({ 'accept-language': h.get('accept-language') ?? undefined }));
       const caller: FastCaller = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, requestId: state.id, scoreGeneration: admitted.scoreGeneration };
+      ctx.usage.hold(state.id, false); // settled by recordRequest, below, with the answer's status
       let result = route.answer(caller, body, lang);
       if (result instanceof Promise) result = await result;
       const json = route.serialise(result);

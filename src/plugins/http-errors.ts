@@ -117,6 +117,7 @@ export function errorResponder(ctx: AppContext) {
   const docsBase = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
   return async (err: ApiError, request: Request, headers: Record<string, unknown>) => {
     const state = requestState(request);
+    ctx.usage.settle(state.id, false); // a failed call is billed nothing
     for (const [k, v] of Object.entries(err.extra.headers ?? {})) headers[k] = v;
     // RFC 6750 §3.1: no error code when the request carried no credentials at all
     if (err.status === 401 && !err.extra.headers?.['www-authenticate']) headers['www-authenticate'] = err.code === 'missing_api_key' ? 'Bearer realm="api"' : `Bearer realm="api", error="invalid_token"`;
@@ -176,7 +177,7 @@ export function lastResort(ctx: AppContext, request: Request | null, error: unkn
 /** Metrics and the access log line of one answered request (`path` is logged when no route matched). */
 export function recordRequest(ctx: AppContext, request: Request, route: string | undefined, status: number, path?: string) {
   const s = requestState(request);
-  if (request.method === 'HEAD') ctx.usage.release(s.id);
+  ctx.usage.settle(s.id, status < 400); // whatever no earlier step settled (UsageMeter.hold)
   const ms = performance.now() - s.start;
   ctx.metrics.observeRequest(request.method, route || 'unmatched', status, ms, s.limitedBy);
   if (!ctx.log.enabled('info')) return;

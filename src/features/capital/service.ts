@@ -22,6 +22,7 @@ export class CapitalService {
     private readonly now: () => Date,
   ) {}
 
+  /** The answer (its usage, with the bureau lookups of live scores computed for its NIFs, billed only if it succeeds: UsageMeter.hold). */
   async compute(caller: ScoreCaller, body: CapitalBody): Promise<CapitalAnswer> {
     const regime = body.regime ?? REGIME_IN_FORCE;
     const p = REGIMES[regime];

@@ -69,6 +69,10 @@ export class ConfirmingService {
 
   // --- programmes ---------------------------------------------------------------------------------
 
+  /**
+   * A new programme. The anchor's decision (and the bureau lookup of a live score computed for it)
+   * is billed only if the programme is stored: a limit beyond the decision's bills nothing (UsageMeter.hold).
+   */
   async createProgramme(caller: FinanceCaller, body: ProgrammeBody) {
     let decision;
     try {

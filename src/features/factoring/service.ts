@@ -200,6 +200,11 @@ export class FactoringService {
     return (await liveConnection(this.ctx.database, caller, provider, customerReference))?.companyNif ?? null;
   }
 
+  /**
+   * A new operation. Its usage lines (each debtor's credit decision, the bureau lookup of a live
+   * score computed for one) are recorded only if it succeeds: a debtor not found, an invoice already
+   * assigned, any failure after a decision bills nothing (UsageMeter.hold).
+   */
   async create(caller: FinanceCaller, body: CreateOperationBody): Promise<OperationView> {
     const now = this.now();
     const today = isoDay(now);

@@ -5,7 +5,7 @@ import { isValidNif } from '../../lib/nif';
 import type { UsageMeter } from '../usage/service';
 import type { ScoreCaller, ScoreService } from '../score/service';
 import { queryProblems, type AmlService } from '../aml/service';
-import type { NifService } from '../nif/service';
+import type { KnownSources, NifService } from '../nif/service';
 import { entityTypeOf } from '../nif/entity-types';
 import type { KycResponseBody } from './model';
 
@@ -35,29 +35,31 @@ export class KycService {
     private readonly now: () => Date,
   ) {}
 
+  /** Its usage (kyc_verify, and the bureau lookup made for it, live) is recorded only if it succeeds (UsageMeter.hold). */
   async verify(caller: ScoreCaller, body: KycBody): Promise<{ body: KycResponseBody; text: string }> {
     // every name checked before anything is stored (a screening is a record of its own)
     const unusable = body.representatives.flatMap((r, i) => queryProblems(r, this.now(), { fieldPath: `representatives.${i}.name`, birthDatePath: `representatives.${i}.birth_date` }));
     if (unusable.length) throw validationError(unusable);
     const checks: Check[] = [];
     const add = (check: string, subject: string | null, result: Check['result'], detail: string) => checks.push({ check, subject, result, detail });
-    const company = await this.nif.lookup(caller, body.nif, { bill: false });
+    const judged = this.nif.judge(caller, body.nif);
+    const isCompany = COMPANY_TYPES.has(judged.type.code);
 
-    add('nif_valid', body.nif, company.valid ? 'pass' : 'fail', company.valid ? 'check digit and prefix valid' : company.check_digit_ok ? 'the number is not recognised' : 'the check digit is wrong');
-    const isCompany = COMPANY_TYPES.has(company.entity_type.code);
-    add('entity_is_company', body.nif, isCompany ? 'pass' : 'fail', `holder type: ${company.entity_type.label_en}`);
-    if (!company.company) add('company_found_active', body.nif, company.valid && isCompany ? 'review' : 'fail', 'no registry record for this NIF');
-    else if (company.company.status === null) add('company_found_active', body.nif, 'review', `${company.company.name}: known only from ${company.company.source} (the tenant's books), not from a registry: registration and activity not confirmed`);
-    else add('company_found_active', body.nif, company.company.status === 'active' ? 'pass' : 'fail', `${company.company.name}: ${company.company.status} (source ${company.company.source})`);
-
-    // insolvency and other legal events, from the scoring data: looked up before anything is
-    // stored, so a data source failing here leaves no screening behind
+    // insolvency and other legal events, from the scoring data, then the registry record: both
+    // looked up before anything is stored, so a data source failing leaves no screening behind. The
+    // score first: when it is computed now (live), the bureau and the tax authority have just
+    // answered for this NIF, and the record is made of their answers rather than asked (and billed)
+    // again; a score read from the cache leaves the record to its own lookup, as before.
     const mk = (check: string, subject: string | null, result: Check['result'], detail: string): Check => ({ check, subject, result, detail });
     let legalCheck: Check;
-    if (!company.valid || !isCompany) legalCheck = mk('legal_events', body.nif, 'not_available', 'not a valid company NIF');
+    let known: KnownSources | undefined;
+    if (!judged.valid || !isCompany) legalCheck = mk('legal_events', body.nif, 'not_available', 'not a valid company NIF');
     else {
       try {
-        const { facts } = await this.scores.scoreWithFacts(caller, body.nif);
+        const { result, facts, computed } = await this.scores.scoreWithFacts(caller, body.nif);
+        // a live score computed now has just asked the bureau and the tax authority (a cached one has not)
+        if (caller.env === 'live' && computed)
+          known = { bureau: { name: facts.name, sector: facts.sector, insolvent: facts.events?.insolvency === true }, taxRegistered: result.data_sources.includes('tax_authority') };
         const ev = facts.events;
         if (!ev) legalCheck = mk('legal_events', body.nif, facts.adverse ? 'review' : 'pass', facts.adverse ? 'adverse events on record' : 'none on record');
         else if (ev.insolvency) legalCheck = mk('legal_events', body.nif, 'fail', 'insolvency proceedings');
@@ -67,8 +69,17 @@ export class KycService {
       } catch (err) {
         if (!(err instanceof ApiError) || !['company_not_found', 'invalid_nif'].includes(err.code)) throw err;
         legalCheck = mk('legal_events', body.nif, 'not_available', err.code === 'company_not_found' ? 'no scoring data for this company' : 'not recognised by the tax authority');
+        // live, not found is the bureau's answer just given: no record there to ask for again
+        if (caller.env === 'live' && err.code === 'company_not_found') known = { bureau: null, taxRegistered: false };
       }
     }
+    const company = await this.nif.lookup(caller, body.nif, { bill: false, known });
+
+    add('nif_valid', body.nif, company.valid ? 'pass' : 'fail', company.valid ? 'check digit and prefix valid' : company.check_digit_ok ? 'the number is not recognised' : 'the check digit is wrong');
+    add('entity_is_company', body.nif, isCompany ? 'pass' : 'fail', `holder type: ${company.entity_type.label_en}`);
+    if (!company.company) add('company_found_active', body.nif, company.valid && isCompany ? 'review' : 'fail', 'no registry record for this NIF');
+    else if (company.company.status === null) add('company_found_active', body.nif, 'review', `${company.company.name}: known only from ${company.company.source} (the tenant's books), not from a registry: registration and activity not confirmed`);
+    else add('company_found_active', body.nif, company.company.status === 'active' ? 'pass' : 'fail', `${company.company.name}: ${company.company.status} (source ${company.company.source})`);
 
     const screenings: KycResponseBody['screenings'] = [];
     const screenOne = async (subject: string, q: Parameters<AmlService['screen']>[1], path: string) => {

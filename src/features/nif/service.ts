@@ -11,6 +11,12 @@ import { REGISTRY_AS_OF, SANDBOX_REGISTRY, UNRECOGNISED_FIXTURE } from './regist
 
 type Company = NonNullable<NifResponseBody['company']>;
 
+/** What a live record is made of: the bureau's answer (null: the company is unknown to it), and whether the tax authority knows the NIF. */
+export interface KnownSources {
+  bureau: { name: string; sector: string; insolvent: boolean } | null;
+  taxRegistered: boolean;
+}
+
 /** GET /v1/nif/{nif}: the validator, the holder type and, for a company, its registry record. */
 export class NifService {
   constructor(
@@ -20,14 +26,24 @@ export class NifService {
     private readonly roadmapUrl: string,
   ) {}
 
-  async lookup(caller: ScoreCaller, nif: string, opts: { bill?: boolean } = {}): Promise<NifResponseBody> {
+  /** What the number alone says, before any lookup: its check digit, holder type and validity, and whether a record is looked up for it. */
+  judge(caller: Pick<ScoreCaller, 'env'>, nif: string) {
     const checkDigitOk = isValidNif(nif);
     const type = entityTypeOf(nif);
     const unrecognised = caller.env === 'sandbox' && nif === UNRECOGNISED_FIXTURE;
     const valid = checkDigitOk && type.code !== 'unassigned' && !unrecognised;
     // a natural person's number is only validated: no record is looked up or returned; nor for the
     // anonymous final consumer's placeholder, which invoices carry but no one holds
-    const company = valid && !type.natural_person && type.code !== 'final_consumer' ? await this.company(caller, nif) : null;
+    return { checkDigitOk, type, valid, looksUp: valid && !type.natural_person && type.code !== 'final_consumer' };
+  }
+
+  /**
+   * `known` (live): what the bureau and the tax authority answered for this NIF earlier in the same
+   * request (KYC: for the score it computed); they are not asked again, nor the lookup billed again.
+   */
+  async lookup(caller: ScoreCaller, nif: string, opts: { bill?: boolean; known?: KnownSources } = {}): Promise<NifResponseBody> {
+    const { checkDigitOk, type, valid, looksUp } = this.judge(caller, nif);
+    const company = looksUp ? await this.company(caller, nif, opts.known) : null;
     if (opts.bill !== false) this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId, meter: 'nif_lookup' });
     return {
       nif,
@@ -40,7 +56,7 @@ export class NifService {
     };
   }
 
-  private async company(caller: ScoreCaller, nif: string): Promise<Company | null> {
+  private async company(caller: ScoreCaller, nif: string, known?: KnownSources): Promise<Company | null> {
     if (caller.env === 'sandbox') {
       const fixture = SANDBOX_REGISTRY[nif];
       if (fixture) return { ...fixture, legal_form: legalFormOf(fixture.name), source: 'sandbox_registry', as_of: REGISTRY_AS_OF };
@@ -50,27 +66,31 @@ export class NifService {
       throw new ApiError('live_tier_not_available', 'Live company records are not available yet for this deployment (the registry adapters are not configured). Test against the sandbox meanwhile.', {
         body: { roadmap_url: this.roadmapUrl },
       });
-    try {
-      const [bureau, tax] = await Promise.all([this.liveAdapters.bureau(nif), this.liveAdapters.taxAuthority(nif)]);
-      if (bureau) this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId, meter: 'bureau_passthrough', costCents: bureau.cost_cents });
-      if (!bureau) return this.fromBooks(caller, nif);
-      const insolvent = bureau.events?.insolvency_proceedings === true;
-      return {
-        name: bureau.name,
-        legal_form: legalFormOf(bureau.name),
-        address: null,
-        cae: null,
-        nace: bureau.sector ? { section: bureau.sector, division: null } : null,
-        status: insolvent ? 'insolvent' : tax === null ? 'ceased' : 'active',
-        incorporation_date: null,
-        source: 'credit_bureau',
-        as_of: new Date().toISOString().slice(0, 10),
-      };
-    } catch (err) {
-      if (err instanceof UpstreamError)
-        throw new ApiError('upstream_unavailable', `A data source is unavailable (${err.source}); nothing was billed. Retry later.`, { headers: { 'retry-after': '30' } });
-      throw err;
-    }
+    let found: KnownSources;
+    if (known) found = known;
+    else
+      try {
+        const [bureau, tax] = await Promise.all([this.liveAdapters.bureau(nif), this.liveAdapters.taxAuthority(nif)]);
+        if (bureau) this.usage.record({ tenantId: caller.tenantId, apiKeyId: caller.keyId, env: caller.env, requestId: caller.requestId, meter: 'bureau_passthrough', costCents: bureau.cost_cents });
+        found = { bureau: bureau && { name: bureau.name, sector: bureau.sector, insolvent: bureau.events?.insolvency_proceedings === true }, taxRegistered: tax !== null };
+      } catch (err) {
+        if (err instanceof UpstreamError)
+          throw new ApiError('upstream_unavailable', `A data source is unavailable (${err.source}); nothing was billed. Retry later.`, { headers: { 'retry-after': '30' } });
+        throw err;
+      }
+    const { bureau } = found;
+    if (!bureau) return this.fromBooks(caller, nif);
+    return {
+      name: bureau.name,
+      legal_form: legalFormOf(bureau.name),
+      address: null,
+      cae: null,
+      nace: bureau.sector ? { section: bureau.sector, division: null } : null,
+      status: bureau.insolvent ? 'insolvent' : found.taxRegistered ? 'active' : 'ceased',
+      incorporation_date: null,
+      source: 'credit_bureau',
+      as_of: new Date().toISOString().slice(0, 10),
+    };
   }
 
   /** a company the tenant's synced ERP books name as a customer (sandbox: the demo books) */

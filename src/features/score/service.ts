@@ -170,17 +170,17 @@ export class ScoreService {
    * bills its own meter). A cached score serves when it is within the cache window, has facts
    * (computed by this version), and no ERP sync of this tenant finished after it.
    */
-  async scoreWithFacts(caller: ScoreCaller, nif: string, refresh: 'cached_ok' | 'force_refresh' = 'cached_ok', customerReference: string | null = null): Promise<{ result: StoredResult; facts: ScoreFacts }> {
+  async scoreWithFacts(caller: ScoreCaller, nif: string, refresh: 'cached_ok' | 'force_refresh' = 'cached_ok', customerReference: string | null = null): Promise<{ result: StoredResult; facts: ScoreFacts; /** computed by this call (its data sources asked now), not read from the cache */ computed: boolean }> {
     this.checkScorable(caller, nif);
     if (refresh === 'cached_ok') {
       const row = await this.latest(caller, nif, new Date(this.now().getTime() - SCORE_CACHE_MS));
       if (row?.facts) {
         const lastSync = await this.lastSyncFinishedAt(caller);
-        if (!lastSync || lastSync.getTime() < row.computedAt.getTime()) return { result: row.result as StoredResult, facts: row.facts as unknown as ScoreFacts };
+        if (!lastSync || lastSync.getTime() < row.computedAt.getTime()) return { result: row.result as StoredResult, facts: row.facts as unknown as ScoreFacts, computed: false };
       }
     }
     const evaluated = await this.compute(caller, nif, customerReference);
-    return { result: evaluated.result, facts: evaluated.facts };
+    return { result: evaluated.result, facts: evaluated.facts, computed: true };
   }
 
   private lastSyncQuery?: { execute(p: Record<string, string>): Promise<{ at: Date | null }[]> };

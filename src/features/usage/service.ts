@@ -76,22 +76,35 @@ export class UsageMeter {
   private openEpoch = 0;
 
   /**
-   * Requests whose calls are not billed: a HEAD answers a GET's status and headers without what
-   * was asked for. Their pass-through costs (a bureau lookup really made) are still recorded. Held
-   * from key admission to the end of the response (withhold, release); bounded in case an end is
-   * never seen.
+   * Nothing is billed for a failed call: the lines of a request (by its id) are held from its key's
+   * admission until its answer, then recorded if it succeeded (status < 400) and dropped otherwise,
+   * whichever service recorded them on the way (a decision and the bureau lookup of a score computed
+   * for a factoring debtor, before the second debtor is not found). A HEAD's own meters are never
+   * recorded (it answers a GET without what was asked for), its pass-through costs are when it
+   * succeeds. Lines recorded after the answer (a job's, with the request's id) are recorded as ever.
+   * Bounded: a request whose answer is never seen loses its lines past 10 000 held.
    */
-  private readonly withheld = new Set<string>();
-  withhold(requestId: string) {
-    if (this.withheld.size >= 10_000) this.withheld.delete(this.withheld.values().next().value!);
-    this.withheld.add(requestId);
+  private readonly held = new Map<string, { head: boolean; lines: UsageEvent[] | null }>();
+  hold(requestId: string, head: boolean) {
+    if (this.held.size >= 10_000) this.held.delete(this.held.keys().next().value!);
+    this.held.set(requestId, { head, lines: null });
   }
-  release(requestId: string) {
-    this.withheld.delete(requestId);
+  /** the answer of a held request is known: its lines recorded (succeeded) or dropped; once */
+  settle(requestId: string, succeeded: boolean) {
+    const h = this.held.get(requestId);
+    if (!h) return;
+    this.held.delete(requestId);
+    if (succeeded && h.lines) for (const e of h.lines) this.record(e);
   }
 
   record(e: UsageEvent) {
-    if (this.withheld.size && e.requestId !== null && e.meter !== 'bureau_passthrough' && this.withheld.has(e.requestId)) return;
+    if (this.held.size && e.requestId !== null) {
+      const h = this.held.get(e.requestId);
+      if (h) {
+        if (!h.head || e.meter === 'bureau_passthrough') (h.lines ??= []).push(e);
+        return;
+      }
+    }
     const quantity = e.quantity ?? 1;
     const unit = e.costCents !== undefined ? Math.round(e.costCents * BUREAU_MARKUP * 10000) / 10000 : (PRICES_CENTS[e.meter] ?? null);
     const billable = e.env === 'live';
