@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { eq } from 'drizzle-orm';
 import { loadConfiguredLists } from '../src/features/aml';
 import { nifCheckDigit } from '../src/lib/nif';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { bureauCompany, expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const nif = (first8: string) => first8 + nifCheckDigit(first8);
@@ -131,18 +131,7 @@ describe('live, with fake data sources', () => {
         const n = nifOf(req);
         bureauCalls.set(n, (bureauCalls.get(n) ?? 0) + 1);
         if (n === UNKNOWN) return new Response('{}', { status: 404 });
-        return Response.json({
-          name: `Empresa ${n}, S.A.`,
-          sector: 'C',
-          age_years: 12,
-          cost_cents: 200,
-          financials: {
-            total_assets: 5e6, current_assets: 2e6, cash: 4e5, total_liabilities: 2.5e6, current_liabilities: 1e6, financial_debt: 1e6,
-            equity: 2.5e6, share_capital: 5e5, retained_earnings: 1.5e6, revenue: 8e6, ebit: 6e5, ebitda: 9e5, interest_expense: 5e4,
-          },
-          payment_behaviour: { dso_days: 50, days_beyond_terms_avg: 3, share_of_receivables_from_top_customer: 0.15 },
-          ...(n === INSOLVENT ? { events: { insolvency_proceedings: true } } : {}),
-        });
+        return Response.json({ ...bureauCompany(`Empresa ${n}, S.A.`), ...(n === INSOLVENT ? { events: { insolvency_proceedings: true } } : {}) });
       },
     });
     const crc = Bun.serve({

@@ -274,3 +274,16 @@ export async function throughBothPaths(h: TestApp, fast: (request: Request) => P
   if (!viaFast) throw new Error('the fast path handed the request over');
   return { viaFast, viaElysia: await h.app.handle(build(b.api_key)), tenant: a };
 }
+
+/** A healthy company as a live credit bureau answers it (fake bureau servers of the live-tier tests). */
+export const bureauCompany = (name: string) => ({
+  name,
+  sector: 'C',
+  age_years: 12,
+  cost_cents: 200,
+  financials: {
+    total_assets: 5e6, current_assets: 2e6, cash: 4e5, total_liabilities: 2.5e6, current_liabilities: 1e6, financial_debt: 1e6,
+    equity: 2.5e6, share_capital: 5e5, retained_earnings: 1.5e6, revenue: 8e6, ebit: 6e5, ebitda: 9e5, interest_expense: 5e4,
+  },
+  payment_behaviour: { dso_days: 50, days_beyond_terms_avg: 3, share_of_receivables_from_top_customer: 0.15 },
+});

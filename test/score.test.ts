@@ -4,7 +4,7 @@ import { Value } from '@sinclair/typebox/value';
 import { ScoreResponse } from '../src/features/score/model';
 import { SANDBOX_FIXTURES } from '../src/features/score/fixtures';
 import { REASON_CATALOGUE } from '../src/features/score/engine';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { bureauCompany, expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const nifOf = (outcome: string) => SANDBOX_FIXTURES.find((f) => f.outcome === outcome)!.nif;
@@ -266,17 +266,7 @@ describe('POST /v1/score — live tier', () => {
         fetch(req) {
           if (!auth(req)) return new Response('no', { status: 401 });
           if (!new URL(req.url).pathname.endsWith(`/companies/${known}`)) return new Response('{}', { status: 404 });
-          const answer = {
-            name: 'Empresa Viva, S.A.',
-            sector: 'C',
-            age_years: 12,
-            cost_cents: 200,
-            financials: {
-              total_assets: 5e6, current_assets: 2e6, cash: 4e5, total_liabilities: 2.5e6, current_liabilities: 1e6, financial_debt: 1e6,
-              equity: 2.5e6, share_capital: 5e5, retained_earnings: 1.5e6, revenue: 8e6, ebit: 6e5, ebitda: 9e5, interest_expense: 5e4,
-            },
-            payment_behaviour: { dso_days: 50, days_beyond_terms_avg: 3, share_of_receivables_from_top_customer: 0.15 },
-          };
+          const answer: Record<string, unknown> = bureauCompany('Empresa Viva, S.A.');
           bureauMutation?.(answer);
           return Response.json(answer);
         },
