@@ -105,6 +105,20 @@ describe('rate limits (in-process GCRA)', () => {
     expect(r.headers.get('x-ratelimit-limit')).toBe('3');
     expect(r.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(r.headers.get('x-ratelimit-reset')).toBe(String(midnight));
+    // the tenant's own usage is still readable (the quota does not count it; its minute limit does)
+    for (let i = 0; i < 3; i++) {
+      const usage = await h.json('GET', '/v1/admin/usage', { key: t.api_key });
+      expect(usage.status).toBe(200);
+      expect(usage.headers.get('ratelimit')).not.toContain('"daily"');
+    }
+    expectError(await h.json('GET', '/v1/admin/keys', { key: t.api_key }), 429, 'daily_quota_exceeded');
+  });
+
+  test('reading usage does not spend the daily quota', async () => {
+    const t = await h.tenant({ name: 'quota-usage', dailyQuota: 2 });
+    for (let i = 0; i < 5; i++) expect((await h.call('GET', '/v1/admin/usage', { key: t.api_key })).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await h.call('GET', '/v1/admin/keys', { key: t.api_key })).status).toBe(200);
+    expectError(await h.json('GET', '/v1/admin/keys', { key: t.api_key }), 429, 'daily_quota_exceeded');
   });
 
   test("a valid key's body errors and unknown routes are charged to that key, not to the address", async () => {

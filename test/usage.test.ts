@@ -90,6 +90,16 @@ describe('usage ledger', () => {
       { meter: 'esg', quantity: 1, billable_quantity: 0, amount_cents: 0 },
       { meter: 'score', quantity: 4, billable_quantity: 0, amount_cents: 0 },
     ]);
+    // per key: each key's lines, another tenant's never
+    const byKey = await h.json('GET', '/v1/admin/usage?group_by=key', { key: a.api_key });
+    expect(byKey.body.group_by).toBe('key');
+    expect(byKey.body.totals).toEqual(
+      [
+        { api_key_id: a.api_key_id, meter: 'esg', quantity: 1, billable_quantity: 0, amount_cents: 0 },
+        { api_key_id: a.api_key_id, meter: 'score', quantity: 3, billable_quantity: 0, amount_cents: 0 },
+        { api_key_id: a2.api_key_id, meter: 'score', quantity: 1, billable_quantity: 0, amount_cents: 0 },
+      ].sort((x, y) => x.api_key_id.localeCompare(y.api_key_id) || x.meter.localeCompare(y.meter)),
+    );
   });
 
   test('GET /v1/admin/usage: a call counts at the start of its second (bounds inside a second)', async () => {

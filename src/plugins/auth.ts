@@ -74,26 +74,27 @@ const budgetNames = new WeakMap<object, { bucket: string; daily: { tenantId: str
  * not loaded under it is read again before anything else, so a revocation committed by any
  * process is honoured by the very next request.
  */
-export function admitKey(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, now: Date, rereads = 2): MaybePromise<FoundKey | ApiError> {
+/** `daily`: false for the routes the tenant's daily quota does not count (reading its own usage: authed's option) */
+export function admitKey(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, now: Date, rereads = 2, daily = true): MaybePromise<FoundKey | ApiError> {
   const { tenant, key } = found;
   let names = budgetNames.get(key);
   if (!names || names.daily.quota !== tenant.dailyQuota) budgetNames.set(key, (names = { bucket: `key:${key.id}`, daily: { tenantId: `${tenant.id}:${key.env}`, quota: tenant.dailyQuota } }));
   const budget: RateRequest = {
     bucket: names.bucket,
     limitPerMinute: effectiveRateLimit(tenant, key),
-    daily: names.daily,
+    daily: daily ? names.daily : undefined,
     generationOf: tenant.id,
     // a cached key is charged only if it is current (its limits may have changed): else re-read it
     expectGeneration: rereads > 0 ? found.cachedUnder : undefined,
     nowMs: now.getTime(),
   };
   const decided = ctx.limiter.consumeSync?.(budget);
-  if (decided) return admitted(ctx, request, set, found, decided, now, rereads);
-  return ctx.limiter.consume(budget).then((d) => admitted(ctx, request, set, found, d, now, rereads));
+  if (decided) return admitted(ctx, request, set, found, decided, now, rereads, daily);
+  return ctx.limiter.consume(budget).then((d) => admitted(ctx, request, set, found, d, now, rereads, daily));
 }
 
-function admitted(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, d: RateDecision, now: Date, rereads: number): MaybePromise<FoundKey | ApiError> {
-  if (d.stale) return reread(ctx, found, d.generation ?? null, now).then((k) => (k instanceof ApiError ? k : admitKey(ctx, request, set, k, now, rereads - 1)));
+function admitted(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, d: RateDecision, now: Date, rereads: number, daily: boolean): MaybePromise<FoundKey | ApiError> {
+  if (d.stale) return reread(ctx, found, d.generation ?? null, now).then((k) => (k instanceof ApiError ? k : admitKey(ctx, request, set, k, now, rereads - 1, daily)));
   const current = confirmKey(ctx, found, d, now);
   if (current instanceof Promise) return current.then((k) => (k instanceof ApiError ? k : applyBudgetDecision(request, set, k, d, now)));
   return current instanceof ApiError ? current : applyBudgetDecision(request, set, current, d, now);
@@ -264,7 +265,11 @@ export function jsonAnswer(text: string, headers: Record<string, unknown> | unde
 }
 
 /** `scope` null: any valid key of an active tenant (read-only service information). */
-export function authed(ctx: AppContext, scope: Scope | null) {
+/**
+ * `options.dailyQuota: false`: the route is not counted against the tenant's daily quota (its
+ * per-minute limit still applies): a finance team reads its usage when the quota is used up.
+ */
+export function authed(ctx: AppContext, scope: Scope | null, options: { dailyQuota?: false } = {}) {
   return new Elysia()
     .derive({ as: 'scoped' }, async ({ headers, request, set, server }) => {
       const state = requestState(request);
@@ -275,7 +280,7 @@ export function authed(ctx: AppContext, scope: Scope | null) {
       const verified = await verifyKey(ctx, headers.authorization, now);
       if (verified instanceof ApiError) return reject(verified);
 
-      const admittedKey = await admitKey(ctx, request, set, verified, now);
+      const admittedKey = await admitKey(ctx, request, set, verified, now, 2, options.dailyQuota !== false);
       if (admittedKey instanceof ApiError) throw admittedKey;
       const { key, tenant, scoreGeneration } = admittedKey;
       const refused = refusal(admittedKey, scope);

@@ -112,7 +112,7 @@ export function adminRoutes(ctx: AppContext) {
       }),
     });
 
-  const usage = new Elysia().use(authed(ctx, 'usage:read')).get(
+  const usage = new Elysia().use(authed(ctx, 'usage:read', { dailyQuota: false })).get(
     '/v1/admin/usage',
     async ({ auth, query }) => {
       const now = ctx.clock.now();

@@ -65,7 +65,7 @@ export const AuditLogQuery = t.Object({
 export const UsageQuery = t.Object({
   from: t.Optional(RequestDateTime({ description: 'Inclusive start; default: start of the current UTC month. Calls are counted at the start of their UTC second, so bounds on whole seconds are exact' })),
   to: t.Optional(RequestDateTime({ description: 'Exclusive end; default: the end of the current UTC day' })),
-  group_by: t.Optional(t.Union([t.Literal('day'), t.Literal('meter')], { default: 'meter' })),
+  group_by: t.Optional(t.Union([t.Literal('day'), t.Literal('meter'), t.Literal('key')], { default: 'meter', description: 'meter: one line per meter; day: per UTC day and meter; key: per API key (or OAuth client\u2019s principal key; null for calls made by the service itself, such as nightly re-scores) and meter' })),
   env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: "Default: the calling key's environment" })),
 });
 export const UsageResponse = t.Object({
@@ -76,6 +76,7 @@ export const UsageResponse = t.Object({
   totals: t.Array(
     t.Object({
       day: t.Optional(RequestDate()),
+      api_key_id: t.Optional(t.Union([t.String(), t.Null()], { description: 'With group_by=key' })),
       meter: t.String(),
       quantity: Int(),
       billable_quantity: Int(),

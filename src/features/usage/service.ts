@@ -140,24 +140,25 @@ export class UsageMeter {
     return this.buffer.stop();
   }
 
-  /** totals per meter (and per UTC day when grouped by day) for one tenant and environment */
-  async summary(tenantId: string, env: string, from: Date, to: Date, groupBy: 'day' | 'meter') {
+  /** totals per meter (and per UTC day, or per API key, when grouped so) for one tenant and environment */
+  async summary(tenantId: string, env: string, from: Date, to: Date, groupBy: 'day' | 'meter' | 'key') {
     await this.flush();
     const t = this.database.t.usageRecords;
     const rows = await this.database.db
-      .select({ meter: t.meter, quantity: t.quantity, amountCents: t.amountCents, billable: t.billable, createdAt: t.createdAt })
+      .select({ meter: t.meter, quantity: t.quantity, amountCents: t.amountCents, billable: t.billable, createdAt: t.createdAt, apiKeyId: t.apiKeyId })
       .from(t)
       .where(and(eq(t.tenantId, tenantId), eq(t.env, env), gte(t.createdAt, from), lt(t.createdAt, to)));
-    const groups = new Map<string, { day?: string; meter: string; quantity: number; amount_cents: number; billable_quantity: number }>();
+    const groups = new Map<string, { day?: string; api_key_id?: string | null; meter: string; quantity: number; amount_cents: number; billable_quantity: number }>();
     for (const r of rows) {
       const day = groupBy === 'day' ? r.createdAt.toISOString().slice(0, 10) : undefined;
-      const k = `${day ?? ''}|${r.meter}`;
-      const g = groups.get(k) ?? { ...(day ? { day } : {}), meter: r.meter, quantity: 0, amount_cents: 0, billable_quantity: 0 };
+      const key = groupBy === 'key' ? { api_key_id: r.apiKeyId } : {};
+      const k = `${day ?? ''}|${groupBy === 'key' ? (r.apiKeyId ?? '-') : ''}|${r.meter}`;
+      const g = groups.get(k) ?? { ...(day ? { day } : {}), ...key, meter: r.meter, quantity: 0, amount_cents: 0, billable_quantity: 0 };
       g.quantity += r.quantity;
       g.amount_cents = Math.round((g.amount_cents + (r.amountCents ?? 0)) * 10000) / 10000;
       if (r.billable) g.billable_quantity += r.quantity;
       groups.set(k, g);
     }
-    return [...groups.values()].sort((a, b) => (a.day ?? '').localeCompare(b.day ?? '') || a.meter.localeCompare(b.meter));
+    return [...groups.values()].sort((a, b) => (a.day ?? '').localeCompare(b.day ?? '') || (a.api_key_id ?? '').localeCompare(b.api_key_id ?? '') || a.meter.localeCompare(b.meter));
   }
 }
