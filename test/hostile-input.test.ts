@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../src/lib/json-guard';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { expectError, makeApp, type TestApp, ROOT } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 let h: TestApp;
@@ -279,7 +279,7 @@ describe('the key is judged before the body', () => {
     expect([wrongType.status, (await errorOf(wrongType)).code]).toEqual([415, 'unsupported_media_type']);
   });
 
-  test('every API route that takes a body answers unreadable JSON with 400 once the key is judged (none loses it)', async () => {
+  test('every API route that takes a body answers unreadable JSON with 400 once the key is judged (none loses it); a route that takes a file only, 415', async () => {
     // the token endpoint and the ERP consent page authenticate otherwise and read their own forms
     const routes = (h.app.routes as { method: string; path: string }[]).filter(
       (r) => ['POST', 'PATCH', 'PUT'].includes(r.method) && r.path.startsWith('/v1/') && !r.path.startsWith('/v1/oauth/') && r.path !== '/v1/erp-connector/oauth/consent',
@@ -291,9 +291,14 @@ describe('the key is judged before the body', () => {
       const res = await h.call(r.method, path, { key, rawBody: '{bad', headers: { 'content-type': 'application/json' } });
       const text = await res.text();
       const code = text.startsWith('{') ? (JSON.parse(text) as { code?: string }).code : text.slice(0, 40);
-      if (res.status !== 400 || code !== 'invalid_json') wrong.push(`${r.method} ${r.path} → ${res.status} ${code}`);
+      const [status, expected] = r.path === '/v1/saft/parse' ? [415, 'unsupported_media_type'] : [400, 'invalid_json'];
+      if (res.status !== status || code !== expected) wrong.push(`${r.method} ${r.path} → ${res.status} ${code}`);
     }
     expect(wrong).toEqual([]);
+    // a SAF-T file sent as JSON (the AT's files are Windows-1252): its type is refused, not its bytes as JSON
+    const demo = await Bun.file(`${ROOT}/fixtures/saft/saft_idemo599999999.xml`).bytes();
+    const asJson = await h.call('POST', '/v1/saft/parse', { key, rawBody: demo as never, headers: { 'content-type': 'application/json' } });
+    expect([asJson.status, ((await asJson.json()) as { code: string }).code]).toEqual([415, 'unsupported_media_type']);
   });
 });
 

@@ -71,11 +71,11 @@ export async function readCappedBytes(request: Request, limit: number): Promise<
  * Routes that also take a binary body (an image or a PDF) with a limit of their own; the route
  * gets `{ binary, contentType }` as its body. Every other route takes JSON only.
  */
-export function binaryBodies(config: Pick<AppContext['config'], 'saftMaxBytes'>): Record<string, { types: RegExp; /** named in a 415 */ accepted: string; limit: number; stream?: true }> {
+export function binaryBodies(config: Pick<AppContext['config'], 'saftMaxBytes'>): Record<string, { types: RegExp; /** named in a 415 */ accepted: string; limit: number; stream?: true; /** false: a file only, no JSON body (415 for one) */ json?: false }> {
   return {
     '/v1/invoice/extract': { types: /^(image\/png|image\/jpeg|application\/pdf)\b/i, accepted: 'application/json, application/pdf, image/png, image/jpeg or multipart/form-data', limit: 10 * 1024 * 1024 },
     // streamed to the route unread (a SAF-T file can be hundreds of MB); the route enforces the limit
-    '/v1/saft/parse': { types: /^(application|text)\/xml\b/i, accepted: 'application/xml, text/xml or multipart/form-data', limit: config.saftMaxBytes, stream: true },
+    '/v1/saft/parse': { types: /^(application|text)\/xml\b/i, accepted: 'application/xml, text/xml or multipart/form-data', limit: config.saftMaxBytes, stream: true, json: false },
   };
 }
 export interface BinaryBody {
@@ -278,6 +278,9 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       if (!(found instanceof ApiError)) limit = large;
     }
     const wrongType = () => new ApiError('unsupported_media_type', `Content-Type must be ${binary?.accepted ?? 'application/json'} (got ${contentType || 'none'}).`);
+    // a route that takes a file only: a JSON (or any other) body is refused by its type, unread (a
+    // SAF-T file sent as application/json had been 400 "not valid UTF-8", or a validation error)
+    if (binary?.json === false && contentType) throw wrongType();
     // a route that takes files refuses a body of another type by its type, whatever its bytes: a GIF
     // or an octet-stream PNG had been "not valid UTF-8" (400) or too large for JSON (413)
     const refusedType = binary !== undefined && !JSON_CONTENT_TYPE.test(contentType ?? '');
