@@ -74,6 +74,29 @@ describe('the token endpoint, as an OAuth library uses it', () => {
     expect(b.body.computed_at).toBe(a.body.computed_at);
   });
 
+  test('a token issued with fewer scopes never gets, by an Idempotency-Key, what a broader token of its client got (a new * key), nor the other way round', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key, { name: 'admin bot' }); // every scope of the caller: *
+    const star = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
+    const narrow = (await tokenWithLibrary(c.client_id, c.client_secret, { scope: 'keys:manage' })).access_token;
+    const headers = { 'idempotency-key': 'new-star-key' };
+    const created = await h.json('POST', '/v1/admin/keys', { key: star, body: { name: 'all', scopes: ['*'] }, headers });
+    expect(created.status).toBe(201);
+    const replayed = await h.json('POST', '/v1/admin/keys', { key: narrow, body: { name: 'all', scopes: ['*'] }, headers });
+    expectError(replayed, 403, 'insufficient_scope');
+    expect(replayed.headers.get('idempotent-replayed')).toBeNull();
+    expect(JSON.stringify(replayed.body)).not.toContain(created.body.api_key);
+    // the narrow token's stored refusal is not the broad one's answer either
+    const poison = { 'idempotency-key': 'narrow-first' };
+    expectError(await h.json('POST', '/v1/admin/keys', { key: narrow, body: { name: 'p', scopes: ['*'] }, headers: poison }), 403, 'insufficient_scope');
+    expect((await h.json('POST', '/v1/admin/keys', { key: star, body: { name: 'p', scopes: ['*'] }, headers: poison })).status).toBe(201);
+    // another token of the same scopes is the same requester: its replay works
+    const star2 = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
+    const again = await h.json('POST', '/v1/admin/keys', { key: star2, body: { name: 'all', scopes: ['*'] }, headers });
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.api_key).toBe(created.body.api_key);
+  });
+
   test('the token verified from outside against the JWKS: ES256, at+jwt, tenant, environment, client, scopes, 15 minutes', async () => {
     const t = await h.tenant();
     const c = await newClient(t.api_key);

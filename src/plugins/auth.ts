@@ -221,6 +221,13 @@ function usableKey(found: FoundKey | null, hash: string, now: Date): FoundKey | 
 }
 
 /** Whether a key may call an endpoint that needs `scope`. */
+/**
+ * Whose Idempotency-Keys a request uses: its API key's; an OAuth client's tokens by their scopes
+ * too, since a replay hands over what the first request got (a rotated secret, a new `*` key) and
+ * a token issued with fewer scopes must not get it, nor the other way round a refusal it stored.
+ */
+const idempotencyPrincipal = (key: KeyRow) => (key.keyPrefix.startsWith('oc_') ? `${key.id}#${[...key.scopes].sort().join(',')}` : key.id);
+
 const hasScope = (key: KeyRow, scope: Scope) => key.scopes.includes('*') || key.scopes.includes(scope);
 
 /** After admission: a suspended tenant, or a key without the endpoint's scope (403s). */
@@ -306,7 +313,7 @@ export function authed(ctx: AppContext, scope: Scope | null, options: { dailyQuo
         throw new ApiError('validation_failed', 'The Idempotency-Key header is invalid.', {
           fields: [{ path: 'header.Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
         });
-      const res = await ctx.idempotency.begin({ tenantId: auth.tenantId, env: auth.env, principalId: auth.keyId }, idemKey, request.method, requestTarget(path, request.url), body);
+      const res = await ctx.idempotency.begin({ tenantId: auth.tenantId, env: auth.env, principalId: idempotencyPrincipal(auth.key) }, idemKey, request.method, requestTarget(path, request.url), body);
       if ('replay' in res) {
         return new Response(res.replay.body, {
           status: res.replay.status,
