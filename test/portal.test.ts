@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
-import { spawnServer } from './helpers';
+import { runCli, spawnServer } from './helpers';
 setDefaultTimeout(60_000); // hooks ignore bunfig's timeout and default to 5 s
 /** the page's document, inside page.evaluate (runs in the browser) */
 declare const document: any;
@@ -135,5 +135,37 @@ describe('the supplier portal in a browser', () => {
     const forged = await fetch(`${server.base}/portal/confirming/accept`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'token=x.y&payable_id=cpy_00000000-0000-7000-8000-000000000000&csrf=z', redirect: 'manual' });
     expect(forged.status).toBe(403);
     expect(forged.headers.get('content-type')).toContain('text/html');
+  });
+
+  test('a suspended tenant\'s links stop at once, as its keys do (page and accept); resumed, they work again', async () => {
+    const { p, payables } = await programmeWithOffers('FT 2026/70');
+    const link = (await api('GET', `/v1/supplier-portal/embed?programme_id=${p.programme_id}&supplier_nif=599000031`)).body;
+    const env = { DATA_DIR: dir, DATABASE_URL: '', REDIS_URL: '' };
+    const [tenant] = JSON.parse((await runCli(['tenant', 'list', '--json'], env)).stdout) as { tenant_id: string }[];
+    const page = await browser.newPage();
+    try {
+      const before = await page.goto(link.url, { waitUntil: 'load' });
+      expect(before!.status()).toBe(200);
+      // the accept form as the page has it (token, payable, CSRF), sent after the suspension
+      const form = await page.evaluate(() => {
+        const f = document.querySelector('form');
+        const fields: [string, unknown][] = [...new (globalThis as any).FormData(f)];
+        return new URLSearchParams(fields.map(([k, v]) => [k, String(v)] as [string, string])).toString();
+      });
+      expect((await runCli(['tenant', 'suspend', '--tenant', tenant!.tenant_id], env)).code).toBe(0);
+      const suspended = await page.goto(link.url, { waitUntil: 'load' });
+      expect(suspended!.status()).toBe(403);
+      expect(await page.evaluate(() => document.body.innerText)).toContain('não está disponível');
+      expect(await page.evaluate(() => document.body.innerText)).not.toContain('FT 2026/70');
+      const accept = await fetch(`${server.base}/portal/confirming/accept`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form, redirect: 'manual' });
+      expect(accept.status).toBe(403);
+      expect((await runCli(['tenant', 'resume', '--tenant', tenant!.tenant_id], env)).code).toBe(0);
+      const listed = await api('GET', `/v1/confirming/anchor/${p.programme_id}/payables`);
+      expect(listed.body.data.map((x: { status: string }) => x.status)).toEqual(payables.map(() => 'approved'));
+      const resumed = await page.goto(link.url, { waitUntil: 'load' });
+      expect(resumed!.status()).toBe(200);
+    } finally {
+      await page.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed, limitAnonymous } from '../../plugins/auth';
@@ -47,6 +48,7 @@ const TEXT = {
     expired: 'Esta ligação expirou. Peça uma nova ao seu cliente.',
     tampered: 'Esta ligação não é válida.',
     gone: 'Este programa ou fornecedor já não existe.',
+    unavailable: 'Este programa não está disponível de momento. Contacte o seu cliente.',
     failed: 'Não foi possível aceitar esta proposta',
     notOffered: (n: string, status: string, due: string) => `A fatura ${n} (vencimento ${due}) já não tem proposta de pagamento antecipado: está ${status.toLowerCase()}.`,
     lang: 'English',
@@ -65,6 +67,7 @@ const TEXT = {
     expired: 'This link has expired. Ask your customer for a new one.',
     tampered: 'This link is not valid.',
     gone: 'This programme or supplier no longer exists.',
+    unavailable: 'This programme is not available at the moment. Contact your customer.',
     failed: 'This offer could not be accepted',
     notOffered: (n: string, status: string, due: string) => `Invoice ${n} (due ${due}) no longer has an early-payment offer: it is ${status.toLowerCase()}.`,
     lang: 'Português',
@@ -102,6 +105,17 @@ export function portalRoutes(ctx: AppContext, confirming: ConfirmingService) {
       return 'tampered';
     }
     return c.x < ctx.clock.now().getTime() ? 'expired' : c;
+  };
+  /**
+   * A verified link whose tenant is active: a suspended or erased tenant's links stop at once, as
+   * its keys do (the link is the tenant's capability, lent to its supplier for 15 minutes).
+   */
+  const admitLink = async (token: string | undefined) => {
+    const claims = verify(token);
+    if (typeof claims === 'string') return claims;
+    const tenants = ctx.database.t.tenants;
+    const [tenant] = await ctx.database.db.select({ status: tenants.status }).from(tenants).where(eq(tenants.id, claims.t));
+    return tenant?.status === 'active' ? claims : ('unavailable' as const);
   };
   const html = (status: number, text: string, frameAncestors: string[], set: { status?: number | string; headers: Record<string, unknown> }) => {
     set.status = status;
@@ -183,9 +197,10 @@ ${payables.length ? `<table><caption>${esc(T.caption)}</caption><thead><tr>${T.c
         const over = await limitAnonymous(ctx, request, server as ServerLike, set);
         if (over) throw over;
         const lang = langOf(query.lang, headers['accept-language']);
-        const claims = verify(query.token);
+        const claims = await admitLink(query.token);
         if (claims === 'tampered') return errorPage(lang, 403, TEXT[lang].tampered, set);
         if (claims === 'expired') return errorPage(lang, 410, TEXT[lang].expired, set);
+        if (claims === 'unavailable') return errorPage(lang, 403, TEXT[lang].unavailable, set);
         const done = query.accepted ? (await confirming.listPayables({ tenantId: claims.t, env: claims.e }, claims.p, { supplier_nif: claims.s, limit: 200 })).data.find((p) => p.payable_id === query.accepted) : undefined;
         return render(claims, query.token!, lang, set, done ? TEXT[lang].done(done.number) : null);
       },
@@ -200,9 +215,10 @@ ${payables.length ? `<table><caption>${esc(T.caption)}</caption><thead><tr>${T.c
         const form = new URLSearchParams(text ?? '');
         const lang = langOf(form.get('lang') ?? undefined, headers['accept-language']);
         const token = form.get('token') ?? '';
-        const claims = verify(token);
+        const claims = await admitLink(token);
         if (claims === 'tampered') return errorPage(lang, 403, TEXT[lang].tampered, set);
         if (claims === 'expired') return errorPage(lang, 410, TEXT[lang].expired, set);
+        if (claims === 'unavailable') return errorPage(lang, 403, TEXT[lang].unavailable, set);
         const payableId = form.get('payable_id') ?? '';
         if (!/^cpy_[0-9a-f-]{36}$/.test(payableId) || !safeEqual(form.get('csrf') ?? '', csrfOf(token, payableId))) return errorPage(lang, 403, TEXT[lang].tampered, set);
         const caller = { tenantId: claims.t, env: claims.e, keyId: null, requestId: null };
