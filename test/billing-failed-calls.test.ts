@@ -69,6 +69,44 @@ describe('UsageMeter.hold and settle', () => {
   });
 });
 
+describe('an answer that fails after its handler', () => {
+  let h: TestApp;
+  beforeAll(async () => {
+    h = await makeApp({}, { workers: false });
+  });
+  afterAll(() => h.close());
+
+  test('an answer failing its response schema (500) is billed nothing; the same route answering is billed', async () => {
+    const t = await h.tenant();
+    const { DecisionService } = await import('../src/features/decision/service');
+    const original = DecisionService.prototype.sectorRisk;
+    DecisionService.prototype.sectorRisk = async function (this: unknown, ...args: Parameters<typeof original>) {
+      return { ...(await original.apply(this as never, args)), risk_level: 'bogus' } as never;
+    };
+    try {
+      await failsUnbilled(h, t.tenant_id, () => h.json('GET', '/v1/sector-risk/332', { key: t.api_key }), 500, 'internal_error');
+    } finally {
+      DecisionService.prototype.sectorRisk = original;
+    }
+    expect((await h.json('GET', '/v1/sector-risk/332', { key: t.api_key })).status).toBe(200);
+    expect((await usageOf(h, t.tenant_id)).meters).toEqual({ sector_risk: 1 });
+  });
+
+  test('an Idempotency-Key record that cannot be stored (500) bills nothing', async () => {
+    const t = await h.tenant();
+    const complete = h.ctx.idempotency.complete.bind(h.ctx.idempotency);
+    h.ctx.idempotency.complete = async (...args: Parameters<typeof complete>) => {
+      if (args[1] < 500) throw new Error('the database went away');
+      return complete(...args);
+    };
+    try {
+      await failsUnbilled(h, t.tenant_id, () => h.json('POST', '/v1/esg', { key: t.api_key, body: { nif: '518072460', sector: 'M73', answers: { renewable_energy_pct: 10 } }, headers: { 'idempotency-key': 'esg-1' } }), 500, 'internal_error');
+    } finally {
+      h.ctx.idempotency.complete = complete;
+    }
+  });
+});
+
 describe('sandbox', () => {
   let h: TestApp;
   beforeAll(async () => {

@@ -41,6 +41,15 @@ describe('streamed uploads (POST /v1/saft/parse)', () => {
     expect(imported.body.message).toContain('/v1/saft/parse?customer_reference=a&import=false');
   });
 
+  test('the producer\'s public key sent as X-Public-Key is part of the request (as its multipart field is)', async () => {
+    const pem = readFileSync(join(ROOT, 'fixtures/saft/saft_demo_public_key.pem'), 'utf8').replace(/\n/g, '');
+    const send = (headers: Record<string, string>) => h.json('POST', '/v1/saft/parse', { key, rawBody: demo as never, headers: { 'content-type': 'application/xml', 'content-length': String(demo.length), 'idempotency-key': 'pk-1', ...headers } });
+    const unverified = await send({});
+    expect(unverified.status).toBe(200);
+    expectError(await send({ 'x-public-key': pem }), 422, 'idempotency_key_reused');
+    expect((await send({})).headers.get('idempotent-replayed')).toBe('true');
+  });
+
   test('a file its route refused part-way is compared on what was read: the same prefix replays the refusal', async () => {
     const broken = new TextEncoder().encode('<?xml version="1.0"?><NotSaft>' + 'x'.repeat(200_000));
     const first = await post('/v1/saft/parse', broken, 'application/xml', 'saft-2');
@@ -75,7 +84,9 @@ describe('fingerprint parts', () => {
   test('requestTarget: the query sorted, an empty one dropped', () => {
     expect(requestTarget('/v1/x', 'http://h/v1/x')).toBe('/v1/x');
     expect(requestTarget('/v1/x', 'http://h/v1/x?')).toBe('/v1/x');
-    expect(requestTarget('/v1/x', 'http://h/v1/x?b=2&a=1&a=0')).toBe('/v1/x?a=0&a=1&b=2');
+    expect(requestTarget('/v1/x', 'http://h/v1/x?b=2&a=1&a=0')).toBe('/v1/x?a=1&a=0&b=2');
+    // a repeated parameter's values keep their order (the last one counts): two different requests
+    expect(requestTarget('/v1/x', 'http://h/v1/x?r=A&r=B')).not.toBe(requestTarget('/v1/x', 'http://h/v1/x?r=B&r=A'));
   });
 
   test('streamMatches: a full body matches only the same bytes and length; a prefix matches any body that starts with it', async () => {

@@ -6,7 +6,7 @@ import { safeEqual } from '../lib/crypto';
 import { rateLimitHeaders, type RateDecision, type RateRequest } from '../lib/rate-limiter';
 import type { MaybePromise } from '../lib/maybe-promise';
 import { IDEMPOTENCY_KEY_FORMAT } from '../features/idempotency/service';
-import { requestTarget } from '../features/idempotency/fingerprint';
+import { inputHeaders, requestTarget } from '../features/idempotency/fingerprint';
 import { effectiveRateLimit, hashKey, KEY_FORMAT, keyStatus, type Env, type KeyRow, type Scope, type TenantRow } from '../features/tenants/service';
 import { requestState } from './request-state';
 import { JWT_SHAPE } from '../features/oauth/tokens';
@@ -313,7 +313,7 @@ export function authed(ctx: AppContext, scope: Scope | null, options: { dailyQuo
         throw new ApiError('validation_failed', 'The Idempotency-Key header is invalid.', {
           fields: [{ path: 'header.Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
         });
-      const res = await ctx.idempotency.begin({ tenantId: auth.tenantId, env: auth.env, principalId: idempotencyPrincipal(auth.key) }, idemKey, request.method, requestTarget(path, request.url), body);
+      const res = await ctx.idempotency.begin({ tenantId: auth.tenantId, env: auth.env, principalId: idempotencyPrincipal(auth.key) }, idemKey, request.method, requestTarget(path, request.url), body, inputHeaders(headers));
       if ('replay' in res) {
         return new Response(res.replay.body, {
           status: res.replay.status,
@@ -323,8 +323,6 @@ export function authed(ctx: AppContext, scope: Scope | null, options: { dailyQuo
       requestState(request).idempotencyClaim = res.claimed;
     })
     .onAfterHandle({ as: 'scoped' }, async ({ request, response, set }) => {
-      // the answer is known here (errors settle in the error responder), before the response is sent
-      ctx.usage.settle(requestState(request).id, (response instanceof Response ? response.status : typeof set.status === 'number' ? set.status : 200) < 400);
       const claim = requestState(request).idempotencyClaim;
       if (!claim) return;
       if (response instanceof Response) {

@@ -389,6 +389,14 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       set.status = err.status;
       return respond(err, request, set.headers);
     })
+    // a keyed request's usage is settled once its answer is final: after the handler, its
+    // Idempotency-Key record and the response's schema (a failure of any of them is an error,
+    // settled unbilled by the error responder); recordRequest settles whatever is left
+    .mapResponse({ as: 'global' }, (c) => {
+      const response = (c as { responseValue?: unknown }).responseValue;
+      const status = response instanceof Response ? response.status : typeof c.set.status === 'number' ? c.set.status : 200;
+      ctx.usage.settle(requestState(c.request).id, status < 400);
+    })
     .onAfterResponse({ as: 'global' }, (c) => {
       const { request, set, route, path } = c;
       // a handler may return its own Response (HTML pages, redirects): its status is the real one

@@ -13,8 +13,19 @@ export type StreamBodyLike = { stream: ReadableStream<Uint8Array> } & Record<str
 
 export const isStreamBody = (body: unknown): body is StreamBodyLike => !!body && typeof body === 'object' && (body as { stream?: unknown }).stream instanceof ReadableStream;
 
-/** the hash of everything but a streamed body's bytes */
-export function bodyDigest(body: unknown): string {
+/**
+ * The request headers a route reads as input (the SAF-T producer's public key, which a multipart
+ * upload sends as a field): part of what is compared, when sent.
+ */
+const INPUT_HEADERS = ['x-public-key'] as const;
+export const inputHeaders = (headers: Record<string, string | undefined>) => {
+  const sent = INPUT_HEADERS.filter((h) => headers[h] !== undefined);
+  return sent.length ? Object.fromEntries(sent.map((h) => [h, headers[h]!])) : null;
+};
+
+/** the hash of everything but a streamed body's bytes (and of the input headers, when sent) */
+export function bodyDigest(body: unknown, headers: Record<string, string> | null = null): string {
+  if (headers) return sha256Hex(canonicalJson({ body: bodyDigest(body), headers }));
   if (body && typeof body === 'object' && !Array.isArray(body)) {
     const o = body as Record<string, unknown>;
     if (isStreamBody(o)) return sha256Hex(canonicalJson({ ...o, stream: undefined }));
@@ -76,10 +87,11 @@ export async function streamMatches(sealed: string, stream: ReadableStream<Uint8
   return read >= want && hasher.digest('hex') === hex;
 }
 
-/** The path and its query, parameters in one order (`?b=2&a=1` is `?a=1&b=2`): what an Idempotency-Key's request is. */
+/** The path and its query, parameters in one order of names (`?b=2&a=1` is `?a=1&b=2`): what an Idempotency-Key's request is. */
 export function requestTarget(path: string, url: string): string {
   const at = url.indexOf('?');
   if (at < 0 || at === url.length - 1) return path;
-  const params = [...new URLSearchParams(url.slice(at + 1))].sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+  // by name only, and stably: a repeated parameter's values keep their order (the last one counts)
+  const params = [...new URLSearchParams(url.slice(at + 1))].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return params.length ? `${path}?${new URLSearchParams(params).toString()}` : path;
 }

@@ -80,12 +80,12 @@ export class IdempotencyService {
   private readonly streams = new Map<string, { digest: StreamDigest; head: string }>();
 
   /** `path`: with its query (canonicalQuery), which can change what a POST does (`?import=true`) */
-  async begin(scope: { tenantId: string; env: string; principalId: string }, callerKey: string, method: string, path: string, body: unknown):
+  async begin(scope: { tenantId: string; env: string; principalId: string }, callerKey: string, method: string, path: string, body: unknown, headers: Record<string, string> | null = null):
     Promise<{ claimed: string } | { replay: StoredResponse }> {
     const { withTx, t } = this.database;
     const stmts = this.prepared();
     const streamed = isStreamBody(body) ? body : null;
-    const head = bodyDigest(body);
+    const head = bodyDigest(body, headers);
     // a streamed body's claim holds the rest of its fingerprint once its route has read it (complete)
     const bodyHash = streamed ? `${head}|pending` : head;
     const key = `${scope.principalId}:${callerKey}`;
@@ -99,6 +99,8 @@ export class IdempotencyService {
         if (streamed) {
           const digest = new StreamDigest();
           streamed.stream = digest.wrap(streamed.stream);
+          // bounded: a claim whose route never answers (its process busy past the lock timeout) is taken over anyway
+          if (this.streams.size >= 1000) this.streams.delete(this.streams.keys().next().value!);
           this.streams.set(id, { digest, head });
         }
         return { claimed: id };
