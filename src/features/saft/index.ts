@@ -8,7 +8,7 @@ import { ApiError, validationError } from '../../lib/errors';
 import { binaryBodies, type StreamBody } from '../../plugins/http-errors';
 import { parseSaft, type SaftDocument, type SaftResult } from './parser';
 import type { Database, Db } from '../../db/client';
-import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, getTableName, isNull, lt, or, sql, type Column, type Table } from 'drizzle-orm';
 import { Int } from '../../lib/schemas';
 
 /** `X-Public-Key`: the producer's RSA public key, PEM on one line or just its base64 body. */
@@ -110,13 +110,47 @@ export function lisbonToIso(local: string): string {
   return new Date(asUtc.getTime() - (wall(lisbonWall) - wall(utcWall))).toISOString();
 }
 
-/** One batch of the file's documents into the tenant's ERP store (provider saft): upserts, so a re-import does not duplicate. */
-async function storeDocuments(database: Database, tx: Db, auth: { tenantId: string; env: string }, ref: string, docs: SaftDocument[], counts: { invoices: number; payments: number }, header: Readonly<Record<string, string | null>>) {
+/** an insert builder (`tx.insert(table)`), as far as the import uses it */
+type InsertInto = { values(row: Record<string, unknown>): { onConflictDoUpdate(config: { target: Column[]; set: Record<string, unknown> }): { prepare(name: string): { execute(row: Record<string, unknown>): Promise<unknown> } } } };
+
+/**
+ * Writes the import's rows: an upsert into the table of the insert builder given, on the columns
+ * `target`, that sets what the insert would have stored (`excluded`). Prepared from the first row's
+ * builder and properties, once for each table, then run with each row's values: Drizzle builds,
+ * renders and prepares a statement for every query (~340 µs a row; prepared: ~27 µs), and on SQLite
+ * each of those statements holds ~14 KB of native memory (its program and the values bound to it)
+ * until a collection finalizes it, memory JSC does not count: an import of 60,000 invoices left
+ * hundreds of MB of them to the collector's pace.
+ */
+function importWriter() {
+  const prepared = new Map<string, { execute(row: Record<string, unknown>): Promise<unknown> }>();
+  return async (into: InsertInto, table: Table, target: string[], row: Record<string, unknown>) => {
+    const name = getTableName(table);
+    let statement = prepared.get(name);
+    if (!statement) {
+      const columns = getTableColumns(table);
+      const keys = Object.keys(row);
+      const values = Object.fromEntries(keys.map((k) => [k, sql.placeholder(k)]));
+      const set = Object.fromEntries(keys.filter((k) => k !== 'id' && !target.includes(k)).map((k) => [k, sql`excluded.${sql.identifier(columns[k]!.name)}`]));
+      statement = into
+        .values(values)
+        .onConflictDoUpdate({ target: target.map((k) => columns[k]!), set })
+        .prepare(`saft_import_${name}`);
+      prepared.set(name, statement);
+    }
+    await statement.execute(row);
+  };
+}
+
+/**
+ * The file's documents into the tenant's ERP store (provider saft), batch by batch, in the import's
+ * transaction: upserts, so a re-import does not duplicate.
+ */
+async function storeDocuments(database: Database, tx: Db, upsert: ReturnType<typeof importWriter>, auth: { tenantId: string; env: string }, ref: string, docs: SaftDocument[], counts: { invoices: number; payments: number }, header: Readonly<Record<string, string | null>>) {
   const now = new Date();
-  const invoices = docs.filter((d) => d.kind === 'invoice');
-  const payments = docs.filter((d) => d.kind === 'payment');
   const { t } = database;
-  for (const d of invoices) {
+  for (const d of docs) {
+    if (d.kind !== 'invoice') continue;
     const row = {
       id: Bun.randomUUIDv7(),
       tenantId: auth.tenantId,
@@ -141,11 +175,11 @@ async function storeDocuments(database: Database, tx: Db, auth: { tenantId: stri
       sourceUpdatedAt: lisbonToIso(d.system_entry_date),
       syncedAt: now,
     };
-    const { id: _id, tenantId: _t, env: _e, provider: _p, customerReference: _c, providerDocumentId: _d, ...update } = row;
-    await tx.insert(t.invoices).values(row).onConflictDoUpdate({ target: [t.invoices.tenantId, t.invoices.env, t.invoices.provider, t.invoices.customerReference, t.invoices.providerDocumentId], set: update });
+    await upsert(tx.insert(t.invoices) as unknown as InsertInto, t.invoices, ['tenantId', 'env', 'provider', 'customerReference', 'providerDocumentId'], row);
     counts.invoices++;
   }
-  for (const d of payments) {
+  for (const d of docs) {
+    if (d.kind !== 'payment') continue;
     const row = {
       id: Bun.randomUUIDv7(),
       tenantId: auth.tenantId,
@@ -163,8 +197,7 @@ async function storeDocuments(database: Database, tx: Db, auth: { tenantId: stri
       sourceUpdatedAt: lisbonToIso(d.system_entry_date),
       syncedAt: now,
     };
-    const { id: _id, tenantId: _t, env: _e, provider: _p, customerReference: _c, providerTransactionId: _d, ...update } = row;
-    await tx.insert(t.bankTransactions).values(row).onConflictDoUpdate({ target: [t.bankTransactions.tenantId, t.bankTransactions.env, t.bankTransactions.provider, t.bankTransactions.customerReference, t.bankTransactions.providerTransactionId], set: update });
+    await upsert(tx.insert(t.bankTransactions) as unknown as InsertInto, t.bankTransactions, ['tenantId', 'env', 'provider', 'customerReference', 'providerTransactionId'], row);
     counts.payments++;
   }
 }
@@ -202,7 +235,8 @@ export async function runParse(
       const ref = o.importAs;
       try {
         r = await ctx.database.withTx(async (tx) => {
-          const result = await parseSaft(capped, { publicKeyPem: o.publicKeyPem, onDocuments: (docs, header) => storeDocuments(ctx.database, tx, auth, ref, docs, counts, header) });
+          const upsert = importWriter();
+          const result = await parseSaft(capped, { publicKeyPem: o.publicKeyPem, onDocuments: (docs, header) => storeDocuments(ctx.database, tx, upsert, auth, ref, docs, counts, header) });
           if (!result.valid) throw new RefuseImport(result);
           ctx.database.touchTenant(auth.tenantId, 'inputs'); // new books: what its scores read
           return result;
@@ -269,33 +303,101 @@ async function unlessEmpty(stream: ReadableStream<Uint8Array>, path: string): Pr
 
 const CHUNK_BYTES = 1024 * 1024;
 /**
- * A large file's upload and its run collect the garbage every this many chunks (a full collection,
- * ~17 ms). Each chunk makes ~5 MB of short-lived strings and buffers (its base64 text, its bytes,
- * the parser's slices) that JSC, pacing its collections on a service's whole heap, left uncollected
- * by the hundred MB: a 200 MB file's upload and run took the service from ~170 MB RSS to ~335 MB
- * without these collections, ~265-275 MB with them (bench/saft.ts --background, 2026-11-28).
- * Young-generation collections instead were worse (~340-490 MB): they promote that garbage.
+ * How an upload and a run have their garbage collected. Parsing makes garbage (~6-9 MB of strings
+ * and objects for each 1 MiB row, most of it memory JSC does not count: the headers of the
+ * substrings an XML parser hands out) faster than JSC, pacing its collections on the service's
+ * whole heap, collects it, and the allocator keeps every page it once had
+ * (MIMALLOC_PURGE_DELAY=-1). So, every ASYNC_COLLECT_EVERY_ROWS rows, Bun.gc(false): a concurrent
+ * collection (and the allocator's cleanup), ~0.5 ms of the event loop (at most ~5 ms); a full one
+ * (~20-40 ms) only when the process's RSS has grown by RSS_STEP since the last (2-4 for a 200 MB
+ * file); on PostgreSQL also every PG_COLLECT_EVERY_ROWS rows. A 200 MB file uploaded and imported
+ * on SQLite (bench/saft.ts --background --import, 2026-11-28, from ~170 MB): 286-298 MB RSS with no
+ * collection, 272-297 MB with full ones as RSS grows, 217-258 MB with these (237-263 not importing);
+ * a full one every 4 rows, as before (96 of them, 2.2-3.6 s of pauses): 274-304 MB. Asking for a
+ * concurrent one every row is worse (~280 MB: collections back to back keep what is allocated while
+ * they run), young-generation ones too (they promote what the parse holds at that moment).
+ * PostgreSQL's driver adds ~3-4 MB of garbage a row (the query's message, the socket's pieces and
+ * their join, the row's text): ~325 MB without the full collections every 8 rows, 238-270 with them.
  */
-const COLLECT_EVERY_CHUNKS = 4;
+const ASYNC_COLLECT_EVERY_ROWS = 2;
+const RSS_STEP = 16 * 1024 * 1024;
+const PG_COLLECT_EVERY_ROWS = 8;
+let rssMark = 0;
+const collectAfterRow = (dialect: Database['dialect'], rows: number) => {
+  if (rows === 0) return;
+  const rss = process.memoryUsage.rss();
+  if (rss < rssMark || !rssMark) rssMark = rss;
+  if (rss - rssMark >= RSS_STEP || (dialect === 'postgres' && rows % PG_COLLECT_EVERY_ROWS === 0)) {
+    fullGC();
+    rssMark = process.memoryUsage.rss();
+  } else if (rows % ASYNC_COLLECT_EVERY_ROWS === 0) Bun.gc(false);
+};
+/** the base64 text of a full row (4 characters for every 3 bytes, padded) */
+const CHUNK_TEXT_BYTES = Math.ceil(CHUNK_BYTES / 3) * 4;
+const BASE64 = new TextEncoder().encode('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/');
+const PAD = 61; // '='
+/**
+ * The base64 text of `bytes` written into `out` as ASCII bytes (its length returned): a row's text
+ * without a string of it. ~1.4 ms a MiB (Buffer#toString: ~0.4 ms, and a 1.4 MB string to collect).
+ */
+export function base64Into(bytes: Uint8Array, out: Uint8Array): number {
+  const whole = bytes.length - (bytes.length % 3);
+  let o = 0;
+  for (let i = 0; i < whole; i += 3, o += 4) {
+    const v = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out[o] = BASE64[v >>> 18]!;
+    out[o + 1] = BASE64[(v >>> 12) & 63]!;
+    out[o + 2] = BASE64[(v >>> 6) & 63]!;
+    out[o + 3] = BASE64[v & 63]!;
+  }
+  const rest = bytes.length - whole;
+  if (rest) {
+    const v = (bytes[whole]! << 16) | (rest === 2 ? bytes[whole + 1]! << 8 : 0);
+    out[o] = BASE64[v >>> 18]!;
+    out[o + 1] = BASE64[(v >>> 12) & 63]!;
+    out[o + 2] = rest === 2 ? BASE64[(v >>> 6) & 63]! : PAD;
+    out[o + 3] = PAD;
+    o += 4;
+  }
+  return o;
+}
 
-/** Stores an upload for a background run, 1 MiB per row; the run is queued once the file is whole. */
+/**
+ * Stores an upload for a background run, 1 MiB per row; the run is queued once the file is whole.
+ * The row's bytes and its base64 text are built in two buffers of the upload's own, reused for every
+ * row (a Buffer.concat and a 1.4 MB string a row were garbage left to the collector's pace).
+ */
 async function storeUpload(ctx: AppContext, auth: Caller, b: StreamBody, o: { publicKeyPem: string | null; importAs: string | null }) {
   const limit = ctx.config.saftMaxBytes;
-  const { t, withTx } = ctx.database;
+  const { t, withTx, dialect } = ctx.database;
   const id = `saft_${Bun.randomUUIDv7()}`;
   await withTx((tx) => tx.insert(t.saftRuns).values({ id, tenantId: auth.tenantId, env: auth.env, status: 'receiving', bytes: 0, contentEncoding: b.contentEncoding, publicKeyPem: o.publicKeyPem, importAs: o.importAs, createdAt: ctx.clock.now() }));
   let seq = 0;
   let bytes = 0;
-  let pending: Uint8Array[] = [];
+  const row = Buffer.allocUnsafe(CHUNK_BYTES);
+  const text = Buffer.allocUnsafe(CHUNK_TEXT_BYTES);
   let pendingBytes = 0;
+  // SQLite: one statement for every row (Drizzle prepares a statement for each query, which holds
+  // the values bound to it, here a row's 1.4 MB of text, until a collection finalizes it: native
+  // memory that JSC does not count, and does not collect for: the upload of a 200 MB file took the
+  // service from ~170 to ~300 MB RSS, ~200 MB now), the text's bytes bound as they are and cast (the
+  // same TEXT value, without a string of it). PostgreSQL's driver would send bytes as hex: the text
+  // goes as a string
+  const insertRow =
+    dialect === 'sqlite'
+      ? ctx.database.db
+          .insert(t.saftChunks)
+          .values({ id: sql.placeholder('id'), runId: id, seq: sql.placeholder('seq'), data: sql`CAST(${sql.placeholder('data')} AS TEXT)` })
+          .prepare('saft_chunk')
+      : null;
   const flush = async () => {
     if (!pendingBytes) return;
-    const data = Buffer.concat(pending).toString('base64');
-    pending = [];
+    const length = base64Into(row.subarray(0, pendingBytes), text);
     pendingBytes = 0;
     const n = seq++;
-    await withTx((tx) => tx.insert(t.saftChunks).values({ id: `${id}:${n}`, runId: id, seq: n, data }));
-    if (seq % COLLECT_EVERY_CHUNKS === 0) fullGC();
+    if (insertRow) await withTx(() => insertRow.execute({ id: `${id}:${n}`, seq: n, data: text.subarray(0, length) }));
+    else await withTx((tx) => tx.insert(t.saftChunks).values({ id: `${id}:${n}`, runId: id, seq: n, data: text.toString('latin1', 0, length) }));
+    collectAfterRow(dialect, seq);
   };
   try {
     for await (const chunk of b.stream as unknown as AsyncIterable<Uint8Array>) {
@@ -305,7 +407,7 @@ async function storeUpload(ctx: AppContext, auth: Caller, b: StreamBody, o: { pu
       // which the run then decoded whole)
       for (let at = 0; at < chunk.byteLength; ) {
         const piece = chunk.subarray(at, at + CHUNK_BYTES - pendingBytes);
-        pending.push(piece);
+        row.set(piece, pendingBytes);
         pendingBytes += piece.byteLength;
         at += piece.byteLength;
         if (pendingBytes === CHUNK_BYTES) await flush();
@@ -358,24 +460,33 @@ export async function processSaftRun(ctx: AppContext, runId: string) {
   const mine = and(eq(r.id, runId), eq(r.status, 'running'), eq(r.attempts, run.attempts));
   let lastBeat = Date.now();
   let seq = 0;
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      // a turn of the event loop between chunks: the run reads its chunks without waiting (SQLite)
-      // and parses each at once, and held the loop (requests, timers) for its whole file
-      await new Promise((resolve) => setImmediate(resolve));
-      if (seq && seq % COLLECT_EVERY_CHUNKS === 0) fullGC();
-      if (Date.now() - lastBeat > Math.max(50, stallMs / 3)) {
-        lastBeat = Date.now();
-        const beat = await db.update(r).set({ heartbeatAt: ctx.clock.now() }).where(mine).returning({ id: r.id });
-        if (!beat.length) return controller.error(new Error('the run was taken over by another worker'));
-      }
-      // one chunk at a time, decoded into bytes of its own (no copy of them: a Buffer is a Uint8Array)
-      const [row] = await db.select({ data: t.saftChunks.data }).from(t.saftChunks).where(and(eq(t.saftChunks.runId, runId), eq(t.saftChunks.seq, seq)));
-      seq++;
-      if (!row) controller.close();
-      else controller.enqueue(Buffer.from(row.data, 'base64'));
+  // a plain file is decoded into one buffer, reused for every row: the stream hands a row over only
+  // when the parse asks for it (highWaterMark 0), and the parse is done with a row's bytes before it
+  // asks for the next one (parseSaft decodes each chunk as it comes). Through gzip the inflater may
+  // still hold a row when the next is read: a buffer of its own each
+  const reused = run.contentEncoding ? null : Buffer.allocUnsafe(CHUNK_BYTES);
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        // a turn of the event loop between chunks: the run reads its chunks without waiting (SQLite)
+        // and parses each at once, and held the loop (requests, timers) for its whole file
+        await new Promise((resolve) => setImmediate(resolve));
+        collectAfterRow(ctx.database.dialect, seq);
+        if (Date.now() - lastBeat > Math.max(50, stallMs / 3)) {
+          lastBeat = Date.now();
+          const beat = await db.update(r).set({ heartbeatAt: ctx.clock.now() }).where(mine).returning({ id: r.id });
+          if (!beat.length) return controller.error(new Error('the run was taken over by another worker'));
+        }
+        const [row] = await db.select({ data: t.saftChunks.data }).from(t.saftChunks).where(and(eq(t.saftChunks.runId, runId), eq(t.saftChunks.seq, seq)));
+        seq++;
+        if (!row) return controller.close();
+        // (a row stored before rows were 1 MiB each can be larger: a buffer of its own)
+        if (!reused || row.data.length > CHUNK_TEXT_BYTES) return controller.enqueue(Buffer.from(row.data, 'base64'));
+        controller.enqueue(reused.subarray(0, reused.write(row.data, 'base64')));
+      },
     },
-  });
+    { highWaterMark: 0 },
+  );
   let status = 'succeeded';
   let result: string | null = null;
   let errorMessage: string | null = null;
