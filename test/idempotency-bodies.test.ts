@@ -50,6 +50,26 @@ describe('streamed uploads (POST /v1/saft/parse)', () => {
     expect((await send({})).headers.get('idempotent-replayed')).toBe('true');
   });
 
+  test('a multipart retry with another boundary and filename is the same request; another file or field is not', async () => {
+    const form = (boundary: string, filename: string, file: Uint8Array, fields: Record<string, string> = {}) => {
+      const enc = new TextEncoder();
+      const head = Object.entries(fields).map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`).join('');
+      return Buffer.concat([enc.encode(`${head}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/xml\r\n\r\n`), file, enc.encode(`\r\n--${boundary}--\r\n`)]);
+    };
+    const send = (boundary: string, filename: string, file: Uint8Array, fields?: Record<string, string>) => post('/v1/saft/parse', form(boundary, filename, file, fields), `multipart/form-data; boundary=${boundary}`, 'saft-multipart');
+    const first = await send('----a1', 'saft.xml', demo, { customer_reference: 'r1' });
+    expect(first.status).toBe(200);
+    // a client's next attempt: a new random boundary (of another length) and another filename, so another Content-Length
+    const again = await send('------------------------7d9b2c41e0f5a3c8', 'SAFT_2025.xml', demo, { customer_reference: 'r1' });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.parse_id).toBe(first.body.parse_id);
+    const other = new Uint8Array(demo);
+    other[Buffer.from(demo).indexOf('<CompanyName>') + '<CompanyName>'.length] ^= 1;
+    expectError(await send('----a1', 'saft.xml', other, { customer_reference: 'r1' }), 422, 'idempotency_key_reused');
+    expectError(await send('----a1', 'saft.xml', demo, { customer_reference: 'r2' }), 422, 'idempotency_key_reused');
+  });
+
   test('a file its route refused part-way is compared on what was read: the same prefix replays the refusal', async () => {
     const broken = new TextEncoder().encode('<?xml version="1.0"?><NotSaft>' + 'x'.repeat(200_000));
     const first = await post('/v1/saft/parse', broken, 'application/xml', 'saft-2');

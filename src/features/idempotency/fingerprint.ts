@@ -28,7 +28,9 @@ export function bodyDigest(body: unknown, headers: Record<string, string> | null
   if (headers) return sha256Hex(canonicalJson({ body: bodyDigest(body), headers }));
   if (body && typeof body === 'object' && !Array.isArray(body)) {
     const o = body as Record<string, unknown>;
-    if (isStreamBody(o)) return sha256Hex(canonicalJson({ ...o, stream: undefined }));
+    // not its declared length: a multipart upload's counts its boundary and filename, which a retry
+    // from most clients changes; the bytes read are in the stream's own digest
+    if (isStreamBody(o)) return sha256Hex(canonicalJson({ ...o, stream: undefined, length: undefined }));
     if (o.binary instanceof Uint8Array) return sha256Hex(canonicalJson({ ...o, binary: new Bun.CryptoHasher('sha256').update(o.binary).digest('hex') }));
   }
   return sha256Hex(canonicalJson(body ?? {}));
