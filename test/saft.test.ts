@@ -174,6 +174,27 @@ describe('POST /v1/saft/parse', () => {
     expect(gz.body).toMatchObject({ valid: true, hash_chain: 'not_verified', counts: r.body.counts });
   });
 
+  test('a parse answered at once is a succeeded run: its parse_id is fetched as a 202 run\'s is, by its tenant only', async () => {
+    const bytes = await Bun.file(DEMO).bytes();
+    const gz = gzipSync(bytes);
+    const r = await post(gz, { 'content-type': 'application/xml', 'content-encoding': 'gzip' });
+    expect(r.status).toBe(200);
+    const run = await h.json('GET', `/v1/saft/parse/${r.body.parse_id}`, { key });
+    expect(run.status).toBe(200);
+    expect(run.body).toEqual({ parse_id: r.body.parse_id, status: 'succeeded', bytes: gz.length, error: null, result: r.body });
+    // a file that is not SAF-T is parsed (valid: false) and kept too
+    const notSaft = await post('<?xml version="1.0"?><Other/>', { 'content-type': 'application/xml' });
+    expect(notSaft.body.valid).toBe(false);
+    expect((await h.json('GET', `/v1/saft/parse/${notSaft.body.parse_id}`, { key })).body).toMatchObject({ status: 'succeeded', result: { valid: false } });
+    const other = await h.tenant();
+    expectError(await h.json('GET', `/v1/saft/parse/${r.body.parse_id}`, { key: other.api_key }), 404, 'resource_not_found');
+    // a refused file (an error answer) leaves no run behind
+    const { db, t } = h.ctx.database;
+    const before = (await db.select().from(t.saftRuns)).length;
+    expectError(await post(new Uint8Array([0x1f, 0x8b, 1, 2, 3]), { 'content-type': 'application/xml', 'content-encoding': 'gzip' }), 422, 'validation_failed');
+    expect((await db.select().from(t.saftRuns)).length).toBe(before);
+  });
+
   test('import: the invoices and payments of a valid file land in the ERP store once; a file with errors stores nothing', async () => {
     const t = await h.tenant();
     const bytes = await Bun.file(DEMO).bytes();

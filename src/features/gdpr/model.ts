@@ -93,7 +93,7 @@ export const ExportBundle = t.Object(
     credit_policies: Rows('The credit policy set per environment (PATCH /v1/admin/credit-policy).'),
     aml_screenings: Rows('Every AML screening (POST /v1/aml/screen) with its response; an AML record kept 7 years.'),
     kyc_verifications: Rows('Every KYC verification (POST /v1/kyc/verify) with its response; an AML record kept 7 years.'),
-    saft_runs: Rows('SAF-T files parsed in the background (POST /v1/saft/parse above SAFT_SYNC_MAX_BYTES) and their results.'),
+    saft_runs: Rows('SAF-T parses (POST /v1/saft/parse: each parse_id) and their results.'),
     finance_operations: Rows('Factoring operations (POST /v1/factoring/operation) with their debtors, invoices, pricing and history.'),
     assigned_invoices: Rows('The invoices held by factoring operations and confirming payables (assignment_key set while the assignment is live).'),
     confirming_programmes: Rows('Confirming programmes of anchor buyers (POST /v1/confirming/anchor).'),

@@ -578,7 +578,23 @@ export function saftRoutes(ctx: AppContext) {
           set.headers.location = `/v1/saft/parse/${run.id}`;
           return { parse_id: run.id, status: 'queued' as const, bytes: run.bytes, error: null, result: null };
         }
-        return runParse(ctx, auth, stream, { contentEncoding: b.contentEncoding, publicKeyPem: key, importAs, parseId: `saft_${Bun.randomUUIDv7()}` });
+        // answered at once, and kept as a succeeded run: its parse_id can be fetched as a 202's can
+        const parseId = `saft_${Bun.randomUUIDv7()}`;
+        let bytes = 0;
+        const counted = stream.pipeThrough(
+          new TransformStream<Uint8Array, Uint8Array>({
+            transform(chunk, controller) {
+              bytes += chunk.byteLength;
+              controller.enqueue(chunk);
+            },
+          }),
+        );
+        const answer = await runParse(ctx, auth, counted, { contentEncoding: b.contentEncoding, publicKeyPem: key, importAs, parseId });
+        const now = ctx.clock.now();
+        await ctx.database.withTx((tx) =>
+          tx.insert(ctx.database.t.saftRuns).values({ id: parseId, tenantId: auth.tenantId, env: auth.env, status: 'succeeded', bytes, contentEncoding: b.contentEncoding, importAs, result: JSON.stringify(answer), createdAt: now, finishedAt: now }),
+        );
+        return answer;
       },
       {
         query: t.Object({
@@ -627,7 +643,7 @@ export function saftRoutes(ctx: AppContext) {
       {
         params: t.Object({ id: t.String({ pattern: '^saft_[0-9a-f-]{36}$' }) }),
         response: { 200: SaftRun },
-        detail: apiDoc({ summary: 'A background SAF-T run: its status, and the result once done', tag: 'erp', security: 'BearerAuth', operationId: 'saftParseRun', errors: ['resource_not_found'] }),
+        detail: apiDoc({ summary: 'A SAF-T parse by its parse_id: a background run\u2019s status and its result once done; a parse answered at once (200) is a succeeded run', tag: 'erp', security: 'BearerAuth', operationId: 'saftParseRun', errors: ['resource_not_found'] }),
       },
     );
 }
