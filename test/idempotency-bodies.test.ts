@@ -70,6 +70,43 @@ describe('streamed uploads (POST /v1/saft/parse)', () => {
     expectError(await send('----a1', 'saft.xml', demo, { customer_reference: 'r2' }), 422, 'idempotency_key_reused');
   });
 
+  test('a streamed upload still arriving after the lock timeout keeps its claim: a retry meanwhile is 409 idempotency_key_in_use, not a second run', async () => {
+    const gates = [Promise.withResolvers<void>(), Promise.withResolvers<void>()];
+    const third = Math.ceil(demo.length / 3);
+    const slow = new ReadableStream<Uint8Array>({
+      async start(c) {
+        c.enqueue(demo.subarray(0, third));
+        await gates[0]!.promise;
+        c.enqueue(demo.subarray(third, 2 * third));
+        await gates[1]!.promise;
+        c.enqueue(demo.subarray(2 * third));
+        c.close();
+      },
+    });
+    const headers = { 'content-type': 'application/xml', 'idempotency-key': 'slow-1' };
+    const first = h.json('POST', '/v1/saft/parse', { key, rawBody: slow as never, headers });
+    await Bun.sleep(100); // claimed, its first bytes read
+    h.clock.advance(100_000);
+    gates[0]!.resolve(); // more bytes 100 s later: a sign of life
+    await Bun.sleep(100);
+    h.clock.advance(100_000); // 200 s after the claim, 100 s after its last bytes
+    expectError(await post('/v1/saft/parse', demo, 'application/xml', 'slow-1'), 409, 'idempotency_key_in_use');
+    gates[1]!.resolve();
+    const done = await first;
+    expect(done.status).toBe(200);
+    const again = await post('/v1/saft/parse', demo, 'application/xml', 'slow-1');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.parse_id).toBe(done.body.parse_id);
+    // silent past the timeout (its process gone): taken over, as before
+    const stalled = new ReadableStream<Uint8Array>({ start: (c) => void c.enqueue(demo.subarray(0, third)) });
+    void h.json('POST', '/v1/saft/parse', { key, rawBody: stalled as never, headers: { ...headers, 'idempotency-key': 'slow-2' } }).catch(() => {});
+    await Bun.sleep(100);
+    h.clock.advance(121_000);
+    const takeover = await post('/v1/saft/parse', demo, 'application/xml', 'slow-2');
+    expect(takeover.status).toBe(200);
+    expect(takeover.headers.get('idempotent-replayed')).toBeNull();
+  });
+
   test('a file its route refused part-way is compared on what was read: the same prefix replays the refusal', async () => {
     const broken = new TextEncoder().encode('<?xml version="1.0"?><NotSaft>' + 'x'.repeat(200_000));
     const first = await post('/v1/saft/parse', broken, 'application/xml', 'saft-2');

@@ -92,6 +92,7 @@ export function defineSchema(k: Kit) {
       responseStatus: k.int('response_status'),
       responseBody: k.text('response_body'),
       responseHeaders: k.json<Record<string, string>>('response_headers'),
+      /** claimed at; a running claim's last sign of life (a streamed upload moves it on as its bytes arrive) */
       createdAt: k.ts('created_at').notNull(),
       expiresAt: k.ts('expires_at').notNull(),
     },

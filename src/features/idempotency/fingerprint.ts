@@ -41,6 +41,12 @@ export class StreamDigest {
   private readonly hasher = new Bun.CryptoHasher('sha256');
   private bytes = 0;
   private ended = false;
+  private lastSignMs: number;
+
+  /** `alive`: called as bytes arrive, at most once every `everyMs` by `nowMs` (the claim's keep-alive) */
+  constructor(private readonly alive: (() => void) | null = null, private readonly nowMs: () => number = Date.now, private readonly everyMs = 30_000) {
+    this.lastSignMs = nowMs();
+  }
 
   /** the stream the route reads instead of the body's own */
   wrap(stream: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
@@ -49,6 +55,10 @@ export class StreamDigest {
         transform: (chunk, controller) => {
           this.hasher.update(chunk);
           this.bytes += chunk.byteLength;
+          if (this.alive && this.nowMs() - this.lastSignMs >= this.everyMs) {
+            this.lastSignMs = this.nowMs();
+            this.alive();
+          }
           controller.enqueue(chunk);
         },
         flush: () => {

@@ -11,8 +11,10 @@ import { bodyDigest, isStreamBody, StreamDigest, streamMatches } from './fingerp
  * runs, and stores its status and body for 24 h. A replay with the same method, path (with its
  * query) and body (fingerprint.ts) gets the stored bytes; a different request with the key gets 422 idempotency_key_reused; a
  * replay while the first still runs gets 409 idempotency_key_in_use. 5xx outcomes are not stored
- * (the claim is released) so that a retry can succeed. A claim older than LOCK_TIMEOUT_MS is
- * considered abandoned (its process died) and can be taken over.
+ * (the claim is released) so that a retry can succeed. A claim without a sign of life for
+ * LOCK_TIMEOUT_MS is considered abandoned (its process died) and can be taken over: its created_at,
+ * which a streamed upload's claim moves on as its bytes arrive (a 600 MiB file on a slow link takes
+ * longer than the timeout, and a retry must not run it a second time meanwhile).
  */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 export const LOCK_TIMEOUT_MS = 120_000;
@@ -49,6 +51,7 @@ export class IdempotencyService {
     claim: { execute(p: Record<string, unknown>): Promise<{ id: string }[]> };
     find: { execute(p: Record<string, unknown>): Promise<IdemRow[]> };
     done: { execute(p: Record<string, unknown>): Promise<unknown> };
+    alive: { execute(p: Record<string, unknown>): Promise<unknown> };
   };
   private prepared() {
     const { db, t } = this.database;
@@ -67,6 +70,11 @@ export class IdempotencyService {
         .set({ state: 'done', responseStatus: ph('status'), responseBody: ph('body'), responseHeaders: ph('headers'), bodyHash: sql`coalesce(${ph('bodyHash')}, ${k.bodyHash})` } as never)
         .where(eq(k.id, ph('id')))
         .prepare('idem_done') as never,
+      alive: db
+        .update(k)
+        .set({ createdAt: ph('now') } as never)
+        .where(and(eq(k.id, ph('id')), eq(k.state, 'running')))
+        .prepare('idem_alive') as never,
     });
   }
 
@@ -97,7 +105,9 @@ export class IdempotencyService {
       );
       if (inserted.length) {
         if (streamed) {
-          const digest = new StreamDigest();
+          const alive = () =>
+            void this.database.writeOne(() => stmts.alive.execute({ id, now: this.now() })).catch(() => {}); // the next sign, or the timeout, follows
+          const digest = new StreamDigest(alive, () => this.now().getTime(), LOCK_TIMEOUT_MS / 4);
           streamed.stream = digest.wrap(streamed.stream);
           // bounded: a claim whose route never answers (its process busy past the lock timeout) is taken over anyway
           if (this.streams.size >= 1000) this.streams.delete(this.streams.keys().next().value!);
