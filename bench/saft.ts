@@ -87,6 +87,16 @@ if (!background) {
   const uploadHwm = kb(status(), 'VmHWM');
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
   phase = 'parse';
+  // what other callers see meanwhile: GET /healthz in a loop, one at a time, for the parse's length
+  const probes: number[] = [];
+  let parsing = true;
+  const probing = (async () => {
+    while (parsing) {
+      const s = performance.now();
+      await (await fetch(`${base}/healthz`)).arrayBuffer();
+      probes.push(performance.now() - s);
+    }
+  })();
   let run: { status: string; error: string | null; result: { valid: boolean; counts: Record<string, number>; checks: { code: string }[]; import: unknown } | null };
   for (;;) {
     run = (await (await fetch(`${base}/v1/saft/parse/${accepted.parse_id}`, { headers })).json()) as typeof run;
@@ -94,6 +104,8 @@ if (!background) {
     await Bun.sleep(100);
   }
   const done = performance.now();
+  parsing = false;
+  await probing;
   sample();
   clearInterval(sampler);
   const parseHwm = kb(status(), 'VmHWM');
@@ -103,6 +115,9 @@ if (!background) {
   console.log(
     `background path (${process.env.DATABASE_URL ? 'postgres' : 'sqlite'}${withImport ? ', import' : ''}, MIMALLOC_PURGE_DELAY=${process.env.MIMALLOC_PURGE_DELAY ?? '-1'}), ${mb(size)}: upload ${((uploaded - t0) / 1000).toFixed(1)} s, parse ${((done - uploaded) / 1000).toFixed(1)} s; ${run.status}${run.error ? ` (${run.error})` : ''}, ${run.result?.counts.invoices} invoices, valid ${run.result?.valid}, checks ${run.result?.checks.map((c) => c.code).join(' ')}${withImport ? `, import ${JSON.stringify(run.result?.import)}` : ''}`,
   );
+  probes.sort((a, b) => a - b);
+  const at = (q: number) => probes[Math.min(probes.length - 1, Math.floor(q * probes.length))]!.toFixed(1);
+  console.log(`GET /healthz during the parse, one at a time: ${probes.length} answered, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${probes[probes.length - 1]!.toFixed(1)} ms`);
   console.log(`service RSS: ${mb(rss0)} before; peak ${mb(Math.max(uploadHwm, parseHwm))} (VmHWM: upload ${mb(uploadHwm)}, parse ${mb(parseHwm)}; sampled every 100 ms: ${mb(peaks.upload)}, ${mb(peaks.parse)})`);
   process.exit(0);
 }

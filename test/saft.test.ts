@@ -421,6 +421,25 @@ describe('a background run whose worker died', () => {
     expect(failed).toMatchObject({ status: 'failed', result: null, error: expect.stringContaining('send the file again') });
     expect(await db.select().from(t.saftChunks).where(eq(t.saftChunks.runId, other.body.parse_id))).toEqual([]);
   });
+
+  test("a finished run's file is dropped a few rows at a time; rows left by a process that stopped meanwhile go at the next sweep", async () => {
+    const { processSaftRun, recoverSaftRuns } = await import('../src/features/saft');
+    const { db, t } = h.ctx.database;
+    const { eq } = await import('drizzle-orm');
+    const bytes = await Bun.file(DEMO).bytes();
+    const posted = await h.json('POST', '/v1/saft/parse', { key, rawBody: bytes as never, headers: { 'content-type': 'application/xml', 'content-length': String(bytes.length) } });
+    const id = posted.body.parse_id;
+    // rows as a file of several MiB leaves them (more than one transaction's worth), the first one real
+    const [first] = await db.select().from(t.saftChunks).where(eq(t.saftChunks.runId, id));
+    for (let seq = 1; seq <= 9; seq++) await db.insert(t.saftChunks).values({ id: `${id}:x${seq}`, runId: id, seq: 1000 + seq, data: first!.data.slice(0, 4) });
+    await processSaftRun(h.ctx, id);
+    expect((await h.json('GET', `/v1/saft/parse/${id}`, { key })).body.status).toBe('succeeded');
+    expect(await db.select().from(t.saftChunks).where(eq(t.saftChunks.runId, id))).toEqual([]);
+    // a finished run whose rows remain (its process stopped while dropping them): the sweep drops them
+    await db.insert(t.saftChunks).values({ id: `${id}:left`, runId: id, seq: 5000, data: 'AAAA' });
+    expect(await recoverSaftRuns(h.ctx)).toEqual({ requeued: 0, failed: 0 });
+    expect(await db.select().from(t.saftChunks).where(eq(t.saftChunks.runId, id))).toEqual([]);
+  });
 });
 
 describe('the background path stores and reads its rows without making garbage of them', () => {
