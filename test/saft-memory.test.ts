@@ -90,10 +90,32 @@ describe('a large file through the background path', () => {
         fn(
           new Proxy(tx, {
             get(target, prop) {
+              // the import prepares one upsert of invoices and runs it for each: its runs are counted
               if (prop === 'insert')
                 return (table: unknown) => {
-                  if (table === t.invoices && ++stored % 1000 === 0) kept.push(heap() - before);
-                  return target.insert(table as never);
+                  const builder = target.insert(table as never) as any;
+                  if (table !== t.invoices) return builder;
+                  return {
+                    values: (v: unknown) => {
+                      const withValues = builder.values(v);
+                      return {
+                        onConflictDoUpdate: (c: unknown) => {
+                          const upsert = withValues.onConflictDoUpdate(c);
+                          return {
+                            prepare: (name: string) => {
+                              const statement = upsert.prepare(name);
+                              return {
+                                execute: (row: unknown) => {
+                                  if (++stored % 1000 === 0) kept.push(heap() - before);
+                                  return statement.execute(row);
+                                },
+                              };
+                            },
+                          };
+                        },
+                      };
+                    },
+                  };
                 };
               const v = Reflect.get(target, prop);
               return typeof v === 'function' ? v.bind(target) : v;

@@ -114,9 +114,9 @@ export function lisbonToIso(local: string): string {
 type InsertInto = { values(row: Record<string, unknown>): { onConflictDoUpdate(config: { target: Column[]; set: Record<string, unknown> }): { prepare(name: string): { execute(row: Record<string, unknown>): Promise<unknown> } } } };
 
 /**
- * Writes the import's rows: an upsert into the table of the insert builder given, on the columns
+ * Writes the import's rows: an upsert into `table` in the transaction `tx`, on the columns
  * `target`, that sets what the insert would have stored (`excluded`). Prepared from the first row's
- * builder and properties, once for each table, then run with each row's values: Drizzle builds,
+ * properties, once for each table, then run with each row's values: Drizzle builds,
  * renders and prepares a statement for every query (~340 µs a row; prepared: ~27 µs), and on SQLite
  * each of those statements holds ~14 KB of native memory (its program and the values bound to it)
  * until a collection finalizes it, memory JSC does not count: an import of 60,000 invoices left
@@ -124,10 +124,11 @@ type InsertInto = { values(row: Record<string, unknown>): { onConflictDoUpdate(c
  */
 function importWriter() {
   const prepared = new Map<string, { execute(row: Record<string, unknown>): Promise<unknown> }>();
-  return async (into: InsertInto, table: Table, target: string[], row: Record<string, unknown>) => {
+  return async (tx: Db, table: Table, target: string[], row: Record<string, unknown>) => {
     const name = getTableName(table);
     let statement = prepared.get(name);
     if (!statement) {
+      const into = tx.insert(table as never) as unknown as InsertInto;
       const columns = getTableColumns(table);
       const keys = Object.keys(row);
       const values = Object.fromEntries(keys.map((k) => [k, sql.placeholder(k)]));
@@ -175,7 +176,7 @@ async function storeDocuments(database: Database, tx: Db, upsert: ReturnType<typ
       sourceUpdatedAt: lisbonToIso(d.system_entry_date),
       syncedAt: now,
     };
-    await upsert(tx.insert(t.invoices) as unknown as InsertInto, t.invoices, ['tenantId', 'env', 'provider', 'customerReference', 'providerDocumentId'], row);
+    await upsert(tx, t.invoices, ['tenantId', 'env', 'provider', 'customerReference', 'providerDocumentId'], row);
     counts.invoices++;
   }
   for (const d of docs) {
@@ -197,7 +198,7 @@ async function storeDocuments(database: Database, tx: Db, upsert: ReturnType<typ
       sourceUpdatedAt: lisbonToIso(d.system_entry_date),
       syncedAt: now,
     };
-    await upsert(tx.insert(t.bankTransactions) as unknown as InsertInto, t.bankTransactions, ['tenantId', 'env', 'provider', 'customerReference', 'providerTransactionId'], row);
+    await upsert(tx, t.bankTransactions, ['tenantId', 'env', 'provider', 'customerReference', 'providerTransactionId'], row);
     counts.payments++;
   }
 }
