@@ -168,4 +168,24 @@ describe('the supplier portal in a browser', () => {
       await page.close();
     }
   });
+
+  // (last: the server's one tenant is erased)
+  test("an erased tenant's links stop as a suspended one's do: the page tells nothing of the programme", async () => {
+    const { p } = await programmeWithOffers('FT 2026/81');
+    const link = (await api('GET', `/v1/supplier-portal/embed?programme_id=${p.programme_id}&supplier_nif=599000031`)).body;
+    const env = { DATA_DIR: dir, DATABASE_URL: '', REDIS_URL: '' };
+    const [tenant] = JSON.parse((await runCli(['tenant', 'list', '--json'], env)).stdout) as { tenant_id: string }[];
+    const page = await browser.newPage();
+    try {
+      expect((await page.goto(link.url, { waitUntil: 'load' }))!.status()).toBe(200);
+      expect((await runCli(['tenant', 'erase', '--tenant', tenant!.tenant_id, '--confirm'], env)).code).toBe(0);
+      const erased = await page.goto(link.url, { waitUntil: 'load' });
+      expect(erased!.status()).toBe(403);
+      const told = await page.evaluate(() => document.body.innerText);
+      expect(told).toContain('não está disponível');
+      for (const word of ['FT 2026/81', '599000031', p.programme_id]) expect(told).not.toContain(word);
+    } finally {
+      await page.close();
+    }
+  });
 });
