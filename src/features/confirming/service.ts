@@ -9,7 +9,7 @@ import type { AuditActor, AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
 import { daysBetween, discountCents, sumCents } from '../finance/money';
 import { assignmentKey } from '../finance/assignment-key';
-import { committedTo } from '../finance/exposure';
+import { committedTo, lockExposure } from '../finance/exposure';
 import type { Env } from '../tenants/service';
 import type { OfferT, PayableViewT, ProgrammeBody } from './model';
 import { LIMIT_STATUSES, nextPayableStatus, payableActions, payableActionsToday, payableHoldsInvoice, type PayableAction, type PayableStatus } from './states';
@@ -81,15 +81,6 @@ export class ConfirmingService {
       if (err instanceof ApiError) throw aboutField(err, 'anchor_nif', `Anchor ${body.anchor_nif}`);
       throw err;
     }
-    // the decision's limit is the anchor's, whatever the product: its other programmes' limits and
-    // its invoices in factoring operations use it too
-    const committed = await committedTo(this.ctx.database, caller, body.anchor_nif);
-    const elsewhere = committed.factoring_cents + committed.confirming_cents;
-    const anchorLimit = Math.max(0, Math.round(decision.recommendation.limit_eur * 100) - elsewhere);
-    if (!decision.recommendation.approved || body.limit_cents > anchorLimit)
-      throw new ApiError('limit_exceeded', `The anchor's credit decision (${decision.decision_id}, tier ${decision.tier}) allows at most €${(anchorLimit / 100).toFixed(2)} for this programme${elsewhere ? ` (€${(elsewhere / 100).toFixed(2)} of its limit is committed in other programmes and factoring operations)` : ''}${decision.recommendation.approved ? '' : ' and does not approve it'}.`, {
-        fields: [{ path: 'limit_cents', message: `at most ${anchorLimit}` }],
-      });
     const now = this.now();
     const id = `cfp_${Bun.randomUUIDv7()}`;
     const data: ProgrammeData = {
@@ -101,6 +92,17 @@ export class ConfirmingService {
       frame_ancestors: body.frame_ancestors ?? [],
     };
     const [row] = await this.ctx.database.withTx(async (tx) => {
+      // the decision's limit is the anchor's, whatever the product: its other programmes' limits and
+      // its invoices in factoring operations use it too. Read under the anchor's exposure lock, in
+      // the transaction that commits the programme: concurrent programmes cannot each fit it alone
+      await lockExposure(this.ctx.database, tx, caller, [body.anchor_nif]);
+      const committed = await committedTo(this.ctx.database, caller, body.anchor_nif, tx);
+      const elsewhere = committed.factoring_cents + committed.confirming_cents;
+      const anchorLimit = Math.max(0, Math.round(decision.recommendation.limit_eur * 100) - elsewhere);
+      if (!decision.recommendation.approved || body.limit_cents > anchorLimit)
+        throw new ApiError('limit_exceeded', `The anchor's credit decision (${decision.decision_id}, tier ${decision.tier}) allows at most €${(anchorLimit / 100).toFixed(2)} for this programme${elsewhere ? ` (€${(elsewhere / 100).toFixed(2)} of its limit is committed in other programmes and factoring operations)` : ''}${decision.recommendation.approved ? '' : ' and does not approve it'}.`, {
+          fields: [{ path: 'limit_cents', message: `at most ${anchorLimit}` }],
+        });
       const r = await tx.insert(this.t.confirmingProgrammes).values({ id, tenantId: caller.tenantId, env: caller.env, anchorNif: body.anchor_nif, status: 'active', limitCents: body.limit_cents, data: data as unknown as Record<string, unknown>, version: 1, createdAt: now, updatedAt: now }).returning();
       await this.audit.append(tx, this.actor(caller), id, 'programme.created', { anchor_nif: body.anchor_nif, limit_cents: body.limit_cents, ...data, decision: { tier: decision.tier, algorithm_version: decision.algorithm_version } });
       return r;

@@ -10,7 +10,7 @@ import { spreadForModality, type CreditPolicy, type Modality, type Notch } from 
 import type { Env } from '../tenants/service';
 import { daysBetween, discountCents, shareCents, sharesBps, sumCents } from '../finance/money';
 import { assignmentKey, normaliseInvoiceNumber } from '../finance/assignment-key';
-import { committedTo } from '../finance/exposure';
+import { committedTo, lockExposure } from '../finance/exposure';
 import { liveConnection } from '../erp/sync';
 import { RECEIVABLE_DOCUMENT_TYPES } from '../erp/document-types';
 import type { CreateOperationBody, OperationView, Pricing } from './model';
@@ -226,9 +226,6 @@ export class FactoringService {
         if (err instanceof ApiError) throw aboutField(err, `invoices.${list[0]!.index}.debtor_nif`, `Debtor ${nif}`);
         throw err;
       }
-      // what the tenant has committed to the debtor elsewhere: other operations, its programmes' limits
-      const committed = await committedTo(this.ctx.database, caller, nif);
-      const other = committed.factoring_cents + committed.confirming_cents;
       const limitCents = Math.round(decision.recommendation.limit_eur * 100);
       // priced for the operation's modality: without recourse the factor bears the debtor's loss
       policy ??= (await this.decisions.policy(caller)).policy;
@@ -241,7 +238,7 @@ export class FactoringService {
         invoices_count: list.length,
         face_cents: debtorFace,
         share_of_operation_bps: 0, // below, once every debtor's face is known
-        other_exposure_cents: other,
+        other_exposure_cents: 0, // and within_limit: read in the transaction that stores the operation
         decision: {
           decision_id: decision.decision_id,
           approved: decision.recommendation.approved,
@@ -250,7 +247,7 @@ export class FactoringService {
           spread_bps: spreadBps,
           algorithm_version: decision.algorithm_version,
         },
-        within_limit: debtorFace + other <= limitCents,
+        within_limit: false,
       });
     }
 
@@ -259,42 +256,51 @@ export class FactoringService {
     const advanceRateBps = body.advance_rate_bps ?? DEFAULT_ADVANCE_RATE_BPS[body.modality];
     const { perInvoice, pricing } = priceInvoices(invoices, { asOf: today, advanceRateBps, baseRate: this.baseRate(), spreadBps: (n) => spreads.get(n)!, serviceFeeBps: SERVICE_FEE_BPS[body.modality] });
 
-    const reviewReasons: string[] = [];
-    for (const d of debtors) {
-      if (!d.decision.approved) reviewReasons.push(`debtor ${d.nif}: the credit decision declines (tier ${d.decision.tier})`);
-      else if (!d.within_limit) reviewReasons.push(`debtor ${d.nif}: €${((d.face_cents + d.other_exposure_cents) / 100).toFixed(2)} with the other live operations exceeds the limit of €${(d.decision.limit_cents / 100).toFixed(2)}`);
-    }
-    const autoApprove = (body.auto_approve ?? true) && reviewReasons.length === 0;
-    if (!(body.auto_approve ?? true)) reviewReasons.push('auto_approve is false: the back office decides');
-
     const id = `fop_${Bun.randomUUIDv7()}`;
-    const history: OperationView['history'] = [{ status: 'submitted', at: now.toISOString(), reason: null }];
-    if (autoApprove) history.push({ status: 'approved', at: now.toISOString(), reason: 'every debtor approved within its limit' });
-    const data: StoredData = {
-      seller: { nif: body.seller_nif, name: body.seller_name ?? null, address: body.seller_address ?? null },
-      contract_reference: body.contract_reference ?? null,
-      debtors,
-      invoices: invoices.map((inv, i) => ({
-        number: inv.number,
-        atcud: inv.atcud,
-        debtor_nif: inv.debtor_nif,
-        issue_date: inv.issue_date,
-        due_date: inv.due_date,
-        amount_cents: inv.amount_cents,
-        source: inv.source,
-        ...perInvoice[i]!,
-      })),
-      pricing,
-      approval: { automatic: autoApprove, review_reasons: autoApprove ? [] : reviewReasons },
-      funding: null,
-      settlement: null,
-      default: null,
-      history,
-    };
-    const status: OperationStatus = autoApprove ? 'approved' : 'submitted';
     const lastDue = invoices.map((i) => i.due_date).sort().at(-1)!;
     const actor = this.actor(caller);
+    let autoApprove = false;
     const row = await this.withAssignments(invoices, body.seller_nif, async (tx) => {
+      // what the tenant has committed to each debtor elsewhere (other operations, its programmes'
+      // limits), read under the debtors' exposure locks in the transaction that commits this
+      // operation: concurrent operations cannot each fit a limit alone
+      await lockExposure(this.ctx.database, tx, caller, debtors.map((d) => d.nif));
+      for (const d of debtors) {
+        const committed = await committedTo(this.ctx.database, caller, d.nif, tx);
+        d.other_exposure_cents = committed.factoring_cents + committed.confirming_cents;
+        d.within_limit = d.face_cents + d.other_exposure_cents <= d.decision.limit_cents;
+      }
+      const reviewReasons: string[] = [];
+      for (const d of debtors) {
+        if (!d.decision.approved) reviewReasons.push(`debtor ${d.nif}: the credit decision declines (tier ${d.decision.tier})`);
+        else if (!d.within_limit) reviewReasons.push(`debtor ${d.nif}: €${((d.face_cents + d.other_exposure_cents) / 100).toFixed(2)} with the other live operations exceeds the limit of €${(d.decision.limit_cents / 100).toFixed(2)}`);
+      }
+      autoApprove = (body.auto_approve ?? true) && reviewReasons.length === 0;
+      if (!(body.auto_approve ?? true)) reviewReasons.push('auto_approve is false: the back office decides');
+      const history: OperationView['history'] = [{ status: 'submitted', at: now.toISOString(), reason: null }];
+      if (autoApprove) history.push({ status: 'approved', at: now.toISOString(), reason: 'every debtor approved within its limit' });
+      const data: StoredData = {
+        seller: { nif: body.seller_nif, name: body.seller_name ?? null, address: body.seller_address ?? null },
+        contract_reference: body.contract_reference ?? null,
+        debtors,
+        invoices: invoices.map((inv, i) => ({
+          number: inv.number,
+          atcud: inv.atcud,
+          debtor_nif: inv.debtor_nif,
+          issue_date: inv.issue_date,
+          due_date: inv.due_date,
+          amount_cents: inv.amount_cents,
+          source: inv.source,
+          ...perInvoice[i]!,
+        })),
+        pricing,
+        approval: { automatic: autoApprove, review_reasons: autoApprove ? [] : reviewReasons },
+        funding: null,
+        settlement: null,
+        default: null,
+        history,
+      };
+      const status: OperationStatus = autoApprove ? 'approved' : 'submitted';
       const [inserted] = await tx
         .insert(this.t.financeOperations)
         .values({

@@ -1,5 +1,5 @@
-import { and, eq, inArray, isNotNull, sum } from 'drizzle-orm';
-import type { Database } from '../../db/client';
+import { and, eq, inArray, isNotNull, sql, sum } from 'drizzle-orm';
+import type { Database, Db } from '../../db/client';
 import { holdsInvoices, type OperationStatus } from '../factoring/states';
 
 /**
@@ -9,8 +9,8 @@ import { holdsInvoices, type OperationStatus } from '../factoring/states';
  * limit; each product's check counts the others', so three programmes or a programme and an
  * operation cannot each fit it alone.
  */
-export async function committedTo(database: Database, scope: { tenantId: string; env: string }, nif: string): Promise<{ factoring_cents: number; confirming_cents: number }> {
-  const { db, t } = database;
+export async function committedTo(database: Database, scope: { tenantId: string; env: string }, nif: string, db: Db = database.db): Promise<{ factoring_cents: number; confirming_cents: number }> {
+  const { t } = database;
   const a = t.assignedInvoices;
   const holders = await db
     .selectDistinct({ id: a.holderId })
@@ -31,4 +31,17 @@ export async function committedTo(database: Database, scope: { tenantId: string;
     .from(p)
     .where(and(eq(p.tenantId, scope.tenantId), eq(p.env, scope.env), eq(p.anchorNif, nif), eq(p.status, 'active')));
   return { factoring_cents: factoring, confirming_cents: Number(programmes?.total ?? 0) };
+}
+
+/**
+ * Inside a transaction that checks a company's exposure and then commits to it (a factoring
+ * operation, a confirming programme): the companies' exposure is this transaction's until it ends,
+ * so a concurrent check waits for its commit and counts it. Without it, 30 operations sent at once
+ * each saw nothing committed and were all approved against one limit. SQLite: every write
+ * transaction already holds the database's one write lock from its BEGIN IMMEDIATE; PostgreSQL: a
+ * transaction-scoped advisory lock per tenant, environment and company, taken in NIF order (no deadlock).
+ */
+export async function lockExposure(database: Database, tx: Db, scope: { tenantId: string; env: string }, nifs: Iterable<string>) {
+  if (database.dialect !== 'postgres') return;
+  for (const nif of [...new Set(nifs)].sort()) await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`exposure:${scope.tenantId}:${scope.env}:${nif}`}, 0))`);
 }
