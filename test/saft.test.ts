@@ -67,6 +67,11 @@ describe('the demo SAF-T file', () => {
     expect(await codesOf((x) => x.replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?<InvoiceDate>)[^<]*(<\/InvoiceDate>)/, '$12017-02-31$2'))).toContain('date_invalid@Invoice 1T 1/1');
     expect(await codesOf((x) => x.replace(/<TaxAccountingBasis>[^<]*<\/TaxAccountingBasis>/, '<TaxAccountingBasis>Z</TaxAccountingBasis>'))).toContain('header_value_invalid@Header/TaxAccountingBasis');
     expect(await codesOf((x) => x.replace(/<StartDate>[^<]*<\/StartDate>/, '<StartDate>2017-02-31</StartDate>'))).toContain('header_value_invalid@Header/StartDate');
+    // a month 13 is a value the calendar has not, not malformed XML: the rest of the file is still checked
+    const month13 = await codesOf((x) => x.replace(/<EndDate>[^<]*<\/EndDate>/, '<EndDate>2017-13-01</EndDate>').replace(/(<InvoiceNo>1T 1\/1<\/InvoiceNo>[\s\S]*?<InvoiceDate>)[^<]*(<\/InvoiceDate>)/, '$12017-13-40$2'));
+    expect(month13).toContain('header_value_invalid@Header/EndDate');
+    expect(month13).toContain('date_invalid@Invoice 1T 1/1');
+    expect(month13.some((c) => c.startsWith('xml_malformed'))).toBe(false);
     // an error after the list of checks is full (of warnings) still makes the file invalid
     const capped = await parseSaft((async function* () {
       yield variant((x) => x.replace(/<TaxAccountingBasis>[^<]*<\/TaxAccountingBasis>/, '<TaxAccountingBasis>Z</TaxAccountingBasis>'));

@@ -7,6 +7,7 @@ import { ATCUD_REQUIRED_FROM } from '../invoice/qr';
 import { createPublicKey, createVerify, type KeyObject } from 'node:crypto';
 import { SaxesParser, type SaxesTagNS } from 'saxes';
 import { isValidNif } from '../../lib/nif';
+import { FORMAT_PATTERNS } from '../../lib/schemas';
 
 export const SAFT_NAMESPACE = 'urn:OECD:StandardAuditFile-Tax:PT_1.04_01';
 const REQUIRED_HEADER = ['AuditFileVersion', 'CompanyID', 'TaxRegistrationNumber', 'TaxAccountingBasis', 'CompanyName', 'FiscalYear', 'StartDate', 'EndDate', 'CurrencyCode', 'DateCreated', 'TaxEntity', 'ProductCompanyTaxID', 'SoftwareCertificateNumber', 'ProductID', 'ProductVersion'];
@@ -36,7 +37,7 @@ const ALLOWED: Record<SectionName, { type: Set<string>; status: Set<string> }> =
 };
 const TAX_ACCOUNTING_BASIS = new Set('C E F I P R S T'.split(' '));
 /** YYYY-MM-DD and a day the calendar has */
-const isCalendarDate = (v: string) => /^\d{4}-\d{2}-\d{2}$/.test(v) && new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) === v;
+const isCalendarDate = (v: string) => FORMAT_PATTERNS.date.test(v); // (a Date of month 13 threw, and the parse stopped as malformed XML)
 /** what every document of every section must carry (SAFTPT_1_04_01.xsd), besides its number, date, status, type and party */
 const REQUIRED_DOCUMENT_FIELDS = ['ATCUD', 'SystemEntryDate', 'TaxPayable', 'NetTotal', 'GrossTotal'] as const;
 type SectionName = keyof typeof SECTIONS;
