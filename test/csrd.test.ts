@@ -359,6 +359,12 @@ describe('POST /v1/csrd/report — errors', () => {
     expect(lang.fields).toEqual([{ path: 'language', message: 'must be one of: "pt-PT", "en"' }]); // worded as on every route
     const dates = expectError(await report({ nif: '505201348', reporting_period: { start: '2026-12-31', end: '2026-01-01' } }), 422, 'validation_failed');
     expect(dates.fields.map((f: any) => f.path)).toEqual(['reporting_period.end']);
+    // a period that has not begun (by the service's clock), or of decades: typos printed as the report's period
+    const future = expectError(await report({ nif: '505201348', reporting_period: { start: '2030-01-01', end: '2030-12-31' } }), 422, 'validation_failed');
+    expect(future.fields).toEqual([{ path: 'reporting_period.start', message: `is after today (${h.clock.now().toISOString().slice(0, 10)}): a report covers a period that has begun` }]);
+    const decades = expectError(await report({ nif: '505201348', reporting_period: { start: '1990-01-01', end: '2026-12-31' } }), 422, 'validation_failed');
+    expect(decades.fields).toEqual([{ path: 'reporting_period.end', message: 'is more than 24 months after reporting_period.start (at most 1991-12-31): a report covers one financial year' }]);
+    expect(expectError(await report({ nif: '505201348', reporting_period: { start: '2024-01-01', end: '2026-01-01' } }), 422, 'validation_failed').fields[0].path).toBe('reporting_period.end');
     const notADate = expectError(await report({ nif: '505201348', reporting_period: { start: '2026-02-30', end: '2026' } }), 422, 'validation_failed');
     expect(notADate.fields.map((f: any) => f.path).sort()).toEqual(['reporting_period.end', 'reporting_period.start']);
     const company = expectError(await report({ nif: '505201348', company: { country: 'Portugal', turnover_eur: -1 } }), 422, 'validation_failed');

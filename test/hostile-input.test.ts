@@ -71,19 +71,27 @@ describe('a string field given an object', () => {
 });
 
 describe('NUL characters', () => {
-  test('in a JSON string (also on the score fast path) or in the URL: 422 on both databases, nothing stored', async () => {
-    for (const [path, body] of [
-      ['/v1/score', { nif: '599000015', customer_reference: 'a\u0000b' }],
-      ['/v1/decision', { nif: '599000015', customer_reference: 'a\u0000b', context: { operation_type: 'factoring', amount_eur: 1, expected_term_days: 1 } }],
-      ['/v1/admin/webhooks', { url: 'https://example.com/\u0000', enabled_events: ['*'] }],
+  test('in a JSON string (also on the score fast path) or in a query: 422 on the field, on both databases, nothing stored; in a path: 404', async () => {
+    for (const [path, body, field] of [
+      ['/v1/score', { nif: '599000015', customer_reference: 'a\u0000b' }, 'customer_reference'],
+      ['/v1/decision', { nif: '599000015', customer_reference: 'a\u0000b', context: { operation_type: 'factoring', amount_eur: 1, expected_term_days: 1 } }, 'customer_reference'],
+      ['/v1/admin/webhooks', { url: 'https://example.com/\u0000', enabled_events: ['*'] }, 'url'],
+      ['/v1/score/batch', { items: [{ nif: '599000015' }, { nif: '5990\u000000015' }] }, 'items.1.nif'],
+      ['/v1/score', { nif: '599000015', ['x\u0000']: 1 }, 'x\\0'],
     ] as const) {
       const b = expectError(await h.json('POST', path, { key, body }), 422, 'validation_failed');
-      expect(b.fields).toEqual([{ path: '(body)', message: 'must not contain NUL characters' }]);
+      expect(b.fields).toEqual([{ path: field, message: 'must not contain NUL characters' }]);
     }
-    for (const url of ['/v1/erp-connector/sync/%00', '/v1/erp-connector/connections/%00', '/v1/decisions?nif=%00']) {
+    const q = expectError(await h.json('GET', '/v1/decisions?limit=5&nif=%00', { key }), 422, 'validation_failed');
+    expect(q.fields).toEqual([{ path: 'query.nif', message: 'must not contain NUL characters' }]);
+    for (const url of ['/v1/erp-connector/sync/%00', '/v1/erp-connector/connections/%00', '/v1/decisions/dec_x%00y', '/v1/zzz%00']) {
       const method = url.includes('connections') ? 'DELETE' : 'GET';
-      expect(expectError(await h.json(method, url, { key }), 422, 'validation_failed').fields[0].path).toBe('(url)');
+      expectError(await h.json(method, url, { key }), 404, 'resource_not_found');
     }
+    // a text's own backslash followed by u0000 is not a NUL: accepted as it is
+    const literal = await h.call('POST', '/v1/score', { key, rawBody: '{"nif":"599000015","customer_reference":"C:\\\\u0000x"}', headers: { 'content-type': 'application/json' } });
+    expect(literal.status).toBe(200);
+    expect((await literal.json()).customer_reference).toBe('C:\\u0000x');
     // a page a person's browser opens answers as a page
     for (const url of ['/v1/erp-connector/oauth/consent?state=%00', '/v1/erp-connector/oauth/callback?state=%00&code=x', '/portal/p?t=%00']) {
       const res = await h.call('GET', url, {});

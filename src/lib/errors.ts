@@ -161,3 +161,16 @@ export function errorBody(err: ApiError, requestId: string, docsBase: string) {
     ...err.extra.body,
   };
 }
+
+/** every item whose id an earlier item of the same list has, named with that item */
+export function repeatedIds(list: string, items: { id?: string | undefined }[]): FieldError[] {
+  const first = new Map<string, number>();
+  const out: FieldError[] = [];
+  items.forEach((item, i) => {
+    if (item.id === undefined) return;
+    const at = first.get(item.id);
+    if (at === undefined) first.set(item.id, i);
+    else if (out.length < 50) out.push({ path: `${list}.${i}.id`, message: `repeats ${list}.${at}` });
+  });
+  return out;
+}

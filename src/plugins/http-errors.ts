@@ -102,6 +102,28 @@ export const JSON_CONTENT_TYPE = /^application\/([\w.+-]*\+)?json\b/i;
 
 /** service pages (probes, metrics, docs): not authenticated, never limited (their rate-limit headers only report) */
 export const isServicePath = (path: string) => /^\/(healthz|readyz|metrics|openapi\.json|docs|roadmap|\.well-known)(\/|$)/.test(path);
+/** where a parsed body holds a NUL character (in a text or a field's name), as field paths; at most 20 */
+function nulPaths(value: unknown, path = '', out: string[] = []): string[] {
+  if (out.length >= 20) return out;
+  if (typeof value === 'string') {
+    if (value.includes('\0')) out.push(path || '(body)');
+  } else if (Array.isArray(value)) value.forEach((v, i) => nulPaths(v, path ? `${path}.${i}` : String(i), out));
+  else if (value !== null && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) {
+      const at = path ? `${path}.${k.replaceAll('\0', '\\0')}` : k.replaceAll('\0', '\\0');
+      if (k.includes('\0')) out.push(at);
+      else nulPaths(v, at, out);
+    }
+  return out;
+}
+const safeDecode = (s: string) => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+};
+
 /** the path of an absolute request URL, without parsing it whole */
 const pathOf = (url: string) => {
   const start = url.indexOf('/', url.indexOf('//') + 2);
@@ -299,12 +321,16 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
     if (text.trim() === '') return {};
     if (!JSON_CONTENT_TYPE.test(contentType ?? '')) throw wrongType();
     if (jsonTooDeep(text)) throw tooDeepError();
-    if (text.includes('\\u0000') || text.includes('\0')) throw validationError([{ path: '(body)', message: 'must not contain NUL characters' }]);
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
       throw new ApiError('invalid_json', 'The request body is not valid JSON.');
+    }
+    // (a raw NUL is not JSON; the escape may be a text's own backslash and "u0000": the values tell)
+    if (text.includes('\\u0000')) {
+      const paths = nulPaths(value);
+      if (paths.length) throw validationError(paths.map((path) => ({ path, message: 'must not contain NUL characters' })));
     }
     assertNoCoercionTraps(text, value);
     assertWellFormedStrings(text, value);
@@ -323,9 +349,13 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       // NUL cannot be stored in PostgreSQL text (a 500 there, silently kept by SQLite): refused
       // everywhere alike, in the URL here and in JSON bodies at parsing
       if (request.url.includes('%00')) {
+        const path = pathOf(request.url);
         // a page a person's browser opens answers as a page
-        if (BROWSER_PAGES.test(pathOf(request.url))) return errorPage(400, 'This link is not valid', 'The link holds a character no link of this service has. Nothing was changed.');
-        throw validationError([{ path: '(url)', message: 'must not contain NUL characters' }]);
+        if (BROWSER_PAGES.test(path)) return errorPage(400, 'This link is not valid', 'The link holds a character no link of this service has. Nothing was changed.');
+        // in the path: no route or resource has such a name (a malformed id is 404, as an unknown one)
+        if (path.includes('%00')) throw unknownResource(safeDecode(path.slice(path.lastIndexOf('/') + 1)).replaceAll('\0', '\\0'));
+        const names = [...new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1))].filter(([k, v]) => k.includes('\0') || v.includes('\0')).map(([k]) => k.replaceAll('\0', '\\0'));
+        if (names.length) throw validationError([...new Set(names)].map((name) => ({ path: `query.${name}`, message: 'must not contain NUL characters' })));
       }
       const query = request.url.indexOf('?');
       if (query >= 0) {

@@ -1,5 +1,6 @@
 import { t } from 'elysia';
 import { CustomerReference, DateTime, Int, PageLimit } from '../../lib/schemas';
+import { NIF_SHAPE } from '../../lib/nif';
 
 export const ScreenRequest = t.Object({
   name: t.String({ minLength: 1, maxLength: 300, description: 'The name to screen (a person or an organisation)' }),
@@ -7,9 +8,9 @@ export const ScreenRequest = t.Object({
   birth_date: t.Optional(t.String({ format: 'date-or-year', description: 'YYYY-MM-DD or YYYY: agreeing raises a person\'s score by 0.03, disagreeing lowers it by 0.15' })),
   nationality: t.Optional(t.String({ format: 'country', description: 'ISO 3166-1 alpha-2' })),
   country: t.Optional(t.String({ format: 'country', description: 'ISO 3166-1 alpha-2 (of an organisation; nationality is used when both are given)' })),
-  nif: t.Optional(t.String({ pattern: '^[0-9]{9}$', description: 'The subject\'s Portuguese tax number (NIF/NIPC), exactly 9 digits: recorded with the screening' })),
+  nif: t.Optional(t.String({ pattern: NIF_SHAPE.source, format: 'nif', description: 'The subject\'s Portuguese tax number (NIF/NIPC), exactly 9 digits, the last its mod-11 check digit (one that fails it is 422 invalid_nif): recorded with the screening' })),
   min_score: t.Optional(t.Number({ minimum: 0, maximum: 0.97, default: 0.85, description: 'Matches below this score are not reported (default 0.85); at most 0.97, the score of a match, so a match is always reported' })),
-  lists: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 16 }), { minItems: 1, maxItems: 10, description: 'Lists to screen against (default: every list loaded: un, eu)' })),
+  lists: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 16 }), { minItems: 1, maxItems: 10, uniqueItems: true, description: 'Lists to screen against (default: every list loaded: un, eu)' })),
   monitor: t.Optional(t.Boolean({ default: false, description: 'Keep the subject for re-screening when a list is updated' })),
   customer_reference: t.Optional(CustomerReference),
 });

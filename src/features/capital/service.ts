@@ -1,4 +1,4 @@
-import { aboutField, ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, type FieldError } from '../../lib/errors';
+import { aboutField, ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, repeatedIds, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import { isWholeCents, WHOLE_CENTS } from '../../lib/schemas';
 import type { ScoreCaller, ScoreService } from '../score/service';
@@ -35,6 +35,8 @@ export class CapitalService {
       if (e.nif !== undefined && !isValidNif(e.nif)) errors.push({ path: `exposures.${i}.nif`, message: NIF_CHECK_DIGIT_FAILS });
       if (!isWholeCents(e.ead_eur)) errors.push({ path: `exposures.${i}.ead_eur`, message: WHOLE_CENTS });
     });
+    // a line's id is echoed to tell the answer's lines apart
+    errors.push(...repeatedIds('exposures', body.exposures));
     // what the group owes includes this line and the portfolio's other lines of its NIF (a smaller
     // figure gave them the supporting factor, and one obligor two treatments in one request)
     const owedByNif = new Map<string, number>();

@@ -86,7 +86,7 @@ export function csrdRoutes(ctx: AppContext) {
         {
           transform({ body }) {
             // the NIF's check digit is one of the fields (format nif): invalid_nif when it is the only problem
-            const fields = validateReportBody(body);
+            const fields = validateReportBody(body, ctx.clock.now().toISOString().slice(0, 10));
             if (fields.length) throw fieldProblems(fields);
           },
           body: CsrdReportRequest,

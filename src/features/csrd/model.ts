@@ -13,7 +13,7 @@ const DateOnly = RequestDate({ description: 'A calendar date, YYYY-MM-DD', examp
 
 export const ReportingPeriod = t.Object(
   { start: DateOnly, end: DateOnly },
-  { description: 'The period the report covers (start ≤ end). Default: the calendar year in which the assessment was made.' },
+  { description: 'The period the report covers: a financial year (start ≤ end, at most 24 months, starting no later than today). Default: the calendar year in which the assessment was made.' },
 );
 
 export const CompanyDetails = t.Object(
@@ -120,8 +120,11 @@ export type CsrdReportInput = Static<typeof CsrdReportRequest>;
 
 export const ReportIdParams = t.Object({ id: t.String({ maxLength: 64, description: 'report_id (rep_…)' }) });
 
-/** Every failing field at once: the schema, exactly one of assessment_id/nif, real dates, start ≤ end. */
-export function validateReportBody(body: unknown): FieldError[] {
+/** the longest reporting period: a financial year, a first or changed one included */
+const MAX_PERIOD_MONTHS = 24;
+
+/** Every failing field at once: the schema, exactly one of assessment_id/nif, real dates, start ≤ end, a period of at most 24 months that has begun. */
+export function validateReportBody(body: unknown, today: string): FieldError[] {
   if (!isJsonObject(body)) return [NOT_AN_OBJECT];
   const fields: FieldError[] = [];
   const seen = new Set<string>();
@@ -146,6 +149,14 @@ export function validateReportBody(body: unknown): FieldError[] {
     // (each date's own form is the schema's: format date)
     if (typeof period.start === 'string' && typeof period.end === 'string' && isRequestDate(period.start) && isRequestDate(period.end) && period.start > period.end)
       fields.push({ path: 'reporting_period.end', message: 'must not be before reporting_period.start' });
+    // a report is of a financial year that has begun: a period of decades, or one that starts in the
+    // future, is a typo that would be printed on the report as its period
+    else if (typeof period.start === 'string' && typeof period.end === 'string' && isRequestDate(period.start) && isRequestDate(period.end)) {
+      if (period.start > today) fields.push({ path: 'reporting_period.start', message: `is after today (${today}): a report covers a period that has begun` });
+      const [y, m, d] = period.start.split('-').map(Number) as [number, number, number];
+      const latestEnd = new Date(Date.UTC(y, m - 1 + MAX_PERIOD_MONTHS, d - 1)).toISOString().slice(0, 10);
+      if (period.end > latestEnd) fields.push({ path: 'reporting_period.end', message: `is more than ${MAX_PERIOD_MONTHS} months after reporting_period.start (at most ${latestEnd}): a report covers one financial year` });
+    }
   }
   return fields;
 }

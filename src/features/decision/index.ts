@@ -4,6 +4,7 @@ import { authed, jsonAnswer, scoreGenerationNow } from '../../plugins/auth';
 import { langOf, localised, requestState } from '../../plugins/request-state';
 import { routeDocs } from '../../lib/api-doc';
 import { isJsonObject, unknownFields, validationError } from '../../lib/errors';
+import { isWholeCents, WHOLE_CENTS } from '../../lib/schemas';
 import { MODALITIES } from './policy';
 import { actorOf, AdminService } from '../admin/service';
 import type { ScoreService } from '../score/service';
@@ -105,6 +106,7 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
       ({ auth, body }) => {
         if (Object.keys(body).length === 0 || (body.lgd && Object.keys(body.lgd).length === 0 && Object.keys(body).length === 1))
           throw validationError([{ path: '(body)', message: 'must set at least one of: min_tier, max_amount_eur, lgd, margin_bps' }]);
+        if (body.max_amount_eur !== undefined && !isWholeCents(body.max_amount_eur)) throw validationError([{ path: 'max_amount_eur', message: WHOLE_CENTS }]);
         return service.updatePolicy({ ...actorOf(auth), env: auth.env }, body, admin);
       },
       {

@@ -3,26 +3,17 @@ import { and, eq, gte, inArray, lte } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
-import { unknownFields, validationError, type FieldError } from '../../lib/errors';
+import { fieldProblems, NIF_CHECK_DIGIT_FAILS, repeatedIds, unknownFields, validationError, type FieldError } from '../../lib/errors';
 import { requestState } from '../../plugins/request-state';
 import { noBooks } from '../erp/util';
 import { reconcileAsync, type BankTransaction, type OpenInvoice } from './engine';
 import { ReconcileRequest, ReconcileResponse } from './model';
+import { isWholeCents, WHOLE_CENTS } from '../../lib/schemas';
+import { isValidNif } from '../../lib/nif';
 
 const cents = (euros: number) => Math.round(euros * 100);
 type Body = typeof ReconcileRequest.static;
 
-/** every item whose id an earlier item of the same list has, named with that item */
-function repeatedIds(list: string, items: { id: string }[]): FieldError[] {
-  const first = new Map<string, number>();
-  const out: FieldError[] = [];
-  items.forEach((item, i) => {
-    const at = first.get(item.id);
-    if (at === undefined) first.set(item.id, i);
-    else if (out.length < 50) out.push({ path: `${list}.${i}.id`, message: `repeats ${list}.${at}` });
-  });
-  return out;
-}
 
 /** POST /v1/reconcile (scope `erp`): bank transactions against open invoices, from the body or from the tenant's synced data. */
 export function reconcileRoutes(ctx: AppContext) {
@@ -53,6 +44,15 @@ export function reconcileRoutes(ctx: AppContext) {
     };
   };
 
+  /** what the schema cannot say of an item: whole cents, a due date on or after the issue date, a NIF's check digit */
+  const itemProblems = (transactions: NonNullable<Body['transactions']>, invoices: NonNullable<Body['invoices']>): FieldError[] => [
+    ...transactions.flatMap((x, i) => (isWholeCents(x.amount) ? [] : [{ path: `transactions.${i}.amount`, message: WHOLE_CENTS }])),
+    ...invoices.flatMap((x, i) => [
+      ...(isWholeCents(x.amount_open) ? [] : [{ path: `invoices.${i}.amount_open`, message: WHOLE_CENTS }]),
+      ...(x.due_date && x.due_date < x.issue_date ? [{ path: `invoices.${i}.due_date`, message: `is before the issue date (${x.issue_date})` }] : []),
+      ...(x.customer_nif && !isValidNif(x.customer_nif) ? [{ path: `invoices.${i}.customer_nif`, message: NIF_CHECK_DIGIT_FAILS }] : []),
+    ]),
+  ];
   return new Elysia({ name: 'reconcile' })
     .use(authed(ctx, 'erp'))
     .post(
@@ -68,9 +68,11 @@ export function reconcileRoutes(ctx: AppContext) {
         if (body.source?.from && body.source.to && body.source.from > body.source.to) throw refuse([{ path: 'source.from', message: `is after source.to (${body.source.to})` }]);
         // a match names ids: two items under one id could not be told apart in the answer
         if (inline) {
-          const repeats = [...repeatedIds('transactions', body.transactions!), ...repeatedIds('invoices', body.invoices!)];
-          if (repeats.length) throw refuse(repeats);
+          const problems = [...repeatedIds('transactions', body.transactions!), ...repeatedIds('invoices', body.invoices!), ...itemProblems(body.transactions!, body.invoices!)];
+          // (a NIF failing its check digit alone is invalid_nif, as on every route)
+          if (problems.length) throw fieldProblems([...problems, ...unknownFields(requestState(request).parsedBody, ReconcileRequest.properties)]);
         }
+        if (body.fee_tolerance !== undefined && !isWholeCents(body.fee_tolerance)) throw refuse([{ path: 'fee_tolerance', message: WHOLE_CENTS }]);
         const data = inline
           ? {
               transactions: body.transactions!.map((x): BankTransaction => ({ id: x.id, date: x.date, amount_cents: cents(x.amount), description: x.description, counterparty: x.counterparty ?? null, currency: x.currency })),
