@@ -91,7 +91,7 @@ describe('NUL characters', () => {
     // a text's own backslash followed by u0000 is not a NUL: accepted as it is
     const literal = await h.call('POST', '/v1/score', { key, rawBody: '{"nif":"599000015","customer_reference":"C:\\\\u0000x"}', headers: { 'content-type': 'application/json' } });
     expect(literal.status).toBe(200);
-    expect((await literal.json()).customer_reference).toBe('C:\\u0000x');
+    expect(((await literal.json()) as { customer_reference: string }).customer_reference).toBe('C:\\u0000x');
     // a page a person's browser opens answers as a page
     for (const url of ['/v1/erp-connector/oauth/consent?state=%00', '/v1/erp-connector/oauth/callback?state=%00&code=x', '/portal/p?t=%00']) {
       const res = await h.call('GET', url, {});
