@@ -169,6 +169,32 @@ describe('programmes, suppliers, payables', () => {
     }
   });
 
+  test("an erased tenant's funded payables are kept as they are: the sweep does not default them", async () => {
+    const t = await h.tenant();
+    const k = t.api_key;
+    const p = await programme(k);
+    const [x] = (await h.json('POST', `/v1/confirming/anchor/${p.programme_id}/payables`, { key: k, body: { payables: [payable('E1', 100_000, '2026-12-01')] } })).body.data;
+    await act(k, x.payable_id, 'accept');
+    await act(k, x.payable_id, 'fund');
+    const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live', name: 'live' });
+    expect((await h.json('POST', '/v1/admin/gdpr/erase', { key: live.api_key, body: { confirmation: 'ERASE-MY-DATA' } })).status).toBe(200);
+    const { confirmingService } = await import('../src/features/confirming');
+    const { decisionService } = await import('../src/features/decision');
+    const { scoreService } = await import('../src/features/score');
+    const { auditTrail } = await import('../src/features/audit');
+    const { eq } = await import('drizzle-orm');
+    const { db, t: tables } = h.ctx.database;
+    h.clock.advance(100 * 86_400_000);
+    try {
+      expect(await confirmingService(h.ctx, decisionService(h.ctx, scoreService(h.ctx)), auditTrail(h.ctx)).flagDefaults()).toBe(0);
+      const rows = await db.select().from(tables.confirmingPayables).where(eq(tables.confirmingPayables.id, x.payable_id));
+      expect(rows.map((r) => r.status)).toEqual(rows.length ? ['funded'] : []);
+      expect((await db.select().from(tables.events).where(eq(tables.events.tenantId, t.tenant_id))).filter((e) => e.type === 'default.flagged')).toEqual([]);
+    } finally {
+      h.clock.advance(-100 * 86_400_000);
+    }
+  });
+
   test('one limit per anchor across products: a second programme gets what the first leaves; factoring on the anchor counts its programmes', async () => {
     const t = await h.tenant();
     const first = await programme(t.api_key); // 10 000 000

@@ -364,6 +364,31 @@ describe('double assignment, lifecycle, events, audit', () => {
       h.clock.advance(-100 * 86_400_000);
     }
   });
+
+  test("an erased tenant's operations are kept as they are: the sweep does not default them, nor add an event or an audit entry", async () => {
+    const t = await h.tenant();
+    const op = (await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('E 1/1', TIER_A, 10_000, '2026-12-01')] }, t.api_key)).body;
+    await act(op.operation_id, 'fund', {}, t.api_key);
+    const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live', name: 'live' });
+    expect((await h.json('POST', '/v1/admin/gdpr/erase', { key: live.api_key, body: { confirmation: 'ERASE-MY-DATA' } })).status).toBe(200);
+    const { db, t: tables } = h.ctx.database;
+    const audit = async () => (await db.select().from(tables.auditEntries).where(eq(tables.auditEntries.tenantId, t.tenant_id))).length;
+    const eventsOf = async () => (await db.select().from(tables.events).where(eq(tables.events.tenantId, t.tenant_id))).length;
+    const [auditBefore, eventsBefore] = [await audit(), await eventsOf()];
+    const factoring = (await import('../src/features/factoring')).factoringService;
+    const { decisionService } = await import('../src/features/decision');
+    const { scoreService } = await import('../src/features/score');
+    const { auditTrail } = await import('../src/features/audit');
+    h.clock.advance(100 * 86_400_000);
+    try {
+      await factoring(h.ctx, decisionService(h.ctx, scoreService(h.ctx)), auditTrail(h.ctx)).flagDefaults();
+      const [row] = await db.select().from(tables.financeOperations).where(eq(tables.financeOperations.id, op.operation_id));
+      expect(row!.status).toBe('funded');
+      expect([await audit(), await eventsOf()]).toEqual([auditBefore, eventsBefore]);
+    } finally {
+      h.clock.advance(-100 * 86_400_000);
+    }
+  });
 });
 
 describe('reading, scope, tenants, idempotency', () => {

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, ne } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
@@ -382,7 +382,14 @@ export class ConfirmingService {
   async flagDefaults(): Promise<number> {
     const p = this.t.confirmingPayables;
     const cutoff = isoDay(new Date(this.now().getTime() - this.ctx.config.factoringDefaultAfterDays * 86_400_000));
-    const due = await this.ctx.database.db.select({ id: p.id, tenantId: p.tenantId, env: p.env }).from(p).where(and(eq(p.status, 'funded'), lt(p.dueDate, cutoff))).limit(200);
+    const tn = this.t.tenants;
+    const due = await this.ctx.database.db
+      .select({ id: p.id, tenantId: p.tenantId, env: p.env })
+      .from(p)
+      // an erased tenant's payables are kept as its AML record only: never processed again
+      .innerJoin(tn, and(eq(tn.id, p.tenantId), ne(tn.status, 'terminated')))
+      .where(and(eq(p.status, 'funded'), lt(p.dueDate, cutoff)))
+      .limit(200);
     let n = 0;
     for (const r of due) {
       try {

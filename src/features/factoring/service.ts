@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, ne, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
 import { aboutField, ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, nifProblems, validationError, type FieldError } from '../../lib/errors';
@@ -554,7 +554,7 @@ export class FactoringService {
 
   /**
    * The default sweep: funded operations still unpaid FACTORING_DEFAULT_AFTER_DAYS after their last
-   * due date are defaulted. Safe on every replica at once: the compare-and-set lets one win.
+   * due date are defaulted (not an erased tenant's). Safe on every replica at once: the compare-and-set lets one win.
    */
   async flagDefaults(): Promise<number> {
     const o = this.t.financeOperations;
@@ -562,6 +562,8 @@ export class FactoringService {
     const due = await this.ctx.database.db
       .select({ id: o.id, tenantId: o.tenantId, env: o.env })
       .from(o)
+      // an erased tenant's operations are kept as its AML record only: never processed again
+      .innerJoin(this.t.tenants, and(eq(this.t.tenants.id, o.tenantId), ne(this.t.tenants.status, 'terminated')))
       .where(and(eq(o.status, 'funded'), lt(o.lastDueDate, cutoff)))
       .limit(200);
     let flagged = 0;
