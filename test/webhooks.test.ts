@@ -343,6 +343,37 @@ describe('signed delivery (Standard Webhooks)', () => {
     expect(got.headers['webhook-signature']!.split(' ').length).toBe(2);
     expect(() => new Webhook(rot.body.signing_secret).verify(got.body, got.headers)).not.toThrow();
     expect(() => new Webhook(c.body.signing_secret).verify(got.body, got.headers)).not.toThrow();
+    expect(rot.body).toMatchObject({ previous_secret_prefix: c.body.signing_secret_prefix, ended_secret_prefix: null });
+  });
+
+  test('a second rotation within the grace says the first secret ends now (one earlier secret is kept), in its answer and the audit log', async () => {
+    const t = await h.tenant();
+    const c = await create(t.api_key, { url: rx.url, enabled_events: ['*'] });
+    const first = await h.json('POST', `/v1/admin/webhooks/${c.body.id}/rotate-secret`, { key: t.api_key });
+    const second = await h.json('POST', `/v1/admin/webhooks/${c.body.id}/rotate-secret`, { key: t.api_key });
+    expect(second.status).toBe(200);
+    expect(second.body).toMatchObject({ previous_secret_prefix: first.body.signing_secret_prefix, ended_secret_prefix: c.body.signing_secret_prefix });
+    const r = await h.json('POST', `/v1/admin/webhooks/${c.body.id}/test`, { key: t.api_key });
+    const got = await until(() => rx.received.find((x) => x.headers['webhook-id'] === r.body.event_id));
+    expect(() => new Webhook(second.body.signing_secret).verify(got.body, got.headers)).not.toThrow();
+    expect(() => new Webhook(first.body.signing_secret).verify(got.body, got.headers)).not.toThrow();
+    expect(() => new Webhook(c.body.signing_secret).verify(got.body, got.headers)).toThrow(); // as the answer said
+    const audit = await auditOf(h, t.tenant_id, 'webhook.secret_rotated');
+    expect(audit.map((a) => a.details)).toEqual([
+      expect.objectContaining({ previous_secret_prefix: c.body.signing_secret_prefix, ended_secret_prefix: null }),
+      expect.objectContaining({ previous_secret_prefix: first.body.signing_secret_prefix, ended_secret_prefix: c.body.signing_secret_prefix }),
+    ]);
+    for (const a of audit) expect(JSON.stringify(a.details)).not.toContain(second.body.signing_secret);
+  });
+
+  test('the audit log says what a change of endpoint changed: its url and events, from and to; creation and deletion name them', async () => {
+    const t = await h.tenant();
+    const c = await create(t.api_key, { url: rx.url, enabled_events: ['score.updated'] });
+    await h.json('PATCH', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key, body: { url: `${rx.url}/moved`, enabled_events: ['*'] } });
+    await h.json('DELETE', `/v1/admin/webhooks/${c.body.id}`, { key: t.api_key });
+    expect((await auditOf(h, t.tenant_id, 'webhook.created'))[0]!.details).toEqual({ url: rx.url, description: null, enabled_events: ['score.updated'] });
+    expect((await auditOf(h, t.tenant_id, 'webhook.updated'))[0]!.details).toEqual({ changes: { url: { from: rx.url, to: `${rx.url}/moved` }, enabled_events: { from: ['score.updated'], to: ['*'] } } });
+    expect((await auditOf(h, t.tenant_id, 'webhook.deleted'))[0]!.details).toEqual({ url: `${rx.url}/moved`, enabled_events: ['*'], status: 'active' });
   });
 
   test('failures are retried with back-off (3 attempts), counted, then succeed; success resets the counter', async () => {

@@ -29,7 +29,12 @@ export const WebhookEndpoint = t.Object(
 
 export const WebhookEndpointWithSecret = t.Composite([
   t.Omit(WebhookEndpoint, []),
-  t.Object({ signing_secret: t.String({ description: 'The full whsec_ secret, shown this once' }), previous_secret_expires_at: t.Optional(DateTime) }),
+  t.Object({
+    signing_secret: t.String({ description: 'The full whsec_ secret, shown this once' }),
+    previous_secret_prefix: t.Optional(t.String({ description: 'Rotation: the prefix of the secret replaced, still signed with until previous_secret_expires_at' })),
+    previous_secret_expires_at: t.Optional(DateTime),
+    ended_secret_prefix: t.Optional(t.Union([t.String(), t.Null()], { description: 'Rotation: the prefix of a secret an earlier rotation had left in its grace period, which this rotation ended now (one earlier secret is kept); null when none' })),
+  }),
 ]);
 
 export const CreateWebhook = t.Object({

@@ -224,7 +224,7 @@ export class WebhookService {
     };
     await this.database.withTx(async (tx) => {
       await tx.insert(this.database.t.webhookEndpoints).values(row);
-      await audit(tx, 'webhook.created', id);
+      await audit(tx, 'webhook.created', id, { url: row.url, description: row.description, enabled_events: row.enabledEvents });
     });
     return { ...endpointView({ ...row, previousSecretEnc: null, previousSecretExpiresAt: null, lastSuccessAt: null, lastFailureAt: null, failingSince: null }), signing_secret: secret };
   }
@@ -257,7 +257,13 @@ export class WebhookService {
       if (patch.status === 'disabled' || reEnabled) await this.holdPending(tx, id);
       // what the endpoint missed: its held deliveries, and the ones given up during the failure streak
       const n = reEnabled ? await this.releaseMissed(tx, before) : 0;
-      await audit(tx, 'webhook.updated', id, reEnabled ? { status: 'active', previous_status: before.status, deliveries_released: n } : {});
+      // what changed, from and to: where a bank's events go is what a reviewer of the log looks for
+      const changes: Record<string, { from: unknown; to: unknown }> = {};
+      if (set.url !== undefined && set.url !== before.url) changes.url = { from: before.url, to: set.url };
+      if (set.description !== undefined && set.description !== before.description) changes.description = { from: before.description, to: set.description };
+      if (set.enabledEvents !== undefined && JSON.stringify(set.enabledEvents) !== JSON.stringify(before.enabledEvents)) changes.enabled_events = { from: before.enabledEvents, to: set.enabledEvents };
+      if (set.status !== undefined && set.status !== before.status) changes.status = { from: before.status, to: set.status };
+      await audit(tx, 'webhook.updated', id, { changes, ...(reEnabled ? { status: 'active', previous_status: before.status, deliveries_released: n } : {}) });
       return n;
     });
     if (reEnabled && released) this.onBacklog(id);
@@ -381,29 +387,36 @@ export class WebhookService {
   }
 
   async remove(scope: WebhookScope, id: string, audit: Audit) {
-    await this.get(scope, id);
+    const ep = await this.get(scope, id);
     const { t } = this.database;
     await this.database.withTx(async (tx) => {
       await tx.delete(t.webhookDeliveries).where(and(eq(t.webhookDeliveries.endpointId, id), eq(t.webhookDeliveries.tenantId, scope.tenantId)));
       await tx.delete(t.webhookEndpoints).where(and(eq(t.webhookEndpoints.id, id), eq(t.webhookEndpoints.tenantId, scope.tenantId)));
-      await audit(tx, 'webhook.deleted', id);
+      await audit(tx, 'webhook.deleted', id, { url: ep.url, enabled_events: ep.enabledEvents, status: ep.status });
     });
     return { id, deleted: true };
   }
 
+  /**
+   * A new secret; the one it replaces is still signed with for PREVIOUS_SECRET_TTL_MS. One earlier
+   * secret is kept, so a secret still in its grace from an earlier rotation ends now: said in the
+   * answer (`ended_secret_prefix`) and the audit log, as a rotation after a leak means it to.
+   */
   async rotateSecret(scope: WebhookScope, id: string, audit: Audit) {
     const ep = await this.get(scope, id);
     const secret = newSigningSecret();
-    const previousExpires = new Date(this.now().getTime() + PREVIOUS_SECRET_TTL_MS);
+    const now = this.now();
+    const previousExpires = new Date(now.getTime() + PREVIOUS_SECRET_TTL_MS);
+    const ended = ep.previousSecretEnc && ep.previousSecretExpiresAt && ep.previousSecretExpiresAt > now ? this.box.open(ep.previousSecretEnc).slice(0, SECRET_PREFIX_LENGTH) : null;
     const w = this.database.t.webhookEndpoints;
     await this.database.withTx(async (tx) => {
       await tx
         .update(w)
         .set({ secretEnc: this.box.seal(secret), secretPrefix: secret.slice(0, SECRET_PREFIX_LENGTH), previousSecretEnc: ep.secretEnc, previousSecretExpiresAt: previousExpires })
         .where(eq(w.id, id));
-      await audit(tx, 'webhook.secret_rotated', id);
+      await audit(tx, 'webhook.secret_rotated', id, { signing_secret_prefix: secret.slice(0, SECRET_PREFIX_LENGTH), previous_secret_prefix: ep.secretPrefix, previous_secret_expires_at: previousExpires.toISOString(), ended_secret_prefix: ended });
     });
-    return { ...endpointView(await this.get(scope, id)), signing_secret: secret, previous_secret_expires_at: previousExpires.toISOString() };
+    return { ...endpointView(await this.get(scope, id)), signing_secret: secret, previous_secret_prefix: ep.secretPrefix, previous_secret_expires_at: previousExpires.toISOString(), ended_secret_prefix: ended };
   }
 
   /** webhook.test: an event delivered to this endpoint only. */
