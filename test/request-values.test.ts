@@ -74,3 +74,16 @@ describe('POST /v1/basel/capital', () => {
     expect((await post('/v1/basel/capital', { exposures: [{ pd: 0.01, ead_eur: 1000 }, { pd: 0.01, ead_eur: 1000 }] })).status).toBe(200);
   });
 });
+
+describe('list queries', () => {
+  test('every problem at once, a number beside others included; enumerations worded by their values', async () => {
+    const b = expectError(await h.json('GET', '/v1/factoring/operations?status=zzz&limit=0', { key }), 422, 'validation_failed');
+    expect(b.fields).toEqual([
+      { path: 'query.status', message: expect.stringContaining('must be one of: "submitted"') },
+      { path: 'query.limit', message: 'must be an integer from 1 to 200' },
+    ]);
+    const p = expectError(await h.json('GET', '/v1/confirming/anchor/cfp_00000000-0000-7000-8000-000000000000/payables?status=zzz&supplier_nif=599000016&limit=2.5', { key }), 422, 'validation_failed');
+    expect(p.fields.map((f: { path: string }) => f.path)).toEqual(['query.status', 'query.supplier_nif', 'query.limit']);
+    expect(p.fields[0].message).toBe('must be one of: "approved", "accepted", "funded", "settled", "defaulted", "written_off", "cancelled"');
+  });
+});

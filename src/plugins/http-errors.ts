@@ -571,10 +571,7 @@ function fromValidation(error: ValidationLike, request: Request): ApiError {
       const n = Number(v);
       return Number.isNaN(n) || (integer && !Number.isInteger(n)) || (minimum !== undefined && n < minimum) || (maximum !== undefined && n > maximum);
     });
-    const range = minimum !== undefined && maximum !== undefined ? ` from ${minimum} to ${maximum}` : '';
-    // a number with listed values: those, not its range (which reads as any number within it)
-    const message = Array.isArray(listed) && listed.length && hit && !Number.isNaN(Number(hit[1])) ? `must be one of: ${listed.join(', ')}` : `must be ${integer ? 'an integer' : 'a number'}${range}`;
-    return validationError([{ path: hit ? `query.${hit[0]}` : 'query', message }]);
+    return validationError([{ path: hit ? `query.${hit[0]}` : 'query', message: numberMessage({ minimum, maximum, integer, listed }, hit?.[1]) }]);
   }
   // a malformed resource id is an unknown one (404, no fields), so the form of what was asked for
   // tells nothing apart; a problem of another path parameter (an enumeration) is still listed alone,
@@ -606,6 +603,26 @@ function fromValidation(error: ValidationLike, request: Request): ApiError {
     seen.add(path);
     fields.push({ path, message: describe(e) });
   }
+  // a query number beside another problem: its text passes the schema's text branch, so it is
+  // judged here as it is alone (the "property" error above), and every problem is named at once
+  if (error.type === 'query' && error.value && typeof error.value === 'object')
+    for (const [name, schema] of Object.entries((error.validator as { schema?: { properties?: Record<string, QueryNumberSchema> } } | undefined)?.schema?.properties ?? {})) {
+      const raw = (error.value as Record<string, unknown>)[name];
+      const numeric = schema.anyOf?.find((b) => b.type === 'integer' || b.type === 'number');
+      if (typeof raw !== 'string' || !numeric || seen.has(`query.${name}`)) continue;
+      const n = Number(raw);
+      const integer = numeric.type === 'integer';
+      if (raw.trim() === '' || Number.isNaN(n) || (integer && !Number.isInteger(n)) || (numeric.minimum !== undefined && n < numeric.minimum) || (numeric.maximum !== undefined && n > numeric.maximum))
+        fields.push({ path: `query.${name}`, message: numberMessage({ minimum: numeric.minimum, maximum: numeric.maximum, integer, listed: numeric.enum }, raw) });
+    }
   // NIFs failing their check digit and nothing else: invalid_nif, as the routes' own checks answer
   return fieldProblems(fields);
+}
+type QueryNumberSchema = { anyOf?: { type?: string; minimum?: number; maximum?: number; enum?: unknown[] }[] };
+
+/** what a query number must be: its listed values, or its kind and range */
+function numberMessage(o: { minimum?: number; maximum?: number; integer: boolean; listed?: unknown[] }, value: string | undefined): string {
+  const range = o.minimum !== undefined && o.maximum !== undefined ? ` from ${o.minimum} to ${o.maximum}` : '';
+  // a number with listed values: those, not its range (which reads as any number within it)
+  return Array.isArray(o.listed) && o.listed.length && value !== undefined && !Number.isNaN(Number(value)) ? `must be one of: ${o.listed.join(', ')}` : `must be ${o.integer ? 'an integer' : 'a number'}${range}`;
 }

@@ -1,5 +1,6 @@
 import { t } from 'elysia';
 import { Nif, NineDigits, Page, Int, Text, RequestDate, PageLimit } from '../../lib/schemas';
+import { PAYABLE_STATUSES } from './states';
 
 const IsoDate = RequestDate();
 const Nullable = <S extends Parameters<typeof t.Union>[0][number]>(s: S) => t.Union([s, t.Null()]);
@@ -60,7 +61,7 @@ export const PayableParams = t.Object({ id: t.String({ pattern: '^cpy_[0-9a-f-]{
 export const PayableActionParams = t.Object({ id: t.String({ pattern: '^cpy_[0-9a-f-]{36}$' }), action: t.Union([t.Literal('accept'), t.Literal('fund'), t.Literal('settle'), t.Literal('default'), t.Literal('write_off'), t.Literal('cancel')]) });
 export const PayableActionBody = t.Optional(t.Object({ reason: t.Optional(Text(500)) }));
 export const PayableListQuery = t.Object({
-  status: t.Optional(t.String({ pattern: '^(approved|accepted|funded|settled|defaulted|written_off|cancelled)$' })),
+  status: t.Optional(t.Union(PAYABLE_STATUSES.map((s) => t.Literal(s)))),
   supplier_nif: t.Optional(Nif),
   limit: PageLimit,
   cursor: t.Optional(t.String({ pattern: '^cpy_[0-9a-f-]{36}$' })),
