@@ -32,6 +32,24 @@ function invoicePdf(png: Uint8Array, pages = 1, onPage = 1) {
   return new Uint8Array(doc.saveToBuffer('compress').asUint8Array()); // copied out of the wasm heap
 }
 
+/**
+ * A two-page PDF as many invoicing programs print one: page 1 text only (no images, no resources),
+ * page 2 the QR drawn as vector squares, one per dark module of `png`
+ */
+function vectorQrPdf(png: Uint8Array) {
+  const pix = new mupdf.Image(png).toPixmap();
+  const [w, h, n] = [pix.getWidth(), pix.getHeight(), pix.getNumberOfComponents() + (pix.getAlpha() ? 1 : 0)];
+  const samples = pix.getPixels();
+  const squares: string[] = [];
+  for (let y = 0; y < h; y += 4)
+    for (let x = 0; x < w; x += 4) if (samples[((y + 2) * w + (x + 2)) * n]! < 128) squares.push(`${40 + x * 0.5} ${60 + (h - y - 4) * 0.5} 2 2 re`);
+  pix.destroy();
+  const doc = new mupdf.PDFDocument();
+  doc.insertPage(-1, doc.addPage([0, 0, 595, 842], 0, {} as never, ''));
+  doc.insertPage(-1, doc.addPage([0, 0, 595, 842], 0, {} as never, `0 g ${squares.join(' ')} f`));
+  return new Uint8Array(doc.saveToBuffer('compress').asUint8Array());
+}
+
 describe('decodeQr', () => {
   test('the AT specification example decodes, named, with no check failing', () => {
     const { fields, checks } = decodeQr(AT_EXAMPLE);
@@ -160,6 +178,10 @@ describe('POST /v1/invoice/extract', () => {
     const fromPdf = await send(invoicePdf(png, 3, 2), 'application/pdf');
     expect(fromPdf.status).toBe(200);
     expect(fromPdf.body).toMatchObject({ source: 'pdf', page: 2, fields: fromText.body.fields, valid: true });
+    // pages without any image (text only, the QR drawn as vectors) are rendered and searched too
+    const vector = await send(vectorQrPdf(png), 'application/pdf');
+    expect(vector.status).toBe(200);
+    expect(vector.body).toMatchObject({ source: 'pdf', page: 2, fields: fromText.body.fields, valid: true });
   });
 
   test("the README's sample files (fixtures/invoice) extract to the AT example, as a body and as a multipart part", async () => {

@@ -224,8 +224,10 @@ function largestImagePixels(page: unknown): number {
   let visited = 0;
   const seen = new Set<number>();
   const walk = (resources: Obj, depth: number) => {
+    // (MuPDF answers an absent key with its null object, not JavaScript's null: a page without
+    // images, text only or a QR drawn as vectors, threw here and was refused as unreadable)
     const xobjects = resources.isNull() ? null : resources.resolve().get('XObject');
-    if (depth > 4 || !xobjects || !xobjects.resolve().isDictionary()) return;
+    if (depth > 4 || !xobjects || xobjects.isNull() || !xobjects.resolve().isDictionary()) return;
     xobjects.resolve().forEach((value) => {
       if (++visited > 1000) return;
       if (value.isIndirect()) {
