@@ -127,7 +127,7 @@ describe('POST /v1/forecast', () => {
     expect(new DOMParserLike(text).ok).toBe(true);
     const png = await h.call('POST', '/v1/forecast', { key, body, headers: { accept: 'image/png' } });
     expect(png.headers.get('content-type')).toBe('image/png');
-    expect([svg.headers.get('vary'), png.headers.get('vary')]).toEqual(['Accept', 'Accept']); // the answer depends on Accept
+    expect([svg.headers.get('vary'), png.headers.get('vary')]).toEqual(['Accept, Accept-Language', 'Accept, Accept-Language']); // the answer depends on Accept (and its words on the language)
     const bytes = new Uint8Array(await png.arrayBuffer());
     const img = new mupdf.Image(bytes).toPixmap();
     expect([img.getWidth(), img.getHeight()]).toEqual([720, 360]);
@@ -135,6 +135,32 @@ describe('POST /v1/forecast', () => {
     let coloured = 0;
     for (let i = 0; i < px.length; i += img.getNumberOfComponents()) if (px[i]! < 200 || px[i + 1]! < 200 || px[i + 2]! < 200) coloured++;
     expect(coloured / (img.getWidth() * img.getHeight())).toBeGreaterThan(0.02);
+  });
+
+  test("the chart's axis runs between round amounts; its words and numbers in the caller's language", async () => {
+    const labels = (svg: string) => [...svg.matchAll(/text-anchor="end" fill="#333">([^<]+)</g)].map((m) => m[1]!);
+    const en = await h.call('POST', '/v1/forecast', { key, body, headers: { accept: 'image/svg+xml' } });
+    const enText = await en.text();
+    expect(en.headers.get('content-language')).toBe('en');
+    expect(enText).toContain('Cash forecast demo/books from 2026-07-01');
+    expect(enText).toContain('>W1<');
+    const amounts = labels(enText).map((l) => Number(l.replace(/ EUR$/, '').replaceAll(',', '')));
+    expect(amounts.length).toBeGreaterThanOrEqual(3);
+    // from the lowest up: one step between ticks, 1, 2, 2.5 or 5 times a power of ten, and every tick a multiple of it
+    const step = amounts[1]! - amounts[0]!;
+    expect(amounts.every((a, i) => i === 0 || a - amounts[i - 1]! === step)).toBe(true);
+    expect([1, 2, 2.5, 5]).toContain(step / 10 ** Math.floor(Math.log10(step)));
+    expect(amounts.every((a) => a % step === 0)).toBe(true);
+    const pt = await h.call('POST', '/v1/forecast', { key, body, headers: { accept: 'image/svg+xml', 'accept-language': 'pt-PT' } });
+    const ptText = await pt.text();
+    expect(pt.headers.get('content-language')).toBe('pt-PT');
+    expect(ptText).toContain('Previsão de tesouraria demo/books a partir de 2026-07-01');
+    expect(ptText).toContain('semanas a partir de 2026-07-01 (linha p50, faixa p10-p90)');
+    expect(ptText).toContain('>S1<');
+    expect(labels(ptText)).toEqual(amounts.map((a) => `${a < 0 ? '-' : ''}${Math.abs(a).toString().replace(/\B(?=(\d{3})+(?!\d))/g, '\u00a0')}\u00a0€`));
+    // the PNG draws the same words (its font has the no-break space and €)
+    const png = await h.call('POST', '/v1/forecast', { key, body, headers: { accept: 'image/png', 'accept-language': 'pt-PT' } });
+    expect([png.status, png.headers.get('content-language')]).toEqual([200, 'pt-PT']);
   });
 
   test('Idempotency-Key: a replay answers by its own Accept (the chart drawn again from the stored forecast)', async () => {

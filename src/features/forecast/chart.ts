@@ -12,39 +12,65 @@ const W = 720;
 const H = 360;
 const M = { l: 90, r: 20, t: 40, b: 50 };
 
-function geometry(r: ForecastResult, title: string) {
+export type ChartLang = 'en' | 'pt';
+
+/** the chart's words in each language the API answers in */
+const WORDS = {
+  en: { title: (source: string, asOf: string) => `Cash forecast ${source} from ${asOf}`, axis: (asOf: string) => `weeks from ${asOf} (p50 line, p10-p90 band)`, week: 'W', desc: (n: number, asOf: string) => `Weekly closing balance, p50 with the p10 to p90 band, ${n} weeks from ${asOf}; weeks at risk shaded.` },
+  pt: { title: (source: string, asOf: string) => `Previsão de tesouraria ${source} a partir de ${asOf}`, axis: (asOf: string) => `semanas a partir de ${asOf} (linha p50, faixa p10-p90)`, week: 'S', desc: (n: number, asOf: string) => `Saldo semanal de fecho, p50 com a faixa p10 a p90, ${n} semanas a partir de ${asOf}; semanas em risco sombreadas.` },
+} as const;
+export const chartTitle = (lang: ChartLang, source: string, asOf: string) => WORDS[lang].title(source, asOf);
+
+/** whole euros as each language writes them: 300,844 EUR / 300 844 € (a no-break space: WinAnsi has it, the PNG's font draws it) */
+const euros = (cents: number, lang: ChartLang) => {
+  const whole = Math.round(cents / 100);
+  const digits = Math.abs(whole).toString().replace(/\B(?=(\d{3})+(?!\d))/g, lang === 'pt' ? '\u00a0' : ',');
+  return `${whole < 0 ? '-' : ''}${digits}${lang === 'pt' ? '\u00a0€' : ' EUR'}`;
+};
+
+/** a tick spacing a person reads at a glance: 1, 2, 2.5 or 5 × a power of ten, about `span / 4` */
+function niceStep(span: number): number {
+  const raw = span / 4;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  return ([1, 2, 2.5, 5, 10].find((m) => m * power >= raw) ?? 10) * power;
+}
+
+function geometry(r: ForecastResult, title: string, lang: ChartLang) {
   const values = r.weeks.flatMap((w) => [w.balance_p10_cents, w.balance_p90_cents]).concat([0, r.opening_balance_cents]);
   let lo = Math.min(...values);
   let hi = Math.max(...values);
   if (lo === hi) hi = lo + 100;
-  const pad = (hi - lo) * 0.08;
-  lo -= pad;
-  hi += pad;
+  // the axis runs between round values (whole euros at least), one of them zero when it is crossed
+  const step = Math.max(100, niceStep(hi - lo));
+  lo = Math.floor(lo / step) * step;
+  hi = Math.ceil(hi / step) * step;
+  const ticks: number[] = [];
+  for (let v = lo; v <= hi + step / 2; v += step) ticks.push(v);
   const n = r.weeks.length;
   const x = (i: number) => M.l + ((W - M.l - M.r) * i) / Math.max(1, n);
   const y = (v: number) => M.t + ((H - M.t - M.b) * (hi - v)) / (hi - lo);
-  const eur = (c: number) => `${Math.round(c / 100).toLocaleString('en-US')} EUR`;
   const pts = (f: (w: ForecastResult['weeks'][number]) => number) => r.weeks.map((w, i) => `${x(i + 1).toFixed(1)},${y(f(w)).toFixed(1)}`);
   const start = `${x(0).toFixed(1)},${y(r.opening_balance_cents).toFixed(1)}`;
   return {
     title,
-    axis: `weeks from ${r.as_of} (p50 line, p10-p90 band)`,
+    axis: WORDS[lang].axis(r.as_of),
+    desc: WORDS[lang].desc(r.weeks.length, r.as_of),
     risk: r.weeks.filter((w) => w.at_risk).map((w) => ({ x: x(w.week - 1), y: M.t, w: x(1) - x(0), h: H - M.t - M.b })),
-    grid: Array.from({ length: 5 }, (_, i) => lo + ((hi - lo) * i) / 4).map((v) => ({ y: y(v), label: eur(v) })),
+    grid: ticks.map((v) => ({ y: y(v), label: euros(v, lang) })),
     zero: y(0),
     band: `M${start} L${pts((w) => w.balance_p90_cents).join(' L')} L${[...pts((w) => w.balance_p10_cents)].reverse().join(' L')} Z`,
     line: `M${start} L${pts((w) => w.balance_p50_cents).join(' L')}`,
     points: r.weeks.map((w, i) => ({ x: x(i + 1), y: y(w.balance_p50_cents) })),
-    weeks: r.weeks.map((w, i) => ({ x: x(i + 1), label: `W${w.week}` })),
+    weeks: r.weeks.map((w, i) => ({ x: x(i + 1), label: `${WORDS[lang].week}${w.week}` })),
   };
 }
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
-export function forecastSvg(r: ForecastResult, title: string): string {
-  const g = geometry(r, title);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="t d" font-family="Helvetica, Arial, sans-serif" font-size="11">
-<title id="t">${esc(title)}</title><desc id="d">Weekly closing balance, p50 with the p10 to p90 band, ${r.weeks.length} weeks from ${r.as_of}; weeks at risk shaded.</desc>
+export function forecastSvg(r: ForecastResult, title: string, lang: ChartLang = 'en'): string {
+  const g = geometry(r, title, lang);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="t d" font-family="Helvetica, Arial, sans-serif" font-size="11" xml:lang="${lang === 'pt' ? 'pt-PT' : 'en'}">
+<title id="t">${esc(title)}</title><desc id="d">${esc(g.desc)}</desc>
 <rect width="${W}" height="${H}" fill="#ffffff"/>
 ${g.risk.map((b) => `<rect class="risk" x="${b.x.toFixed(1)}" y="${b.y}" width="${b.w.toFixed(1)}" height="${b.h}" fill="#fdecea"/>`).join('\n')}
 ${g.grid.map((t) => `<line x1="${M.l}" x2="${W - M.r}" y1="${t.y.toFixed(1)}" y2="${t.y.toFixed(1)}" stroke="#e0e0e0"/><text x="${M.l - 6}" y="${(t.y + 4).toFixed(1)}" text-anchor="end" fill="#333">${esc(t.label)}</text>`).join('\n')}
@@ -59,8 +85,8 @@ ${g.weeks.map((w) => `<text x="${w.x.toFixed(1)}" y="${H - M.b + 16}" text-ancho
 }
 
 /** The same chart as PNG. */
-export async function forecastPng(r: ForecastResult, title: string): Promise<Uint8Array> {
-  const g = geometry(r, title);
+export async function forecastPng(r: ForecastResult, title: string, lang: ChartLang = 'en'): Promise<Uint8Array> {
+  const g = geometry(r, title, lang);
   const doc = await PDFDocument.create();
   const page = doc.addPage([W, H]);
   const font = await doc.embedFont(StandardFonts.Helvetica);

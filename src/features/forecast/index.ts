@@ -8,8 +8,8 @@ import { apiDoc } from '../../lib/api-doc';
 import { noBooks } from '../erp/util';
 import { BooksProvider } from '../erp/model';
 import { balanceOn, forecast, type ForecastInvoice, type ForecastResult, type ForecastTransaction } from './engine';
-import { requestState } from '../../plugins/request-state';
-import { forecastPng, forecastSvg } from './chart';
+import { langOf, requestState } from '../../plugins/request-state';
+import { chartTitle, forecastPng, forecastSvg } from './chart';
 import { Int, RequestDate } from '../../lib/schemas';
 
 const Cents = Int({ minimum: -1e13, maximum: 1e13 });
@@ -41,12 +41,15 @@ const CHARTS = ['image/svg+xml', 'image/png'] as const;
 /** POST /v1/forecast (scope `erp`): 13 weeks of cash from the books the tenant holds. */
 export function forecastRoutes(ctx: AppContext) {
   /** the chart the caller's Accept asks for, or null for JSON */
-  const chart = async (accept: string | undefined, result: ForecastResult, source: string, headers: Record<string, string>) => {
-    const title = `Cash forecast ${source} from ${result.as_of}`;
-    const type = preferredDocument(accept, CHARTS);
-    if (type === 'image/svg+xml') return new Response(forecastSvg(result, title), { headers: { ...headers, 'content-type': 'image/svg+xml; charset=utf-8' } });
-    if (type === 'image/png') return new Response(await forecastPng(result, title), { headers: { ...headers, 'content-type': 'image/png' } });
-    return null;
+  const chart = async (request: Request, result: ForecastResult, source: string, headers: Record<string, string>) => {
+    const type = preferredDocument(request.headers.get('accept') ?? undefined, CHARTS);
+    if (!type) return null;
+    // its words and numbers in the caller's language (Accept-Language: pt-PT or en)
+    const lang = langOf({ 'accept-language': request.headers.get('accept-language') ?? undefined });
+    const title = chartTitle(lang, source, result.as_of);
+    const marked = { ...headers, 'content-language': lang === 'pt' ? 'pt-PT' : 'en', vary: 'Accept, Accept-Language' };
+    if (type === 'image/svg+xml') return new Response(forecastSvg(result, title, lang), { headers: { ...marked, 'content-type': 'image/svg+xml; charset=utf-8' } });
+    return new Response(await forecastPng(result, title, lang), { headers: { ...marked, 'content-type': 'image/png' } });
   };
   return new Elysia({ name: 'forecast' })
     .use(authed(ctx, 'erp'))
@@ -57,7 +60,7 @@ export function forecastRoutes(ctx: AppContext) {
       if (!preferredDocument(accept, CHARTS)) return;
       const replay = await replayedJson<ForecastResult & { source?: string }>(response, 200);
       if (!replay || !Array.isArray(replay.stored.weeks)) return;
-      return (await chart(accept, replay.stored, replay.stored.source ?? '', replay.headers)) ?? undefined;
+      return (await chart(request, replay.stored, replay.stored.source ?? '', replay.headers)) ?? undefined;
     })
     .post(
     '/v1/forecast',
@@ -98,10 +101,10 @@ export function forecastRoutes(ctx: AppContext) {
         payables: body.payables ?? [],
       });
       ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'forecast' });
-      set.headers.vary = 'Accept'; // JSON, SVG or PNG by Accept
+      set.headers.vary = 'Accept'; // JSON, SVG or PNG by Accept (a chart's words by Accept-Language too)
       const source = `${body.source.provider}/${body.source.customer_reference}`;
       const json = { ...result, assumptions: result.assumptions as unknown as Record<string, unknown>, currency: 'EUR' as const, source, opening_balance_source: body.opening_balance_cents ? ('given' as const) : ('movements' as const) } satisfies typeof ForecastResponse.static;
-      const drawn = await chart(headers.accept, result, source, set.headers as Record<string, string>);
+      const drawn = await chart(request, result, source, set.headers as Record<string, string>);
       if (!drawn) return json as typeof json & Response;
       // a chart is not what an Idempotency-Key stores: the JSON forecast is (a replay draws the chart again)
       const state = requestState(request);
