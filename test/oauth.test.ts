@@ -58,7 +58,11 @@ describe('the token endpoint, as an OAuth library uses it', () => {
     expect(scored.status).toBe(200);
     expect(scored.headers.get('x-ratelimit-limit')).toBe('321');
     // the narrower token cannot assess ESG, the full one can reach the route
-    expectError(await h.json('POST', '/v1/esg', { key: viaPost.access_token, body: {} }), 403, 'insufficient_scope');
+    const narrow = await h.json('POST', '/v1/esg', { key: viaPost.access_token, body: {} });
+    expectError(narrow, 403, 'insufficient_scope');
+    // RFC 6750 §3.1: the scope it lacks, on the fast path's routes and on the others alike
+    expect(narrow.headers.get('www-authenticate')).toBe('Bearer realm="api", error="insufficient_scope", scope="esg"');
+    expect((await h.json('GET', '/v1/erp/demo/invoices', { key: viaPost.access_token })).headers.get('www-authenticate')).toBe('Bearer realm="api", error="insufficient_scope", scope="erp"');
     expect((await h.json('POST', '/v1/esg', { key: viaBasic.access_token, body: {} })).status).toBe(422);
     // usage is attributed to the client's principal
     await h.ctx.usage.flush();

@@ -233,7 +233,9 @@ const hasScope = (key: KeyRow, scope: Scope) => key.scopes.includes('*') || key.
 /** After admission: a suspended tenant, or a key without the endpoint's scope (403s). */
 export function refusal({ tenant, key }: FoundKey, scope: Scope | null): ApiError | null {
   if (tenant.status === 'suspended') return new ApiError('tenant_suspended', 'The tenant is suspended.');
-  if (scope !== null && !hasScope(key, scope)) return new ApiError('insufficient_scope', `This endpoint needs the "${scope}" scope (or "*").`);
+  // RFC 6750 §3.1: the scope the token lacks, for OAuth clients' libraries (API keys are Bearer tokens too)
+  if (scope !== null && !hasScope(key, scope))
+    return new ApiError('insufficient_scope', `This endpoint needs the "${scope}" scope (or "*").`, { headers: { 'www-authenticate': `Bearer realm="api", error="insufficient_scope", scope="${scope}"` } });
   return null;
 }
 
