@@ -462,7 +462,15 @@ describe('sync runs in the sandbox (demo data)', () => {
     const inv = await h.json('GET', '/v1/erp/toconline/invoices?limit=200', { key: t.api_key });
     expect(inv.body.data).toHaveLength(50);
     expect(inv.body.data.every((i: any) => i.provider === 'toconline' && i.provider_document_id.startsWith('toconline-inv-'))).toBe(true);
+    // nor VAT breakdowns or references: its document list carries none live
+    expect(inv.body.data.every((i: any) => i.vat_breakdown.length === 0 && i.references.length === 0)).toBe(true);
     expect((await h.json('GET', '/v1/erp/demo/invoices', { key: t.api_key })).body.data).toHaveLength(0);
+    // a provider whose API gives them (in the sandbox: PHC) brings them
+    await connect('phc', 'c-phc', t.api_key);
+    await syncAndWait({ provider: 'phc', customer_reference: 'c-phc' }, t.api_key);
+    const phc = (await h.json('GET', '/v1/erp/phc/invoices?limit=200', { key: t.api_key })).body.data;
+    expect(phc.some((i: any) => i.vat_breakdown.length > 0)).toBe(true);
+    expect(phc.some((i: any) => i.references.length > 0)).toBe(true);
   });
 
   test('an identical sync still queued or running is joined, not duplicated', async () => {

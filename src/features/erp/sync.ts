@@ -349,9 +349,12 @@ export class SyncService {
     if (conn.status !== 'active') throw new UpstreamError('relink_required', 'the connection needs to be linked again');
     if (run.env === 'sandbox') {
       const opts = { seed: run.customerReference, invoices: this.settings.demoInvoices, startDate: this.settings.demoStartDate, provider: run.provider };
-      const invoices: AnySource = { kind: 'invoices', ordered: true, pages: chunks(demoInvoices(opts), batch), idOf: (x: SyncedInvoice) => x.provider_document_id };
-      // a provider whose API has no bank transactions brings none in the sandbox either (as live)
-      if (run.provider !== 'demo' && !PROVIDER_DEFAULTS[run.provider as ErpProvider].bankTransactions) return [invoices];
+      const traits = run.provider === 'demo' ? null : PROVIDER_DEFAULTS[run.provider as ErpProvider];
+      // what the provider's API cannot give, the sandbox does not either (as live): a document list
+      // without VAT breakdowns and references, no bank transactions
+      const documents = traits && !traits.documentDetails ? withoutDetails(demoInvoices(opts)) : demoInvoices(opts);
+      const invoices: AnySource = { kind: 'invoices', ordered: true, pages: chunks(documents, batch), idOf: (x: SyncedInvoice) => x.provider_document_id };
+      if (traits && !traits.bankTransactions) return [invoices];
       return [invoices, { kind: 'transactions', ordered: true, pages: chunks(demoTransactions(opts), batch), idOf: (x: SyncedTransaction) => x.provider_transaction_id }];
     }
     const session = this.tokens.session(conn, info!.client!);
@@ -699,4 +702,9 @@ export async function liveConnection(database: Database, scope: Pick<ErpCaller, 
     .orderBy(desc(c.createdAt))
     .limit(5);
   return rows.find((x) => x.status === 'active') ?? rows[0] ?? null;
+}
+
+/** documents as a list API without their VAT breakdown and references gives them */
+function* withoutDetails(invoices: Iterable<SyncedInvoice>): Generator<SyncedInvoice> {
+  for (const invoice of invoices) yield { ...invoice, vat_breakdown: [], references: [] };
 }

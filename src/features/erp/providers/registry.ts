@@ -41,6 +41,8 @@ interface Defaults {
   implemented: 'toconline' | 'moloni' | null;
   /** false: its API has no bank-transaction resource (a sandbox sync of it then brings invoices only, as live would) */
   bankTransactions: boolean;
+  /** false: its document list carries no VAT breakdown nor references (a sandbox sync of it then brings them empty, as live would) */
+  documentDetails: boolean;
   note: string;
 }
 
@@ -53,6 +55,7 @@ export const PROVIDER_DEFAULTS: Record<ErpProvider, Defaults> = {
     scopes: ['commercial'],
     implemented: 'toconline',
     bankTransactions: false,
+    documentDetails: false,
     note: 'OAuth2 authorization code + PKCE, Basic client auth at the token endpoint; JSON:API',
   },
   moloni: {
@@ -62,6 +65,7 @@ export const PROVIDER_DEFAULTS: Record<ErpProvider, Defaults> = {
     scopes: [],
     implemented: 'moloni',
     bankTransactions: false,
+    documentDetails: false,
     note: 'OAuth2 authorization code without PKCE; client credentials in the grant query string',
   },
   sage: {
@@ -71,6 +75,7 @@ export const PROVIDER_DEFAULTS: Record<ErpProvider, Defaults> = {
     scopes: ['full_access'],
     implemented: null,
     bankTransactions: true,
+    documentDetails: true,
     note: 'no API client yet (invoice and bank-transaction resources not verified)',
   },
   primavera: {
@@ -80,6 +85,7 @@ export const PROVIDER_DEFAULTS: Record<ErpProvider, Defaults> = {
     scopes: ['application'],
     implemented: null,
     bankTransactions: true,
+    documentDetails: true,
     note: 'Jasmin uses client credentials per account, not a customer consent flow; no API client yet',
   },
   invoicexpress: {
@@ -89,6 +95,7 @@ export const PROVIDER_DEFAULTS: Record<ErpProvider, Defaults> = {
     scopes: [],
     implemented: null,
     bankTransactions: true,
+    documentDetails: true,
     note: 'InvoiceXpress authenticates with an account API key in the query string, not OAuth; no API client yet',
   },
   phc: {
@@ -98,6 +105,7 @@ export const PROVIDER_DEFAULTS: Record<ErpProvider, Defaults> = {
     scopes: [],
     implemented: null,
     bankTransactions: true,
+    documentDetails: true,
     note: 'no public API documentation available; no API client yet',
   },
 };
