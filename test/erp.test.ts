@@ -434,6 +434,44 @@ describe('sync runs in the sandbox (demo data)', () => {
     expect(await dbCount('invoices', t.tenant_id)).toBe(nInv);
   });
 
+  test('synced_since is the change feed: the rows a later sync stored, late documents with older dates included, which since misses', async () => {
+    const t = await h.tenant();
+    await connect('demo', 'feed', t.api_key);
+    const gen = [...demoInvoices({ seed: 'feed', invoices: 50, startDate: '2025-11-01' })].sort((a, b) => (a.updated_at < b.updated_at ? -1 : 1));
+    const cut = gen[30]!.updated_at;
+    // a first sync of a window: the newest rows only
+    const first = await syncAndWait({ provider: 'demo', customer_reference: 'feed', since: cut }, t.api_key);
+    const read = async (q: string) => {
+      const rows: { id: string; synced_at: string; updated_at: string }[] = [];
+      for (let cursor = ''; ; ) {
+        const page = (await h.json('GET', `/v1/erp/demo/invoices?customer_reference=feed&limit=7${q}${cursor}`, { key: t.api_key })).body;
+        rows.push(...page.data);
+        if (!page.next_cursor) return rows;
+        cursor = `&cursor=${page.next_cursor}`;
+      }
+    };
+    const seen = await read('');
+    expect(seen.length).toBe(first.invoices_count);
+    const mark = seen.map((r) => r.synced_at).sort().at(-1)!;
+    const newest = seen.map((r) => r.updated_at).sort().at(-1)!;
+    h.clock.advance(60_000);
+    // later, the rest arrives: documents older than anything read so far
+    const rest = await syncAndWait({ provider: 'demo', customer_reference: 'feed' }, t.api_key);
+    expect(rest.status).toBe('succeeded');
+    const older = (await read(`&since=${encodeURIComponent(newest)}`)).filter((r) => !seen.some((s) => s.id === r.id));
+    expect(older).toEqual([]); // since: by the provider's date, they are not "after" anything
+    const feed = (await read(`&synced_since=${encodeURIComponent(new Date(Date.parse(mark) + 1).toISOString())}`)).map((r) => r.id).sort();
+    const all = (await read('')).map((r) => r.id);
+    expect(feed).toEqual(all.filter((id) => !seen.some((s) => s.id === id)).sort());
+    expect(feed.length).toBe(50 - seen.length);
+    // a full sync writes every row again (counted), but a row as it was keeps its synced_at: nothing new in the feed
+    const mark2 = (await read('')).map((r) => r.synced_at).sort().at(-1)!;
+    h.clock.advance(60_000);
+    expect((await syncAndWait({ provider: 'demo', customer_reference: 'feed', mode: 'full' }, t.api_key)).invoices_count).toBe(50);
+    expect(await read(`&synced_since=${encodeURIComponent(new Date(Date.parse(mark2) + 1).toISOString())}`)).toEqual([]);
+    expectError(await h.json('GET', '/v1/erp/demo/invoices?synced_since=yesterday', { key: t.api_key }), 422, 'validation_failed');
+  });
+
   test('a sync from since is a window: it moves the incremental position only when it covered it; since in the future is 422', async () => {
     const t = await h.tenant();
     await connect('demo', 'window', t.api_key);

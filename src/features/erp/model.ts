@@ -112,6 +112,12 @@ export const SyncedDataQuery = t.Object({
   ...PageQuery,
   customer_reference: t.Optional(t.String({ minLength: 1, maxLength: 128 })),
   since: t.Optional(RequestDateTime({ description: 'only rows whose source updated_at is at or after this instant' })),
+  synced_since: t.Optional(
+    RequestDateTime({
+      description:
+        'only rows this service stored (new or changed) at or after this instant: the change feed. Read every page, keep the greatest synced_at seen, and give it next time: a row a later sync brings with an older updated_at (a late document) is found, which since would miss. A row at the boundary may come again (compare by id).',
+    }),
+  ),
 });
 export const ProviderParams = t.Object({ provider: Provider });
 /** the providers whose data the ERP store can hold: the connectors, and `saft` (imported files, POST /v1/saft/parse?import=true) */

@@ -188,7 +188,7 @@ export class ErpService {
     body: (row: Row) => Body,
     caller: ErpCaller,
     provider: string,
-    q: { limit?: number; cursor?: string; customer_reference?: string; since?: string },
+    q: SyncedQuery,
   ) {
     const t = table as typeof this.t.invoices; // the columns used below exist on both tables
     const limit = q.limit ?? 50;
@@ -196,20 +196,24 @@ export class ErpService {
     if (q.customer_reference) conds.push(eq(t.customerReference, q.customer_reference));
     const since = isoParam(q.since);
     if (since) conds.push(gte(t.sourceUpdatedAt, since));
+    const syncedSince = isoParam(q.synced_since);
+    if (syncedSince) conds.push(gte(t.syncedAt, new Date(syncedSince)));
     const cur = decodePageCursor<[string]>(q.cursor, ['string']);
     if (cur) conds.push(gt(t.id, cur[0]));
     const rows = (await this.db.select().from(t).where(and(...conds)).orderBy(asc(t.id)).limit(limit + 1)) as unknown as Row[];
     return pageOf(rows, limit, body, (last) => encodePageCursor([last.id]));
   }
 
-  listInvoices(caller: ErpCaller, provider: string, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {
+  listInvoices(caller: ErpCaller, provider: string, q: SyncedQuery) {
     return this.syncedRows(this.t.invoices, invoiceBody, caller, provider, q);
   }
 
-  listTransactions(caller: ErpCaller, provider: string, q: { limit?: number; cursor?: string; customer_reference?: string; since?: string }) {
+  listTransactions(caller: ErpCaller, provider: string, q: SyncedQuery) {
     return this.syncedRows(this.t.bankTransactions, txnBody, caller, provider, q);
   }
 }
+
+type SyncedQuery = { limit?: number; cursor?: string; customer_reference?: string; since?: string; synced_since?: string };
 
 // ---------------------------------------------------------------------------------------------
 // One service per AppContext. Settings come from the validated configuration's ERP_* variables

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableName, inArray, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import type { Database, Db } from '../../db/client';
 import { ApiError, validationError } from '../../lib/errors';
@@ -43,9 +43,18 @@ function* chunks<T>(rows: Iterable<T>, size: number): Generator<T[]> {
 }
 
 /** `excluded.<column>` for every listed field: the upsert overwrites with the incoming row (same SQL on both dialects). */
-function excludedSet(table: Record<string, unknown>, fields: string[]): Record<string, SQL> {
+function excludedSet(table: Record<string, unknown>, fields: string[], dialect: 'sqlite' | 'postgres'): Record<string, SQL> {
   const out: Record<string, SQL> = {};
-  for (const f of fields) out[f] = sql.raw(`excluded."${(table[f] as { name: string }).name}"`);
+  const column = (f: string) => (table[f] as { name: string }).name;
+  const stored = (f: string) => `"${getTableName(table as never)}"."${column(f)}"`;
+  for (const f of fields) out[f] = sql.raw(`excluded."${column(f)}"`);
+  // synced_at is when the row last changed here (GET …?synced_since= reads it as a change feed): a
+  // row written again as it was keeps it
+  const differs = fields
+    .filter((f) => f !== 'syncedAt')
+    .map((f) => `${stored(f)} ${dialect === 'postgres' ? 'IS DISTINCT FROM' : 'IS NOT'} excluded."${column(f)}"`)
+    .join(' OR ');
+  if (fields.includes('syncedAt')) out.syncedAt = sql.raw(`CASE WHEN ${differs} THEN excluded."${column('syncedAt')}" ELSE ${stored('syncedAt')} END`);
   return out;
 }
 
@@ -519,7 +528,7 @@ export class SyncService {
       .values(rows.map(({ row, updatedAt }) => this.invoiceRow(run, row, updatedAt, now)))
       .onConflictDoUpdate({
         target: [t.tenantId, t.env, t.provider, t.customerReference, t.providerDocumentId],
-        set: excludedSet(t as unknown as Record<string, unknown>, INVOICE_UPDATE),
+        set: excludedSet(t as unknown as Record<string, unknown>, INVOICE_UPDATE, this.ctx.database.dialect),
       });
   }
 
@@ -531,7 +540,7 @@ export class SyncService {
       .values(rows.map(({ row, updatedAt }) => this.transactionRow(run, row, updatedAt, now)))
       .onConflictDoUpdate({
         target: [t.tenantId, t.env, t.provider, t.customerReference, t.providerTransactionId],
-        set: excludedSet(t as unknown as Record<string, unknown>, TXN_UPDATE),
+        set: excludedSet(t as unknown as Record<string, unknown>, TXN_UPDATE, this.ctx.database.dialect),
       });
   }
 
