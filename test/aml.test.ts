@@ -281,6 +281,21 @@ describe('POST /v1/aml/screen', () => {
   afterAll(() => h.close());
   const screenReq = (body: unknown, k = key) => h.json('POST', '/v1/aml/screen', { key: k, body });
 
+  test('the list\'s very name is reviewed whatever attributes disagree: a potential match, not cleared', async () => {
+    // KPi.056, JANG SONG CHOL, born 1967-03-12, DPRK (a tenant of its own: the next test counts its screenings)
+    const own = (await h.tenant()).api_key;
+    const screenReq = (body: unknown) => h.json('POST', '/v1/aml/screen', { key: own, body });
+    const r = await screenReq({ name: 'Jang Song Chol', type: 'person', birth_date: '1990-01-01', nationality: 'PT' });
+    expect(r.body.status).toBe('potential_match');
+    expect(r.body.matches[0]).toMatchObject({ entry_id: 'KPi.056', score: 0.85, match_type: 'exact' });
+    expect(r.body.matches[0].explanation.attributes).toMatchObject({ birth_date: 'disagrees', country: 'disagrees' });
+    expect(r.body.matches[0].explanation.summary).toContain('reviewed, whatever attributes disagree');
+    // a name only similar, with the same attributes disagreeing, is still cleared by them
+    expect((await screenReq({ name: 'Jang Song Chul', type: 'person', birth_date: '1990-01-01', nationality: 'PT' })).body.status).toBe('clear');
+    // and the same name with its attributes agreeing is a match
+    expect((await screenReq({ name: 'Jang Song Chol', type: 'person', birth_date: '1967-03-12', nationality: 'KP' })).body.status).toBe('match');
+  });
+
   test('a listed person with a typo and missing diacritics: match explained; a Portuguese name: clear; stored and readable', async () => {
     const r = await screenReq({ name: 'Erik Badege', type: 'person', birth_date: '1971', nationality: 'CD', customer_reference: 'onb-1' });
     expect(r.status).toBe(200);

@@ -344,6 +344,12 @@ export const SIMILAR_ONLY_MAX = 0.9;
  */
 export const FOUND_WHOLE_MIN = MATCH_SCORE - BIRTH_AGREES - COUNTRY_AGREES; // 0.92
 export const DEFAULT_MIN_SCORE = 0.85;
+/**
+ * The least an identical list name (its primary name or a good alias, of two or more tokens not all
+ * common) scores, whatever attributes disagree: a potential match at the default min_score. A birth
+ * date and a country both disagreeing (−0.2) had cleared "Jang Song Chol" against KPi.056.
+ */
+export const IDENTICAL_NAME_MIN = DEFAULT_MIN_SCORE;
 /** the most a list name of common tokens alone scores without an agreeing birth date or country */
 export const COMMON_NAME_CAP = 0.95;
 
@@ -414,8 +420,14 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     if (type === 'disagrees') score += TYPE_DISAGREES;
     // a list name made only of tokens many entries share ("Ali Mohammed") names thousands of people:
     // without a birth date or country agreeing it is a potential match at most, never a match
-    const commonOnly = n.spelled.every((t) => index.common.has(t)) && birth !== 'agrees' && country !== 'agrees';
+    const commonName = n.spelled.every((t) => index.common.has(t));
+    const commonOnly = commonName && birth !== 'agrees' && country !== 'agrees';
     if (commonOnly) score = Math.min(score, COMMON_NAME_CAP);
+    // the list's very name (not a weak alias, a single word or common names) is reviewed, never
+    // cleared by a birth date or country that disagrees: lists' dates are often wrong, and listed
+    // people travel on other papers
+    const keptForReview = exact && !weakAlias && !oneWord && !commonName && score < IDENTICAL_NAME_MIN;
+    if (keptForReview) score = IDENTICAL_NAME_MIN;
     score = round3(Math.max(0, Math.min(1, score)));
     if (score < q.min_score) continue;
     const previous = best.get(n.entry);
@@ -429,7 +441,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       match_type: matchType,
       exactTokens: sim.exactTokens,
       explanation: {
-        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${similarOnly && !contained ? ' (similar tokens only, none identical)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${similarOnly && !contained ? ' (similar tokens only, none identical)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${keptForReview ? ' (the same name: reviewed, whatever attributes disagree)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
         tokens: sim.pairs,
         unmatched_tokens: sim.unmatched,
         name_score: round3(nameScore),
