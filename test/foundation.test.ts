@@ -251,6 +251,25 @@ describe('error contract (§2.8)', () => {
 });
 
 describe('OpenAPI 3.1', () => {
+  test('request objects say what the service does with unknown fields: ignored, except where they are refused', async () => {
+    const { body: doc } = await h.json('GET', '/openapi.json');
+    const { api_key: key } = await h.tenant();
+    const schemaOf = (path: string, method = 'post') => {
+      const s = doc.paths[path][method].requestBody.content['application/json'].schema;
+      return s.$ref ? doc.components.schemas[s.$ref.split('/').at(-1)] : s;
+    };
+    // ignored (stripped): the document does not claim they are refused
+    for (const path of ['/v1/score', '/v1/esg', '/v1/admin/webhooks', '/v1/admin/keys/revoke', '/v1/erp-connector/sync'])
+      expect([path, schemaOf(path).additionalProperties]).toEqual([path, undefined]);
+    expect((await h.json('POST', '/v1/score', { key, body: { nif: '599000015', unknown_field: 1 } })).status).toBe(200);
+    // refused: the document says so, and the service does
+    expect(schemaOf('/v1/decision').properties.context.additionalProperties).toBe(false);
+    expect(schemaOf('/v1/esg').properties.answers.additionalProperties).toBe(false);
+    expect(schemaOf('/v1/admin/credit-policy', 'patch').additionalProperties).toBe(false);
+    const refused = await h.json('POST', '/v1/decision', { key, body: { nif: '599000015', context: { operation_type: 'factoring', amount_eur: 1000, expected_term_days: 30, insurance_id: 'x' } } });
+    expect(expectError(refused, 422, 'validation_failed').fields.map((f: { path: string }) => f.path)).toEqual(['context.insurance_id']);
+  });
+
   test('document has version, both security schemes, error responses on every operation', async () => {
     const { body: doc } = await h.json('GET', '/openapi.json');
     expect(doc.openapi).toBe('3.1.0');

@@ -156,3 +156,12 @@ export const HTTP_URL_MESSAGE = 'must be an absolute http(s) URL';
 /** text with at least one visible character (not a space, nor an invisible format character: zero-width, bidi marks, soft hyphen) and no control characters (a reference echoed into URLs and pages) */
 export const VISIBLE_TEXT = '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f\\u00ad\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\ufeff][^\\u0000-\\u001f\\u007f]*$';
 export const VISIBLE_TEXT_MESSAGE = 'must hold a visible character, and no control characters';
+
+/**
+ * Request objects whose unknown fields are refused (422), not ignored: the ESG answers, a decision's
+ * context, the credit-policy patch. Elysia marks every body object `additionalProperties: false` as
+ * it compiles a route (to strip unknown fields), so the OpenAPI document keeps that mark only on
+ * these, and every other object says what the service does: unknown fields are ignored.
+ */
+export const REFUSES_UNKNOWN_FIELDS = new WeakSet<object>();
+export const refusesUnknownFields = <S extends object>(schema: S): S => (REFUSES_UNKNOWN_FIELDS.add(schema), schema);

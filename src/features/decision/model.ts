@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { CustomerReference, DateTime, Nif, Page, Int, PageLimit } from '../../lib/schemas';
+import { CustomerReference, DateTime, Nif, Page, Int, PageLimit, refusesUnknownFields } from '../../lib/schemas';
 import { MODALITIES, NOTCHES, OPERATION_TYPES, TERM_BUCKETS } from './policy';
 
 // written out (not mapped from the lists) so the static types stay literal; checked against the lists below
@@ -15,12 +15,12 @@ const Refresh = t.Union([t.Literal('cached_ok'), t.Literal('force_refresh')], {
 export const DecisionRequest = t.Object({
   nif: Nif,
   country: t.Optional(t.String({ format: 'country', default: 'PT', description: 'ISO 3166-1 alpha-2 country of registration, either case; only PT is supported (another country: 422 unsupported_country; not a code: 422 validation_failed)' })),
-  context: t.Object({
+  context: refusesUnknownFields(t.Object({
     operation_type: OperationTypeSchema,
     amount_eur: t.Number({ minimum: 0.01, maximum: 1e12, description: 'The exposure asked for, in euros and whole cents' }),
     expected_term_days: Int({ minimum: 1, maximum: 720, description: 'Expected term of the exposure, in days' }),
     insurance_submission_id: t.Optional(t.String({ pattern: '^ins_[0-9a-f-]{36}$', description: 'A credit-insurance submission on this NIF (POST /v1/insurance/submit): with full or partial cover the modality is with_insurance and the limit at least the insured amount' })),
-  }),
+  })),
   customer_reference: t.Optional(CustomerReference),
   refresh: t.Optional(Refresh),
 });
@@ -134,14 +134,16 @@ export const PolicyResponse = t.Object({
   is_default: t.Boolean({ description: 'true while the tenant has not changed the documented defaults in this environment' }),
   updated_at: t.Union([DateTime, t.Null()]),
 });
-export const PolicyPatch = t.Object(
-  {
-    min_tier: t.Optional(NotchSchema),
-    max_amount_eur: t.Optional(t.Number({ minimum: 1000, maximum: 1e12 })),
-    lgd: t.Optional(t.Partial(t.Object(Object.fromEntries(MODALITIES.map((m) => [m, t.Number({ minimum: 0, maximum: 1 })])) as Record<(typeof MODALITIES)[number], ReturnType<typeof t.Number>>), { additionalProperties: false })),
-    margin_bps: t.Optional(Int({ minimum: 0, maximum: 5000 })),
-  },
-  { additionalProperties: false },
+export const PolicyPatch = refusesUnknownFields(
+  t.Object(
+    {
+      min_tier: t.Optional(NotchSchema),
+      max_amount_eur: t.Optional(t.Number({ minimum: 1000, maximum: 1e12 })),
+      lgd: refusesUnknownFields(t.Optional(t.Partial(t.Object(Object.fromEntries(MODALITIES.map((m) => [m, t.Number({ minimum: 0, maximum: 1 })])) as Record<(typeof MODALITIES)[number], ReturnType<typeof t.Number>>), { additionalProperties: false }))),
+      margin_bps: t.Optional(Int({ minimum: 0, maximum: 5000 })),
+    },
+    { additionalProperties: false },
+  ),
 );
 
 export const SectorRiskParams = t.Object({ naics: t.String({ pattern: '^[0-9]{2,6}$', description: 'NAICS code, 2 to 6 digits' }) });

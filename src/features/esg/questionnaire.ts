@@ -9,6 +9,7 @@
  * Scoring lives in ./engine.ts; docs/esg.md documents both.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
+import { refusesUnknownFields } from '../../lib/schemas';
 
 export type Pillar = 'E' | 'S' | 'G';
 
@@ -715,11 +716,11 @@ export function answersSchema(): TSchema {
         : valueSchema(ind, { description }),
     );
   }
-  return Type.Object(props, {
+  return refusesUnknownFields(Type.Object(props, {
     additionalProperties: false,
     description: 'ESG questionnaire answers keyed by indicator (27 indicators derived from EFRAG VSME).',
     // the one conditional rule (notApplicableAccepted), stated for the document; validateAnswers enforces it
     if: { required: ['waste_recycled_pct'], properties: { waste_recycled_pct: { const: NOT_APPLICABLE } } },
     then: { required: ['waste_total_t'], properties: { waste_total_t: { const: 0 } } },
-  });
+  }));
 }

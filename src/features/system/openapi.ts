@@ -3,6 +3,7 @@ import { toOpenAPISchema } from '@elysiajs/openapi';
 import { ERROR_CATALOGUE, isResourceIdParam, type ErrorCode } from '../../lib/errors';
 import { SCOPES } from '../tenants/service';
 import { AUTH_ERRORS, BODY_ERRORS, groupByStatus, IDEMPOTENCY_ERRORS } from '../../lib/api-doc';
+import { REFUSES_UNKNOWN_FIELDS } from '../../lib/schemas';
 import * as adminModel from '../admin/model';
 import * as erpModel from '../erp/model';
 import * as esgModel from '../esg/model';
@@ -107,6 +108,32 @@ function normalizeSchema(node: unknown): unknown {
   return o;
 }
 
+/**
+ * A request body as the service reads it: its objects ignore unknown fields (Elysia strips them),
+ * though Elysia marked each `additionalProperties: false` when it compiled the route; only the
+ * objects that refuse them (REFUSES_UNKNOWN_FIELDS) keep the mark. `generated` is a copy of
+ * `source`, walked alongside.
+ */
+function openUnlessRefusing(source: unknown, generated: unknown): unknown {
+  if (!source || typeof source !== 'object' || !generated || typeof generated !== 'object') return generated;
+  const src = source as Record<string, unknown>;
+  const gen = generated as Record<string, unknown>;
+  if (gen.type === 'object') {
+    if (REFUSES_UNKNOWN_FIELDS.has(src)) gen.additionalProperties = false;
+    else if (gen.additionalProperties === false) delete gen.additionalProperties;
+  }
+  for (const key of ['properties', 'patternProperties'] as const) {
+    const [sp, gp] = [src[key] as Record<string, unknown> | undefined, gen[key] as Record<string, unknown> | undefined];
+    if (sp && gp) for (const k of Object.keys(gp)) openUnlessRefusing(sp[k], gp[k]);
+  }
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const [sa, ga] = [src[key] as unknown[] | undefined, gen[key] as unknown[] | undefined];
+    if (Array.isArray(sa) && Array.isArray(ga)) ga.forEach((g, i) => openUnlessRefusing(sa[i], g));
+  }
+  if (src.items && gen.items) openUnlessRefusing(src.items, gen.items);
+  return generated;
+}
+
 /** said of every resource id in a path (plugins/http-errors.ts answers it so) */
 const MALFORMED_ID = 'An id that is not of this form is answered as an unknown one: 404 resource_not_found.';
 
@@ -127,7 +154,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
     if (hooks?.response && typeof hooks.response === 'object') responseSchemas.set(route, hooks.response);
     const body = hooks?.body;
     if (!body || typeof body !== 'object') continue;
-    bodies.set(route, { schema: referNamed(body, JSON.parse(JSON.stringify(body)), named), required: !(Symbol.for('TypeBox.Optional') in body) });
+    bodies.set(route, { schema: referNamed(body, openUnlessRefusing(body, JSON.parse(JSON.stringify(body))), named), required: !(Symbol.for('TypeBox.Optional') in body) });
   }
   const headerRefs = Object.fromEntries(Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]));
   const paths: Record<string, Record<string, unknown>> = {};
