@@ -275,6 +275,28 @@ describe('the tenant\'s ERP books feed decisions', () => {
     erp = await makeApp({ ERP_DEMO_INVOICES: '600' });
   });
   afterAll(() => erp.close());
+  test('a score cached before a sync is not served after it: POST /v1/score and its batch recompute with the books, as decisions do', async () => {
+    const t = await erp.tenant();
+    const first = (await erp.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000040' } })).body;
+    expect(first).toMatchObject({ cache: 'fresh', tier: 'D' });
+    expect(first.data_sources).not.toContain('erp:demo');
+    expect((await erp.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000040' } })).body.cache).toBe('cached');
+    const batchBefore = (await erp.json('POST', '/v1/score/batch', { key: t.api_key, body: { items: [{ nif: '599000023' }] } })).body;
+    erp.clock.advance(1000);
+    await syncDemo(t.api_key, 'books-cache', {}, erp);
+    erp.clock.advance(1000);
+    const after = (await erp.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000040' } })).body;
+    expect(after.cache).toBe('fresh');
+    expect(after.data_sources).toContain('erp:demo');
+    expect(after.score).not.toBe(first.score);
+    // then cached again, until the next sync
+    expect((await erp.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000040' } })).body).toMatchObject({ cache: 'cached', score: after.score });
+    const batchAfter = (await erp.json('POST', '/v1/score/batch', { key: t.api_key, body: { items: [{ nif: '599000023' }] } })).body;
+    expect(batchAfter.data[0].result.cache).toBe('fresh');
+    expect(batchAfter.data[0].result.data_sources).toContain('erp:demo');
+    expect(batchAfter.data[0].result.computed_at).not.toBe(batchBefore.data[0].result.computed_at);
+  });
+
   test('after a demo sync, decisions on the fixture buyers name the provider, use the observed behaviour, and the score lists erp:demo', async () => {
     const t = await erp.tenant();
     const before = (await decide({ nif: '599000040', context: ctx(5000, 'trade_credit') }, t.api_key, undefined, erp)).body;

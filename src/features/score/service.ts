@@ -59,7 +59,7 @@ export class ScoreService {
     this.checkScorable(caller, req.nif);
     const echo = req.customer_reference !== undefined ? { customer_reference: req.customer_reference } : {};
     if ((req.refresh ?? 'cached_ok') === 'cached_ok') {
-      const cached = await this.latest(caller, req.nif, new Date(this.now().getTime() - SCORE_CACHE_MS));
+      const cached = await this.latest(caller, req.nif, await this.cachedSince(caller));
       if (cached) return this.answerFromCache(caller, cached, req, lang);
     }
     const computed = await this.compute(caller, req.nif, req.customer_reference ?? null);
@@ -76,7 +76,7 @@ export class ScoreService {
     type Item = { index: number; nif: string; status: number; result: ScoreResponseBody | null; error: { code: string; message: string } | null };
     const out: Item[] = [];
     const toStore: { index: number; nif: string; evaluated: Evaluated; ref: string | null }[] = [];
-    const notBefore = new Date(this.now().getTime() - SCORE_CACHE_MS);
+    const notBefore = refresh === 'cached_ok' ? await this.cachedSince(caller) : undefined;
     // items in flight a few at a time: PostgreSQL answers their reads in parallel (SQLite runs them in turn anyway)
     // with cached_ok, a NIF met again in the batch is answered from its first item's result, as
     // POST /v1/score called again would be from the cache (computed once, stored once)
@@ -173,14 +173,22 @@ export class ScoreService {
   async scoreWithFacts(caller: ScoreCaller, nif: string, refresh: 'cached_ok' | 'force_refresh' = 'cached_ok', customerReference: string | null = null): Promise<{ result: StoredResult; facts: ScoreFacts; /** computed by this call (its data sources asked now), not read from the cache */ computed: boolean }> {
     this.checkScorable(caller, nif);
     if (refresh === 'cached_ok') {
-      const row = await this.latest(caller, nif, new Date(this.now().getTime() - SCORE_CACHE_MS));
-      if (row?.facts) {
-        const lastSync = await this.lastSyncFinishedAt(caller);
-        if (!lastSync || lastSync.getTime() < row.computedAt.getTime()) return { result: row.result as StoredResult, facts: row.facts as unknown as ScoreFacts, computed: false };
-      }
+      const row = await this.latest(caller, nif, await this.cachedSince(caller));
+      if (row?.facts) return { result: row.result as StoredResult, facts: row.facts as unknown as ScoreFacts, computed: false };
     }
     const evaluated = await this.compute(caller, nif, customerReference);
     return { result: evaluated.result, facts: evaluated.facts, computed: true };
+  }
+
+  /**
+   * What a cached score must be newer than to serve: the cache window (24 h) and the tenant's last
+   * finished ERP sync (new books: a score computed before them answers as if they were not there;
+   * the sync marks the tenant's scores, so the in-process cached answers drop with it).
+   */
+  private async cachedSince(caller: ScoreCaller): Promise<Date> {
+    const window = this.now().getTime() - SCORE_CACHE_MS;
+    const lastSync = await this.lastSyncFinishedAt(caller);
+    return new Date(Math.max(window, lastSync?.getTime() ?? window)); // (a score computed at the sync's very millisecond counts as before it)
   }
 
   private lastSyncQuery?: { execute(p: Record<string, string>): Promise<{ at: Date | null }[]> };
