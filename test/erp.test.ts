@@ -460,6 +460,10 @@ describe('sync runs in the sandbox (demo data)', () => {
     expect(rest.status).toBe('succeeded');
     const older = (await read(`&since=${encodeURIComponent(newest)}`)).filter((r) => !seen.some((s) => s.id === r.id));
     expect(older).toEqual([]); // since: by the provider's date, they are not "after" anything
+    // the whole feed from the start: oldest change first, by (synced_at, id), across pages of 7
+    const fromStart = await read(`&synced_since=${encodeURIComponent('2000-01-01T00:00:00Z')}`);
+    expect(fromStart.map((r) => `${r.synced_at}|${r.id}`)).toEqual(fromStart.map((r) => `${r.synced_at}|${r.id}`).sort());
+    expect(fromStart.length).toBe(50);
     const feed = (await read(`&synced_since=${encodeURIComponent(new Date(Date.parse(mark) + 1).toISOString())}`)).map((r) => r.id).sort();
     const all = (await read('')).map((r) => r.id);
     expect(feed).toEqual(all.filter((id) => !seen.some((s) => s.id === id)).sort());

@@ -1,4 +1,4 @@
-import { and, eq, lt, or, type Column, type SQL } from 'drizzle-orm';
+import { and, eq, gt, lt, or, type Column, type SQL } from 'drizzle-orm';
 import { validationError } from './errors';
 
 /** Opaque page cursors: base64url of a JSON array. A cursor that does not decode is a 422 on query.cursor. */
@@ -20,13 +20,13 @@ export function decodePageCursor<T extends (string | number)[]>(cursor: string |
 }
 
 /**
- * Newest-first lists paged by (time, id): the rows after a cursor, and a row's cursor. The id breaks
- * ties between rows of one millisecond.
+ * Lists paged by (time, id), newest first (or oldest first: a change feed): the rows after a cursor,
+ * and a row's cursor. The id breaks ties between rows of one millisecond.
  */
-export function afterTimeCursor(time: Column, id: Column, cursor: string | undefined): SQL | undefined {
+export function afterTimeCursor(time: Column, id: Column, cursor: string | undefined, order: 'desc' | 'asc' = 'desc'): SQL | undefined {
   const cur = decodePageCursor<[number, string]>(cursor, ['number', 'string']);
   if (!cur) return undefined;
   const at = new Date(cur[0]);
-  return or(lt(time, at), and(eq(time, at), lt(id, cur[1])));
+  return order === 'desc' ? or(lt(time, at), and(eq(time, at), lt(id, cur[1]))) : or(gt(time, at), and(eq(time, at), gt(id, cur[1])));
 }
 export const timeCursorOf = (time: Date, id: string) => encodePageCursor([time.getTime(), id]);

@@ -115,7 +115,7 @@ export const SyncedDataQuery = t.Object({
   synced_since: t.Optional(
     RequestDateTime({
       description:
-        'only rows this service stored (new or changed) at or after this instant: the change feed. Read every page, keep the greatest synced_at seen, and give it next time: a row a later sync brings with an older updated_at (a late document) is found, which since would miss. A row at the boundary may come again (compare by id).',
+        'only rows this service stored (new or changed) at or after this instant, oldest change first: the change feed. Read every page, keep the greatest synced_at seen, and next time give it less a minute (a sync committing as you read may stamp a row a little earlier): a row a later sync brings with an older updated_at (a late document) is found, which since would miss. Rows may come again: compare by id.',
     }),
   ),
 });

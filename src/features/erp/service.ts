@@ -197,7 +197,15 @@ export class ErpService {
     const since = isoParam(q.since);
     if (since) conds.push(gte(t.sourceUpdatedAt, since));
     const syncedSince = isoParam(q.synced_since);
-    if (syncedSince) conds.push(gte(t.syncedAt, new Date(syncedSince)));
+    if (syncedSince) {
+      // the change feed: oldest change first, paged by (synced_at, id), so a row changed while the
+      // pages are read (its id low, its synced_at new) comes on a later page, not behind the reader
+      conds.push(gte(t.syncedAt, new Date(syncedSince)));
+      const after = afterTimeCursor(t.syncedAt, t.id, q.cursor, 'asc');
+      if (after) conds.push(after);
+      const rows = (await this.db.select().from(t).where(and(...conds)).orderBy(asc(t.syncedAt), asc(t.id)).limit(limit + 1)) as unknown as (Row & { syncedAt: Date })[];
+      return pageOf(rows, limit, body, (last) => timeCursorOf(last.syncedAt, last.id));
+    }
     const cur = decodePageCursor<[string]>(q.cursor, ['string']);
     if (cur) conds.push(gt(t.id, cur[0]));
     const rows = (await this.db.select().from(t).where(and(...conds)).orderBy(asc(t.id)).limit(limit + 1)) as unknown as Row[];
