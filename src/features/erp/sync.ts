@@ -604,7 +604,7 @@ export class SyncService {
       if (!ok.length) return false;
       // new books: decisions must not reuse a score computed before them (cached reads of the last
       // sync), and the books a score reads change (also when the run failed after storing some)
-      if (res.status === 'succeeded') this.ctx.database.touchTenant(run.tenantId, 'scores');
+      if (res.status === 'succeeded' && res.counts.invoices + res.counts.transactions > 0) this.ctx.database.touchTenant(run.tenantId, 'scores');
       this.ctx.database.touchTenant(run.tenantId, 'inputs');
       await this.emitFinished(tx, run, res.status, res.counts, res.errorCode);
       return true;

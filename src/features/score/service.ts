@@ -59,7 +59,7 @@ export class ScoreService {
     this.checkScorable(caller, req.nif);
     const echo = req.customer_reference !== undefined ? { customer_reference: req.customer_reference } : {};
     if ((req.refresh ?? 'cached_ok') === 'cached_ok') {
-      const cached = await this.latest(caller, req.nif, await this.cachedSince(caller));
+      const cached = await this.servable(caller, req.nif);
       if (cached) return this.answerFromCache(caller, cached, req, lang);
     }
     const computed = await this.compute(caller, req.nif, req.customer_reference ?? null);
@@ -76,7 +76,6 @@ export class ScoreService {
     type Item = { index: number; nif: string; status: number; result: ScoreResponseBody | null; error: { code: string; message: string } | null };
     const out: Item[] = [];
     const toStore: { index: number; nif: string; evaluated: Evaluated; ref: string | null }[] = [];
-    const notBefore = refresh === 'cached_ok' ? await this.cachedSince(caller) : undefined;
     // items in flight a few at a time: PostgreSQL answers their reads in parallel (SQLite runs them in turn anyway)
     // with cached_ok, a NIF met again in the batch is answered from its first item's result, as
     // POST /v1/score called again would be from the cache (computed once, stored once)
@@ -92,7 +91,7 @@ export class ScoreService {
         if (refresh === 'cached_ok') {
           const earlier = firstOf.get(item.nif);
           const found = earlier ?? (async () => {
-            const row = await this.latest(caller, item.nif, notBefore);
+            const row = await this.servable(caller, item.nif);
             return row ? { row } : { evaluated: await this.evaluate(caller, item.nif, 'request') };
           })();
           if (!earlier) firstOf.set(item.nif, found);
@@ -134,6 +133,9 @@ export class ScoreService {
     const row = this.latestCache?.peek(latestKey(caller, req.nif), caller.scoreGeneration);
     // a stored score's NIF passed the check when it was computed: only a miss needs it (scoreUncached)
     if (!row || row.computedAt.getTime() <= this.now().getTime() - SCORE_CACHE_MS) return undefined;
+    // nor one computed before the tenant's last ERP sync (unknown here: the slow path reads it)
+    const sync = this.lastSyncCache?.peek(`${caller.tenantId}|${caller.env}`, caller.scoreGeneration);
+    if (!sync || (sync.at && row.computedAt.getTime() <= sync.at.getTime())) return undefined;
     return this.answerFromCache(caller, row, req, lang);
   }
 
@@ -173,7 +175,7 @@ export class ScoreService {
   async scoreWithFacts(caller: ScoreCaller, nif: string, refresh: 'cached_ok' | 'force_refresh' = 'cached_ok', customerReference: string | null = null): Promise<{ result: StoredResult; facts: ScoreFacts; /** computed by this call (its data sources asked now), not read from the cache */ computed: boolean }> {
     this.checkScorable(caller, nif);
     if (refresh === 'cached_ok') {
-      const row = await this.latest(caller, nif, await this.cachedSince(caller));
+      const row = await this.servable(caller, nif);
       if (row?.facts) return { result: row.result as StoredResult, facts: row.facts as unknown as ScoreFacts, computed: false };
     }
     const evaluated = await this.compute(caller, nif, customerReference);
@@ -181,14 +183,17 @@ export class ScoreService {
   }
 
   /**
-   * What a cached score must be newer than to serve: the cache window (24 h) and the tenant's last
-   * finished ERP sync (new books: a score computed before them answers as if they were not there;
-   * the sync marks the tenant's scores, so the in-process cached answers drop with it).
+   * The newest stored score that may still serve: within the cache window (24 h) and computed after
+   * the tenant's last ERP sync that wrote rows (new books: a score computed before them answers as
+   * if they were not there; the sync marks the tenant's scores, so in-process cached answers drop
+   * with it). The sync is read only when there is a row to judge.
    */
-  private async cachedSince(caller: ScoreCaller): Promise<Date> {
-    const window = this.now().getTime() - SCORE_CACHE_MS;
+  private async servable(caller: ScoreCaller, nif: string): Promise<ScoreRow | null> {
+    const row = await this.latest(caller, nif, new Date(this.now().getTime() - SCORE_CACHE_MS));
+    if (!row) return null;
     const lastSync = await this.lastSyncFinishedAt(caller);
-    return new Date(Math.max(window, lastSync?.getTime() ?? window)); // (a score computed at the sync's very millisecond counts as before it)
+    // (a score computed at the sync's very millisecond counts as before it)
+    return lastSync && row.computedAt.getTime() <= lastSync.getTime() ? null : row;
   }
 
   private lastSyncQuery?: { execute(p: Record<string, string>): Promise<{ at: Date | null }[]> };
@@ -205,7 +210,8 @@ export class ScoreService {
     this.lastSyncQuery ??= this.database.db
       .select({ at: max(r.finishedAt) })
       .from(r)
-      .where(and(eq(r.tenantId, sql.placeholder('tenantId')), eq(r.env, sql.placeholder('env')), eq(r.status, 'succeeded')))
+      // a sync that wrote nothing brought no new books: the scores computed before it still hold
+      .where(and(eq(r.tenantId, sql.placeholder('tenantId')), eq(r.env, sql.placeholder('env')), eq(r.status, 'succeeded'), sql`${r.invoicesCount} + ${r.transactionsCount} > 0`))
       .prepare('score_last_sync');
     const [row] = await this.lastSyncQuery.execute({ tenantId: caller.tenantId, env: caller.env });
     const at = row?.at ?? null;
