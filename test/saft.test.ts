@@ -206,8 +206,12 @@ describe('POST /v1/saft/parse', () => {
     const url = '/v1/saft/parse?import=true&customer_reference=acme-2017';
     const first = await h.json('POST', url, { key: t.api_key, rawBody: bytes as never, headers: { 'content-type': 'application/xml' } });
     expect(first.body.import).toEqual({ imported: true, provider: 'saft', customer_reference: 'acme-2017', invoices: 24, payments: 2, reason: null });
+    const firstAt = h.clock.now().getTime();
+    h.clock.advance(60_000);
     const again = await h.json('POST', url, { key: t.api_key, rawBody: bytes as never, headers: { 'content-type': 'application/xml' } });
     expect(again.body.import.imported).toBe(true);
+    // imported again as they were: no change in the feed (synced_at kept)
+    expect((await h.json('GET', `/v1/erp/saft/invoices?customer_reference=acme-2017&synced_since=${new Date(firstAt + 1).toISOString()}`, { key: t.api_key })).body.data).toEqual([]);
     const invoices = await h.json('GET', '/v1/erp/saft/invoices?customer_reference=acme-2017&limit=100', { key: t.api_key });
     expect(invoices.status).toBe(200);
     expect(invoices.body.data.length).toBe(24); // not 48: upserted
@@ -225,6 +229,18 @@ describe('POST /v1/saft/parse', () => {
     expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=broken', { key: t.api_key })).body.data).toEqual([]);
     // another tenant sees none of it
     expect((await h.json('GET', '/v1/erp/saft/invoices', { key })).body.data).toEqual([]);
+  });
+
+  test('a customer_reference without a visible character, or a NUL in a form field, is 422 on the field (nothing stored)', async () => {
+    const bytes = await Bun.file(DEMO).bytes();
+    expect(expectError(await h.json('POST', '/v1/saft/parse?import=true&customer_reference=%20', { key, rawBody: bytes as never, headers: { 'content-type': 'application/xml' } }), 422, 'validation_failed').fields.map((f: { path: string }) => f.path)).toEqual(['query.customer_reference']);
+    const form = new FormData();
+    form.append('import', 'true');
+    form.append('customer_reference', 'a\u0000b');
+    form.append('file', new Blob([bytes], { type: 'application/xml' }), 'saft.xml');
+    const res = await h.call('POST', '/v1/saft/parse', { key, rawBody: form as never });
+    const body = expectError({ status: res.status, body: await res.json(), headers: res.headers }, 422, 'validation_failed');
+    expect(body.fields).toEqual([{ path: 'customer_reference', message: 'must not contain NUL characters' }]);
   });
 
   test('errors: JSON or another type, an unknown encoding, damaged gzip, a bad X-Public-Key; scope', async () => {

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, getTableName, inArray, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import type { Database, Db } from '../../db/client';
 import { ApiError, validationError } from '../../lib/errors';
@@ -10,7 +10,7 @@ import { assertLiveProvider, type ConnectionRow, type TokenManager } from './oau
 import { UpstreamError } from './providers/http';
 import { PROVIDER_DEFAULTS, type ErpSettings } from './providers/registry';
 import { isoUtc } from './providers/types';
-import { emptyCursor, isAfter, maxPosition, median, parseSyncCursor, type ErpCaller, type StreamPosition, type SyncCursor } from './util';
+import { emptyCursor, excludedSet, isAfter, maxPosition, median, parseSyncCursor, type ErpCaller, type StreamPosition, type SyncCursor } from './util';
 
 export type RunRow = Database['t']['syncRuns']['$inferSelect'];
 export const SYNC_JOB = 'erp.sync';
@@ -40,22 +40,6 @@ function* chunks<T>(rows: Iterable<T>, size: number): Generator<T[]> {
     }
   }
   if (buf.length) yield buf;
-}
-
-/** `excluded.<column>` for every listed field: the upsert overwrites with the incoming row (same SQL on both dialects). */
-function excludedSet(table: Record<string, unknown>, fields: string[], dialect: 'sqlite' | 'postgres'): Record<string, SQL> {
-  const out: Record<string, SQL> = {};
-  const column = (f: string) => (table[f] as { name: string }).name;
-  const stored = (f: string) => `"${getTableName(table as never)}"."${column(f)}"`;
-  for (const f of fields) out[f] = sql.raw(`excluded."${column(f)}"`);
-  // synced_at is when the row last changed here (GET …?synced_since= reads it as a change feed): a
-  // row written again as it was keeps it
-  const differs = fields
-    .filter((f) => f !== 'syncedAt')
-    .map((f) => `${stored(f)} ${dialect === 'postgres' ? 'IS DISTINCT FROM' : 'IS NOT'} excluded."${column(f)}"`)
-    .join(' OR ');
-  if (fields.includes('syncedAt')) out.syncedAt = sql.raw(`CASE WHEN ${differs} THEN excluded."${column('syncedAt')}" ELSE ${stored('syncedAt')} END`);
-  return out;
 }
 
 /** how far before its position an incremental run of an unordered source reads rows again (documents entered late, or changed without their updated_at moving) */

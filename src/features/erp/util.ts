@@ -1,4 +1,5 @@
 import { ApiError } from '../../lib/errors';
+import { getTableName, sql, type SQL } from 'drizzle-orm';
 
 /** Who is calling (from the auth plugin). */
 export interface ErpCaller {
@@ -66,3 +67,22 @@ export const noBooks = (source: { provider: string; customer_reference: string }
   new ApiError('resource_not_found', `No books under ${source.provider}/${source.customer_reference} for this tenant in this environment (sync an ERP connection or import a SAF-T file first).`, {
     fields: [{ path: 'source', message: 'no invoices or bank movements' }],
   });
+
+/**
+ * The SET of an upsert into the ERP store: each field from the row offered (`excluded`); `syncedAt`
+ * only when another field differs, so synced_at is when the row last changed here (the change feed).
+ */
+export function excludedSet(table: Record<string, unknown>, fields: string[], dialect: 'sqlite' | 'postgres'): Record<string, SQL> {
+  const out: Record<string, SQL> = {};
+  const column = (f: string) => (table[f] as { name: string }).name;
+  const stored = (f: string) => `"${getTableName(table as never)}"."${column(f)}"`;
+  for (const f of fields) out[f] = sql.raw(`excluded."${column(f)}"`);
+  // synced_at is when the row last changed here (GET …?synced_since= reads it as a change feed): a
+  // row written again as it was keeps it
+  const differs = fields
+    .filter((f) => f !== 'syncedAt')
+    .map((f) => `${stored(f)} ${dialect === 'postgres' ? 'IS DISTINCT FROM' : 'IS NOT'} excluded."${column(f)}"`)
+    .join(' OR ');
+  if (fields.includes('syncedAt')) out.syncedAt = sql.raw(`CASE WHEN ${differs} THEN excluded."${column('syncedAt')}" ELSE ${stored('syncedAt')} END`);
+  return out;
+}

@@ -9,7 +9,8 @@ import { binaryBodies, type StreamBody } from '../../plugins/http-errors';
 import { parseSaft, type SaftDocument, type SaftResult } from './parser';
 import type { Database, Db } from '../../db/client';
 import { and, eq, getTableColumns, getTableName, inArray, isNull, lt, or, sql, type Column, type Table } from 'drizzle-orm';
-import { Int } from '../../lib/schemas';
+import { Int, VISIBLE_TEXT, VISIBLE_TEXT_MESSAGE } from '../../lib/schemas';
+import { excludedSet } from '../erp/util';
 
 /** `X-Public-Key`: the producer's RSA public key, PEM on one line or just its base64 body. */
 function publicKeyFrom(header: string | undefined, path = 'header.X-Public-Key'): string | null {
@@ -31,18 +32,21 @@ function publicKeyFrom(header: string | undefined, path = 'header.X-Public-Key')
   return pem;
 }
 
+const VISIBLE = new RegExp(VISIBLE_TEXT);
 /** A multipart upload's fields (sent before the file part): the same options as the query and header. */
 function formOptions(fields: Record<string, string>): { public_key?: string; import?: boolean; customer_reference?: string } {
   const errors: { path: string; message: string }[] = [];
   const out: { public_key?: string; import?: boolean; customer_reference?: string } = {};
   for (const [name, value] of Object.entries(fields)) {
-    if (name === 'public_key') out.public_key = value;
+    // (NUL cannot be stored in PostgreSQL text: refused in form fields as in JSON bodies)
+    if (value.includes('\0')) errors.push({ path: name, message: 'must not contain NUL characters' });
+    else if (name === 'public_key') out.public_key = value;
     else if (name === 'import') {
       if (value === 'true' || value === 'false') out.import = value === 'true';
       else errors.push({ path: 'import', message: 'must be true or false' });
     } else if (name === 'customer_reference') {
-      if (value.length >= 1 && value.length <= 128) out.customer_reference = value;
-      else errors.push({ path: 'customer_reference', message: 'must be 1 to 128 characters' });
+      if (value.length >= 1 && value.length <= 128 && VISIBLE.test(value)) out.customer_reference = value;
+      else errors.push({ path: 'customer_reference', message: value.length >= 1 && value.length <= 128 ? VISIBLE_TEXT_MESSAGE : 'must be 1 to 128 characters' });
     } else errors.push({ path: name, message: 'unknown field (public_key, import, customer_reference and the file part are)' });
   }
   if (errors.length) throw validationError(errors);
@@ -122,7 +126,7 @@ type InsertInto = { values(row: Record<string, unknown>): { onConflictDoUpdate(c
  * until a collection finalizes it, memory JSC does not count: an import of 60,000 invoices left
  * hundreds of MB of them to the collector's pace.
  */
-function importWriter() {
+function importWriter(dialect: Database['dialect']) {
   const prepared = new Map<string, { execute(row: Record<string, unknown>): Promise<unknown> }>();
   return async (tx: Db, table: Table, target: string[], row: Record<string, unknown>) => {
     const name = getTableName(table);
@@ -132,7 +136,8 @@ function importWriter() {
       const columns = getTableColumns(table);
       const keys = Object.keys(row);
       const values = Object.fromEntries(keys.map((k) => [k, sql.placeholder(k)]));
-      const set = Object.fromEntries(keys.filter((k) => k !== 'id' && !target.includes(k)).map((k) => [k, sql`excluded.${sql.identifier(columns[k]!.name)}`]));
+      // as a sync's upsert: a row imported again as it was keeps its synced_at (the change feed)
+      const set = excludedSet(table as unknown as Record<string, unknown>, keys.filter((k) => k !== 'id' && !target.includes(k)), dialect);
       statement = into
         .values(values)
         .onConflictDoUpdate({ target: target.map((k) => columns[k]!), set })
@@ -147,8 +152,7 @@ function importWriter() {
  * The file's documents into the tenant's ERP store (provider saft), batch by batch, in the import's
  * transaction: upserts, so a re-import does not duplicate.
  */
-async function storeDocuments(database: Database, tx: Db, upsert: ReturnType<typeof importWriter>, auth: { tenantId: string; env: string }, ref: string, docs: SaftDocument[], counts: { invoices: number; payments: number }, header: Readonly<Record<string, string | null>>) {
-  const now = new Date();
+async function storeDocuments(database: Database, tx: Db, upsert: ReturnType<typeof importWriter>, auth: { tenantId: string; env: string }, ref: string, docs: SaftDocument[], counts: { invoices: number; payments: number }, header: Readonly<Record<string, string | null>>, now: Date) {
   const { t } = database;
   for (const d of docs) {
     if (d.kind !== 'invoice') continue;
@@ -236,8 +240,8 @@ export async function runParse(
       const ref = o.importAs;
       try {
         r = await ctx.database.withTx(async (tx) => {
-          const upsert = importWriter();
-          const result = await parseSaft(capped, { publicKeyPem: o.publicKeyPem, onDocuments: (docs, header) => storeDocuments(ctx.database, tx, upsert, auth, ref, docs, counts, header) });
+          const upsert = importWriter(ctx.database.dialect);
+          const result = await parseSaft(capped, { publicKeyPem: o.publicKeyPem, onDocuments: (docs, header) => storeDocuments(ctx.database, tx, upsert, auth, ref, docs, counts, header, ctx.clock.now()) });
           if (!result.valid) throw new RefuseImport(result);
           ctx.database.touchTenant(auth.tenantId, 'inputs'); // new books: what its scores read
           return result;
@@ -627,7 +631,7 @@ export function saftRoutes(ctx: AppContext) {
       {
         query: t.Object({
           import: t.Optional(t.Boolean({ description: 'store the invoices and payments of a file without errors in the ERP store (provider saft)' })),
-          customer_reference: t.Optional(t.String({ minLength: 1, maxLength: 128, description: 'the customer_reference to store them under (default saft)' })),
+          customer_reference: t.Optional(t.String({ minLength: 1, maxLength: 128, pattern: VISIBLE_TEXT, description: 'the customer_reference to store them under (default saft): a visible character at least, no control characters' })),
         }),
         response: { 200: SaftParseResponse, 202: SaftRun },
         detail: apiDoc({
