@@ -366,6 +366,19 @@ describe('signed delivery (Standard Webhooks)', () => {
     for (const a of audit) expect(JSON.stringify(a.details)).not.toContain(second.body.signing_secret);
   });
 
+  test('rotations sent at once each replace a different secret (each answer names the one it replaced)', async () => {
+    const t = await h.tenant();
+    const c = await create(t.api_key, { url: rx.url, enabled_events: ['*'] });
+    const answers = await Promise.all(Array.from({ length: 6 }, () => h.json('POST', `/v1/admin/webhooks/${c.body.id}/rotate-secret`, { key: t.api_key })));
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    const replaced = answers.map((a) => a.body.previous_secret_prefix);
+    expect(new Set(replaced).size).toBe(answers.length);
+    // a chain: the first replaced the original, and every new secret but the last was replaced by another
+    const news = answers.map((a) => a.body.signing_secret_prefix);
+    expect(replaced).toContain(c.body.signing_secret_prefix);
+    expect(news.filter((n) => !replaced.includes(n)).length).toBe(1);
+  });
+
   test('the audit log says what a change of endpoint changed: its url and events, from and to; creation and deletion name them', async () => {
     const t = await h.tenant();
     const c = await create(t.api_key, { url: rx.url, enabled_events: ['score.updated'] });

@@ -119,7 +119,8 @@ export class IdempotencyService {
       if (!row) continue;
       const abandoned = row.state === 'running' && row.createdAt.getTime() + LOCK_TIMEOUT_MS <= now.getTime();
       if (row.expiresAt.getTime() <= now.getTime() || abandoned) {
-        await withTx((tx) => tx.delete(t.idempotencyKeys).where(and(eq(t.idempotencyKeys.id, row.id), eq(t.idempotencyKeys.state, row.state))));
+        // only the claim as read: one whose upload showed a sign of life meanwhile (created_at moved on) stays
+        await withTx((tx) => tx.delete(t.idempotencyKeys).where(and(eq(t.idempotencyKeys.id, row.id), eq(t.idempotencyKeys.state, row.state), eq(t.idempotencyKeys.createdAt, row.createdAt))));
         continue;
       }
       const sameBody = streamed

@@ -403,20 +403,26 @@ export class WebhookService {
    * answer (`ended_secret_prefix`) and the audit log, as a rotation after a leak means it to.
    */
   async rotateSecret(scope: WebhookScope, id: string, audit: Audit) {
-    const ep = await this.get(scope, id);
     const secret = newSigningSecret();
-    const now = this.now();
-    const previousExpires = new Date(now.getTime() + PREVIOUS_SECRET_TTL_MS);
-    const ended = ep.previousSecretEnc && ep.previousSecretExpiresAt && ep.previousSecretExpiresAt > now ? this.box.open(ep.previousSecretEnc).slice(0, SECRET_PREFIX_LENGTH) : null;
     const w = this.database.t.webhookEndpoints;
-    await this.database.withTx(async (tx) => {
+    // the endpoint read in the rotating transaction, its row locked (SQLite: the write lock of the
+    // transaction): two rotations at once would each keep the same previous secret, and the first
+    // one's new secret would end at once without either answer saying so
+    const done = await this.database.withTx(async (tx) => {
+      const read = tx.select().from(w).where(and(eq(w.id, id), eq(w.tenantId, scope.tenantId), eq(w.env, scope.env)));
+      const [ep] = await (this.database.dialect === 'postgres' ? read.for('update') : read);
+      if (!ep) throw new ApiError('resource_not_found', `No webhook endpoint ${id}.`);
+      const now = this.now();
+      const previousExpires = new Date(now.getTime() + PREVIOUS_SECRET_TTL_MS);
+      const ended = ep.previousSecretEnc && ep.previousSecretExpiresAt && ep.previousSecretExpiresAt > now ? this.box.open(ep.previousSecretEnc).slice(0, SECRET_PREFIX_LENGTH) : null;
       await tx
         .update(w)
         .set({ secretEnc: this.box.seal(secret), secretPrefix: secret.slice(0, SECRET_PREFIX_LENGTH), previousSecretEnc: ep.secretEnc, previousSecretExpiresAt: previousExpires })
         .where(eq(w.id, id));
       await audit(tx, 'webhook.secret_rotated', id, { signing_secret_prefix: secret.slice(0, SECRET_PREFIX_LENGTH), previous_secret_prefix: ep.secretPrefix, previous_secret_expires_at: previousExpires.toISOString(), ended_secret_prefix: ended });
+      return { previous: ep.secretPrefix, previousExpires, ended };
     });
-    return { ...endpointView(await this.get(scope, id)), signing_secret: secret, previous_secret_prefix: ep.secretPrefix, previous_secret_expires_at: previousExpires.toISOString(), ended_secret_prefix: ended };
+    return { ...endpointView(await this.get(scope, id)), signing_secret: secret, previous_secret_prefix: done.previous, previous_secret_expires_at: done.previousExpires.toISOString(), ended_secret_prefix: done.ended };
   }
 
   /** webhook.test: an event delivered to this endpoint only. */
