@@ -28,6 +28,8 @@ describe('POST /v1/reconcile', () => {
       { path: 'invoices.0.amount_open', message: 'must be whole cents (at most two decimals)' },
     ]);
     expect(expectError(await post('/v1/reconcile', { transactions: [tx()], invoices: [invoice()], fee_tolerance: 1.005 }), 422, 'validation_failed').fields).toEqual([{ path: 'fee_tolerance', message: 'must be whole cents (at most two decimals)' }]);
+    // with an item's problem, both at once
+    expect(expectError(await post('/v1/reconcile', { transactions: [tx({ amount: 1.001 })], invoices: [invoice()], fee_tolerance: 1.005 }), 422, 'validation_failed').fields.map((f: { path: string }) => f.path)).toEqual(['transactions.0.amount', 'fee_tolerance']);
     // whole cents of binary floating point are whole cents
     expect((await post('/v1/reconcile', { transactions: [tx({ amount: 0.07 })], invoices: [invoice({ amount_open: 0.07 })] })).status).toBe(200);
   });

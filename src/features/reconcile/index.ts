@@ -67,12 +67,10 @@ export function reconcileRoutes(ctx: AppContext) {
           throw refuse([{ path: body.transactions === undefined ? 'transactions' : 'invoices', message: 'required with the other' }]);
         if (body.source?.from && body.source.to && body.source.from > body.source.to) throw refuse([{ path: 'source.from', message: `is after source.to (${body.source.to})` }]);
         // a match names ids: two items under one id could not be told apart in the answer
-        if (inline) {
-          const problems = [...repeatedIds('transactions', body.transactions!), ...repeatedIds('invoices', body.invoices!), ...itemProblems(body.transactions!, body.invoices!)];
-          // (a NIF failing its check digit alone is invalid_nif, as on every route)
-          if (problems.length) throw fieldProblems([...problems, ...unknownFields(requestState(request).parsedBody, ReconcileRequest.properties)]);
-        }
-        if (body.fee_tolerance !== undefined && !isWholeCents(body.fee_tolerance)) throw refuse([{ path: 'fee_tolerance', message: WHOLE_CENTS }]);
+        // every problem at once (a NIF failing its check digit alone is invalid_nif, as on every route)
+        const problems = inline ? [...repeatedIds('transactions', body.transactions!), ...repeatedIds('invoices', body.invoices!), ...itemProblems(body.transactions!, body.invoices!)] : [];
+        if (body.fee_tolerance !== undefined && !isWholeCents(body.fee_tolerance)) problems.push({ path: 'fee_tolerance', message: WHOLE_CENTS });
+        if (problems.length) throw fieldProblems([...problems, ...unknownFields(requestState(request).parsedBody, ReconcileRequest.properties)]);
         const data = inline
           ? {
               transactions: body.transactions!.map((x): BankTransaction => ({ id: x.id, date: x.date, amount_cents: cents(x.amount), description: x.description, counterparty: x.counterparty ?? null, currency: x.currency })),

@@ -272,7 +272,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
             ...(status === 429 || status === 503 || codes.includes('idempotency_key_in_use') ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
             // a stored 4xx is replayed like a success (errors that nothing was stored for are answered afresh)
             ...(method === 'post' && status >= 400 && status < 500 ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
-            ...(status === 401 ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } } : {}),
+            ...(status === 401 || codes.includes('insufficient_scope') ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } } : {}),
           },
           content: { 'application/json': { schema: { $ref: path === '/v1/oauth/token' && status < 500 ? '#/components/schemas/OAuthError' : '#/components/schemas/Error' } } },
         };
@@ -317,7 +317,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
         'Idempotent-Replayed': { description: '"true" when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
         'Content-Language': { description: 'The language of the texts in the body: en, or pt-PT when Accept-Language asked for Portuguese.', schema: { type: 'string', enum: ['en', 'pt-PT'] } },
         Vary: { description: 'The request headers the body depends on (for caches): Accept-Language, and Accept where the route answers JSON or a file.', schema: { type: 'string' } },
-        'WWW-Authenticate': { description: 'Bearer realm="api", error="invalid_token" (RFC 6750).', schema: { type: 'string' } },
+        'WWW-Authenticate': { description: 'RFC 6750: on a 401, Bearer realm="api", error="invalid_token" (no error when no credentials were sent); on a 403 insufficient_scope for the route\'s scope, Bearer realm="api", error="insufficient_scope", scope="<the scope needed>".', schema: { type: 'string' } },
       },
       securitySchemes: {
         BearerAuth: { type: 'http', scheme: 'bearer', description: 'API key sk_test_… (sandbox) or sk_live_… (production). Used by scoring, ESG and ERP endpoints.' },
