@@ -219,6 +219,10 @@ describe('POST /v1/csrd/report — JSON', () => {
     expect(rows.find((r: any) => r.key === 'employee_turnover_pct')).toMatchObject({ status: 'not_reported', value: null, display: expect.stringContaining('only below 50 employees') });
     expect(large.b8_turnover_rate).toMatchObject({ status: 'not_reported', value: null, display: expect.stringContaining('only below 50 employees') });
     expect(large.b10_gender_pay_gap).toMatchObject({ status: 'not_applicable', display: expect.stringContaining('only when one gender is represented') });
+    // a standing omission's caveat too, in both tables
+    expect(rows.find((r: any) => r.key === 'gender_pay_gap_pct')).toMatchObject({ status: 'not_applicable', display: large.b10_gender_pay_gap.display });
+    const smallRows = (await report({ assessment_id: a.body.assessment_id, language: 'en', company: { employees: 40 } })).body.indicators;
+    expect(smallRows.find((r: any) => r.key === 'gender_pay_gap_pct')).toMatchObject({ status: 'not_applicable', display: 'Not applicable' });
     const small = await dps(40);
     expect(small.b8_turnover_rate).toMatchObject({ status: 'not_applicable', display: 'Not applicable' });
     expect(small.b10_gender_pay_gap).toMatchObject({ status: 'not_applicable', display: 'Not applicable' });
@@ -255,6 +259,20 @@ describe('the PDF', () => {
     const negotiated = await pdfCall('GET', `/v1/csrd/reports/${json.report_id}`);
     expect(negotiated.res.headers.get('content-type')).toBe('application/pdf');
     expect(sha256(negotiated.bytes)).toBe(json.sha256);
+  });
+
+  test('a name too long for the cover or the footer is cut with an ellipsis; the footer keeps the report id on every page', async () => {
+    const long = 'Sociedade de Transformação Metalúrgica e Comércio Internacional de Componentes Industriais para a Indústria Automóvel do Norte e Centro, S.A.';
+    const r = await pdfCall('POST', '/v1/csrd/report', { body: { nif: '505201348', company: { ...COMPANY, name: long } } });
+    expect(r.res.status).toBe(201);
+    const id = r.res.headers.get('x-report-id')!;
+    const { pages } = pdfText(r.bytes);
+    expect(pages[0]).toContain('…');
+    expect(pages[0]).not.toContain('Centro, S.A.');
+    for (const page of pages) {
+      expect(page).toContain(id);
+      expect(page).toContain('VSME · Sociedade de Transformação');
+    }
   });
 
   test('its numbers are the JSON\'s: scores, tier, every reported datapoint and indicator; pt-PT accents survive', () => {

@@ -567,10 +567,12 @@ function fromValidation(error: ValidationLike, request: Request): ApiError {
     const { minimum, maximum, type, enum: listed } = (error.validator ?? {}) as { minimum?: number; maximum?: number; type?: string; enum?: unknown[] };
     const integer = type === 'integer';
     const params = [...new URL(request.url).searchParams.entries()];
-    const hit = params.find(([, v]) => {
+    const fails = ([, v]: [string, string]) => {
       const n = Number(v);
       return Number.isNaN(n) || (integer && !Number.isInteger(n)) || (minimum !== undefined && n < minimum) || (maximum !== undefined && n > maximum);
-    });
+    };
+    // the API's number parameters first: a NIF of nine digits is "out of range" of limit's 1–200 too
+    const hit = params.find((p) => (QUERY_INTEGERS as readonly string[]).includes(p[0]) && fails(p)) ?? params.find(fails);
     return validationError([{ path: hit ? `query.${hit[0]}` : 'query', message: numberMessage({ minimum, maximum, integer, listed }, hit?.[1]) }]);
   }
   // a malformed resource id is an unknown one (404, no fields), so the form of what was asked for

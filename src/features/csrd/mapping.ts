@@ -121,7 +121,8 @@ export function displayValue(value: DatapointValue, status: DatapointStatus, lan
   if (status !== 'reported' || value === null) return statusText(status, lang);
   if (typeof value === 'number') return formatNumber(value, lang);
   if (typeof value === 'boolean') return value ? (pt(lang) ? 'Sim' : 'Yes') : pt(lang) ? 'Não' : 'No';
-  if (Array.isArray(value)) return value.length ? value.map((v) => optionLabel(v, lang)).join(', ') : pt(lang) ? 'nenhum' : 'none';
+  // ("nenhum item": the lists' nouns are of either gender, certificações and materiais alike)
+  if (Array.isArray(value)) return value.length ? value.map((v) => optionLabel(v, lang)).join(', ') : pt(lang) ? 'nenhum item' : 'none';
   return value;
 }
 
@@ -395,6 +396,12 @@ const disclose = (defs: readonly DisclosureDef[], input: MappingInput): Disclosu
   defs.map((d) => ({ code: d.code, title: tr(d.title, input.language), datapoints: d.datapoints.map((p) => datapoint(p, input)) }));
 
 /** B1–B11 and the Comprehensive-module datapoints of one assessment. */
+/** a "not applicable" whose omission the report's headcount questions (refused or standing with a caveat) */
+const caveated = (indicator: string, answer: unknown, company: MappingInput['company']) => {
+  const o = OMISSION_BELOW[indicator];
+  return o !== undefined && answer === NOT_APPLICABLE && isNumber(company?.employees) && company.employees >= o.employees;
+};
+
 /**
  * The indicators declared "not applicable" whose omission the report's headcount does not allow
  * (VSME B8: the turnover rate from 50 employees): not disclosed, so not counted as aligned.
@@ -467,7 +474,8 @@ export function indicatorRows(answers: Record<string, AnswerValue>, lang: Report
       pillar: i.pillar,
       label: tr(INDICATOR_LABELS[i.key]!, lang),
       value,
-      display: refused.has(i.key) ? OMISSION_BELOW[i.key]!.note[l] : displayValue(value, status, lang),
+      // (the caveat of a "not applicable" the headcount questions, whether it stands or is refused: as its datapoint reads)
+      display: caveated(i.key, a, company) ? OMISSION_BELOW[i.key]!.note[l] : displayValue(value, status, lang),
       unit: unitText(i.unit, lang),
       status,
       vsme_reference: i.vsme_ref,

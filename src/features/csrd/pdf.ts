@@ -55,7 +55,7 @@ const L = {
   date: { en: 'Report date', pt: 'Data do relatório' },
   reportId: { en: 'Report', pt: 'Relatório' },
   assessment: { en: 'ESG assessment', pt: 'Avaliação ESG' },
-  notGiven: { en: 'not given', pt: 'não indicado' },
+  notGiven: { en: 'not given', pt: 'sem indicação' },
   sandbox: { en: 'Sandbox report made with synthetic data: not for use.', pt: 'Relatório de sandbox com dados sintéticos: não utilizar.' },
   overallScore: { en: 'Overall ESG score', pt: 'Pontuação ESG global' },
   tier: { en: 'Tier', pt: 'Nível' },
@@ -101,8 +101,8 @@ const L = {
   levels: { en: 'low|medium|high', pt: 'baixo|médio|elevado' },
   method: { en: 'Method', pt: 'Metodologia' },
   methodText: {
-    en: 'Values are the company\'s answers to the ESG questionnaire, mapped to the VSME Basic module datapoints; "Not reported" marks a datapoint without an answer, "Not applicable" one the company declared not applicable under VSME. Totals marked as derived are intensity x turnover. Scores: ESG assessment algorithm {algo}, assessed on {assessed}. SHA-256 of this file: see the JSON report.',
-    pt: 'Os valores são as respostas da empresa ao questionário ESG, mapeadas para os dados do Módulo Básico VSME; "Não reportado" assinala um dado sem resposta e "Não aplicável" um dado que a empresa declarou não aplicável nos termos da VSME. Os totais derivados são intensidade x volume de negócios. Pontuações: algoritmo de avaliação ESG {algo}, avaliado em {assessed}. SHA-256 deste ficheiro: ver o relatório JSON.',
+    en: 'Values are the company\'s answers to the ESG questionnaire, mapped to the VSME Basic module datapoints; "Not reported" marks a datapoint without an answer, "Not applicable" one the company declared not applicable under VSME. Totals marked as derived are intensity × turnover ÷ 1,000,000 (intensities are per million euros of turnover). Scores: ESG assessment algorithm {algo}, assessed on {assessed}. SHA-256 of this file: see the JSON report.',
+    pt: 'Os valores são as respostas da empresa ao questionário ESG, mapeadas para os dados do Módulo Básico VSME; "Não reportado" assinala um dado sem resposta e "Não aplicável" um dado que a empresa declarou não aplicável nos termos da VSME. Os totais derivados são intensidade × volume de negócios ÷ 1 000 000 (as intensidades são por milhão de euros de volume de negócios). Pontuações: algoritmo de avaliação ESG {algo}, avaliado em {assessed}. SHA-256 deste ficheiro: ver o relatório JSON.',
   },
   derived: { en: 'derived', pt: 'derivado' },
   page: { en: 'Page {i} of {n}', pt: 'Página {i} de {n}' },
@@ -144,6 +144,16 @@ function wordsOf(para: string): string[] {
 }
 
 /** Greedy word wrap; words longer than the width are cut. */
+/** at most `max` of `lines`, the last ending in … when some were left out (a cut name says it was cut) */
+function clipLines(lines: string[], max: number, font: PDFFont, size: number, width: number): string[] {
+  if (lines.length <= max) return lines;
+  const kept = lines.slice(0, max);
+  let last = kept[max - 1]!;
+  while (last && font.widthOfTextAtSize(`${last}…`, size) > width) last = last.slice(0, -1).trimEnd();
+  kept[max - 1] = `${last}…`;
+  return kept;
+}
+
 function wrap(text: string, font: PDFFont, size: number, width: number): string[] {
   const lines: string[] = [];
   for (const para of text.split('\n')) {
@@ -384,8 +394,8 @@ function cover(w: Writer, report: CsrdReportBody, lang: ReportLanguage) {
   w.text(tr(L.title, lang), MARGIN, A4[1] - 110, { size: 30, font: fonts.bold, color: WHITE });
   w.text(tr(L.subtitle, lang), MARGIN, A4[1] - 136, { size: 11, color: rgb(0.85, 0.95, 0.9) });
   const name = report.company.name ?? `NIF ${report.nif}`;
-  const nameLines = wrap(safe(name, fonts), fonts.bold, 20, WIDTH);
-  nameLines.slice(0, 2).forEach((line, i) => w.text(line, MARGIN, A4[1] - 180 - i * 24, { size: 20, font: fonts.bold, color: WHITE }));
+  const nameLines = clipLines(wrap(safe(name, fonts), fonts.bold, 20, WIDTH), 2, fonts.bold, 20, WIDTH);
+  nameLines.forEach((line, i) => w.text(line, MARGIN, A4[1] - 180 - i * 24, { size: 20, font: fonts.bold, color: WHITE }));
   w.y = A4[1] - bandH - 30;
   const c = report.company;
   const none = tr(L.notGiven, lang);
@@ -510,10 +520,13 @@ export async function renderReportPdf(report: CsrdReportBody): Promise<Uint8Arra
   // footers
   const n = w.pages.length;
   w.pages.forEach((page, i) => {
-    const left = safe(`VSME · ${report.company.name ?? report.nif} · ${report.report_id}`, fonts);
+    // the report id always shows; a name too long for the line is cut, and says so
+    const id = ` · ${report.report_id}`;
+    const left = safe(`VSME · ${report.company.name ?? report.nif}`, fonts);
     const right = fill(tr(L.page, lang), { i: String(i + 1), n: String(n) });
     page.drawLine({ start: { x: MARGIN, y: 40 }, end: { x: MARGIN + WIDTH, y: 40 }, thickness: 0.4, color: RULE });
-    const leftFit = wrap(left, regular, 7.5, WIDTH - 80)[0] ?? '';
+    const room = WIDTH - 80 - regular.widthOfTextAtSize(id, 7.5);
+    const leftFit = (clipLines(wrap(left, regular, 7.5, room), 1, regular, 7.5, room)[0] ?? '') + id;
     page.drawText(leftFit, { x: MARGIN, y: 28, size: 7.5, font: regular, color: MUTED });
     page.drawText(safe(right, fonts), { x: MARGIN + WIDTH - regular.widthOfTextAtSize(right, 7.5), y: 28, size: 7.5, font: regular, color: MUTED });
   });
