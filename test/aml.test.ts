@@ -290,6 +290,10 @@ describe('POST /v1/aml/screen', () => {
     expect(r.body.matches[0]).toMatchObject({ entry_id: 'KPi.056', score: 0.85, match_type: 'exact' });
     expect(r.body.matches[0].explanation.attributes).toMatchObject({ birth_date: 'disagrees', country: 'disagrees' });
     expect(r.body.matches[0].explanation.summary).toContain('reviewed, whatever attributes disagree');
+    // the same words in another order are the same name
+    const reordered = await screenReq({ name: 'Chol Song Jang', type: 'person', birth_date: '1990-01-01', nationality: 'PT' });
+    expect(reordered.body.status).toBe('potential_match');
+    expect(reordered.body.matches[0]).toMatchObject({ entry_id: 'KPi.056', score: 0.85 });
     // a name only similar, with the same attributes disagreeing, is still cleared by them
     expect((await screenReq({ name: 'Jang Song Chul', type: 'person', birth_date: '1990-01-01', nationality: 'PT' })).body.status).toBe('clear');
     // and the same name with its attributes agreeing is a match

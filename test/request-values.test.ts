@@ -28,7 +28,8 @@ describe('POST /v1/reconcile', () => {
       { path: 'invoices.0.amount_open', message: 'must be whole cents (at most two decimals)' },
     ]);
     expect(expectError(await post('/v1/reconcile', { transactions: [tx()], invoices: [invoice()], fee_tolerance: 1.005 }), 422, 'validation_failed').fields).toEqual([{ path: 'fee_tolerance', message: 'must be whole cents (at most two decimals)' }]);
-    // with an item's problem, both at once
+    // beside a structural refusal, and with an item's problem: both at once
+    expect(expectError(await post('/v1/reconcile', { transactions: [], fee_tolerance: 0.001 }), 422, 'validation_failed').fields.map((f: { path: string }) => f.path)).toEqual(['invoices', 'fee_tolerance']);
     expect(expectError(await post('/v1/reconcile', { transactions: [tx({ amount: 1.001 })], invoices: [invoice()], fee_tolerance: 1.005 }), 422, 'validation_failed').fields.map((f: { path: string }) => f.path)).toEqual(['transactions.0.amount', 'fee_tolerance']);
     // whole cents of binary floating point are whole cents
     expect((await post('/v1/reconcile', { transactions: [tx({ amount: 0.07 })], invoices: [invoice({ amount_open: 0.07 })] })).status).toBe(200);
@@ -87,7 +88,8 @@ describe('list queries', () => {
     const p = expectError(await h.json('GET', '/v1/confirming/anchor/cfp_00000000-0000-7000-8000-000000000000/payables?status=zzz&supplier_nif=599000016&limit=2.5', { key }), 422, 'validation_failed');
     expect(p.fields.map((f: { path: string }) => f.path)).toEqual(['query.status', 'query.supplier_nif', 'query.limit']);
     expect(p.fields[0].message).toBe('must be one of: "approved", "accepted", "funded", "settled", "defaulted", "written_off", "cancelled"');
-    // a limit out of range beside a NIF (nine digits, "out of range" of 1–200 too) is named as itself
+    // a limit out of range after a valid text parameter, or beside a NIF (nine digits, "out of range" of 1–200 too), is named as itself
+    expect(expectError(await h.json('GET', '/v1/factoring/operations?status=approved&limit=0', { key }), 422, 'validation_failed').fields).toEqual([{ path: 'query.limit', message: 'must be an integer from 1 to 200' }]);
     for (const limit of ['0', '201'])
       expect(expectError(await h.json('GET', `/v1/esg/assessments?nif=500100144&limit=${limit}`, { key }), 422, 'validation_failed').fields).toEqual([{ path: 'query.limit', message: 'must be an integer from 1 to 200' }]);
   });

@@ -241,6 +241,17 @@ describe('POST /v1/saft/parse', () => {
     const res = await h.call('POST', '/v1/saft/parse', { key, rawBody: form as never });
     const body = expectError({ status: res.status, body: await res.json(), headers: res.headers }, 422, 'validation_failed');
     expect(body.fields).toEqual([{ path: 'customer_reference', message: 'must not contain NUL characters' }]);
+    // a field's name holding a NUL, and a value whose bytes are not UTF-8 (what a JSON body's would be refused for)
+    const raw = (name: Uint8Array, value: Uint8Array) => {
+      const enc = new TextEncoder();
+      return Buffer.concat([enc.encode('--b1\r\nContent-Disposition: form-data; name="'), name, enc.encode('"\r\n\r\n'), value, enc.encode('\r\n--b1\r\nContent-Disposition: form-data; name="file"; filename="s.xml"\r\nContent-Type: application/xml\r\n\r\n'), bytes, enc.encode('\r\n--b1--\r\n')]);
+    };
+    const send = async (b: Uint8Array) => {
+      const r = await h.call('POST', '/v1/saft/parse', { key, rawBody: b as never, headers: { 'content-type': 'multipart/form-data; boundary=b1' } });
+      return expectError({ status: r.status, body: await r.json(), headers: r.headers }, 422, 'validation_failed').fields;
+    };
+    expect(await send(raw(new TextEncoder().encode('cust\u0000omer_reference'), new TextEncoder().encode('x')))).toEqual([{ path: 'cust\\0omer_reference', message: 'must not contain NUL characters' }]);
+    expect(await send(raw(new TextEncoder().encode('customer_reference'), new Uint8Array([0x61, 0xff, 0x62])))).toEqual([{ path: 'customer_reference', message: 'must be valid UTF-8' }]);
   });
 
   test('errors: JSON or another type, an unknown encoding, damaged gzip, a bad X-Public-Key; scope', async () => {

@@ -387,6 +387,10 @@ describe('signed delivery (Standard Webhooks)', () => {
     expect((await auditOf(h, t.tenant_id, 'webhook.created'))[0]!.details).toEqual({ url: rx.url, description: null, enabled_events: ['score.updated'] });
     expect((await auditOf(h, t.tenant_id, 'webhook.updated'))[0]!.details).toEqual({ changes: { url: { from: rx.url, to: `${rx.url}/moved` }, enabled_events: { from: ['score.updated'], to: ['*'] } } });
     expect((await auditOf(h, t.tenant_id, 'webhook.deleted'))[0]!.details).toEqual({ url: `${rx.url}/moved`, enabled_events: ['*'], status: 'active' });
+    // a PATCH that changes nothing is no entry
+    const d = await create(t.api_key, { url: rx.url, enabled_events: ['score.updated'] });
+    expect((await h.json('PATCH', `/v1/admin/webhooks/${d.body.id}`, { key: t.api_key, body: { url: rx.url, enabled_events: ['score.updated'] } })).status).toBe(200);
+    expect((await auditOf(h, t.tenant_id, 'webhook.updated')).length).toBe(1);
   });
 
   test('failures are retried with back-off (3 attempts), counted, then succeed; success resets the counter', async () => {

@@ -426,7 +426,9 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     // the list's very name (not a weak alias, a single word or common names) is reviewed, never
     // cleared by a birth date or country that disagrees: lists' dates are often wrong, and listed
     // people travel on other papers
-    const keptForReview = exact && n.tokens.length >= 2 && !weakAlias && !commonName && score < IDENTICAL_NAME_MIN;
+    // identical: the same words, in any order ("Chol Song Jang" is "JANG SONG CHOL")
+    const identical = exact || (sim.exactTokens === qt.length && qt.length === n.tokens.length);
+    const keptForReview = identical && n.tokens.length >= 2 && !weakAlias && !commonName && score < IDENTICAL_NAME_MIN;
     if (keptForReview) score = IDENTICAL_NAME_MIN;
     score = round3(Math.max(0, Math.min(1, score)));
     if (score < q.min_score) continue;

@@ -59,7 +59,9 @@ export function reconcileRoutes(ctx: AppContext) {
       '/v1/reconcile',
       async ({ auth, body, request }) => {
         // unknown top-level fields listed beside the route's own refusals (a misspelt `transaction` is why `transactions` is missing)
-        const refuse = (fields: FieldError[]) => validationError([...fields, ...unknownFields(requestState(request).parsedBody, ReconcileRequest.properties)]);
+        // every problem at once: fee_tolerance's beside the structural ones and the items'
+        const fee: FieldError[] = body.fee_tolerance !== undefined && !isWholeCents(body.fee_tolerance) ? [{ path: 'fee_tolerance', message: WHOLE_CENTS }] : [];
+        const refuse = (fields: FieldError[]) => validationError([...fields, ...fee, ...unknownFields(requestState(request).parsedBody, ReconcileRequest.properties)]);
         const inline = body.transactions !== undefined || body.invoices !== undefined;
         if (inline === (body.source !== undefined))
           throw refuse([inline ? { path: 'source', message: 'give either transactions and invoices, or source (not both)' } : { path: '(body)', message: 'give transactions and invoices, or source' }]);
@@ -67,9 +69,8 @@ export function reconcileRoutes(ctx: AppContext) {
           throw refuse([{ path: body.transactions === undefined ? 'transactions' : 'invoices', message: 'required with the other' }]);
         if (body.source?.from && body.source.to && body.source.from > body.source.to) throw refuse([{ path: 'source.from', message: `is after source.to (${body.source.to})` }]);
         // a match names ids: two items under one id could not be told apart in the answer
-        // every problem at once (a NIF failing its check digit alone is invalid_nif, as on every route)
-        const problems = inline ? [...repeatedIds('transactions', body.transactions!), ...repeatedIds('invoices', body.invoices!), ...itemProblems(body.transactions!, body.invoices!)] : [];
-        if (body.fee_tolerance !== undefined && !isWholeCents(body.fee_tolerance)) problems.push({ path: 'fee_tolerance', message: WHOLE_CENTS });
+        // (a NIF failing its check digit alone is invalid_nif, as on every route)
+        const problems = [...(inline ? [...repeatedIds('transactions', body.transactions!), ...repeatedIds('invoices', body.invoices!), ...itemProblems(body.transactions!, body.invoices!)] : []), ...fee];
         if (problems.length) throw fieldProblems([...problems, ...unknownFields(requestState(request).parsedBody, ReconcileRequest.properties)]);
         const data = inline
           ? {

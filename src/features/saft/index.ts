@@ -38,8 +38,10 @@ function formOptions(fields: Record<string, string>): { public_key?: string; imp
   const errors: { path: string; message: string }[] = [];
   const out: { public_key?: string; import?: boolean; customer_reference?: string } = {};
   for (const [name, value] of Object.entries(fields)) {
-    // (NUL cannot be stored in PostgreSQL text: refused in form fields as in JSON bodies)
-    if (value.includes('\0')) errors.push({ path: name, message: 'must not contain NUL characters' });
+    // (NUL cannot be stored in PostgreSQL text: refused in form fields as in JSON bodies; bytes that
+    // are not UTF-8 reach here as U+FFFD, which a JSON body's would not: refused as there)
+    if (name.includes('\0') || value.includes('\0')) errors.push({ path: name.replaceAll('\0', '\\0'), message: 'must not contain NUL characters' });
+    else if (name.includes('\ufffd') || value.includes('\ufffd')) errors.push({ path: name, message: 'must be valid UTF-8' });
     else if (name === 'public_key') out.public_key = value;
     else if (name === 'import') {
       if (value === 'true' || value === 'false') out.import = value === 'true';

@@ -263,7 +263,8 @@ export class WebhookService {
       if (set.description !== undefined && set.description !== before.description) changes.description = { from: before.description, to: set.description };
       if (set.enabledEvents !== undefined && JSON.stringify(set.enabledEvents) !== JSON.stringify(before.enabledEvents)) changes.enabled_events = { from: before.enabledEvents, to: set.enabledEvents };
       if (set.status !== undefined && set.status !== before.status) changes.status = { from: before.status, to: set.status };
-      await audit(tx, 'webhook.updated', id, { changes, ...(reEnabled ? { status: 'active', previous_status: before.status, deliveries_released: n } : {}) });
+      // (a PATCH that changes nothing is not an entry of the log)
+      if (Object.keys(changes).length || reEnabled) await audit(tx, 'webhook.updated', id, { changes, ...(reEnabled ? { status: 'active', previous_status: before.status, deliveries_released: n } : {}) });
       return n;
     });
     if (reEnabled && released) this.onBacklog(id);
