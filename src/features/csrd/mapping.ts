@@ -139,6 +139,7 @@ const UNITS: Record<string, Text> = {
   'h/employee': { en: 'h/employee', pt: 'h/trabalhador' },
   'accidents/200,000 h': { en: 'accidents per 200,000 h worked', pt: 'acidentes por 200 000 h trabalhadas' },
   employees: { en: 'employees (headcount)', pt: 'trabalhadores (número)' },
+  accidents: { en: 'accidents', pt: 'acidentes' },
 };
 const unitText = (unit: string | null, lang: ReportLanguage) => (unit === null ? null : UNITS[unit] ? tr(UNITS[unit]!, lang) : unit);
 
@@ -185,6 +186,8 @@ export const BASIC_MODULE: readonly DisclosureDef[] = [
       { id: 'b1_turnover', label: { en: 'Turnover', pt: 'Volume de negócios' }, unit: 'EUR', ref: 'B1 §24', from: { company: 'turnover_eur' } },
       { id: 'b1_employees', label: { en: 'Number of employees', pt: 'Número de trabalhadores' }, unit: 'employees', ref: 'B1 §24', from: { company: 'employees' } },
       { id: 'b1_country', label: { en: 'Country of primary operations', pt: 'País das operações principais' }, unit: null, ref: 'B1 §24', from: { company: 'country' } },
+      { id: 'b1_basis', label: { en: 'Individual or consolidated basis', pt: 'Base individual ou consolidada' }, unit: null, ref: 'B1 §24', from: { missing: true } },
+      { id: 'b1_site_geolocation', label: { en: 'Geolocation of the sites owned, leased or managed', pt: 'Geolocalização dos locais detidos, arrendados ou geridos' }, unit: null, ref: 'B1 §24', from: { missing: true } },
       { id: 'b1_certifications', label: { en: 'Sustainability-related certifications or labels', pt: 'Certificações ou rótulos de sustentabilidade' }, unit: null, ref: 'B1 §25', from: { indicator: 'certifications' } },
     ],
   },
@@ -232,6 +235,7 @@ export const BASIC_MODULE: readonly DisclosureDef[] = [
     datapoints: [
       { id: 'b6_water_withdrawal', label: { en: 'Total water withdrawal', pt: 'Captação total de água' }, unit: 'm³', ref: 'B6 §35', from: { derivedFrom: 'water_intensity' } },
       { id: 'b6_water_intensity', label: { en: 'Water withdrawal per € million of turnover', pt: 'Captação de água por milhão de euros de volume de negócios' }, unit: 'm³/M€', ref: 'B6 §35', from: { indicator: 'water_intensity' } },
+      { id: 'b6_water_high_stress', label: { en: 'Water withdrawn at sites in areas of high water stress', pt: 'Água captada em locais de zonas com elevado stress hídrico' }, unit: 'm³', ref: 'B6 §35', from: { missing: true } },
     ],
   },
   {
@@ -239,6 +243,8 @@ export const BASIC_MODULE: readonly DisclosureDef[] = [
     title: { en: 'Resource use, circular economy and waste management', pt: 'Utilização de recursos, economia circular e gestão de resíduos' },
     datapoints: [
       { id: 'b7_waste_total', label: { en: 'Total waste generated', pt: 'Total de resíduos gerados' }, unit: 't', ref: 'B7 §37', from: { indicator: 'waste_total_t' } },
+      { id: 'b7_waste_hazardous', label: { en: 'Hazardous waste generated', pt: 'Resíduos perigosos gerados' }, unit: 't', ref: 'B7 §37', from: { missing: true } },
+      { id: 'b7_waste_non_hazardous', label: { en: 'Non-hazardous waste generated', pt: 'Resíduos não perigosos gerados' }, unit: 't', ref: 'B7 §37', from: { missing: true } },
       { id: 'b7_waste_recycled', label: { en: 'Share of waste diverted to recycling or reuse', pt: 'Percentagem de resíduos encaminhados para reciclagem ou reutilização' }, unit: '%', ref: 'B7 §37', from: { indicator: 'waste_recycled_pct' } },
     ],
   },
@@ -247,6 +253,8 @@ export const BASIC_MODULE: readonly DisclosureDef[] = [
     title: { en: 'Workforce – general characteristics', pt: 'Força de trabalho – características gerais' },
     datapoints: [
       { id: 'b8_permanent_share', label: { en: 'Employees on permanent contracts', pt: 'Trabalhadores com contrato sem termo' }, unit: '%', ref: 'B8 §39', from: { indicator: 'employees_permanent_pct' } },
+      { id: 'b8_employees_by_gender', label: { en: 'Employees by gender', pt: 'Trabalhadores por género' }, unit: 'employees', ref: 'B8 §39', from: { missing: true } },
+      { id: 'b8_employees_by_country', label: { en: 'Employees by country of employment', pt: 'Trabalhadores por país de emprego' }, unit: 'employees', ref: 'B8 §39', from: { missing: true } },
       { id: 'b8_turnover_rate', label: { en: 'Employee turnover rate', pt: 'Taxa de rotatividade dos trabalhadores' }, unit: '%', ref: 'B8 §40', from: { indicator: 'employee_turnover_pct' } },
     ],
   },
@@ -254,6 +262,7 @@ export const BASIC_MODULE: readonly DisclosureDef[] = [
     code: 'B9',
     title: { en: 'Workforce – health and safety', pt: 'Força de trabalho – saúde e segurança' },
     datapoints: [
+      { id: 'b9_accidents', label: { en: 'Number of recordable work-related accidents', pt: 'Número de acidentes de trabalho registáveis' }, unit: 'accidents', ref: 'B9 §41', from: { missing: true } },
       { id: 'b9_accident_rate', label: { en: 'Rate of recordable work-related accidents', pt: 'Taxa de acidentes de trabalho registáveis' }, unit: 'accidents/200,000 h', ref: 'B9 §41', from: { indicator: 'accident_rate' } },
       { id: 'b9_fatalities', label: { en: 'Fatalities from work-related injuries and ill health', pt: 'Óbitos por lesões e doenças relacionadas com o trabalho' }, unit: 'fatalities', ref: 'B9 §41', from: { indicator: 'work_fatalities' } },
     ],
@@ -266,6 +275,7 @@ export const BASIC_MODULE: readonly DisclosureDef[] = [
       { id: 'b10_gender_pay_gap', label: { en: 'Gender pay gap', pt: 'Disparidade salarial entre homens e mulheres' }, unit: '%', ref: 'B10 §42', from: { indicator: 'gender_pay_gap_pct' } },
       { id: 'b10_collective_bargaining', label: { en: 'Employees covered by collective bargaining agreements', pt: 'Trabalhadores abrangidos por convenções coletivas' }, unit: '%', ref: 'B10 §42', from: { indicator: 'collective_bargaining_pct' } },
       { id: 'b10_training_hours', label: { en: 'Average annual training hours per employee', pt: 'Média anual de horas de formação por trabalhador' }, unit: 'h/employee', ref: 'B10 §42', from: { indicator: 'training_hours_avg' } },
+      { id: 'b10_training_hours_by_gender', label: { en: 'Average annual training hours per employee, by gender', pt: 'Média anual de horas de formação por trabalhador, por género' }, unit: 'h/employee', ref: 'B10 §42', from: { missing: true } },
     ],
   },
   {
