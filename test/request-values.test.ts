@@ -88,6 +88,9 @@ describe('list queries', () => {
     const p = expectError(await h.json('GET', '/v1/confirming/anchor/cfp_00000000-0000-7000-8000-000000000000/payables?status=zzz&supplier_nif=599000016&limit=2.5', { key }), 422, 'validation_failed');
     expect(p.fields.map((f: { path: string }) => f.path)).toEqual(['query.status', 'query.supplier_nif', 'query.limit']);
     expect(p.fields[0].message).toBe('must be one of: "approved", "accepted", "funded", "settled", "defaulted", "written_off", "cancelled"');
+    // a term not among the buckets beside another problem: both named
+    const spreads = expectError(await h.json('GET', '/v1/index/spreads?tier=Z&term_days=45', { key }), 422, 'validation_failed');
+    expect(spreads.fields.map((f: { path: string }) => f.path).sort()).toEqual(['query.term_days', 'query.tier']);
     // a limit out of range after a valid text parameter, or beside a NIF (nine digits, "out of range" of 1–200 too), is named as itself
     expect(expectError(await h.json('GET', '/v1/factoring/operations?status=approved&limit=0', { key }), 422, 'validation_failed').fields).toEqual([{ path: 'query.limit', message: 'must be an integer from 1 to 200' }]);
     for (const limit of ['0', '201'])

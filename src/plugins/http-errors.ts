@@ -614,7 +614,7 @@ function fromValidation(error: ValidationLike, request: Request): ApiError {
       if (typeof raw !== 'string' || !numeric || seen.has(`query.${name}`)) continue;
       const n = Number(raw);
       const integer = numeric.type === 'integer';
-      if (raw.trim() === '' || Number.isNaN(n) || (integer && !Number.isInteger(n)) || (numeric.minimum !== undefined && n < numeric.minimum) || (numeric.maximum !== undefined && n > numeric.maximum))
+      if (raw.trim() === '' || Number.isNaN(n) || (integer && !Number.isInteger(n)) || (numeric.minimum !== undefined && n < numeric.minimum) || (numeric.maximum !== undefined && n > numeric.maximum) || (Array.isArray(numeric.enum) && !numeric.enum.includes(n)))
         fields.push({ path: `query.${name}`, message: numberMessage({ minimum: numeric.minimum, maximum: numeric.maximum, integer, listed: numeric.enum }, raw) });
     }
   // NIFs failing their check digit and nothing else: invalid_nif, as the routes' own checks answer
