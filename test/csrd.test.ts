@@ -261,6 +261,19 @@ describe('the PDF', () => {
     expect(sha256(negotiated.bytes)).toBe(json.sha256);
   });
 
+  test('no disclosure heading is left alone at the foot of a page: it stays with its table (several layouts, both languages)', async () => {
+    const heading = /^[BC]\d+ – /;
+    for (const language of ['pt-PT', 'en'])
+      for (const company of [COMPANY, { ...COMPANY, employees: 500 }, { name: 'X' }, { ...COMPANY, address: 'Rua '.repeat(30) }]) {
+        const r = await pdfCall('POST', '/v1/csrd/report', { body: { nif: '505201348', language, company } });
+        expect(r.res.status).toBe(201);
+        for (const page of pdfText(r.bytes).pages) {
+          const lines = page.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('VSME ·') && !/^(Página|Page) \d+/.test(l));
+          expect([language, lines.at(-1)]).not.toEqual([language, expect.stringMatching(heading)]);
+        }
+      }
+  });
+
   test('a name too long for the cover or the footer is cut with an ellipsis; the footer keeps the report id on every page', async () => {
     const long = 'Sociedade de Transformação Metalúrgica e Comércio Internacional de Componentes Industriais para a Indústria Automóvel do Norte e Centro, S.A.';
     const r = await pdfCall('POST', '/v1/csrd/report', { body: { nif: '505201348', company: { ...COMPANY, name: long } } });

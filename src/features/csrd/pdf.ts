@@ -220,9 +220,10 @@ class Writer {
     this.y -= 10;
   }
 
-  subheading(str: string, size = 11.5) {
+  /** `keepWith`: the height of what must follow on the same page (a table's header and first row) */
+  subheading(str: string, size = 11.5, keepWith = 30) {
     const lines = wrap(safe(str, this.fonts), this.fonts.bold, size, WIDTH);
-    this.ensure(lines.length * (size + 3) + 30);
+    this.ensure(lines.length * (size + 3) + 5 + keepWith);
     for (const line of lines) {
       this.y -= size + 3;
       this.text(line, MARGIN, this.y, { size, font: this.fonts.bold });
@@ -242,13 +243,22 @@ class Writer {
     this.y -= opts.gap ?? 6;
   }
 
+  /** The height of a table's header and first row: what a heading above it needs beside it on its page. */
+  tableStart(columns: Column[], rows: string[][], size = 8.5): number {
+    const { lh, pad, widths } = this.tableMetrics(columns, size);
+    const height = (cells: string[], bold: (i: number) => boolean) => Math.max(...cells.map((c, i) => wrap(safe(c, this.fonts), bold(i) ? this.fonts.bold : this.fonts.regular, size, widths[i]! - 2 * pad).length)) * lh + 2 * pad;
+    return height(columns.map((c) => c.title), () => true) + (rows[0] ? height(rows[0], (i) => !!columns[i]!.bold) : 0);
+  }
+
+  private tableMetrics(columns: Column[], size: number) {
+    const total = columns.reduce((a, c) => a + c.width, 0);
+    return { lh: size + 2.5, pad: 3.5, widths: columns.map((c) => (c.width / total) * WIDTH) };
+  }
+
   /** A table with a shaded header (repeated after a page break), wrapped cells and zebra rows. */
   table(columns: Column[], rows: string[][], opts: { size?: number; rowFill?: (i: number) => RGB | undefined } = {}) {
     const size = opts.size ?? 8.5;
-    const lh = size + 2.5;
-    const pad = 3.5;
-    const total = columns.reduce((a, c) => a + c.width, 0);
-    const widths = columns.map((c) => (c.width / total) * WIDTH);
+    const { lh, pad, widths } = this.tableMetrics(columns, size);
     const header = () => {
       const lines = columns.map((c, i) => wrap(safe(c.title, this.fonts), this.fonts.bold, size, widths[i]! - 2 * pad));
       const h = Math.max(...lines.map((l) => l.length)) * lh + 2 * pad;
@@ -260,7 +270,7 @@ class Writer {
       });
       this.y -= h;
     };
-    this.ensure(lh * 3 + 4 * pad);
+    this.ensure(Math.max(lh * 3 + 4 * pad, this.tableStart(columns, rows, size)));
     header();
     rows.forEach((row, r) => {
       const lines = row.map((cell, i) => wrap(safe(cell, this.fonts), columns[i]!.bold ? this.fonts.bold : this.fonts.regular, size, widths[i]! - 2 * pad));
@@ -482,17 +492,17 @@ export async function renderReportPdf(report: CsrdReportBody): Promise<Uint8Arra
   if (w.y < A4[1] / 2) w.newPage();
   w.heading(tr(L.disclosures, lang));
   const disclosureTable = (d: CsrdReportBody['disclosures'][number]) => {
-    w.subheading(`${d.code} – ${d.title}`);
-    w.table(
-      [
-        { title: tr(L.ref, lang), width: 0.8 },
-        { title: tr(L.datapoint, lang), width: 2.9 },
-        { title: tr(L.value, lang), width: 2.1 },
-        { title: tr(L.unit, lang), width: 1.2 },
-        { title: tr(L.status, lang), width: 1.0 },
-      ],
-      d.datapoints.map((p) => [p.vsme_reference, p.label, p.display + (p.source === 'derived' && p.status === 'reported' ? ` (${tr(L.derived, lang)})` : ''), p.unit ?? '', statusText(p.status, lang)]),
-    );
+    const columns = [
+      { title: tr(L.ref, lang), width: 0.8 },
+      { title: tr(L.datapoint, lang), width: 2.9 },
+      { title: tr(L.value, lang), width: 2.1 },
+      { title: tr(L.unit, lang), width: 1.2 },
+      { title: tr(L.status, lang), width: 1.0 },
+    ];
+    const rows = d.datapoints.map((p) => [p.vsme_reference, p.label, p.display + (p.source === 'derived' && p.status === 'reported' ? ` (${tr(L.derived, lang)})` : ''), p.unit ?? '', statusText(p.status, lang)]);
+    // the heading stays with its table's header and first row (it was left alone at a page's foot)
+    w.subheading(`${d.code} – ${d.title}`, undefined, w.tableStart(columns, rows));
+    w.table(columns, rows);
   };
   for (const d of report.disclosures) disclosureTable(d);
   w.heading(tr(L.comprehensive, lang));
