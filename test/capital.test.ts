@@ -62,6 +62,15 @@ describe('the formulas', () => {
     expect(sa({ turnover_eur: 2e6, retail: true, ead_eur: 500_000, group_exposure_eur: 1.5e6 }).risk_weight).toBe(0.85);
     expect(sa({ turnover_eur: 2e6, retail: true, ead_eur: 500_000 }).rwa_eur).toBeCloseTo(500_000 * 0.75 * 0.7619, 6);
   });
+
+  test('an exposure in default (PD 1): F-IRB risk weight 0 and its expected loss LGD × EAD (art. 153(1)(ii)); standardised 150 % (art. 127)', () => {
+    const irb = capitalFor(line({ pd: 1, lgd: 0.4, ead_eur: 100_000 }));
+    expect(irb).toMatchObject({ pd_used: 1, k: 0, risk_weight: 0, rwa_eur: 0, capital_eur: 0, expected_loss_eur: 40_000, correlation: null });
+    const sa = capitalFor(line({ pd: 1, approach: 'standardised', ead_eur: 100_000, turnover_eur: 2e6, retail: true, apply_supporting_factor: false }));
+    expect(sa).toMatchObject({ risk_weight: 1.5, rwa_eur: 150_000, capital_eur: 12_000 });
+    // just below default, the formula's own weight: large, not 0
+    expect(capitalFor(line({ pd: 0.999, lgd: 0.4, ead_eur: 100_000 })).risk_weight).toBeGreaterThan(0);
+  });
 });
 
 describe('POST /v1/basel/capital', () => {
@@ -159,7 +168,10 @@ describe('POST /v1/basel/capital', () => {
     ]);
     // only NIFs failing their check digit: invalid_nif, as on every route with a NIF
     expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 1 }, { ead_eur: 1, nif: '599000032' }] } }), 422, 'invalid_nif').fields).toEqual([{ path: 'exposures.1.nif', message: 'fails the NIF check digit' }]);
-    expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 1, ead_eur: 1 }] } }), 422, 'validation_failed').fields[0].path).toContain('exposures');
+    expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 1.01, ead_eur: 1 }] } }), 422, 'validation_failed').fields[0].path).toContain('exposures');
+    // a defaulted exposure is priced (PD 1)
+    const defaulted = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 1, ead_eur: 1000 }] } });
+    expect(defaulted.status).toBe(200);
     expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 0 }] } }), 422, 'validation_failed');
     // euros in whole cents: a thousandth of a euro is no exposure
     expect(expectError(await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ pd: 0.01, ead_eur: 100.07 }, { pd: 0.01, ead_eur: 12.345 }] } }), 422, 'validation_failed').fields).toEqual([{ path: 'exposures.1.ead_eur', message: 'must be whole cents (at most two decimals)' }]);

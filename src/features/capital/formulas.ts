@@ -18,7 +18,7 @@ export const REGIME_IN_FORCE: Regime = 'crr3';
 export const CAPITAL_RATIO = 0.08;
 export const SME_TURNOVER_MAX_EUR = 50_000_000;
 export const SUPPORTING_FACTOR = { threshold_eur: 2_500_000, up_to: 0.7619, above: 0.85 } as const;
-export const SA_WEIGHTS = { corporate: 1.0, retail_sme: 0.75, retail_max_exposure_eur: 1_000_000 } as const;
+export const SA_WEIGHTS = { corporate: 1.0, retail_sme: 0.75, retail_max_exposure_eur: 1_000_000, defaulted: 1.5 } as const;
 
 // --- the IRB risk-weight function ------------------------------------------------------------------
 
@@ -92,8 +92,16 @@ export function capitalFor(e: ExposureInput, regime: Regime = REGIME_IN_FORCE): 
   const el = pdUsed === null ? null : pdUsed * e.lgd * e.ead_eur;
   let rw: number;
   let irb: Pick<ExposureResult, 'correlation' | 'sme_size_adjustment' | 'maturity_b' | 'maturity_adjustment' | 'k'> = { correlation: null, sme_size_adjustment: 0, maturity_b: null, maturity_adjustment: null, k: null };
+  // an exposure in default (PD 1): the standardised weight of CRR art. 127 (150 %: no specific credit
+  // risk adjustments are known here, and 100 % needs them at 20 % of the unsecured part); under
+  // F-IRB art. 153(1)(ii) with the best estimate of expected loss equal to the supervisory LGD, a
+  // weight of 0 — its loss is the expected loss, LGD × EAD, which provisions cover
+  const defaulted = pdUsed !== null && pdUsed >= 1;
   if (e.approach === 'standardised') {
-    rw = e.retail && isSme && group <= SA_WEIGHTS.retail_max_exposure_eur ? SA_WEIGHTS.retail_sme : isSme ? p.sa_corporate_sme : SA_WEIGHTS.corporate;
+    rw = defaulted ? SA_WEIGHTS.defaulted : e.retail && isSme && group <= SA_WEIGHTS.retail_max_exposure_eur ? SA_WEIGHTS.retail_sme : isSme ? p.sa_corporate_sme : SA_WEIGHTS.corporate;
+  } else if (defaulted) {
+    rw = 0;
+    irb = { correlation: null, sme_size_adjustment: 0, maturity_b: null, maturity_adjustment: null, k: 0 };
   } else {
     const adj = isSme ? 0.04 * (1 - (Math.min(50, Math.max(5, e.turnover_eur! / 1e6)) - 5) / 45) : 0;
     const { r, b, ma, k } = irbK(pdUsed!, e.lgd, Math.min(5, Math.max(1, e.maturity_years)), adj);

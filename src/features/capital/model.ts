@@ -7,7 +7,7 @@ const Approach = t.Union([t.Literal('irb_foundation'), t.Literal('standardised')
 export const Exposure = t.Object({
   id: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'Your reference for the line, echoed' })),
   nif: t.Optional(NineDigits), // the check digit is judged with the lines' other problems (service)
-  pd: t.Optional(t.Number({ minimum: 0, exclusiveMaximum: 1, description: '12-month PD; required without nif under the IRB approach, optional under the standardised one (floored at the regime\u2019s PD floor)' })),
+  pd: t.Optional(t.Number({ minimum: 0, maximum: 1, description: '12-month PD; required without nif under the IRB approach, optional under the standardised one (floored at the regime\u2019s PD floor). 1: an exposure in default (F-IRB risk weight 0, its expected loss LGD \u00d7 EAD; standardised 150 %)' })),
   lgd: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1, description: 'Loss given default; default the supervisory F-IRB value for the seniority' })),
   seniority: t.Optional(t.Union([t.Literal('senior_unsecured'), t.Literal('subordinated')], { default: 'senior_unsecured' })),
   ead_eur: t.Number({ minimum: 0.01, maximum: 1e12, description: 'Exposure at default, euros and whole cents' }),
