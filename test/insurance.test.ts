@@ -86,6 +86,24 @@ describe('the sandbox insurer', () => {
     expect(pt.suggested_spread_bps).toBe(above.suggested_spread_bps);
   });
 
+  test('trade credit below B-, whose modality is with_insurance already: the insured amount at the with_insurance index of its notch, not the uninsured floor', async () => {
+    const t = await h.tenant();
+    const k = t.api_key;
+    const ins = await submit({ buyer_nif: '599000031', requested_limit_cents: 4_000_000, terms: { payment_terms_days: 90 } }, k);
+    const granted = ins.body.granted_limit_cents / 100;
+    const decideOn = async (operation_type: string, insured: boolean) =>
+      (await h.json('POST', '/v1/decision', { key: k, body: { nif: '599000031', context: { operation_type, amount_eur: granted, expected_term_days: 90, ...(insured ? { insurance_submission_id: ins.body.submission_id } : {}) } } })).body;
+    const plain = await decideOn('trade_credit', false);
+    const insured = await decideOn('trade_credit', true);
+    const factoring = await decideOn('factoring', true);
+    const tier = encodeURIComponent(insured.tier);
+    const index = (await h.json('GET', `/v1/index/spreads?tier=${tier}&term_days=90&modality=with_insurance`, { key: k })).body;
+    expect(index.spreads).toHaveLength(1);
+    expect(insured.recommendation.suggested_spread_bps).toBe(index.spreads[0].spread_bps);
+    expect(insured.recommendation.suggested_spread_bps).toBe(factoring.recommendation.suggested_spread_bps);
+    expect(insured.recommendation.suggested_spread_bps).toBeLessThan(plain.recommendation.suggested_spread_bps);
+  });
+
   test('cover is priced as insured, and only where it reaches: not lapsed, terms as long as the operation\'s, the notch within the tenant\'s minimum tier', async () => {
     const t = await h.tenant();
     const k = t.api_key;

@@ -77,6 +77,10 @@ describe('POST /v1/kyc/verify', () => {
     expect(resultOf(unknown.body, 'company_found_active')).toBe('review');
     expect(resultOf(unknown.body, 'sanctions_screening')).toBe('not_available');
     expect(resultOf(unknown.body, 'legal_events')).toBe('not_available');
+    // a company without scoring data (no bureau events, no credit register): its legal events are not known, not clean
+    const noData = await verify({ nif: '599000104', representatives: [] });
+    expect(noData.body.checks.find((c: any) => c.check === 'legal_events')).toMatchObject({ result: 'not_available', detail: 'no insolvency, default or litigation records for this company' });
+    expect(noData.body.outcome).toBe('review');
     const companyNif = await verify({ nif: '599000015', representatives: [{ name: 'Rui Santos', nif: '599000023', role: 'manager' }] });
     expect(resultOf(companyNif.body, 'representative_nif_valid')).toBe('review');
     // a number GET /v1/nif calls invalid (an unassigned prefix) and the final consumer's placeholder are no one's: fail

@@ -224,7 +224,15 @@ function floorSpread(notch: Notch, termDays: number, modalityOf: (n: Notch) => M
  * same notch and term (its LGD: higher without recourse, lower with it).
  */
 export const spreadForModality = (notch: Notch, termDays: number, modality: Modality, decision: { modality: Modality; spreadBps: number }, policy: CreditPolicy = DEFAULT_POLICY) =>
-  modality === decision.modality ? decision.spreadBps : floorSpread(notch, termDays, () => modality, policy);
+  modality === decision.modality ? decision.spreadBps : spreadAtModality(notch, termDays, modality, policy);
+
+/**
+ * The index's spread for a notch and term at one modality (never below a better notch's at it): an
+ * insured amount's price, the with_insurance LGD at the same notch, even where the decision's own
+ * modality is already with_insurance (trade credit below B-) and its spread the floor of better
+ * notches taken unsecured.
+ */
+export const spreadAtModality = (notch: Notch, termDays: number, modality: Modality, policy: CreditPolicy = DEFAULT_POLICY) => floorSpread(notch, termDays, () => modality, policy);
 
 /**
  * The decision: approved when the notch is within appetite and the amount within the limit.

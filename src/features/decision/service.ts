@@ -15,7 +15,7 @@ import { SCORE_CACHE_MS, type ScoreCaller, type ScoreFacts, type ScoreService, t
 import { lookupNaics, naceSectionTitle, riskLevel, sectorSources, sectorTitle } from '../sector-risk/table';
 import type { DecisionResponseBody } from './model';
 import {
-  creditLimit, decide, DEFAULT_POLICY, eur, indexSpread, MODALITIES, NOTCHES, spreadForModality, TERM_BUCKETS,
+  creditLimit, decide, DEFAULT_POLICY, eur, indexSpread, MODALITIES, NOTCHES, spreadAtModality, TERM_BUCKETS,
   type BasisLang, type CreditPolicy, type Modality, type Notch, type OperationType,
 } from './policy';
 
@@ -233,7 +233,7 @@ export class DecisionService {
     // priced as an insured operation: the with_insurance LGD at the same notch and term for the
     // insured part; a part above the cover keeps the uninsured modality's spread (the two blended by
     // amount: partial cover does not make the whole exposure a 10 % loss)
-    const insuredSpread = spreadForModality(outcome.notch, ctx.termDays, 'with_insurance', { modality: outcome.modality, spreadBps: outcome.spread_bps }, policy);
+    const insuredSpread = spreadAtModality(outcome.notch, ctx.termDays, 'with_insurance', policy);
     const share = Math.min(1, insured / ctx.amountEur);
     const uninsured = { modality: outcome.modality, spread: outcome.spread_bps };
     outcome.spread_bps = share >= 1 ? insuredSpread : Math.round(share * insuredSpread + (1 - share) * uninsured.spread);

@@ -61,7 +61,8 @@ export class KycService {
         if (caller.env === 'live' && computed)
           known = { bureau: { name: facts.name, sector: facts.sector, insolvent: facts.events?.insolvency === true }, taxRegistered: result.data_sources.includes('tax_authority') };
         const ev = facts.events;
-        if (!ev) legalCheck = mk('legal_events', body.nif, facts.adverse ? 'review' : 'pass', facts.adverse ? 'adverse events on record' : 'none on record');
+        // no bureau events nor credit register for it: nothing to say "none on record" of
+        if (!ev) legalCheck = mk('legal_events', body.nif, facts.adverse ? 'review' : 'not_available', facts.adverse ? 'adverse events on record' : 'no insolvency, default or litigation records for this company');
         else if (ev.insolvency) legalCheck = mk('legal_events', body.nif, 'fail', 'insolvency proceedings');
         else if (ev.restructuring || ev.recent_default || ev.written_off_or_litigation)
           legalCheck = mk('legal_events', body.nif, 'review', [ev.restructuring && 'restructuring proceedings (PER/RERE)', ev.recent_default && 'a default in the last 12 months', ev.written_off_or_litigation && 'credit written off or in litigation'].filter(Boolean).join('; '));

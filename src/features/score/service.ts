@@ -459,12 +459,17 @@ function factsOf(profile: CompanyProfile, pdScale: number, erp: ErpObservations 
     equity_eur: profile.financials ? profile.financials.equity : null,
     pd_scale: pdScale,
     adverse,
-    events: {
-      insolvency: profile.events?.insolvency_proceedings === true,
-      restructuring: profile.events?.restructuring_proceedings === true,
-      recent_default: crc?.default_in_last_12m === true,
-      written_off_or_litigation: (crc?.written_off_eur ?? 0) > 0 || (crc?.litigation_eur ?? 0) > 0,
-    },
+    // none known without the bureau's events nor the credit register: absent, not "none on record"
+    ...(profile.events || crc
+      ? {
+          events: {
+            insolvency: profile.events?.insolvency_proceedings === true,
+            restructuring: profile.events?.restructuring_proceedings === true,
+            recent_default: crc?.default_in_last_12m === true,
+            written_off_or_litigation: (crc?.written_off_eur ?? 0) > 0 || (crc?.litigation_eur ?? 0) > 0,
+          },
+        }
+      : {}),
     erp: erp && usedErp(erp) ? erp : null,
   };
 }
