@@ -58,18 +58,29 @@ describe('POST /v1/notice/cession', () => {
       expect(text).toContain(s);
   });
 
-  test('names in any script print as sent (Polish, Czech, Greek, Cyrillic); an ideograph the font lacks prints as \uFFFD and a bidi override is left out, never a 500', async () => {
+  test('names in any script the font has print as sent (Polish, Czech, Greek, Cyrillic), a bidi override left out; a character it lacks (an ideograph) is 422 on its field, never printed as \uFFFD', async () => {
     const debtor = { name: 'Łódź Trading Sp. z o.o.', nif: '599000023', address: 'ul. Świętokrzyska 12, 00-916 Warszawa' };
     const assignor = { name: 'Ελληνική Εμπορική Α.Ε.', nif: '599000031', address: 'Žižkova 7, 602 00 Brno' };
     const factor = { ...FACTOR, name: 'ООО Ромашка Факторинг' };
-    const body = given({ parties: { assignor, factor, debtor }, invoices: [{ number: 'FT 2026/7 株 \u{1F600}', issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 100_00 }], place: 'Lisboa\u202E' });
+    const refused = await h.json('POST', '/v1/notice/cession', { key, body: given({ parties: { assignor: { ...assignor, name: '北京贸易有限公司' }, factor, debtor }, invoices: [{ number: 'FT 2026/7 株', issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 100_00 }] }) });
+    expect(expectError(refused, 422, 'validation_failed').fields.map((f: { path: string }) => f.path)).toEqual(['parties.assignor.name', 'invoices.0.number']);
+    const body = given({ parties: { assignor, factor, debtor }, invoices: [{ number: 'FT 2026/7 \u{1F600}', issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 100_00 }], place: 'Lisboa\u202E' });
     const res = await post(body, { accept: 'application/pdf' });
     expect(res.status).toBe(201);
     const bytes = new Uint8Array(await res.arrayBuffer());
     const text = pdfText(bytes).join('\n');
-    for (const s of [debtor.name, debtor.address, assignor.name, assignor.address, factor.name, 'FT 2026/7 \uFFFD \u{1F600}', 'Lisboa, ']) expect(text).toContain(s);
+    expect(text).not.toContain('\uFFFD');
+    for (const s of [debtor.name, debtor.address, assignor.name, assignor.address, factor.name, 'FT 2026/7 \u{1F600}', 'Lisboa, ']) expect(text).toContain(s);
     expect(text).not.toContain('\u202E');
     expect(new TextDecoder('latin1').decode(bytes)).toContain('/BaseFont /DejaVuSansCondensed');
+  });
+
+  test('the account to pay is the factor\'s: another holder is 422 on payment.account_holder; the factor\'s name as written otherwise is taken', async () => {
+    const base = given({});
+    const other = await h.json('POST', '/v1/notice/cession', { key, body: { ...base, payment: { ...base.payment, account_holder: base.parties.assignor.name } } });
+    expect(expectError(other, 422, 'validation_failed').fields).toEqual([{ path: 'payment.account_holder', message: expect.stringContaining('must be the factor') }]);
+    const same = await h.json('POST', '/v1/notice/cession', { key, body: { ...base, payment: { ...base.payment, account_holder: `  ${FACTOR.name.toUpperCase()} ` } } });
+    expect(same.status).toBe(201);
   });
 
   test('JSON by default, stored: the PDF downloads byte for byte; en on request; many invoices make pages', async () => {

@@ -58,3 +58,12 @@ export async function embedUnicodeFonts(doc: PDFDocument): Promise<UnicodeFonts>
   };
   return { regular, bold, printable };
 }
+
+/** Whether the embedded fonts print every character of a text (format characters are dropped anyway). */
+export async function printsWhole(): Promise<(text: string) => boolean> {
+  const { glyphs } = await fontFiles();
+  return (text) => {
+    for (const ch of text) if (ch !== '\n' && !FORMAT_CHARACTER.test(ch) && !glyphs.has(ch.codePointAt(0)!)) return false;
+    return true;
+  };
+}

@@ -8,6 +8,7 @@ import type { NoticeBody, NoticeView } from './model';
 import { noticePdf, type Party } from './pdf';
 import { foldSpaces } from '../../lib/text';
 import { normaliseInvoiceNumber } from '../finance/assignment-key';
+import { printsWhole } from '../../lib/pdf-fonts';
 
 type Caller = { tenantId: string; env: string; keyId: string | null; requestId: string | null };
 type Row = AppContext['database']['t']['cessionNotices']['$inferSelect'];
@@ -89,6 +90,22 @@ export class NoticeService {
     if (nifs.assignor && nifs.assignor === nifs.debtor) errors.push({ path: 'parties.debtor.nif', message: 'is the assignor\'s: a company is not its own debtor' });
     if (nifs.factor && (nifs.factor === nifs.assignor || nifs.factor === nifs.debtor))
       errors.push({ path: 'parties.factor.nif', message: `is the ${nifs.factor === nifs.assignor ? 'assignor' : 'debtor'}'s: the factor is a third party` });
+    // the account is the assignee's: only payment to it discharges the debtor (Código Civil art.
+    // 583.º), and the notice says so; another holder would contradict it
+    const holder = body.payment.account_holder;
+    const factorName = body.parties?.factor?.name;
+    if (holder !== undefined && factorName && holder !== factorName && comparable(holder) !== comparable(factorName))
+      errors.push({ path: 'payment.account_holder', message: `must be the factor (${factorName}): the notice tells the debtor to pay the assignee's account, the only payment that discharges the debt` });
+    // a notice identifies its parties: every text it prints in characters its font has
+    const prints = await printsWhole();
+    const printed: [string, string | null | undefined][] = [
+      ['parties.factor.name', factorName], ['parties.factor.address', body.parties?.factor?.address],
+      ['parties.assignor.name', assignor?.name], ['parties.assignor.address', assignor?.address],
+      ['parties.debtor.name', debtor?.name], ['parties.debtor.address', debtor?.address],
+      ['place', body.place], ['contract_reference', contract], ['payment.account_holder', holder],
+      ...(invoices ?? []).flatMap((inv, i): [string, string | null | undefined][] => [[`invoices.${i}.number`, inv.number], [`invoices.${i}.atcud`, inv.atcud]]),
+    ];
+    for (const [path, text] of printed) if (text && !prints(text)) errors.push({ path, message: 'holds characters the notice cannot print (its font has the Latin, Greek and Cyrillic scripts)' });
     if (errors.length) throw problems(errors, body.payment.iban);
     const factor = { ...body.parties!.factor, address: body.parties!.factor.address ?? null };
     const language = body.language ?? 'pt-PT';
