@@ -220,7 +220,6 @@ function usableKey(found: FoundKey | null, hash: string, now: Date): FoundKey | 
   return found;
 }
 
-/** Whether a key may call an endpoint that needs `scope`. */
 /**
  * Whose Idempotency-Keys a request uses: its API key's; an OAuth client's tokens by their scopes
  * too, since a replay hands over what the first request got (a rotated secret, a new `*` key) and
@@ -228,6 +227,7 @@ function usableKey(found: FoundKey | null, hash: string, now: Date): FoundKey | 
  */
 const idempotencyPrincipal = (key: KeyRow) => (key.keyPrefix.startsWith('oc_') ? `${key.id}#${[...key.scopes].sort().join(',')}` : key.id);
 
+/** Whether a key may call an endpoint that needs `scope`. */
 const hasScope = (key: KeyRow, scope: Scope) => key.scopes.includes('*') || key.scopes.includes(scope);
 
 /** After admission: a suspended tenant, or a key without the endpoint's scope (403s). */

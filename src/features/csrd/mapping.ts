@@ -387,7 +387,7 @@ function datapoint(def: DatapointDef, input: MappingInput): Datapoint {
     }
   }
   const omission = indicator !== null && status === 'not_applicable' ? OMISSION_BELOW[indicator] : undefined;
-  const contradicted = omission !== undefined && isNumber(company.employees) && company.employees >= omission.employees;
+  const contradicted = omission !== undefined && caveated(indicator!, NOT_APPLICABLE, company);
   if (contradicted && !omission!.stands) status = 'not_reported';
   return {
     id: def.id,
@@ -418,7 +418,7 @@ const caveated = (indicator: string, answer: unknown, company: MappingInput['com
  */
 export function refusedOmissions(answers: MappingInput['answers'], company: MappingInput['company']): string[] {
   return Object.entries(OMISSION_BELOW)
-    .filter(([indicator, o]) => !o.stands && answers[indicator] === NOT_APPLICABLE && isNumber(company.employees) && company.employees >= o.employees)
+    .filter(([indicator, o]) => !o.stands && caveated(indicator, answers[indicator], company))
     .map(([indicator]) => indicator);
 }
 

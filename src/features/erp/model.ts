@@ -14,7 +14,7 @@ export const Provider = t.Union(
   { description: 'toconline, primavera, phc, sage, moloni, invoicexpress; demo (sandbox only)' },
 );
 
-const ErpCustomerReference = t.String({ minLength: 1, maxLength: 128, pattern: VISIBLE_TEXT, description: 'Your reference for the customer whose ERP is connected (1–128 characters, at least one visible, no control characters)' });
+export const ErpCustomerReference = t.String({ minLength: 1, maxLength: 128, pattern: VISIBLE_TEXT, description: 'Your reference for the customer whose ERP is connected (1–128 characters, at least one visible, no control characters)' });
 
 export const ErpOAuthInitiateRequest = t.Object({
   provider: Provider,

@@ -3,7 +3,7 @@ import { and, eq, gte, inArray, lte } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
-import { fieldProblems, NIF_CHECK_DIGIT_FAILS, repeatedIds, unknownFields, validationError, type FieldError } from '../../lib/errors';
+import { fieldProblems, NIF_CHECK_DIGIT_FAILS, repeatedIds, unknownFields, type FieldError } from '../../lib/errors';
 import { requestState } from '../../plugins/request-state';
 import { noBooks } from '../erp/util';
 import { reconcileAsync, type BankTransaction, type OpenInvoice } from './engine';
@@ -58,10 +58,11 @@ export function reconcileRoutes(ctx: AppContext) {
     .post(
       '/v1/reconcile',
       async ({ auth, body, request }) => {
-        // unknown top-level fields listed beside the route's own refusals (a misspelt `transaction` is why `transactions` is missing)
-        // every problem at once: fee_tolerance's beside the structural ones and the items'
+        // every problem at once: fee_tolerance's beside the structural ones and the items', and the
+        // unknown top-level fields (a misspelt `transaction` is why `transactions` is missing); a
+        // NIF failing its check digit alone is invalid_nif, as on every route
         const fee: FieldError[] = body.fee_tolerance !== undefined && !isWholeCents(body.fee_tolerance) ? [{ path: 'fee_tolerance', message: WHOLE_CENTS }] : [];
-        const refuse = (fields: FieldError[]) => validationError([...fields, ...fee, ...unknownFields(requestState(request).parsedBody, ReconcileRequest.properties)]);
+        const refuse = (fields: FieldError[]) => fieldProblems([...fields, ...fee, ...unknownFields(requestState(request).parsedBody, ReconcileRequest.properties)]);
         const inline = body.transactions !== undefined || body.invoices !== undefined;
         if (inline === (body.source !== undefined))
           throw refuse([inline ? { path: 'source', message: 'give either transactions and invoices, or source (not both)' } : { path: '(body)', message: 'give transactions and invoices, or source' }]);
@@ -69,9 +70,8 @@ export function reconcileRoutes(ctx: AppContext) {
           throw refuse([{ path: body.transactions === undefined ? 'transactions' : 'invoices', message: 'required with the other' }]);
         if (body.source?.from && body.source.to && body.source.from > body.source.to) throw refuse([{ path: 'source.from', message: `is after source.to (${body.source.to})` }]);
         // a match names ids: two items under one id could not be told apart in the answer
-        // (a NIF failing its check digit alone is invalid_nif, as on every route)
-        const problems = [...(inline ? [...repeatedIds('transactions', body.transactions!), ...repeatedIds('invoices', body.invoices!), ...itemProblems(body.transactions!, body.invoices!)] : []), ...fee];
-        if (problems.length) throw fieldProblems([...problems, ...unknownFields(requestState(request).parsedBody, ReconcileRequest.properties)]);
+        const problems = inline ? [...repeatedIds('transactions', body.transactions!), ...repeatedIds('invoices', body.invoices!), ...itemProblems(body.transactions!, body.invoices!)] : [];
+        if (problems.length || fee.length) throw refuse(problems);
         const data = inline
           ? {
               transactions: body.transactions!.map((x): BankTransaction => ({ id: x.id, date: x.date, amount_cents: cents(x.amount), description: x.description, counterparty: x.counterparty ?? null, currency: x.currency })),

@@ -9,7 +9,9 @@ import { binaryBodies, type StreamBody } from '../../plugins/http-errors';
 import { parseSaft, type SaftDocument, type SaftResult } from './parser';
 import type { Database, Db } from '../../db/client';
 import { and, eq, getTableColumns, getTableName, inArray, isNull, lt, or, sql, type Column, type Table } from 'drizzle-orm';
-import { Int, VISIBLE_TEXT, VISIBLE_TEXT_MESSAGE } from '../../lib/schemas';
+import { Int, VISIBLE_TEXT_MESSAGE } from '../../lib/schemas';
+import { ErpCustomerReference } from '../erp/model';
+import { Value } from '@sinclair/typebox/value';
 import { excludedSet } from '../erp/util';
 
 /** `X-Public-Key`: the producer's RSA public key, PEM on one line or just its base64 body. */
@@ -32,7 +34,6 @@ function publicKeyFrom(header: string | undefined, path = 'header.X-Public-Key')
   return pem;
 }
 
-const VISIBLE = new RegExp(VISIBLE_TEXT);
 /** A multipart upload's fields (sent before the file part): the same options as the query and header. */
 function formOptions(fields: Record<string, string>): { public_key?: string; import?: boolean; customer_reference?: string } {
   const errors: { path: string; message: string }[] = [];
@@ -47,8 +48,10 @@ function formOptions(fields: Record<string, string>): { public_key?: string; imp
       if (value === 'true' || value === 'false') out.import = value === 'true';
       else errors.push({ path: 'import', message: 'must be true or false' });
     } else if (name === 'customer_reference') {
-      if (value.length >= 1 && value.length <= 128 && VISIBLE.test(value)) out.customer_reference = value;
-      else errors.push({ path: 'customer_reference', message: value.length >= 1 && value.length <= 128 ? VISIBLE_TEXT_MESSAGE : 'must be 1 to 128 characters' });
+      // the ERP store's rule, as the query parameter's (the same schema)
+      const fits = value.length >= 1 && value.length <= 128;
+      if (Value.Check(ErpCustomerReference, value as unknown)) out.customer_reference = value;
+      else errors.push({ path: 'customer_reference', message: fits ? VISIBLE_TEXT_MESSAGE : 'must be 1 to 128 characters' });
     } else errors.push({ path: name, message: 'unknown field (public_key, import, customer_reference and the file part are)' });
   }
   if (errors.length) throw validationError(errors);
@@ -633,7 +636,7 @@ export function saftRoutes(ctx: AppContext) {
       {
         query: t.Object({
           import: t.Optional(t.Boolean({ description: 'store the invoices and payments of a file without errors in the ERP store (provider saft)' })),
-          customer_reference: t.Optional(t.String({ minLength: 1, maxLength: 128, pattern: VISIBLE_TEXT, description: 'the customer_reference to store them under (default saft): a visible character at least, no control characters' })),
+          customer_reference: t.Optional(t.String({ ...ErpCustomerReference, description: 'the customer_reference to store them under (default saft): 1–128 characters, at least one visible, no control characters' })),
         }),
         response: { 200: SaftParseResponse, 202: SaftRun },
         detail: apiDoc({

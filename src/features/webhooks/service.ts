@@ -193,9 +193,11 @@ export class WebhookService {
     if (fields.length) throw validationError(fields);
   }
 
-  async get(scope: WebhookScope, id: string): Promise<EndpointRow> {
+  /** `locked`: read in the transaction `tx`, the row locked until it ends (PostgreSQL; SQLite's transaction holds the write lock) */
+  async get(scope: WebhookScope, id: string, locked?: { tx: Db }): Promise<EndpointRow> {
     const w = this.database.t.webhookEndpoints;
-    const [row] = await this.database.db.select().from(w).where(and(eq(w.id, id), eq(w.tenantId, scope.tenantId), eq(w.env, scope.env)));
+    const read = (locked?.tx ?? this.database.db).select().from(w).where(and(eq(w.id, id), eq(w.tenantId, scope.tenantId), eq(w.env, scope.env)));
+    const [row] = await (locked && this.database.dialect === 'postgres' ? read.for('update') : read);
     if (!row) throw new ApiError('resource_not_found', `No webhook endpoint ${id}.`);
     return row;
   }
@@ -410,9 +412,7 @@ export class WebhookService {
     // transaction): two rotations at once would each keep the same previous secret, and the first
     // one's new secret would end at once without either answer saying so
     const done = await this.database.withTx(async (tx) => {
-      const read = tx.select().from(w).where(and(eq(w.id, id), eq(w.tenantId, scope.tenantId), eq(w.env, scope.env)));
-      const [ep] = await (this.database.dialect === 'postgres' ? read.for('update') : read);
-      if (!ep) throw new ApiError('resource_not_found', `No webhook endpoint ${id}.`);
+      const ep = await this.get(scope, id, { tx });
       const now = this.now();
       const previousExpires = new Date(now.getTime() + PREVIOUS_SECRET_TTL_MS);
       const ended = ep.previousSecretEnc && ep.previousSecretExpiresAt && ep.previousSecretExpiresAt > now ? this.box.open(ep.previousSecretEnc).slice(0, SECRET_PREFIX_LENGTH) : null;
