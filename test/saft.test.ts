@@ -231,6 +231,32 @@ describe('POST /v1/saft/parse', () => {
     expect((await h.json('GET', '/v1/erp/saft/invoices', { key })).body.data).toEqual([]);
   });
 
+  test("an import and its run are kept together: when its run cannot be kept, none of its rows are, and the database's error is not called the body's", async () => {
+    const { runParse } = await import('../src/features/saft');
+    const t = await h.tenant();
+    const caller = { tenantId: t.tenant_id, env: 'sandbox', keyId: null, requestId: null };
+    const parseId = `saft_${Bun.randomUUIDv7()}`;
+    const failure = new Error('the run could not be written');
+    const attempt = runParse(h.ctx, caller as never, Bun.file(DEMO).stream(), { contentEncoding: null, publicKeyPem: null, importAs: 'atomic', parseId, keep: async () => Promise.reject(failure) });
+    expect(attempt).rejects.toBe(failure);
+    await attempt.catch(() => {});
+    expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=atomic', { key: t.api_key })).body.data).toEqual([]);
+    expect((await h.json('GET', `/v1/saft/parse/${parseId}`, { key: t.api_key })).status).toBe(404);
+    // kept: the rows and the run, in one transaction
+    const kept = await runParse(h.ctx, caller as never, Bun.file(DEMO).stream(), {
+      contentEncoding: null,
+      publicKeyPem: null,
+      importAs: 'atomic',
+      parseId,
+      keep: async (tx, answer) => {
+        await tx.insert(h.ctx.database.t.saftRuns).values({ id: parseId, tenantId: t.tenant_id, env: 'sandbox', status: 'succeeded', bytes: answer.bytes, result: JSON.stringify(answer), createdAt: h.clock.now(), finishedAt: h.clock.now() });
+      },
+    });
+    expect(kept.import).toMatchObject({ imported: true, invoices: 24 });
+    expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=atomic&limit=100', { key: t.api_key })).body.data.length).toBe(24);
+    expect((await h.json('GET', `/v1/saft/parse/${parseId}`, { key: t.api_key })).body).toMatchObject({ status: 'succeeded', result: { import: { imported: true } } });
+  });
+
   test('a customer_reference without a visible character, or a NUL in a form field, is 422 on the field (nothing stored)', async () => {
     const bytes = await Bun.file(DEMO).bytes();
     expect(expectError(await h.json('POST', '/v1/saft/parse?import=true&customer_reference=%20', { key, rawBody: bytes as never, headers: { 'content-type': 'application/xml' } }), 422, 'validation_failed').fields.map((f: { path: string }) => f.path)).toEqual(['query.customer_reference']);

@@ -215,12 +215,17 @@ async function storeDocuments(database: Database, tx: Db, upsert: ReturnType<typ
 type Caller = { tenantId: string; env: string; keyId: string | null; requestId: string | null };
 type SaftAnswer = typeof SaftParseResponse.static;
 
-/** Parses one file (and imports it when asked): the 200 answer, or the result of a background run. */
+/**
+ * Parses one file (and imports it when asked): the 200 answer, or the result of a background run.
+ * `keep` stores the run's answer: in the import's transaction when there is one, so an answered
+ * import is never left without its run, nor a run without its rows (in a transaction of its own
+ * otherwise). When it throws, nothing of the import is stored.
+ */
 export async function runParse(
   ctx: AppContext,
   auth: Caller,
   stream: ReadableStream<Uint8Array>,
-  o: { contentEncoding: string | null; publicKeyPem: string | null; importAs: string | null; parseId: string },
+  o: { contentEncoding: string | null; publicKeyPem: string | null; importAs: string | null; parseId: string; keep: (tx: Db, answer: SaftAnswer) => Promise<void> },
 ): Promise<SaftAnswer> {
   const limit = ctx.config.saftMaxBytes;
   let source = stream;
@@ -236,54 +241,67 @@ export async function runParse(
       yield chunk;
     }
   })();
-  let r: SaftResult;
-  let imported: SaftAnswer['import'] = null;
+  // the database's own errors (storing rows, keeping the run) go out as they are: only the file's
+  // reading and parsing is the body's problem
+  const ours = new WeakSet<object>();
+  const stored = <R,>(p: Promise<R>) =>
+    p.catch((err: unknown) => {
+      if (err && typeof err === 'object') ours.add(err);
+      throw err;
+    });
+  const answerOf = (r: SaftResult, imported: SaftAnswer['import']): SaftAnswer => {
+    const h = r.header;
+    return {
+      parse_id: o.parseId,
+      header: {
+        company_nif: h.TaxRegistrationNumber ?? null,
+        company_name: h.CompanyName ?? null,
+        fiscal_year: h.FiscalYear ?? null,
+        start_date: h.StartDate ?? null,
+        end_date: h.EndDate ?? null,
+        software_certificate: h.SoftwareCertificateNumber ?? null,
+        product: h.ProductID ? `${h.ProductID}${h.ProductVersion ? ` ${h.ProductVersion}` : ''}` : null,
+        audit_file_version: h.AuditFileVersion ?? null,
+        fields: h,
+      },
+      counts: r.counts,
+      totals: r.totals,
+      checks: r.checks,
+      hash_chain: r.hash_chain,
+      valid: r.valid,
+      bytes: r.bytes,
+      import: imported,
+    };
+  };
   try {
     if (o.importAs !== null) {
       // one transaction: a file with errors (found at any point) stores nothing
       const counts = { invoices: 0, payments: 0 };
       const ref = o.importAs;
       try {
-        r = await ctx.database.withTx(async (tx) => {
+        return await ctx.database.withTx(async (tx) => {
           const upsert = importWriter(ctx.database.dialect);
-          const result = await parseSaft(capped, { publicKeyPem: o.publicKeyPem, onDocuments: (docs, header) => storeDocuments(ctx.database, tx, upsert, auth, ref, docs, counts, header, ctx.clock.now()) });
+          const result = await parseSaft(capped, { publicKeyPem: o.publicKeyPem, onDocuments: (docs, header) => stored(storeDocuments(ctx.database, tx, upsert, auth, ref, docs, counts, header, ctx.clock.now())) });
           if (!result.valid) throw new RefuseImport(result);
           ctx.database.touchTenant(auth.tenantId, 'inputs'); // new books: what its scores read
-          return result;
+          const answer = answerOf(result, { imported: true, provider: 'saft', customer_reference: ref, ...counts, reason: null });
+          await stored(o.keep(tx, answer));
+          return answer;
         });
-        imported = { imported: true, provider: 'saft', customer_reference: ref, ...counts, reason: null };
       } catch (err) {
         if (!(err instanceof RefuseImport)) throw err;
-        r = err.result;
-        imported = { imported: false, provider: 'saft', customer_reference: ref, invoices: 0, payments: 0, reason: 'the file has errors (see checks): nothing was stored' };
+        const answer = answerOf(err.result, { imported: false, provider: 'saft', customer_reference: ref, invoices: 0, payments: 0, reason: 'the file has errors (see checks): nothing was stored' });
+        await stored(ctx.database.withTx((tx) => o.keep(tx, answer)));
+        return answer;
       }
-    } else r = await parseSaft(capped, { publicKeyPem: o.publicKeyPem });
+    }
+    const answer = answerOf(await parseSaft(capped, { publicKeyPem: o.publicKeyPem }), null);
+    await stored(ctx.database.withTx((tx) => o.keep(tx, answer)));
+    return answer;
   } catch (err) {
-    if (err instanceof ApiError) throw err;
+    if (err instanceof ApiError || (err && typeof err === 'object' && ours.has(err))) throw err;
     throw new ApiError('validation_failed', 'The body could not be read (a damaged gzip stream?).', { fields: [{ path: '(body)', message: (err as Error).message.split('\n')[0]!.slice(0, 200) }] });
   }
-  const h = r.header;
-  return {
-    parse_id: o.parseId,
-    header: {
-      company_nif: h.TaxRegistrationNumber ?? null,
-      company_name: h.CompanyName ?? null,
-      fiscal_year: h.FiscalYear ?? null,
-      start_date: h.StartDate ?? null,
-      end_date: h.EndDate ?? null,
-      software_certificate: h.SoftwareCertificateNumber ?? null,
-      product: h.ProductID ? `${h.ProductID}${h.ProductVersion ? ` ${h.ProductVersion}` : ''}` : null,
-      audit_file_version: h.AuditFileVersion ?? null,
-      fields: h,
-    },
-    counts: r.counts,
-    totals: r.totals,
-    checks: r.checks,
-    hash_chain: r.hash_chain,
-    valid: r.valid,
-    bytes: r.bytes,
-    import: imported,
-  };
 }
 
 const EMPTY_FILE = 'is empty: send the SAF-T file (application/xml, gzip with Content-Encoding: gzip, or a multipart file part)';
@@ -508,20 +526,37 @@ export async function processSaftRun(ctx: AppContext, runId: string) {
     },
     { highWaterMark: 0 },
   );
-  let status = 'succeeded';
-  let result: string | null = null;
-  let errorMessage: string | null = null;
+  // the run is still this worker's when its answer is kept (in the import's transaction: a worker
+  // taken for dead meanwhile stores none of its rows either)
+  const finish = async (tx: Db, set: { status: 'succeeded' | 'failed'; result: string | null; errorMessage: string | null }) => {
+    const done = await tx.update(r).set({ ...set, finishedAt: ctx.clock.now() }).where(mine).returning({ id: r.id });
+    if (!done.length) throw new RunTakenOver();
+  };
   try {
     const caller = { tenantId: run.tenantId, env: run.env, keyId: null, requestId: null };
-    result = JSON.stringify(await runParse(ctx, caller, stream, { contentEncoding: run.contentEncoding, publicKeyPem: run.publicKeyPem, importAs: run.importAs, parseId: run.id }));
+    await runParse(ctx, caller, stream, {
+      contentEncoding: run.contentEncoding,
+      publicKeyPem: run.publicKeyPem,
+      importAs: run.importAs,
+      parseId: run.id,
+      keep: (tx, answer) => finish(tx, { status: 'succeeded', result: JSON.stringify(answer), errorMessage: null }),
+    });
   } catch (err) {
-    status = 'failed';
-    errorMessage = err instanceof ApiError ? err.message : 'The file could not be parsed; quote the parse_id to support.';
+    if (err instanceof RunTakenOver) return;
     if (!(err instanceof ApiError)) ctx.log.error('saft run failed', { runId, error: (err as Error).message });
+    const errorMessage = err instanceof ApiError ? err.message : 'The file could not be parsed; quote the parse_id to support.';
+    try {
+      await withTx((tx) => finish(tx, { status: 'failed', result: null, errorMessage }));
+    } catch (e) {
+      if (e instanceof RunTakenOver) return;
+      throw e;
+    }
   }
-  const done = await withTx((tx) => tx.update(r).set({ status, result, errorMessage, finishedAt: ctx.clock.now() }).where(mine).returning({ id: r.id }));
-  if (done.length) await dropChunks(ctx, runId);
+  await dropChunks(ctx, runId);
 }
+
+/** A background run's worker was taken for dead and another took the run over: it keeps nothing. */
+class RunTakenOver extends Error {}
 
 /**
  * A finished run's stored file, a few rows a transaction with a turn of the event loop between: in
@@ -626,12 +661,16 @@ export function saftRoutes(ctx: AppContext) {
             },
           }),
         );
-        const answer = await runParse(ctx, auth, counted, { contentEncoding: b.contentEncoding, publicKeyPem: key, importAs, parseId });
-        const now = ctx.clock.now();
-        await ctx.database.withTx((tx) =>
-          tx.insert(ctx.database.t.saftRuns).values({ id: parseId, tenantId: auth.tenantId, env: auth.env, status: 'succeeded', bytes, contentEncoding: b.contentEncoding, importAs, result: JSON.stringify(answer), createdAt: now, finishedAt: now }),
-        );
-        return answer;
+        return runParse(ctx, auth, counted, {
+          contentEncoding: b.contentEncoding,
+          publicKeyPem: key,
+          importAs,
+          parseId,
+          keep: async (tx, answer) => {
+            const now = ctx.clock.now();
+            await tx.insert(ctx.database.t.saftRuns).values({ id: parseId, tenantId: auth.tenantId, env: auth.env, status: 'succeeded', bytes, contentEncoding: b.contentEncoding, importAs, result: JSON.stringify(answer), createdAt: now, finishedAt: now });
+          },
+        });
       },
       {
         query: t.Object({
