@@ -94,9 +94,12 @@ export class ApiError extends Error {
 export const NIF_CHECK_DIGIT_FAILS = 'fails the NIF check digit';
 /** an unknown field: ignored when the rest is valid (Elysia strips it), listed beside real problems (it may be a misspelt one) */
 export const IGNORED_FIELD = 'is not a field of this request (ignored)';
-/** the top-level fields of `body` that are not among `known` (a schema's properties), as ignored-field problems (at most 50) */
+/**
+ * the top-level fields of `body` that are not among `known` (a schema's properties), as
+ * ignored-field problems (at most 50); own properties only (`in` finds every object's `constructor`)
+ */
 export const unknownFields = (body: unknown, known: Record<string, unknown>): FieldError[] =>
-  isJsonObject(body) ? Object.keys(body).filter((k) => !(k in known)).slice(0, 50).map((path) => ({ path, message: IGNORED_FIELD })) : [];
+  isJsonObject(body) ? Object.keys(body).filter((k) => !Object.hasOwn(known, k)).slice(0, 50).map((path) => ({ path, message: IGNORED_FIELD })) : [];
 /** The given NIFs (path → value, absent ones skipped) that fail their check digit, as field problems. */
 export const nifProblems = (nifs: Record<string, string | undefined>): FieldError[] =>
   Object.entries(nifs).flatMap(([path, nif]) => (nif !== undefined && !isValidNif(nif) ? [{ path, message: NIF_CHECK_DIGIT_FAILS }] : []));
