@@ -107,13 +107,13 @@ describe('the supplier portal in a browser', () => {
     const told = await page.evaluate(() => document.body.innerText);
     expect(told).toContain(`Não foi possível aceitar esta proposta. A fatura FT 2026/601 (vencimento ${payables[0].due_date}) já não tem proposta de pagamento antecipado: está aceite.`);
     for (const word of ['cpy_', 'allowed', 'accept does not apply']) expect(told).not.toContain(word);
-    // a payable written off after its anchor defaulted: labelled in both languages
+    // a payable written off after its anchor defaulted: paid, as the supplier was, in both languages
     const id = payables[1].payable_id;
     for (const [action, body] of [['accept', {}], ['fund', {}], ['default', { reason: 'anchor insolvent' }], ['write_off', { reason: 'loss' }]] as const) expect((await api('POST', `/v1/confirming/payables/${id}/${action}`, body)).status).toBe(200);
     const fresh = (await api('GET', `/v1/supplier-portal/embed?programme_id=${p.programme_id}&supplier_nif=599000031`)).body;
-    for (const [lang, label] of [['pt-PT', 'Incobrável'], ['en', 'Written off']]) {
+    for (const [lang, label] of [['pt-PT', 'Paga'], ['en', 'Paid']]) {
       await page.goto(fresh.url.replace('lang=pt-PT', `lang=${lang}`), { waitUntil: 'load' });
-      expect(await page.$eval(`tr[id="${id}"] td[data-status]`, (td) => [td.getAttribute('data-status'), td.textContent])).toEqual(['written_off', label]);
+      expect(await page.$eval(`tr[id="${id}"] td[data-status]`, (td) => [td.getAttribute('data-status'), td.textContent])).toEqual(['funded', label]);
     }
     await page.close();
   });
@@ -156,6 +156,9 @@ describe('the supplier portal in a browser', () => {
       const suspended = await page.goto(link.url, { waitUntil: 'load' });
       expect(suspended!.status()).toBe(403);
       expect(await page.evaluate(() => document.body.innerText)).toContain('não está disponível');
+      // not called an invalid link: the link is good, the programme is unavailable
+      expect(await page.title()).toBe('Programa indisponível');
+      expect(await page.evaluate(() => document.querySelector('h1')!.textContent)).toBe('Programa indisponível');
       expect(await page.evaluate(() => document.body.innerText)).not.toContain('FT 2026/70');
       const accept = await fetch(`${server.base}/portal/confirming/accept`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form, redirect: 'manual' });
       expect(accept.status).toBe(403);
@@ -164,6 +167,32 @@ describe('the supplier portal in a browser', () => {
       expect(listed.body.data.map((x: { status: string }) => x.status)).toEqual(payables.map(() => 'approved'));
       const resumed = await page.goto(link.url, { waitUntil: 'load' });
       expect(resumed!.status()).toBe(200);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("a payable paid early stays paid on the supplier's page whatever the anchor does after (a default is between the bank and the anchor)", async () => {
+    const { p, payables } = await programmeWithOffers('FT 2026/9');
+    const id = payables[0].payable_id;
+    for (const [action, body] of [['accept', {}], ['fund', {}], ['default', { reason: 'anchor missed the maturity payment' }]] as const)
+      expect((await api('POST', `/v1/confirming/payables/${id}/${action}`, body)).status).toBe(200);
+    expect((await api('GET', `/v1/confirming/payables/${id}`)).body.status).toBe('defaulted');
+    const link = (await api('GET', `/v1/supplier-portal/embed?programme_id=${p.programme_id}&supplier_nif=599000031`)).body;
+    const page = await browser.newPage();
+    try {
+      const shown = async () => {
+        expect((await page.goto(link.url, { waitUntil: 'load' }))!.status()).toBe(200);
+        return page.evaluate((rowId: string) => {
+          const cell = document.getElementById(rowId).querySelector('[data-status]');
+          return { status: cell.getAttribute('data-status'), text: cell.textContent, page: document.body.innerText };
+        }, id);
+      };
+      const defaulted = await shown();
+      expect(defaulted).toMatchObject({ status: 'funded', text: 'Paga' });
+      for (const word of ['incumprimento', 'Incobrável', 'defaulted']) expect(defaulted.page).not.toContain(word);
+      expect((await api('POST', `/v1/confirming/payables/${id}/write_off`, { reason: 'anchor insolvent' })).status).toBe(200);
+      expect(await shown()).toMatchObject({ status: 'funded', text: 'Paga' });
     } finally {
       await page.close();
     }
@@ -183,6 +212,7 @@ describe('the supplier portal in a browser', () => {
       expect(erased!.status()).toBe(403);
       const told = await page.evaluate(() => document.body.innerText);
       expect(told).toContain('não está disponível');
+      expect(told).not.toContain('Ligação inválida');
       for (const word of ['FT 2026/81', '599000031', p.programme_id]) expect(told).not.toContain(word);
     } finally {
       await page.close();

@@ -29,9 +29,14 @@ interface Claims {
   x: number;
 }
 
-/** a payable's status as the supplier sees it: an approved one past its offer's last day is paid at maturity */
-type ShownStatus = PayableStatus | 'at_maturity';
-const shownStatus = (status: string, acceptable: boolean): ShownStatus => (status === 'approved' && !acceptable ? 'at_maturity' : (status as PayableStatus));
+/**
+ * A payable's status as the supplier sees it: an approved one past its offer's last day is paid at
+ * maturity; one paid early stays paid whatever the anchor does after (only a funded payable can be
+ * defaulted or written off: that is between the bank and the anchor, not the supplier's business)
+ */
+type ShownStatus = Exclude<PayableStatus, 'defaulted' | 'written_off'> | 'at_maturity';
+const shownStatus = (status: string, acceptable: boolean): ShownStatus =>
+  status === 'approved' && !acceptable ? 'at_maturity' : status === 'defaulted' || status === 'written_off' ? 'funded' : (status as ShownStatus);
 
 const TEXT = {
   'pt-PT': {
@@ -41,10 +46,11 @@ const TEXT = {
     cols: ['Fatura', 'Vencimento', 'Valor', 'Desconto', 'Valor líquido', 'Estado', 'Ação'],
     accept: 'Aceitar',
     acceptLabel: (n: string, net: string) => `Aceitar o pagamento antecipado da fatura ${n} por ${net}`,
-    status: { approved: 'Proposta', accepted: 'Aceite', funded: 'Paga', settled: 'Liquidada', defaulted: 'Em incumprimento', written_off: 'Incobrável', cancelled: 'Cancelada', at_maturity: 'A pagar no vencimento' } satisfies Record<ShownStatus, string> as Record<string, string>,
+    status: { approved: 'Proposta', accepted: 'Aceite', funded: 'Paga', settled: 'Liquidada', cancelled: 'Cancelada', at_maturity: 'A pagar no vencimento' } satisfies Record<ShownStatus, string> as Record<string, string>,
     none: 'Não há faturas aprovadas de momento.',
     done: (n: string) => `Aceitou o pagamento antecipado da fatura ${n}. O banco fará a transferência.`,
     errorTitle: 'Ligação inválida',
+    unavailableTitle: 'Programa indisponível',
     expired: 'Esta ligação expirou. Peça uma nova ao seu cliente.',
     tampered: 'Esta ligação não é válida.',
     gone: 'Este programa ou fornecedor já não existe.',
@@ -60,10 +66,11 @@ const TEXT = {
     cols: ['Invoice', 'Due date', 'Amount', 'Discount', 'Net amount', 'Status', 'Action'],
     accept: 'Accept',
     acceptLabel: (n: string, net: string) => `Accept early payment of invoice ${n} for ${net}`,
-    status: { approved: 'Offered', accepted: 'Accepted', funded: 'Paid', settled: 'Settled', defaulted: 'Defaulted', written_off: 'Written off', cancelled: 'Cancelled', at_maturity: 'Paid at maturity' } satisfies Record<ShownStatus, string> as Record<string, string>,
+    status: { approved: 'Offered', accepted: 'Accepted', funded: 'Paid', settled: 'Settled', cancelled: 'Cancelled', at_maturity: 'Paid at maturity' } satisfies Record<ShownStatus, string> as Record<string, string>,
     none: 'There are no approved invoices at the moment.',
     done: (n: string) => `You accepted early payment of invoice ${n}. The bank will make the transfer.`,
     errorTitle: 'Invalid link',
+    unavailableTitle: 'Programme unavailable',
     expired: 'This link has expired. Ask your customer for a new one.',
     tampered: 'This link is not valid.',
     gone: 'This programme or supplier no longer exists.',
@@ -131,8 +138,11 @@ export function portalRoutes(ctx: AppContext, confirming: ConfirmingService) {
       },
     });
   };
-  const errorPage = (lang: Lang, status: number, message: string, set: { headers: Record<string, unknown> }) =>
-    html(status, page(lang, TEXT[lang].errorTitle, `<h1>${esc(TEXT[lang].errorTitle)}</h1><p class="err" role="alert">${esc(message)}</p>`), [], set);
+  // a suspended or erased tenant's link is not a bad link: the supplier is told the programme is unavailable
+  const errorPage = (lang: Lang, status: number, message: string, set: { headers: Record<string, unknown> }) => {
+    const title = message === TEXT[lang].unavailable ? TEXT[lang].unavailableTitle : TEXT[lang].errorTitle;
+    return html(status, page(lang, title, `<h1>${esc(title)}</h1><p class="err" role="alert">${esc(message)}</p>`), [], set);
+  };
 
   /** The page for a verified link: the supplier's payables, with an accept form on each offer. */
   async function render(claims: Claims, token: string, lang: Lang, set: { headers: Record<string, unknown> }, notice: string | null, status = 200) {
@@ -151,11 +161,12 @@ export function portalRoutes(ctx: AppContext, confirming: ConfirmingService) {
       .map((p) => {
         const offer = p.offer ?? p.accepted_offer;
         const net = offer ? money(offer.net_cents, lang) : '—';
+        const shown = shownStatus(p.status, p.allowed_actions.includes('accept'));
         const action =
           p.allowed_actions.includes('accept')
             ? `<form method="post" action="/portal/confirming/accept"><input type="hidden" name="token" value="${esc(token)}"><input type="hidden" name="payable_id" value="${esc(p.payable_id)}"><input type="hidden" name="csrf" value="${esc(csrfOf(token, p.payable_id))}"><input type="hidden" name="lang" value="${lang}"><button type="submit" aria-label="${esc(T.acceptLabel(p.number, net))}">${esc(T.accept)}</button></form>`
             : '';
-        return `<tr id="${esc(p.payable_id)}"><th scope="row">${esc(p.number)}</th><td>${esc(p.due_date)}</td><td class="n">${esc(money(p.amount_cents, lang))}</td><td class="n">${offer ? esc(money(offer.discount_cents, lang)) : '—'}</td><td class="n">${esc(net)}</td><td data-status="${p.status}">${esc(T.status[shownStatus(p.status, p.allowed_actions.includes('accept'))] ?? p.status)}</td><td>${action}</td></tr>`;
+        return `<tr id="${esc(p.payable_id)}"><th scope="row">${esc(p.number)}</th><td>${esc(p.due_date)}</td><td class="n">${esc(money(p.amount_cents, lang))}</td><td class="n">${offer ? esc(money(offer.discount_cents, lang)) : '—'}</td><td class="n">${esc(net)}</td><td data-status="${shown}">${esc(T.status[shown] ?? shown)}</td><td>${action}</td></tr>`;
       })
       .join('');
     const other: Lang = lang === 'en' ? 'pt-PT' : 'en';
