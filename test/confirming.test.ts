@@ -87,9 +87,15 @@ describe('programmes, suppliers, payables', () => {
     const [a, b] = (await h.json('POST', `/v1/confirming/anchor/${p.programme_id}/payables`, { key: k, body: { payables: [payable('S1', 500_000), payable('S2', 300_000)] } })).body.data;
     expect(expectError(await act(k, a.payable_id, 'fund'), 409, 'invalid_transition').message).toContain('accept, settle, cancel');
     const accepted = (await act(k, a.payable_id, 'accept')).body;
-    expect(accepted).toMatchObject({ status: 'accepted', offer: null, accepted_offer: a.offer });
-    expect((await act(k, a.payable_id, 'fund')).body.status).toBe('funded');
+    expect(accepted).toMatchObject({ status: 'accepted', offer: null, accepted_offer: a.offer, funding: null });
+    expect(a.funding).toBeNull();
+    const funded = (await act(k, a.payable_id, 'fund')).body;
+    expect(funded.status).toBe('funded');
+    // what was paid to the supplier, and when: the accepted offer's net, at the funded step
+    expect(funded.funding).toEqual({ funded_at: funded.history.at(-1).at, paid_cents: a.offer.net_cents, discount_cents: a.offer.discount_cents });
+    expect(funded.funding.paid_cents + funded.funding.discount_cents).toBe(500_000);
     const settled = (await act(k, a.payable_id, 'settle')).body;
+    expect(settled.funding).toEqual(funded.funding); // kept after settlement
     expect(settled.history.map((x: any) => x.status)).toEqual(['approved', 'accepted', 'funded', 'settled']);
     const ev = (await h.json('GET', '/v1/events?type=settlement.completed', { key: k })).body.data;
     expect(ev[0].data).toMatchObject({ payable_id: a.payable_id, kind: 'confirming', early_payment: true, amount_cents: 500_000 });

@@ -51,6 +51,16 @@ export const PayableView = t.Object({
   status: t.Union([t.Literal('approved'), t.Literal('accepted'), t.Literal('funded'), t.Literal('settled'), t.Literal('defaulted'), t.Literal('written_off'), t.Literal('cancelled')]),
   offer: Nullable(Offer),
   accepted_offer: Nullable(Offer),
+  funding: Nullable(
+    t.Object(
+      {
+        funded_at: t.String({ format: 'date-time' }),
+        paid_cents: Int({ description: 'Paid to the supplier: the accepted offer’s net amount' }),
+        discount_cents: Int({ description: 'Kept by the bank: the accepted offer’s discount' }),
+      },
+      { description: 'The early payment made to the supplier, once funded (null before, and for a payable left to maturity)' },
+    ),
+  ),
   allowed_actions: t.Array(t.String()),
   history: t.Array(t.Object({ status: t.String(), at: t.String({ format: 'date-time' }), by: t.String({ description: 'api, portal or sweep' }), reason: Nullable(t.String()) })),
   created_at: t.String({ format: 'date-time' }),

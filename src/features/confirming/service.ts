@@ -293,6 +293,7 @@ export class ConfirmingService {
       status,
       offer: status === 'approved' && r.dueDate > today ? offerFor(Number(r.amountCents), r.dueDate, rateBps, today) : null,
       accepted_offer: d.accepted_offer,
+      funding: fundingOf(d),
       allowed_actions: payableActionsToday(status, r.dueDate, today),
       history: d.history,
       created_at: r.createdAt.toISOString(),
@@ -404,3 +405,9 @@ export class ConfirmingService {
   }
 }
 
+/** The early payment a payable's history records (the funded step), at its accepted offer's net amount. */
+function fundingOf(d: PayableData): PayableViewT['funding'] {
+  const funded = d.history.find((h) => h.status === 'funded');
+  if (!funded || !d.accepted_offer) return null;
+  return { funded_at: funded.at, paid_cents: d.accepted_offer.net_cents, discount_cents: d.accepted_offer.discount_cents };
+}
