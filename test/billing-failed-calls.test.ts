@@ -207,7 +207,9 @@ describe('live, with fake data sources', () => {
     expect(r.status).toBe(200);
     expect(r.body.company.company).toMatchObject({ name: `Empresa ${A}, S.A.`, status: 'active', source: 'credit_bureau', nace: { section: 'C' } });
     expect(r.body.checks.find((c: any) => c.check === 'legal_events').result).toBe('pass');
-    expect(r.body.outcome).toBe('pass');
+    // no representative nor beneficial owner given: to review, and billed as any verification
+    expect(r.body.checks.filter((c: any) => c.result !== 'pass').map((c: any) => c.check).sort()).toEqual(['beneficial_owners_identified', 'legal_representatives_identified']);
+    expect(r.body.outcome).toBe('review');
     expect((bureauCalls.get(A) ?? 0) - before).toBe(1);
     expect((await usageOf(h, t.tenant_id)).meters).toEqual({ bureau_passthrough: 1, kyc_verify: 1 });
     // scored now, the next verification reads the score's cache: its registry lookup alone asks the bureau, billed once

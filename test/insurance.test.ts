@@ -177,6 +177,48 @@ describe('the sandbox insurer', () => {
   });
 });
 
+describe('every problem of a submission in one 422, nothing stored', () => {
+  const stored = async (tenantId: string) => (await h.ctx.database.db.select({ id: h.ctx.database.t.insuranceSubmissions.id }).from(h.ctx.database.t.insuranceSubmissions).where(eq(h.ctx.database.t.insuranceSubmissions.tenantId, tenantId))).length;
+
+  test('the seller being the buyer beside schema problems: all listed, each at its path', async () => {
+    const t = await h.tenant();
+    const r = await submit({ buyer_nif: '599000015', seller_nif: '599000015', requested_limit_cents: 50, terms: { operation_type: 'leasing' }, limit: 5 }, t.api_key);
+    expect(expectError(r, 422, 'validation_failed').fields).toEqual([
+      { path: 'limit', message: 'is not a field of this request (ignored)' },
+      { path: 'requested_limit_cents', message: 'must be at least 100000' },
+      { path: 'terms.payment_terms_days', message: 'is required' },
+      { path: 'terms.operation_type', message: 'must be one of: "factoring", "confirming", "trade_credit"' },
+      { path: 'seller_nif', message: 'is the buyer: a company does not insure its credit on itself' },
+    ]);
+    // a NIF failing its check digit beside another problem: listed with it, under validation_failed
+    const digit = await submit({ buyer_nif: '599000016', seller_nif: '599000016', requested_limit_cents: 1_000_000 }, t.api_key);
+    expect(expectError(digit, 422, 'validation_failed').fields).toEqual([
+      { path: 'terms', message: 'is required' },
+      { path: 'buyer_nif', message: 'fails the NIF check digit' },
+      { path: 'seller_nif', message: 'fails the NIF check digit' },
+    ]);
+    // NIFs failing their check digit and nothing else: invalid_nif, one message per path (not also "is the buyer")
+    const nifsOnly = await submit({ buyer_nif: '599000016', seller_nif: '599000016', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }, t.api_key);
+    expect(expectError(nifsOnly, 422, 'invalid_nif').fields).toEqual([
+      { path: 'buyer_nif', message: 'fails the NIF check digit' },
+      { path: 'seller_nif', message: 'fails the NIF check digit' },
+    ]);
+    const notObject = await h.json('POST', '/v1/insurance/submit', { key: t.api_key, body: 'x' });
+    expect(expectError(notObject, 422, 'validation_failed').fields).toEqual([{ path: '(body)', message: 'must be a JSON object' }]);
+    expect(await stored(t.tenant_id)).toBe(0);
+    // an unknown field beside a valid body is ignored, as on every route
+    expect((await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 }, limit: 5 }, t.api_key)).status).toBe(201);
+    expect(await stored(t.tenant_id)).toBe(1);
+  });
+
+  test('live without an insurer: a bad request is still 422 first, listing everything', async () => {
+    const live = await h.tenant({ env: 'live' });
+    const r = await submit({ buyer_nif: '599000015', seller_nif: '599000015', requested_limit_cents: '1000000', terms: { payment_terms_days: 30 } }, live.api_key);
+    expect(expectError(r, 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['requested_limit_cents', 'seller_nif']);
+    expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }, live.api_key), 503, 'insurer_not_configured');
+  });
+});
+
 describe('live: the configured insurer over HTTP', () => {
   let insurer: ReturnType<typeof Bun.serve>;
   let mode: 'ok' | 'down' | 'slow' = 'ok';

@@ -37,9 +37,9 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
       const sent = requestState(request).parsedBody;
       const context = isJsonObject(sent) && isJsonObject(sent.context) ? sent.context : {};
       const contextFields = DecisionRequest.properties.context.properties;
-      const stray = Object.keys(context).filter((k) => !(k in contextFields)).slice(0, 50);
+      const stray = Object.keys(context).filter((k) => !Object.hasOwn(contextFields, k)).slice(0, 50);
       // and one of context's fields sent beside it, not in it (an insurance id at the top level)
-      const misplaced = isJsonObject(sent) ? Object.keys(sent).filter((k) => k in contextFields) : [];
+      const misplaced = isJsonObject(sent) ? Object.keys(sent).filter((k) => Object.hasOwn(contextFields, k)) : [];
       if (stray.length || misplaced.length)
         throw validationError([
           ...stray.map((k) => ({ path: `context.${k}`, message: NOT_A_CONTEXT_FIELD })),
@@ -114,7 +114,7 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
         // a change of policy names only what it has
         transform({ body }) {
           if (!isJsonObject(body)) return;
-          const unknown = Object.keys(body).filter((k) => !(k in PolicyPatch.properties)).map((k) => ({ path: k, message: `is not a setting of the credit policy (${Object.keys(PolicyPatch.properties).join(', ')})` }));
+          const unknown = Object.keys(body).filter((k) => !Object.hasOwn(PolicyPatch.properties, k)).map((k) => ({ path: k, message: `is not a setting of the credit policy (${Object.keys(PolicyPatch.properties).join(', ')})` }));
           if (isJsonObject(body.lgd)) for (const k of Object.keys(body.lgd)) if (!(MODALITIES as readonly string[]).includes(k)) unknown.push({ path: `lgd.${k}`, message: `is not a modality (${MODALITIES.join(', ')})` });
           if (unknown.length) throw validationError(unknown);
         },

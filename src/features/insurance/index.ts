@@ -2,9 +2,10 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { routeDocs } from '../../lib/api-doc';
+import { fieldProblems } from '../../lib/errors';
 import type { AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
-import { Submission, SubmissionList, SubmissionParams, SubmissionQuery, SubmitRequest } from './model';
+import { Submission, SubmissionList, SubmissionParams, SubmissionQuery, SubmitRequest, submitProblems } from './model';
 import { InsuranceService } from './service';
 
 export { InsuranceService } from './service';
@@ -23,6 +24,12 @@ export function insuranceRoutes(ctx: AppContext, service: InsuranceService) {
         return r;
       },
       {
+        // every problem at once, the schema's and the seller being the buyer, in one 422 (alone, a
+        // NIF failing its check digit is invalid_nif), before anything is asked or stored
+        transform({ body }) {
+          const fields = submitProblems(body);
+          if (fields.length) throw fieldProblems(fields);
+        },
         body: SubmitRequest,
         response: { 201: Submission },
         detail: doc(

@@ -1,6 +1,6 @@
 import { and, desc, eq, lt } from 'drizzle-orm';
 import type { AppContext } from '../../context';
-import { ApiError, validationError } from '../../lib/errors';
+import { ApiError } from '../../lib/errors';
 import { pageOf } from '../../lib/schemas';
 import type { AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
@@ -19,7 +19,7 @@ export class InsuranceService {
   ) {}
 
   async submit(caller: ScoreCaller, body: SubmitBody): Promise<SubmissionView> {
-    if (body.seller_nif !== undefined && body.seller_nif === body.buyer_nif) throw validationError([{ path: 'seller_nif', message: 'is the buyer: a company does not insure its credit on itself' }]);
+    // the request's problems (the seller being the buyer among them) were all listed by the route (submitProblems)
     const live = caller.env === 'live';
     const insurer = live ? (this.ctx.config.insurer ? httpInsurer(this.ctx.config.insurer) : null) : null;
     if (live && !insurer) throw new ApiError('insurer_not_configured', 'No credit insurer is configured for live submissions (INSURER_URL); the sandbox simulates one.');

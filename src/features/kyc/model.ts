@@ -1,6 +1,7 @@
 import { t } from 'elysia';
 import { CustomerReference, DateTime, NineDigits } from '../../lib/schemas';
 import { NifResponse } from '../nif/model';
+import { OWNERSHIP_THRESHOLD_PCT, ROLE_ALIASES_TEXT } from './roles';
 
 export const KycRequest = t.Object({
   nif: NineDigits, // a wrong check digit is a failed check of the verification, not a 422
@@ -10,9 +11,21 @@ export const KycRequest = t.Object({
       birth_date: t.Optional(t.String({ format: 'date-or-year', description: 'YYYY-MM-DD or YYYY' })),
       nif: t.Optional(t.String({ pattern: '^[0-9]{9}$' })),
       nationality: t.Optional(t.String({ format: 'country', description: 'ISO 3166-1 alpha-2' })),
-      role: t.String({ minLength: 1, maxLength: 64, description: 'e.g. manager (gerente), director (administrador), beneficial_owner' }),
+      role: t.String({
+        minLength: 1,
+        maxLength: 64,
+        description: `Free text; these roles are recognised whatever the case, accents, spaces or hyphens: ${ROLE_ALIASES_TEXT}. Any other role is kept, screened and counted as neither a legal representative nor a beneficial owner (docs/kyc.md).`,
+        examples: ['manager', 'director', 'beneficial_owner', 'senior_managing_official'],
+      }),
+      ownership_pct: t.Optional(
+        t.Number({ minimum: 0, maximum: 100, description: `The share of the company the person holds, directly or indirectly, in % (0–100). Above ${OWNERSHIP_THRESHOLD_PCT} the person is a beneficial owner whatever the role given.` }),
+      ),
     }),
-    { maxItems: 20, description: 'The company\'s legal representatives and beneficial owners (may be empty)' },
+    {
+      maxItems: 20,
+      description:
+        'The company\'s legal representatives (manager, director, legal_representative) and its beneficial owners (beneficial_owner: each natural person holding more than 25 % directly or indirectly, or controlling it otherwise; if none qualifies, its senior managing officials as senior_managing_official). 0 to 20; without a legal representative or a beneficial owner the outcome is at best review.',
+    },
   ),
   customer_reference: t.Optional(CustomerReference),
 });

@@ -1,13 +1,14 @@
 import { and, eq } from 'drizzle-orm';
 import type { Database } from '../../db/client';
-import { ApiError, validationError } from '../../lib/errors';
+import { ApiError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
 import type { UsageMeter } from '../usage/service';
 import type { ScoreCaller, ScoreService } from '../score/service';
-import { queryProblems, type AmlService } from '../aml/service';
+import type { AmlService } from '../aml/service';
 import type { KnownSources, NifService } from '../nif/service';
 import { entityTypeOf } from '../nif/entity-types';
 import type { KycResponseBody } from './model';
+import { LEGAL_REPRESENTATIVE_ROLES, OWNERSHIP_THRESHOLD_PCT, roleOf } from './roles';
 
 type Check = KycResponseBody['checks'][number];
 
@@ -16,7 +17,7 @@ const COMPANY_TYPES = new Set(['legal_person', 'public_administration', 'non_res
 
 export interface KycBody {
   nif: string;
-  representatives: { name: string; birth_date?: string; nif?: string; nationality?: string; role: string }[];
+  representatives: { name: string; birth_date?: string; nif?: string; nationality?: string; role: string; ownership_pct?: number }[];
   customer_reference?: string;
 }
 
@@ -37,9 +38,8 @@ export class KycService {
 
   /** Its usage (kyc_verify, and the bureau lookup made for it, live) is recorded only if it succeeds (UsageMeter.hold). */
   async verify(caller: ScoreCaller, body: KycBody): Promise<{ body: KycResponseBody; text: string }> {
-    // every name checked before anything is stored (a screening is a record of its own)
-    const unusable = body.representatives.flatMap((r, i) => queryProblems(r, this.now(), { fieldPath: `representatives.${i}.name`, birthDatePath: `representatives.${i}.birth_date` }));
-    if (unusable.length) throw validationError(unusable);
+    // every name was checked before anything is stored (a screening is a record of its own), with
+    // the request's other problems, by the route (kycRequestProblems)
     const checks: Check[] = [];
     const add = (check: string, subject: string | null, result: Check['result'], detail: string) => checks.push({ check, subject, result, detail });
     const judged = this.nif.judge(caller, body.nif);
@@ -92,6 +92,8 @@ export class KycService {
     if (company.company) await screenOne(company.company.name, { name: company.company.name, type: 'organisation', country: 'PT' }, 'nif');
     else add('sanctions_screening', body.nif, 'not_available', 'no company name to screen');
 
+    checks.push(...whoIsIdentified(body));
+
     for (const [i, r] of body.representatives.entries()) {
       if (r.nif !== undefined) {
         // as GET /v1/nif judges a number: the check digit and an assigned prefix; the anonymous
@@ -133,4 +135,45 @@ export class KycService {
     if (!row) throw new ApiError('resource_not_found', `No verification ${id} for this tenant in this environment.`);
     return JSON.parse(row.response) as KycResponseBody;
   }
+}
+
+const pct = (n: number) => `${Number(n.toFixed(2))} %`;
+const named = (r: KycBody['representatives'][number], role: string | null) => `${r.name} (${[role ?? r.role, r.ownership_pct !== undefined ? pct(r.ownership_pct) : null].filter(Boolean).join(', ')})`;
+
+/**
+ * Whether the company's legal representatives and beneficial owners were identified (Lei n.º
+ * 83/2017, customer due diligence; the RCBE, Lei n.º 89/2017): the API cannot find them, the caller
+ * declares them, and a verification that declares none cannot pass (review, saying what to send).
+ * A beneficial owner is a representative with role beneficial_owner, or anyone holding more than
+ * 25 %; when no natural person qualifies, the law's fallback is the senior managing officials, which
+ * the caller states with role senior_managing_official (docs/kyc.md).
+ */
+export function whoIsIdentified(body: KycBody): Check[] {
+  const reps = body.representatives.map((r) => ({ r, role: roleOf(r.role) }));
+  const mk = (check: string, result: Check['result'], detail: string): Check => ({ check, subject: body.nif, result, detail });
+  const legal = reps.filter((x) => x.role !== null && LEGAL_REPRESENTATIVE_ROLES.has(x.role));
+  const others = [...new Set(reps.filter((x) => x.role === null).map((x) => JSON.stringify(x.r.role)))];
+  const legalCheck = legal.length
+    ? mk('legal_representatives_identified', 'pass', legal.map((x) => named(x.r, x.role)).join('; '))
+    : mk(
+        'legal_representatives_identified',
+        'review',
+        `${reps.length ? `no legal representative among the representatives${others.length ? ` (roles not recognised: ${others.join(', ')})` : ''}` : 'no representatives given'}: send who may bind the company, with role manager (gerente), director (administrador) or legal_representative`,
+      );
+  const owners = reps.filter((x) => x.role === 'beneficial_owner' || (x.r.ownership_pct ?? 0) > OWNERSHIP_THRESHOLD_PCT);
+  const officials = reps.filter((x) => x.role === 'senior_managing_official');
+  const ownersCheck = owners.length
+    ? mk('beneficial_owners_identified', 'pass', owners.map((x) => named(x.r, x.role)).join('; '))
+    : officials.length
+      ? mk(
+          'beneficial_owners_identified',
+          'pass',
+          `no natural person declared as holding more than 25 % or controlling the company: its senior managing officials identified instead, the law's fallback (Lei n.º 83/2017): ${officials.map((x) => named(x.r, x.role)).join('; ')}; keep on file why no one qualifies (and the RCBE declaration)`,
+        )
+      : mk(
+          'beneficial_owners_identified',
+          'review',
+          'no beneficial owner identified: send each natural person holding more than 25 % of the company, directly or indirectly, or controlling it otherwise, with role beneficial_owner (and ownership_pct); if none qualifies, its senior managing officials with role senior_managing_official (Lei n.º 83/2017; RCBE, Lei n.º 89/2017)',
+        );
+  return [legalCheck, ownersCheck];
 }
