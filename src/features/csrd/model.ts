@@ -1,9 +1,7 @@
 import { t, type Static } from 'elysia';
-import { Value } from '@sinclair/typebox/value';
-import { ValueErrorType } from '@sinclair/typebox/errors';
-import { describe } from '../../plugins/http-errors';
+import { RequestProblems } from '../../lib/request-problems';
 import { DateTime, isRequestDate, Nif, Int, RequestDate } from '../../lib/schemas';
-import { isJsonObject, NOT_AN_OBJECT, type FieldError } from '../../lib/errors';
+import { isJsonObject, type FieldError } from '../../lib/errors';
 import { Recommendation } from '../esg/model';
 
 const Sdg = Int({ minimum: 1, maximum: 17 });
@@ -125,38 +123,28 @@ const MAX_PERIOD_MONTHS = 24;
 
 /** Every failing field at once: the schema, exactly one of assessment_id/nif, real dates, start ≤ end, a period of at most 24 months that has begun. */
 export function validateReportBody(body: unknown, today: string): FieldError[] {
-  if (!isJsonObject(body)) return [NOT_AN_OBJECT];
-  const fields: FieldError[] = [];
-  const seen = new Set<string>();
-  const errors = [...Value.Errors(CsrdReportRequest, body)];
-  // unknown fields are ignored, as on every route, unless something else is wrong (then listed as such)
-  const real = errors.filter((e) => e.type !== ValueErrorType.ObjectAdditionalProperties);
-  for (const e of real.length ? errors : []) {
-    const path = e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)';
-    if (seen.has(path)) continue;
-    seen.add(path);
-    fields.push({ path, message: describe(e) }); // worded as every route's validation errors
-  }
-  const b = body as Record<string, unknown>;
+  const problems = new RequestProblems(CsrdReportRequest, body);
+  if (!problems.object) return problems.fields;
+  const b = problems.object;
   const hasId = b.assessment_id !== undefined;
   const hasNif = b.nif !== undefined;
   if (hasId === hasNif) {
     const message = hasId ? 'give assessment_id or nif, not both' : 'give assessment_id or nif (exactly one)';
-    for (const path of ['assessment_id', 'nif']) if (!seen.has(path)) fields.push({ path, message });
+    for (const path of ['assessment_id', 'nif']) if (!problems.has(path)) problems.add({ path, message });
   }
   const period = b.reporting_period as Record<string, unknown> | undefined;
   if (isJsonObject(period)) {
     // (each date's own form is the schema's: format date)
     if (typeof period.start === 'string' && typeof period.end === 'string' && isRequestDate(period.start) && isRequestDate(period.end) && period.start > period.end)
-      fields.push({ path: 'reporting_period.end', message: 'must not be before reporting_period.start' });
+      problems.add({ path: 'reporting_period.end', message: 'must not be before reporting_period.start' });
     // a report is of a financial year that has begun: a period of decades, or one that starts in the
     // future, is a typo that would be printed on the report as its period
     else if (typeof period.start === 'string' && typeof period.end === 'string' && isRequestDate(period.start) && isRequestDate(period.end)) {
-      if (period.start > today) fields.push({ path: 'reporting_period.start', message: `is after today (${today}): a report covers a period that has begun` });
+      if (period.start > today) problems.add({ path: 'reporting_period.start', message: `is after today (${today}): a report covers a period that has begun` });
       const [y, m, d] = period.start.split('-').map(Number) as [number, number, number];
       const latestEnd = new Date(Date.UTC(y, m - 1 + MAX_PERIOD_MONTHS, d - 1)).toISOString().slice(0, 10);
-      if (period.end > latestEnd) fields.push({ path: 'reporting_period.end', message: `is more than ${MAX_PERIOD_MONTHS} months after reporting_period.start (at most ${latestEnd}): a report covers one financial year` });
+      if (period.end > latestEnd) problems.add({ path: 'reporting_period.end', message: `is more than ${MAX_PERIOD_MONTHS} months after reporting_period.start (at most ${latestEnd}): a report covers one financial year` });
     }
   }
-  return fields;
+  return problems.done();
 }

@@ -1,9 +1,7 @@
 import { t } from 'elysia';
-import { Value } from '@sinclair/typebox/value';
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { CustomerReference, Nif, Page, Int, PageLimit } from '../../lib/schemas';
-import { isJsonObject, NOT_AN_OBJECT, unknownFields, type FieldError } from '../../lib/errors';
-import { describe } from '../../plugins/http-errors';
+import type { FieldError } from '../../lib/errors';
+import { RequestProblems } from '../../lib/request-problems';
 
 export const SubmitRequest = t.Object({
   buyer_nif: Nif,
@@ -52,22 +50,9 @@ export type SubmitBody = typeof SubmitRequest.static;
  * them), and the seller being the buyer. One message per path, the schema's first.
  */
 export function submitProblems(body: unknown): FieldError[] {
-  if (!isJsonObject(body)) return [NOT_AN_OBJECT];
-  const fields: FieldError[] = [];
-  const seen = new Set<string>();
-  const add = (f: FieldError) => {
-    if (seen.has(f.path)) return;
-    seen.add(f.path);
-    fields.push(f);
-  };
-  // at most 256 of them: a hostile body (100 000 empty items, as many unknown keys) is not walked whole
-  const errors: ValueError[] = [];
-  for (const e of Value.Errors(SubmitRequest, body)) if (errors.push(e) >= 256) break;
-  // unknown fields are ignored when the rest is valid; listed beside real problems (they may be misspelt ones)
-  const real = errors.filter((e) => e.type !== ValueErrorType.ObjectAdditionalProperties);
-  for (const e of real.length ? errors : []) add({ path: e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)', message: describe(e) });
-  if (typeof body.seller_nif === 'string' && body.seller_nif === body.buyer_nif) add({ path: 'seller_nif', message: 'is the buyer: a company does not insure its credit on itself' });
-  if (fields.length) for (const f of unknownFields(body, SubmitRequest.properties)) add(f);
-  return fields;
+  const problems = new RequestProblems(SubmitRequest, body);
+  const b = problems.object;
+  if (b && typeof b.seller_nif === 'string' && b.seller_nif === b.buyer_nif) problems.add({ path: 'seller_nif', message: 'is the buyer: a company does not insure its credit on itself' });
+  return problems.done();
 }
 export type SubmissionView = typeof Submission.static;

@@ -1,7 +1,5 @@
-import { Value } from '@sinclair/typebox/value';
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
-import { isJsonObject, NOT_AN_OBJECT, unknownFields, type FieldError } from '../../lib/errors';
-import { describe } from '../../plugins/http-errors';
+import { isJsonObject, type FieldError } from '../../lib/errors';
+import { RequestProblems } from '../../lib/request-problems';
 import { queryProblems } from '../aml/service';
 import { KycRequest } from './model';
 
@@ -14,29 +12,15 @@ import { KycRequest } from './model';
  * A NIF's check digit is not among them: a wrong one is a failed check of the verification.
  */
 export function kycRequestProblems(body: unknown, now: Date): FieldError[] {
-  if (!isJsonObject(body)) return [NOT_AN_OBJECT];
-  const fields: FieldError[] = [];
-  const seen = new Set<string>();
-  const add = (f: FieldError) => {
-    if (seen.has(f.path)) return;
-    seen.add(f.path);
-    fields.push(f);
-  };
-  // at most 256 schema errors, and a list past its 20 items judged on its first 21 (enough for
-  // "must have at most 20 items"): a hostile body (100 000 items, as many unknown keys) is not walked whole
-  const errors: ValueError[] = [];
-  const reps = body.representatives;
-  const judged = Array.isArray(reps) && reps.length > 21 ? { ...body, representatives: reps.slice(0, 21) } : body;
-  for (const e of Value.Errors(KycRequest, judged)) if (errors.push(e) >= 256) break;
-  // unknown fields are ignored when the rest is valid; listed beside real problems (they may be misspelt ones)
-  const real = errors.filter((e) => e.type !== ValueErrorType.ObjectAdditionalProperties);
-  for (const e of real.length ? errors : []) add({ path: e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)', message: describe(e) });
+  // a list past its 20 items is judged on its first 21 (enough for "at most 20 items")
+  const reps = isJsonObject(body) ? body.representatives : undefined;
+  const judged = Array.isArray(reps) && reps.length > 21 ? { ...(body as object), representatives: reps.slice(0, 21) } : body;
+  const problems = new RequestProblems(KycRequest, body, { judged });
   if (Array.isArray(reps))
     reps.slice(0, 20).forEach((r: unknown, i) => {
       if (!isJsonObject(r) || typeof r.name !== 'string') return;
-      const birth = typeof r.birth_date === 'string' && !seen.has(`representatives.${i}.birth_date`) ? r.birth_date : undefined;
-      for (const p of queryProblems({ name: r.name, birth_date: birth }, now, { fieldPath: `representatives.${i}.name`, birthDatePath: `representatives.${i}.birth_date` })) add(p);
+      const birth = typeof r.birth_date === 'string' && !problems.has(`representatives.${i}.birth_date`) ? r.birth_date : undefined;
+      for (const p of queryProblems({ name: r.name, birth_date: birth }, now, { fieldPath: `representatives.${i}.name`, birthDatePath: `representatives.${i}.birth_date` })) problems.add(p);
     });
-  if (fields.length) for (const f of unknownFields(body, KycRequest.properties)) add(f);
-  return fields;
+  return problems.done();
 }
