@@ -2,6 +2,8 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { routeDocs } from '../../lib/api-doc';
+import { fieldProblems } from '../../lib/errors';
+import { RequestProblems } from '../../lib/request-problems';
 import type { AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
 import { CreateOperationRequest, OperationIdParams, OperationList, OperationListQuery, OperationResponse, TransitionBody, TransitionParams } from './model';
@@ -29,6 +31,11 @@ export function factoringRoutes(ctx: AppContext, service: FactoringService) {
         return op;
       },
       {
+        // every problem at once, the schema's and the invoices' (after the key, before Elysia's own validation)
+        async transform({ body, auth }) {
+          const fields = await service.createProblems(auth, body);
+          if (fields.length) throw fieldProblems(fields, 'Some invoices cannot be assigned; see fields.');
+        },
         body: CreateOperationRequest,
         response: { 201: OperationResponse },
         detail: doc(
@@ -66,6 +73,12 @@ export function factoringRoutes(ctx: AppContext, service: FactoringService) {
       detail: doc('Factoring operations, newest first, by status, seller or debtor', 'listFactoringOperations'),
     })
     .post('/v1/factoring/operation/:id/:action', ({ auth, params, body }) => service.transition(auth, params.id, params.action, body ?? {}), {
+      // a misspelt field (reson, collected) would be dropped and the transition made without it
+      transform({ body }) {
+        if (body === undefined || body === null) return;
+        const fields = new RequestProblems(TransitionBody, body, { refuseUnknown: true }).done();
+        if (fields.length) throw fieldProblems(fields);
+      },
       params: TransitionParams,
       body: TransitionBody,
       response: { 200: OperationResponse },

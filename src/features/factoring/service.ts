@@ -1,7 +1,8 @@
 import { and, desc, eq, inArray, lt, ne, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { aboutField, ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, nifProblems, validationError, type FieldError } from '../../lib/errors';
+import { aboutField, ApiError, fieldProblems, isJsonObject, NIF_CHECK_DIGIT_FAILS, nifProblems, validationError, type FieldError } from '../../lib/errors';
+import { RequestProblems } from '../../lib/request-problems';
 import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
@@ -13,7 +14,7 @@ import { assignmentKey, normaliseInvoiceNumber } from '../finance/assignment-key
 import { committedTo, lockExposure } from '../finance/exposure';
 import { liveConnection } from '../erp/sync';
 import { RECEIVABLE_DOCUMENT_TYPES } from '../erp/document-types';
-import type { CreateOperationBody, OperationView, Pricing } from './model';
+import { CreateOperationRequest, type CreateOperationBody, type OperationView, type Pricing } from './model';
 import { actionsToday, allowedActions, holdsInvoices, nextStatus, type OperationAction, type OperationStatus } from './states';
 
 export type { FinanceCaller } from '../finance/caller';
@@ -106,13 +107,45 @@ export class FactoringService {
   // Creation
   // ------------------------------------------------------------------------------------------
 
-  /** The request's invoices in full: from the body, or from the tenant's ERP / SAF-T data. Every problem at once (422). */
-  private async resolveInvoices(caller: FinanceCaller, body: CreateOperationBody, today: string): Promise<ResolvedInvoice[]> {
-    const errors: FieldError[] = nifProblems({ seller_nif: body.seller_nif });
+  /**
+   * Every problem of a create request at once (the route's `transform`): the schema's, then the
+   * invoices' own (as `resolveInvoices` finds them) for the invoices and seller whose fields have
+   * their types. A field the request does not have is refused: a misspelt advance_rate_bps or
+   * auto_approve would have priced or approved the operation otherwise.
+   */
+  async createProblems(caller: FinanceCaller, body: unknown): Promise<FieldError[]> {
+    const problems = new RequestProblems(CreateOperationRequest, body, { refuseUnknown: true });
+    const b = problems.object;
+    if (!problems.fields.length || !b || !Array.isArray(b.invoices)) return problems.done();
+    const seller = typeof b.seller_nif === 'string' && !problems.has('seller_nif') ? b.seller_nif : null;
+    // each invoice judged on its fields that passed the schema (one that failed is left out: its
+    // problem is the schema's, and a wrong value must not make others of the same invoice)
+    const typed = (b.invoices as unknown[]).slice(0, 200).flatMap((given, index) => {
+      if (!isJsonObject(given) || problems.has(`invoices.${index}`)) return [];
+      const kept = Object.fromEntries(Object.entries(given).filter(([k]) => !problems.fields.some((f) => f.path === `invoices.${index}.${k}` || f.path.startsWith(`invoices.${index}.${k}.`))));
+      // (what the invoice is, and where it is read from: nothing to say of it without them)
+      if (typeof kept.number !== 'string' || ('erp' in given && !('erp' in kept))) return [];
+      return [{ index, given: kept as CreateOperationBody['invoices'][number] }];
+    });
+    const found: FieldError[] = [];
+    await this.resolveInvoices(caller, seller, typed, isoDay(this.now()), found);
+    for (const f of found) problems.add(f);
+    return problems.done();
+  }
+
+  /**
+   * The request's invoices in full: from the body, or from the tenant's ERP / SAF-T data. Every
+   * problem at once: into `errors` when given, else thrown (422). A null seller (its own field
+   * failed) is not compared.
+   */
+  private async resolveInvoices(caller: FinanceCaller, sellerNif: string | null, invoices: { index: number; given: CreateOperationBody['invoices'][number] }[], today: string, found?: FieldError[]): Promise<ResolvedInvoice[]> {
+    const errors: FieldError[] = found ?? [];
+    if (sellerNif !== null) errors.push(...nifProblems({ seller_nif: sellerNif }));
+    const body = { seller_nif: sellerNif };
     const out: ResolvedInvoice[] = [];
     const seen = new Map<string, number>();
     const inv = this.t.invoices;
-    for (const [index, given] of body.invoices.entries()) {
+    for (const { index, given } of invoices) {
       const at = (field: string) => `invoices.${index}.${field}`;
       let r: Partial<ResolvedInvoice> & { number: string } = { number: given.number, source: 'request' };
       if (given.erp) {
@@ -139,7 +172,7 @@ export class FactoringService {
         if (!RECEIVABLE_TYPES.has(row.documentType)) errors.push({ path: at('number'), message: `${given.number} is ${DOCUMENT_KINDS[row.documentType] ?? `a ${row.documentType} document`}: only invoices (FT) and debit notes (ND) are receivables to assign` });
         // the books are one company's: only it can assign their invoices
         const owner = given.erp.provider === 'saft' ? (((row.data as { company_nif?: string | null } | null)?.company_nif ?? null)) : await this.booksOwner(caller, given.erp.provider, given.erp.customer_reference);
-        if (owner && owner !== body.seller_nif) errors.push({ path: at('erp'), message: `these books are company ${owner}'s (${given.erp.provider === 'saft' ? "the SAF-T file's TaxRegistrationNumber" : "the ERP connection's company_nif"}): seller_nif ${body.seller_nif} cannot assign their invoices` });
+        if (owner && body.seller_nif !== null && owner !== body.seller_nif) errors.push({ path: at('erp'), message: `these books are company ${owner}'s (${given.erp.provider === 'saft' ? "the SAF-T file's TaxRegistrationNumber" : "the ERP connection's company_nif"}): seller_nif ${body.seller_nif} cannot assign their invoices` });
         // what the books say is what is assigned: a request may fill what they lack, not change it
         // (a later due date would have made an overdue invoice assignable)
         const fromBooks = { debtor_nif: row.customerNif, issue_date: row.issueDate, due_date: row.dueDate, amount_cents: Number(row.grossTotalCents) } as const;
@@ -168,26 +201,27 @@ export class FactoringService {
         ...(given.due_date !== undefined ? { due_date: given.due_date } : {}),
         ...(given.amount_cents !== undefined ? { amount_cents: given.amount_cents } : {}),
       };
-      const before = errors.length;
-      for (const field of ['debtor_nif', 'issue_date', 'due_date', 'amount_cents'] as const)
-        if (r[field] === undefined || r[field] === null) errors.push({ path: at(field), message: given.erp ? 'not in the ERP data: give it in the request' : 'is required (or give erp to read the invoice from ERP data)' });
-      if (errors.length > before) continue;
-      if (!isValidNif(r.debtor_nif!)) errors.push({ path: at('debtor_nif'), message: NIF_CHECK_DIGIT_FAILS });
-      if (r.debtor_nif === body.seller_nif) errors.push({ path: at('debtor_nif'), message: 'is the seller: a company cannot be its own debtor' });
-      if (!(r.amount_cents! > 0)) errors.push({ path: at('amount_cents'), message: 'must be above 0' });
-      if (r.issue_date! > today) errors.push({ path: at('issue_date'), message: 'is in the future' });
-      if (r.due_date! < r.issue_date!) errors.push({ path: at('due_date'), message: 'is before the issue date' });
-      else if (r.due_date! < today) errors.push({ path: at('due_date'), message: 'has passed: an overdue invoice cannot be assigned' });
+      // each check with the fields it reads (one left out by `createProblems` has its own problem)
+      const missing = (['debtor_nif', 'issue_date', 'due_date', 'amount_cents'] as const).filter((field) => r[field] === undefined || r[field] === null);
+      for (const field of missing) errors.push({ path: at(field), message: given.erp ? 'not in the ERP data: give it in the request' : 'is required (or give erp to read the invoice from ERP data)' });
+      const { debtor_nif: debtor, amount_cents: amount, issue_date: issued, due_date: due } = r;
+      if (debtor != null && !isValidNif(debtor)) errors.push({ path: at('debtor_nif'), message: NIF_CHECK_DIGIT_FAILS });
+      if (debtor != null && debtor === body.seller_nif) errors.push({ path: at('debtor_nif'), message: 'is the seller: a company cannot be its own debtor' });
+      if (amount != null && !(amount > 0)) errors.push({ path: at('amount_cents'), message: 'must be above 0' });
+      if (issued != null && issued > today) errors.push({ path: at('issue_date'), message: 'is in the future' });
+      if (due != null && issued != null && due < issued) errors.push({ path: at('due_date'), message: 'is before the issue date' });
+      else if (due != null && due < today) errors.push({ path: at('due_date'), message: 'has passed: an overdue invoice cannot be assigned' });
       // factoring buys short-term trade receivables (DL 171/95): a due date years away was priced
       // at a discount many times the invoice
-      else if (daysBetween(today, r.due_date!) > MAX_TERM_DAYS || daysBetween(r.issue_date!, r.due_date!) > MAX_TERM_DAYS)
-        errors.push({ path: at('due_date'), message: `is more than ${MAX_TERM_DAYS} days after ${daysBetween(today, r.due_date!) > MAX_TERM_DAYS ? 'today' : 'the issue date'}: factoring takes short-term receivables` });
+      else if (due != null && (daysBetween(today, due) > MAX_TERM_DAYS || (issued != null && daysBetween(issued, due) > MAX_TERM_DAYS)))
+        errors.push({ path: at('due_date'), message: `is more than ${MAX_TERM_DAYS} days after ${daysBetween(today, due) > MAX_TERM_DAYS ? 'today' : 'the issue date'}: factoring takes short-term receivables` });
       const key = normaliseInvoiceNumber(r.number);
       if (seen.has(key)) errors.push({ path: at('number'), message: `repeats invoices.${seen.get(key)}` });
       else seen.set(key, index);
+      if (missing.length) continue;
       out.push({ ...(r as ResolvedInvoice), index, atcud: r.atcud ?? null, debtor_name: r.debtor_name ?? null, debtor_address: r.debtor_address ?? null });
     }
-    if (errors.length) throw fieldProblems(errors, 'Some invoices cannot be assigned; see fields.');
+    if (errors.length && !found) throw fieldProblems(errors, 'Some invoices cannot be assigned; see fields.');
     return out;
   }
 
@@ -208,7 +242,7 @@ export class FactoringService {
   async create(caller: FinanceCaller, body: CreateOperationBody): Promise<OperationView> {
     const now = this.now();
     const today = isoDay(now);
-    const invoices = await this.resolveInvoices(caller, body, today);
+    const invoices = await this.resolveInvoices(caller, body.seller_nif, body.invoices.map((given, index) => ({ index, given })), today);
 
     // one credit decision per debtor, for its share of the operation over its longest term
     const byDebtor = new Map<string, ResolvedInvoice[]>();
