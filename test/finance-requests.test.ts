@@ -81,3 +81,48 @@ describe('POST /v1/factoring/operation', () => {
     expect((await h.json('POST', `/v1/factoring/operation/${op.operation_id}/cancel`, { key, body: { reason: 'seller withdrew' } })).body.status).toBe('cancelled');
   });
 });
+
+describe('confirming', () => {
+  const ANCHOR = '599000015';
+  const SUPPLIER = '599000031';
+  const IBAN = 'PT50000201231234567890154';
+  const payable = (number: string, extra: Record<string, unknown> = {}) => ({ supplier_nif: SUPPLIER, number, issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 100_000, ...extra });
+  let programmeId = '';
+  beforeAll(async () => {
+    const p = await h.json('POST', '/v1/confirming/anchor', { key, body: { anchor_nif: ANCHOR, limit_cents: 10_000_000, payment_terms_days: 90 } });
+    programmeId = p.body.programme_id;
+    expect((await h.json('POST', `/v1/confirming/anchor/${programmeId}/suppliers`, { key, body: { supplier_nif: SUPPLIER, name: 'Metalomecânica Exemplo, Lda', iban: IBAN } })).status).toBe(201);
+  });
+  const payables = async () => (await h.json('GET', `/v1/confirming/anchor/${programmeId}/payables?limit=100`, { key })).body.data.length;
+
+  test('a programme, supplier or payable field the request does not have is 422 on its path; nothing made', async () => {
+    const programmes = async () => (await h.json('GET', '/v1/confirming/anchors?limit=100', { key })).body.data.length;
+    const before = await programmes();
+    expect(expectError(await h.json('POST', '/v1/confirming/anchor', { key, body: { anchor_nif: ANCHOR, limit_cents: 1_000_000, payment_terms_days: 90, funding_spread_bps: 10 } }), 422, 'validation_failed').fields).toEqual([{ path: 'funding_spread_bps', message: NOT_A_FIELD }]);
+    expect(await programmes()).toBe(before);
+    expect(expectError(await h.json('POST', `/v1/confirming/anchor/${programmeId}/suppliers`, { key, body: { supplier_nif: '599000023', name: 'X', iban: IBAN, iban_holder: 'Y' } }), 422, 'validation_failed').fields).toEqual([{ path: 'iban_holder', message: NOT_A_FIELD }]);
+    const b = expectError(await h.json('POST', `/v1/confirming/anchor/${programmeId}/payables`, { key, body: { payables: [payable('P 1', { discount_bps: 0 })] } }), 422, 'validation_failed');
+    expect(b.fields).toEqual([{ path: 'payables.0.discount_bps', message: NOT_A_FIELD }]);
+    expect(await payables()).toBe(0);
+  });
+
+  test("every problem of an upload at once: the schema's and the payables' own", async () => {
+    const b = expectError(
+      await h.json('POST', `/v1/confirming/anchor/${programmeId}/payables`, { key, body: { payables: [payable('P 2', { due_date: '2026-11-22' }), payable('P 3', { supplier_nif: '599000023' }), payable('P 4', { amount_cents: 0 })] } }),
+      422,
+      'validation_failed',
+    );
+    expect(b.fields).toEqual([
+      { path: 'payables.2.amount_cents', message: 'must be at least 1' },
+      { path: 'payables.0.due_date', message: 'has passed or is today: nothing to pay early' },
+      { path: 'payables.1.supplier_nif', message: 'is not a supplier of this programme (POST …/suppliers first)' },
+    ]);
+    expect(await payables()).toBe(0);
+  });
+
+  test('a payable transition with a field it does not have is refused, the payable unchanged', async () => {
+    const [p] = (await h.json('POST', `/v1/confirming/anchor/${programmeId}/payables`, { key, body: { payables: [payable('P 5')] } })).body.data;
+    expect(expectError(await h.json('POST', `/v1/confirming/payables/${p.payable_id}/cancel`, { key, body: { reson: 'typo' } }), 422, 'validation_failed').fields).toEqual([{ path: 'reson', message: NOT_A_FIELD }]);
+    expect((await h.json('GET', `/v1/confirming/payables/${p.payable_id}`, { key })).body.status).toBe('approved');
+  });
+});

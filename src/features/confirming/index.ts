@@ -3,6 +3,8 @@ import { PageLimit } from '../../lib/schemas';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { routeDocs } from '../../lib/api-doc';
+import { fieldProblems } from '../../lib/errors';
+import { closedBody } from '../../lib/request-problems';
 import type { AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
 import {
@@ -30,6 +32,7 @@ export function confirmingRoutes(ctx: AppContext, service: ConfirmingService) {
         return r;
       },
       {
+        transform: closedBody(ProgrammeRequest),
         body: ProgrammeRequest,
         response: { 201: ProgrammeView },
         detail: doc(
@@ -60,6 +63,7 @@ export function confirmingRoutes(ctx: AppContext, service: ConfirmingService) {
       },
       {
         params: ProgrammeParams,
+        transform: closedBody(SupplierRequest),
         body: SupplierRequest,
         response: { 201: SupplierView },
         detail: doc('Onboard a supplier (its IBAN checked)', 'addConfirmingSupplier', ['resource_not_found', 'invalid_nif', 'invalid_iban', 'already_exists']),
@@ -78,6 +82,11 @@ export function confirmingRoutes(ctx: AppContext, service: ConfirmingService) {
       },
       {
         params: ProgrammeParams,
+        // every problem at once, the schema's and the payables' own (after the key, before Elysia's own validation)
+        async transform({ auth, params, body }) {
+          const fields = await service.uploadProblems(auth, params.id, body);
+          if (fields.length) throw fieldProblems(fields, 'Some payables cannot be uploaded; see fields.');
+        },
         body: PayablesRequest,
         response: { 201: t.Object({ data: t.Array(PayableView) }) },
         detail: doc(
@@ -101,6 +110,7 @@ export function confirmingRoutes(ctx: AppContext, service: ConfirmingService) {
     })
     .post('/v1/confirming/payables/:id/:action', async ({ auth, params, body }) => (await service.transition(auth, params.id, params.action, { reason: body?.reason, by: 'api' }))!, {
       params: PayableActionParams,
+      transform: closedBody(PayableActionBody),
       body: PayableActionBody,
       response: { 200: PayableView },
       detail: doc(

@@ -2,7 +2,8 @@ import { and, desc, eq, inArray, lt, ne } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
 import { isUniqueViolation, type Db } from '../../db/client';
-import { aboutField, ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
+import { aboutField, ApiError, fieldProblems, isJsonObject, NIF_CHECK_DIGIT_FAILS, validationError, type FieldError } from '../../lib/errors';
+import { RequestProblems } from '../../lib/request-problems';
 import { isValidNif } from '../../lib/nif';
 import { pageOf } from '../../lib/schemas';
 import type { AuditActor, AuditTrail } from '../audit/service';
@@ -11,7 +12,9 @@ import { daysBetween, discountCents, sumCents } from '../finance/money';
 import { assignmentKey } from '../finance/assignment-key';
 import { committedTo, lockExposure } from '../finance/exposure';
 import type { Env } from '../tenants/service';
-import type { OfferT, PayableViewT, ProgrammeBody } from './model';
+import { PayablesRequest, type OfferT, type PayableViewT, type ProgrammeBody } from './model';
+
+type PayableInput = (typeof PayablesRequest.static)['payables'][number];
 import { LIMIT_STATUSES, nextPayableStatus, payableActions, payableActionsToday, payableHoldsInvoice, type PayableAction, type PayableStatus } from './states';
 
 export type { FinanceCaller } from '../finance/caller';
@@ -193,29 +196,56 @@ export class ConfirmingService {
 
   // --- payables -----------------------------------------------------------------------------------
 
-  async uploadPayables(caller: FinanceCaller, programmeId: string, body: { payables: { supplier_nif: string; number: string; atcud?: string; issue_date: string; due_date: string; amount_cents: number }[] }) {
-    const programme = await this.programmeRow(caller, programmeId);
+  /**
+   * Every problem of an upload at once (the route's `transform`): the schema's, a field a payable
+   * does not have among them, then the payables' own (`payableProblems`) on the fields that passed.
+   */
+  async uploadProblems(caller: FinanceCaller, programmeId: string, body: unknown): Promise<FieldError[]> {
+    const problems = new RequestProblems(PayablesRequest, body, { refuseUnknown: true });
+    const b = problems.object;
+    if (!problems.fields.length || !b || !Array.isArray(b.payables)) return problems.done();
+    const items = (b.payables as unknown[]).slice(0, 500).flatMap((p, index) => {
+      if (!isJsonObject(p) || problems.has(`payables.${index}`)) return [];
+      const kept = Object.fromEntries(Object.entries(p).filter(([k]) => !problems.has(`payables.${index}.${k}`)));
+      return [{ index, p: kept as Partial<PayableInput> }];
+    });
+    for (const f of await this.payableProblems(caller, await this.programmeRow(caller, programmeId), items)) problems.add(f);
+    return problems.done();
+  }
+
+  /** A programme's payables' own problems (the schema's aside): each check with the fields it reads. */
+  private async payableProblems(caller: FinanceCaller, programme: ProgrammeRow, items: { index: number; p: Partial<PayableInput> }[]): Promise<FieldError[]> {
     const pd = programme.data as unknown as ProgrammeData;
     const today = isoDay(this.now());
     const s = this.t.confirmingSuppliers;
-    const onboarded = new Set((await this.ctx.database.db.select({ nif: s.supplierNif }).from(s).where(and(eq(s.programmeId, programmeId), eq(s.tenantId, caller.tenantId)))).map((r) => r.nif));
+    const onboarded = new Set((await this.ctx.database.db.select({ nif: s.supplierNif }).from(s).where(and(eq(s.programmeId, programme.id), eq(s.tenantId, caller.tenantId)))).map((r) => r.nif));
     const errors: FieldError[] = [];
     const seen = new Set<string>();
-    body.payables.forEach((p, i) => {
+    for (const { index: i, p } of items) {
+      const { supplier_nif: supplier, issue_date: issued, due_date: due, number } = p;
       // the check digit here, with the payables' other problems (the schema checks the shape only)
-      if (!isValidNif(p.supplier_nif)) errors.push({ path: `payables.${i}.supplier_nif`, message: NIF_CHECK_DIGIT_FAILS });
-      else if (!onboarded.has(p.supplier_nif)) errors.push({ path: `payables.${i}.supplier_nif`, message: 'is not a supplier of this programme (POST …/suppliers first)' });
-      if (p.issue_date > today) errors.push({ path: `payables.${i}.issue_date`, message: 'is in the future: an invoice not issued yet is not payable' });
-      if (p.due_date < p.issue_date) errors.push({ path: `payables.${i}.due_date`, message: 'is before the issue date' });
-      else if (p.due_date <= today) errors.push({ path: `payables.${i}.due_date`, message: 'has passed or is today: nothing to pay early' });
+      if (supplier !== undefined && !isValidNif(supplier)) errors.push({ path: `payables.${i}.supplier_nif`, message: NIF_CHECK_DIGIT_FAILS });
+      else if (supplier !== undefined && !onboarded.has(supplier)) errors.push({ path: `payables.${i}.supplier_nif`, message: 'is not a supplier of this programme (POST …/suppliers first)' });
+      if (issued !== undefined && issued > today) errors.push({ path: `payables.${i}.issue_date`, message: 'is in the future: an invoice not issued yet is not payable' });
+      if (due !== undefined && issued !== undefined && due < issued) errors.push({ path: `payables.${i}.due_date`, message: 'is before the issue date' });
+      else if (due !== undefined && due <= today) errors.push({ path: `payables.${i}.due_date`, message: 'has passed or is today: nothing to pay early' });
       // the programme pays on its terms (its spread was decided for them): a due date beyond them,
       // and a month's grace for "N days, end of month", would be priced and carried past them
-      else if (daysBetween(p.issue_date, p.due_date) > pd.payment_terms_days + TERMS_GRACE_DAYS)
+      else if (due !== undefined && issued !== undefined && daysBetween(issued, due) > pd.payment_terms_days + TERMS_GRACE_DAYS)
         errors.push({ path: `payables.${i}.due_date`, message: `is more than the programme's payment terms (${pd.payment_terms_days} days, and ${TERMS_GRACE_DAYS} of grace) after the issue date` });
-      const k = assignmentKey(p.supplier_nif, p.number);
+      if (supplier === undefined || number === undefined) continue;
+      const k = assignmentKey(supplier, number);
       if (seen.has(k)) errors.push({ path: `payables.${i}.number`, message: 'repeats an earlier payable of the same supplier' });
       seen.add(k);
-    });
+    }
+    return errors;
+  }
+
+  async uploadPayables(caller: FinanceCaller, programmeId: string, body: { payables: PayableInput[] }) {
+    const programme = await this.programmeRow(caller, programmeId);
+    const pd = programme.data as unknown as ProgrammeData;
+    const today = isoDay(this.now());
+    const errors = await this.payableProblems(caller, programme, body.payables.map((p, index) => ({ index, p })));
     if (errors.length) throw fieldProblems(errors, 'Some payables cannot be uploaded; see fields.');
     const now = this.now();
     const rate = pd.base_rate_bps + pd.funding_spread_bps;

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { routeDocs } from '../../lib/api-doc';
 import { fieldProblems } from '../../lib/errors';
-import { RequestProblems } from '../../lib/request-problems';
+import { closedBody } from '../../lib/request-problems';
 import type { AuditTrail } from '../audit/service';
 import type { DecisionService } from '../decision/service';
 import { CreateOperationRequest, OperationIdParams, OperationList, OperationListQuery, OperationResponse, TransitionBody, TransitionParams } from './model';
@@ -74,11 +74,7 @@ export function factoringRoutes(ctx: AppContext, service: FactoringService) {
     })
     .post('/v1/factoring/operation/:id/:action', ({ auth, params, body }) => service.transition(auth, params.id, params.action, body ?? {}), {
       // a misspelt field (reson, collected) would be dropped and the transition made without it
-      transform({ body }) {
-        if (body === undefined || body === null) return;
-        const fields = new RequestProblems(TransitionBody, body, { refuseUnknown: true }).done();
-        if (fields.length) throw fieldProblems(fields);
-      },
+      transform: closedBody(TransitionBody),
       params: TransitionParams,
       body: TransitionBody,
       response: { 200: OperationResponse },
