@@ -79,7 +79,7 @@ describe('the sandbox insurer', () => {
     expect(above.suggested_spread_bps).toBe(Math.round(share * within.suggested_spread_bps + (1 - share) * plain.suggested_spread_bps));
     expect(above.suggested_spread_bps).toBeGreaterThan(within.suggested_spread_bps);
     expect(above.suggested_spread_bps).toBeLessThan(plain.suggested_spread_bps);
-    expect(above.basis.at(-1)).toBe(`€${granted.toFixed(2)} insured at ${within.suggested_spread_bps} bps, the uninsured €17000.00 at ${plain.modality}'s ${plain.suggested_spread_bps} bps: ${above.suggested_spread_bps} bps by amount`);
+    expect(above.basis.at(-1)).toBe(`€${granted.toLocaleString('en', { minimumFractionDigits: 2 })} insured at ${within.suggested_spread_bps} bps, the uninsured €17,000.00 at ${plain.modality}'s ${plain.suggested_spread_bps} bps: ${above.suggested_spread_bps} bps by amount`);
     const pt = (await h.json('POST', '/v1/decision', { key: k, headers: { 'accept-language': 'pt-PT' }, body: { nif: '599000031', context: context({ insurance_submission_id: ins.body.submission_id }) } })).body.recommendation;
     expect(pt.basis.at(-2)).toContain('cobertura parcial de');
     expect(pt.basis.at(-1)).toContain('sem seguro');
@@ -184,7 +184,7 @@ describe('every problem of a submission in one 422, nothing stored', () => {
     const t = await h.tenant();
     const r = await submit({ buyer_nif: '599000015', seller_nif: '599000015', requested_limit_cents: 50, terms: { operation_type: 'leasing' }, limit: 5 }, t.api_key);
     expect(expectError(r, 422, 'validation_failed').fields).toEqual([
-      { path: 'limit', message: 'is not a field of this request (ignored)' },
+      { path: 'limit', message: 'is not a field of this request' },
       { path: 'requested_limit_cents', message: 'must be at least 100000' },
       { path: 'terms.payment_terms_days', message: 'is required' },
       { path: 'terms.operation_type', message: 'must be one of: "factoring", "confirming", "trade_credit"' },
@@ -206,8 +206,12 @@ describe('every problem of a submission in one 422, nothing stored', () => {
     const notObject = await h.json('POST', '/v1/insurance/submit', { key: t.api_key, body: 'x' });
     expect(expectError(notObject, 422, 'validation_failed').fields).toEqual([{ path: '(body)', message: 'must be a JSON object' }]);
     expect(await stored(t.tenant_id)).toBe(0);
-    // an unknown field beside a valid body is ignored, as on every route
-    expect((await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 }, limit: 5 }, t.api_key)).status).toBe(201);
+    // a field the request does not have is refused even beside a valid body (a misspelt one would
+    // have asked the cover without it), at any depth
+    expect(expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 }, limit: 5 }, t.api_key), 422, 'validation_failed').fields).toEqual([{ path: 'limit', message: 'is not a field of this request' }]);
+    expect(expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30, payment_term_days: 60 } }, t.api_key), 422, 'validation_failed').fields).toEqual([{ path: 'terms.payment_term_days', message: 'is not a field of this request' }]);
+    expect(await stored(t.tenant_id)).toBe(0);
+    expect((await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }, t.api_key)).status).toBe(201);
     expect(await stored(t.tenant_id)).toBe(1);
   });
 

@@ -1,19 +1,20 @@
 import { t } from 'elysia';
-import { CustomerReference, Nif, Page, Int, PageLimit } from '../../lib/schemas';
+import { CustomerReference, Nif, Page, Int, PageLimit, refusesUnknownFields } from '../../lib/schemas';
 import type { FieldError } from '../../lib/errors';
 import { RequestProblems } from '../../lib/request-problems';
 
-export const SubmitRequest = t.Object({
+// closed (refusesUnknownFields): a misspelt field of a cover request would be dropped and the cover asked without it
+export const SubmitRequest = refusesUnknownFields(t.Object({
   buyer_nif: Nif,
   seller_nif: t.Optional(Nif),
   requested_limit_cents: Int({ minimum: 100_000, maximum: 1e13, description: 'The credit limit asked on the buyer, euro cents (at least €1,000)' }),
   currency: t.Optional(t.Literal('EUR', { default: 'EUR' })),
-  terms: t.Object({
+  terms: refusesUnknownFields(t.Object({
     payment_terms_days: Int({ minimum: 1, maximum: 365 }),
     operation_type: t.Optional(t.Union([t.Literal('factoring'), t.Literal('confirming'), t.Literal('trade_credit')], { default: 'trade_credit' })),
-  }),
+  })),
   customer_reference: t.Optional(CustomerReference),
-});
+}));
 
 const Status = t.Union([t.Literal('full'), t.Literal('partial'), t.Literal('refused'), t.Literal('pending')]);
 export const Submission = t.Object({
@@ -50,7 +51,7 @@ export type SubmitBody = typeof SubmitRequest.static;
  * them), and the seller being the buyer. One message per path, the schema's first.
  */
 export function submitProblems(body: unknown): FieldError[] {
-  const problems = new RequestProblems(SubmitRequest, body);
+  const problems = new RequestProblems(SubmitRequest, body, { refuseUnknown: true });
   const b = problems.object;
   if (b && typeof b.seller_nif === 'string' && b.seller_nif === b.buyer_nif) problems.add({ path: 'seller_nif', message: 'is the buyer: a company does not insure its credit on itself' });
   return problems.done();
