@@ -160,6 +160,25 @@ describe('POST /v1/gdpr/request', () => {
     expect((await db.select().from(tb.esgAssessments).where(eq(tb.esgAssessments.tenantId, t.tenant_id))).length).toBe(1);
   });
 
+  test("a sole trader's cession notice (the person as debtor): in an access bundle; erasure keeps it, listed with why", async () => {
+    const t = await h.tenant();
+    const notice = await h.json('POST', '/v1/notice/cession', {
+      key: t.api_key,
+      body: {
+        parties: { assignor: { name: 'Metalomecânica Exemplo, Lda', nif: '599000031' }, factor: { name: 'Factor Exemplo, S.A.', nif: '599000015' }, debtor: { name: 'Ana Rita Costa', nif: PERSON_NIF, address: 'Rua das Flores 1, Porto', sole_trader: true } },
+        invoices: [{ number: 'FT 2026/118', issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 1_845_000 }],
+        payment: { iban: 'PT50000201231234567890154' },
+      },
+    });
+    expect(notice.status).toBe(201);
+    const access = await settled(t.api_key, (await post(t.api_key, { type: 'access', subject: { nif: PERSON_NIF } })).body.request_id);
+    expect(access.found).toMatchObject({ cession_notices: 1 });
+    // another person's NIF finds none of it
+    expect((await settled(t.api_key, (await post(t.api_key, { type: 'access', subject: { nif: OTHER_NIF } })).body.request_id)).found.cession_notices).toBeUndefined();
+    const erased = await settled(t.api_key, (await post(t.api_key, { type: 'erasure', subject: { nif: PERSON_NIF } })).body.request_id);
+    expect(erased.retained).toContainEqual(expect.objectContaining({ category: 'cession_notices', count: 1, reason: expect.stringContaining('17(3)(e)') }));
+  });
+
   test('rectification corrects the name where it is not evidence; restriction waits for the tenant; reject needs a reason; closed requests are 409', async () => {
     const t = await tenantWithPerson();
     const rect = await settled(t.api_key, (await post(t.api_key, { type: 'rectification', subject: { name: 'Ana Rita Costa' }, corrections: { name: 'Ana Rita Costa Pereira' } })).body.request_id);

@@ -161,7 +161,15 @@ export const VISIBLE_TEXT_MESSAGE = 'must hold a visible character, and no contr
  * Request objects whose unknown fields are refused (422), not ignored: the ESG answers, a decision's
  * context, the credit-policy patch. Elysia marks every body object `additionalProperties: false` as
  * it compiles a route (to strip unknown fields), so the OpenAPI document keeps that mark only on
- * these, and every other object says what the service does: unknown fields are ignored.
+ * these, and every other object says what the service does: unknown fields are ignored. (Also the
+ * money and legal requests: factoring, confirming, insurance, the cession notice.)
  */
 export const REFUSES_UNKNOWN_FIELDS = new WeakSet<object>();
 export const refusesUnknownFields = <S extends object>(schema: S): S => (REFUSES_UNKNOWN_FIELDS.add(schema), schema);
+/** the same for an object and every object inside it (properties, array items, union members) */
+export function refusesUnknownFieldsDeep<S extends object>(schema: S): S {
+  const node = schema as { type?: unknown; properties?: Record<string, object>; items?: object; anyOf?: object[] };
+  if (node.type === 'object') refusesUnknownFields(schema);
+  for (const child of [...Object.values(node.properties ?? {}), ...(node.items ? [node.items] : []), ...(node.anyOf ?? [])]) refusesUnknownFieldsDeep(child);
+  return schema;
+}

@@ -292,6 +292,19 @@ export class SubjectRequests {
       push('assigned_invoices', await db.select().from(a).where(and(eq(a.tenantId, tenantId), eq(a.env, env), or(eq(a.debtorNif, s.nif), eq(a.issuerNif, s.nif)))));
       const ins = t.insuranceSubmissions;
       push('insurance_submissions', await db.select().from(ins).where(and(eq(ins.tenantId, tenantId), eq(ins.env, env), eq(ins.buyerNif, s.nif))));
+      // cession notices naming the person as a party (a sole trader as debtor): the parties are in the notice's data
+      const cn = t.cessionNotices;
+      const notices: Record<string, unknown>[] = [];
+      for (let after = ''; ; ) {
+        const page = await db.select().from(cn).where(and(eq(cn.tenantId, tenantId), eq(cn.env, env), gt(cn.id, after))).orderBy(asc(cn.id)).limit(500);
+        for (const row of page) {
+          const parties = row.data as Record<string, { nif?: string } | undefined>;
+          if ([parties.debtor, parties.assignor, parties.factor].some((p) => p?.nif === s.nif)) notices.push(row);
+        }
+        if (page.length < 500) break;
+        after = page[page.length - 1]!.id;
+      }
+      push('cession_notices', notices);
     }
     return out;
   }
@@ -370,9 +383,10 @@ export class SubjectRequests {
           await tx.delete(t.csrdReports).where(inArray(t.csrdReports.id, reports));
           actions.push({ category: 'csrd_reports', action: 'deleted (the ESG assessments they were drawn from are kept with the analyses)', count: reports.length });
         }
-        for (const category of ['score_results', 'esg_assessments', 'credit_decisions', 'assigned_invoices', 'insurance_submissions']) {
+        for (const category of ['score_results', 'esg_assessments', 'credit_decisions', 'assigned_invoices', 'insurance_submissions', 'cession_notices']) {
           const n = ids(category).length;
-          if (n) retained.push({ category, count: n, reason: category === 'assigned_invoices' || category === 'insurance_submissions' ? 'contract record of an assignment or credit-insurance request (a legal claim\u2019s evidence, GDPR art. 17(3)(e))' : 'creditworthiness analysis the tenant must keep as a lender (GDPR art. 17(3)(b))', retain_until: null });
+          const contract = category === 'assigned_invoices' || category === 'insurance_submissions' || category === 'cession_notices';
+          if (n) retained.push({ category, count: n, reason: contract ? 'contract record of an assignment, its notice to the debtor or a credit-insurance request (a legal claim\u2019s evidence, GDPR art. 17(3)(e))' : 'creditworthiness analysis the tenant must keep as a lender (GDPR art. 17(3)(b))', retain_until: null });
         }
       } else {
         // rectification: the corrected value where the records hold the person's name or e-mail

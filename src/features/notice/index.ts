@@ -8,6 +8,9 @@ import type { FactoringService } from '../factoring/service';
 import { notModified, wantsPdf } from '../../lib/accept';
 import { NoticeIdParams, NoticeRequest, NoticeResponse } from './model';
 import { NoticeService } from './service';
+import { bodyProblems, noticeProblems } from './checks';
+import { isJsonObject } from '../../lib/errors';
+import { printsWhole } from '../../lib/pdf-fonts';
 
 
 const pdfResponse = (bytes: Uint8Array, id: string, sha256: string, status: number, headers: Record<string, unknown>) =>
@@ -55,6 +58,15 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
         return pdfResponse(pdf, view.notice_id, view.sha256, 201, set.headers);
       },
       {
+        // every problem at once: the schema's and those the request decides alone (a NIF's check
+        // digit or holder type, the IBAN, parties not distinct, the invoices' dates…) in one 422,
+        // judged here, after the auth guard and before Elysia's validation (which would answer the
+        // schema's alone); a body that is not an object is left to it (named as on every route)
+        async transform({ body }) {
+          if (!isJsonObject(body)) return;
+          const fields = bodyProblems(body, ctx.clock.now().toISOString().slice(0, 10), await printsWhole());
+          if (fields.length) throw noticeProblems(fields, (body.payment as { iban?: unknown } | undefined)?.iban);
+        },
         body: NoticeRequest,
         response: { 201: NoticeResponse },
         detail: doc(

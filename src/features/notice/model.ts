@@ -1,19 +1,35 @@
 import { t } from 'elysia';
-import { NifWithOthers, Int, Text, RequestDate } from '../../lib/schemas';
+import { NifWithOthers, Int, Text, RequestDate, refusesUnknownFieldsDeep } from '../../lib/schemas';
 
 const Party = (what: string) => t.Object({ name: Text(200), nif: NifWithOthers, address: t.Optional(Text(300)) }, { description: what });
 /** the assignor or the debtor: with operation_id their NIFs are the operation's (given, they must agree) */
 const OperationParty = (what: string) => t.Object({ name: Text(200), nif: t.Optional(NifWithOthers), address: t.Optional(Text(300)) }, { description: `${what}; nif required without operation_id` });
 const IsoDate = RequestDate();
+const SoleTrader = t.Optional(
+  t.Boolean({
+    description:
+      'true: the debtor is an individual entrepreneur (empresário em nome individual) acting in its trade, and its NIF an individual\u2019s (1, 2 or 3), which is refused otherwise; the notice says so beside its name. docs/notice.md',
+  }),
+);
 
 export const NOTICE_MAX_INVOICES = 500;
 
-export const NoticeRequest = t.Object({
+// closed at every depth (the route refuses a field it does not have: it would be left out of a legal notice)
+export const NoticeRequest = refusesUnknownFieldsDeep(t.Object({
   operation_id: t.Optional(t.String({ pattern: '^fop_[0-9a-f-]{36}$', description: 'A factoring operation: the assignor, debtors and invoices come from it' })),
   debtor_nif: t.Optional(NifWithOthers),
   parties: t.Optional(
     t.Object(
-      { assignor: t.Optional(OperationParty('The seller (cedente)')), factor: Party('The factor (cessionário): normally you'), debtor: t.Optional(OperationParty('The debtor notified')) },
+      {
+        assignor: t.Optional(OperationParty('The seller (cedente): a legal person (NIF starting with 5, 71 or 98)')),
+        factor: Party('The factor (cessionário): normally you; a legal person (NIF starting with 5, 71 or 98)'),
+        debtor: t.Optional(
+          t.Object(
+            { ...OperationParty('').properties, sole_trader: SoleTrader },
+            { description: 'The debtor notified: a company, a public body or another business holder; an individual only as a sole trader (sole_trader); nif required without operation_id' },
+          ),
+        ),
+      },
       { description: 'With operation_id only factor is needed (names and addresses given here complete the operation\u2019s); without, all three' },
     ),
   ),
@@ -32,7 +48,7 @@ export const NoticeRequest = t.Object({
   contract_reference: t.Optional(Text(100)),
   language: t.Optional(t.Union([t.Literal('pt-PT'), t.Literal('en')], { default: 'pt-PT' })),
   place: t.Optional(Text(100, 'Where the notice is issued (e.g. Lisboa)')),
-});
+}));
 
 export const NoticeResponse = t.Object({
   notice_id: t.String(),

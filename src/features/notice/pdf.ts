@@ -13,6 +13,8 @@ export interface Party {
   name: string;
   nif: string;
   address: string | null;
+  /** the debtor is an individual entrepreneur (empresário em nome individual) acting in its trade */
+  sole_trader?: boolean;
 }
 export interface NoticeContent {
   language: Lang;
@@ -36,6 +38,7 @@ const TEXT = {
     factor: 'Cessionário (fator)',
     debtor: 'Devedor',
     nif: 'NIF',
+    soleTrader: 'empresário em nome individual',
     contract: 'Contrato de factoring',
     operation: 'Operação',
     intro: (a: string, f: string) =>
@@ -65,6 +68,7 @@ const TEXT = {
     factor: 'Assignee (factor)',
     debtor: 'Debtor',
     nif: 'Tax number (NIF)',
+    soleTrader: 'sole trader',
     contract: 'Factoring contract',
     operation: 'Operation',
     intro: (a: string, f: string) =>
@@ -102,17 +106,70 @@ const day = (iso: string, lang: Lang) => (lang === 'pt-PT' ? `${iso.slice(8, 10)
 
 const A4: [number, number] = [595.28, 841.89];
 const MARGIN = 56;
+/** the invoice table: its text size, the gap between its columns, the step between a cell's lines */
+const CELL = 9;
+const GUTTER = 8;
+const CELL_LINE = CELL * 1.3;
+
+const GRAPHEMES = new Intl.Segmenter('und', { granularity: 'grapheme' });
+/** where a line may break inside an identifier or a name: after these (the character stays on its line) */
+const BREAK_AFTER = new Set([' ', '/', '-', '_', '.', ',', ';', ':', '|', '\\', '\u00a0']);
+
+/**
+ * A text in lines of at most `width` points (`measure` of each grapheme: their widths add up, as
+ * pdf-lib draws them, without kerning). A line breaks after a space, a slash, a hyphen… where one
+ * falls on it, and between two characters of a word or identifier longer than a line; every
+ * character is kept in order (a space at a break ends its line), so the lines read back, put end to
+ * end, give the text as sent: a legal identifier is never cut short.
+ */
+export function wrapText(text: string, width: number, measure: (grapheme: string) => number): string[] {
+  const lines: string[] = [];
+  let line: string[] = [];
+  let lineWidth = 0;
+  let breakAt = 0; // graphemes of `line` up to its last break opportunity (0: none)
+  for (const { segment: g } of GRAPHEMES.segment(text)) {
+    const w = measure(g);
+    if (line.length && lineWidth + w > width) {
+      // at the last break opportunity when what follows it still fits beside g; otherwise inside the word
+      const rest = breakAt > 0 ? line.slice(breakAt) : [];
+      const restWidth = rest.reduce((s, x) => s + measure(x), 0);
+      if (breakAt > 0 && restWidth + w <= width) {
+        lines.push(line.slice(0, breakAt).join(''));
+        line = rest;
+        lineWidth = restWidth;
+      } else {
+        lines.push(line.join(''));
+        line = [];
+        lineWidth = 0;
+      }
+      breakAt = 0;
+    }
+    line.push(g);
+    lineWidth += w;
+    if (BREAK_AFTER.has(g)) breakAt = line.length;
+  }
+  if (line.length || !lines.length) lines.push(line.join(''));
+  return lines;
+}
+
+/** a column of the invoice table: its left edge, its width, and whether its text is set against its right edge */
+export interface Column {
+  x: number;
+  width: number;
+  right?: boolean;
+}
 
 class Writer {
   page!: PDFPage;
   y = 0;
   readonly pages: PDFPage[] = [];
+  private readonly widths = new Map<PDFFont, Map<string, number>>();
   constructor(
     private readonly doc: PDFDocument,
     readonly font: PDFFont,
     readonly bold: PDFFont,
     /** what the fonts can print of a text (every text drawn goes through it) */
-    private readonly printable: (text: string) => string,
+    readonly printable: (text: string) => string,
   ) {
     this.newPage();
   }
@@ -121,8 +178,29 @@ class Writer {
     this.pages.push(this.page);
     this.y = A4[1] - MARGIN;
   }
-  need(h: number) {
-    if (this.y - h < MARGIN + 20) this.newPage();
+  /** room for h points on this page, or a new page */
+  need(h: number): boolean {
+    if (this.y - h >= MARGIN + 20) return false;
+    this.newPage();
+    return true;
+  }
+  /** the width of a grapheme at `size` (cached: pdf-lib lays a text out on every measure) */
+  measure(font: PDFFont, size: number): (g: string) => number {
+    let cache = this.widths.get(font);
+    if (!cache) this.widths.set(font, (cache = new Map()));
+    return (g) => {
+      const key = `${size}\u0000${g}`;
+      let w = cache.get(key);
+      if (w === undefined) cache.set(key, (w = font.widthOfTextAtSize(g, size)));
+      return w;
+    };
+  }
+  /** a text's width at `size`: its graphemes' widths added up */
+  width(font: PDFFont, size: number, text: string): number {
+    const measure = this.measure(font, size);
+    let w = 0;
+    for (const { segment } of GRAPHEMES.segment(text)) w += measure(segment);
+    return w;
   }
   /** wrapped text; returns nothing, moves down */
   para(text: string, o: { size?: number; bold?: boolean; gap?: number; indent?: number } = {}) {
@@ -138,6 +216,12 @@ class Writer {
           lines.push(line);
           line = word;
         } else line = next;
+        // a word longer than the line (a name or reference without spaces) goes on over lines of its own, whole
+        if (font.widthOfTextAtSize(line, size) > width) {
+          const parts = wrapText(line, width, this.measure(font, size));
+          lines.push(...parts.slice(0, -1));
+          line = parts.at(-1)!;
+        }
       }
       lines.push(line);
     }
@@ -148,22 +232,59 @@ class Writer {
     }
     this.y -= o.gap ?? 6;
   }
-  row(cells: string[], xs: number[], o: { bold?: boolean; rightFrom?: number; size?: number } = {}) {
-    const size = o.size ?? 9;
-    const font = o.bold ? this.bold : this.font;
-    this.need(size * 1.6);
-    cells.map(this.printable).forEach((c, i) => {
-      const right = o.rightFrom !== undefined && i >= o.rightFrom;
-      const x = right ? xs[i]! - font.widthOfTextAtSize(c, size) : xs[i]!;
-      this.page.drawText(c, { x, y: this.y - size, size, font });
-    });
-    this.y -= size * 1.6;
+  /** a table row's cells, each wrapped within its column, and the row's height (it grows with its longest cell) */
+  cells(texts: string[], cols: Column[], bold = false): { lines: string[][]; height: number } {
+    const font = bold ? this.bold : this.font;
+    const measure = this.measure(font, CELL);
+    // a hair inside the column: the widths are added up from each character's
+    const lines = texts.map((t, i) => wrapText(this.printable(t), cols[i]!.width - 0.5, measure));
+    const n = Math.max(...lines.map((l) => l.length));
+    // a wrapped row a little apart from the next, so that its lines read as one row
+    return { lines, height: CELL * 1.6 + (n - 1) * CELL_LINE + (n > 1 ? CELL * 0.4 : 0) };
+  }
+  /** a table row (its cells from `cells`), on this page: the caller made room for its height */
+  row(row: { lines: string[][]; height: number }, cols: Column[], bold = false) {
+    const font = bold ? this.bold : this.font;
+    row.lines.forEach((lines, i) =>
+      lines.forEach((l, k) => {
+        const col = cols[i]!;
+        const x = col.right ? col.x + col.width - this.width(font, CELL, l) : col.x;
+        this.page.drawText(l, { x, y: this.y - CELL - k * CELL_LINE, size: CELL, font });
+      }),
+    );
+    this.y -= row.height;
   }
   rule() {
     this.need(6);
     this.page.drawLine({ start: { x: MARGIN, y: this.y - 2 }, end: { x: A4[0] - MARGIN, y: this.y - 2 }, thickness: 0.5, color: rgb(0.6, 0.6, 0.6) });
     this.y -= 8;
   }
+}
+
+/**
+ * The invoice table's columns for these texts: the dates and amounts as wide as their widest text
+ * (the total's included, so no amount reaches into the due date's column), the number and the
+ * ATCUD sharing the rest (each its own width when both fit, otherwise by their lengths: a long one
+ * wraps within its column, never over the next).
+ */
+export function invoiceColumns(w: { text: (s: string) => number; bold: (s: string) => number }, header: readonly string[], rows: string[][], total: string): Column[] {
+  // (a point more than the widest: a cell wraps a hair inside its column)
+  const widest = (i: number, extra: number[] = []) => 1 + Math.max(w.bold(header[i]!), ...rows.map((r) => w.text(r[i]!)), ...extra);
+  const [issue, due, amount] = [widest(2), widest(3), widest(4, [w.bold(total)])];
+  const rest = A4[0] - 2 * MARGIN - issue - due - amount - 4 * GUTTER;
+  const [n, a] = [widest(0), widest(1)];
+  let number: number;
+  if (n + a <= rest) number = n + (rest - n - a) / 2;
+  else if (n <= rest * 0.4) number = n;
+  else if (a <= rest * 0.4) number = rest - a;
+  else number = rest * 0.42; // both long: an ATCUD (up to 100 characters) is the longer
+  const widths = [number, rest - number, issue, due, amount];
+  let x = MARGIN;
+  return widths.map((width, i) => {
+    const col: Column = { x, width, ...(i === 4 ? { right: true } : {}) };
+    x += width + GUTTER;
+    return col;
+  });
 }
 
 export async function noticePdf(c: NoticeContent): Promise<Uint8Array> {
@@ -178,7 +299,7 @@ export async function noticePdf(c: NoticeContent): Promise<Uint8Array> {
   const w = new Writer(doc, fonts.regular, fonts.bold, fonts.printable);
   const party = (label: string, p: Party) => {
     w.para(label, { bold: true, gap: 0 });
-    w.para(`${p.name} — ${T.nif} ${p.nif}${p.address ? `\n${p.address}` : ''}`, { gap: 8 });
+    w.para(`${p.name}${p.sole_trader ? ` (${T.soleTrader})` : ''} — ${T.nif} ${p.nif}${p.address ? `\n${p.address}` : ''}`, { gap: 8 });
   };
 
   w.para(T.title, { size: 16, bold: true, gap: 4 });
@@ -192,13 +313,27 @@ export async function noticePdf(c: NoticeContent): Promise<Uint8Array> {
   w.para(T.intro(c.assignor.name, c.factor.name), { gap: 10 });
 
   w.para(T.invoices, { bold: true, size: 11 });
-  const xs = [MARGIN, MARGIN + 120, MARGIN + 250, MARGIN + 320, A4[0] - MARGIN];
-  w.row([...T.cols], xs, { bold: true, rightFrom: 4 });
-  w.rule();
-  for (const inv of c.invoices) w.row([inv.number, inv.atcud ?? '—', day(inv.issue_date, c.language), day(inv.due_date, c.language), money(inv.amount_cents, c.language)], xs, { rightFrom: 4 });
-  w.rule();
+  // the table: each cell wrapped within its column, a row as high as its longest cell, kept whole
+  // on its page, and the header again on every page the table continues on
   const total = c.invoices.reduce((s, i) => s + i.amount_cents, 0);
-  w.row([T.total, '', '', '', money(total, c.language)], xs, { bold: true, rightFrom: 4 });
+  const texts = c.invoices.map((inv) => [inv.number, inv.atcud ?? '—', day(inv.issue_date, c.language), day(inv.due_date, c.language), money(inv.amount_cents, c.language)]);
+  const cols = invoiceColumns({ text: (s) => w.width(w.font, CELL, w.printable(s)), bold: (s) => w.width(w.bold, CELL, w.printable(s)) }, T.cols, texts, money(total, c.language));
+  const header = w.cells([...T.cols], cols, true);
+  const head = () => {
+    w.row(header, cols, true);
+    w.rule();
+  };
+  w.need(header.height + 8 + (texts.length ? w.cells(texts[0]!, cols).height : 0));
+  head();
+  for (const cells of texts) {
+    const row = w.cells(cells, cols);
+    if (w.need(row.height)) head();
+    w.row(row, cols);
+  }
+  const totalRow = w.cells([T.total, '', '', '', money(total, c.language)], cols, true);
+  w.need(8 + totalRow.height);
+  w.rule();
+  w.row(totalRow, cols, true);
   w.y -= 8;
 
   w.para(T.paymentTitle, { bold: true, size: 11 });
