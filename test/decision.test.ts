@@ -161,8 +161,15 @@ describe('POST /v1/decision — sandbox fixtures', () => {
     expect(enBasis[0]).toMatch(/^notch B \(PD \d+\.\d{2} %\)$/);
     expect(ptBasis[0]).toMatch(/^nível B \(PD \d+,\d{2} %\)$/);
     expect(ptBasis.length).toBe(enBasis.length);
-    expect([enBasis.at(-1), ptBasis.at(-1)]).toEqual(['× 0.816 for a 90-day term', '× 0,816 por um prazo de 90 dias']);
-    expect(ptBasis).toContainEqual(expect.stringMatching(/^base: 30 % dos capitais próprios de \d+ €$/));
+    // every step, one money format (the notice's and the portal's): €1,234.56 / 1 234,56 €
+    expect(enBasis.slice(1)).toEqual([
+      'base 30 % of equity €1,350,000.00: €405,000.00', '× 0.7 for notch B', '× 0.8165 for a 90-day term', '= €231,476.78',
+      'rounded down to the thousand: €231,000.00', 'spread: index B, 90 days, non_recourse: 135 bps',
+    ]);
+    expect(ptBasis.slice(1)).toEqual([
+      'base: 30 % dos capitais próprios de 1 350 000,00 €: 405 000,00 €', '× 0,7 pelo nível B', '× 0,8165 por um prazo de 90 dias', '= 231 476,78 €',
+      'arredondado por defeito ao milhar: 231 000,00 €', 'spread: índice B, 90 dias, non_recourse: 135 pb',
+    ]);
     const storedPt = await h.json('GET', `/v1/decisions/${pt.body.decision_id}`, { key: t.api_key });
     const stored = storedPt.body;
     expect(stored.signals).toEqual(pt.body.signals);
@@ -320,17 +327,23 @@ describe('the tenant\'s ERP books feed decisions', () => {
     // a sync after the cached score makes the next decision recompute it
     const after = (await decide({ nif: '599000040', context: ctx(5000, 'trade_credit') }, t.api_key, undefined, erp)).body;
     expect(after.erp_source).toBe('demo');
+    // the weighed driver (the score's payment reason the books set) names the books as its source;
+    // the books' details beside it are observations, not drivers: no signal of strength 0
     const erpSignals = after.signals.filter((s: any) => s.source === 'erp:demo');
-    expect(erpSignals.map((s: any) => s.factor)).toContain('erp_pays_late');
+    expect(erpSignals.map((s: any) => s.factor)).toContain('slow_payer');
+    for (const s of after.signals) expect(s.strength).toBeGreaterThan(0);
+    expect(after.signals.map((s: any) => s.factor)).not.toContain('erp_pays_late');
+    expect(after.observations.map((s: any) => s.factor)).toContain('erp_pays_late');
+    for (const o of after.observations) expect(Object.keys(o).sort()).toEqual(['factor', 'label', 'source']);
     // the books' observations in Portuguese too, with the same numbers
     const afterPt = (await decide({ nif: '599000040', context: ctx(5000, 'trade_credit') }, t.api_key, { 'accept-language': 'pt' }, erp)).body;
-    const late = (b: any) => b.signals.find((s: any) => s.factor === 'erp_pays_late').label;
+    const late = (b: any) => b.observations.find((s: any) => s.factor === 'erp_pays_late').label;
     expect(late(afterPt)).toStartWith('Paga as suas faturas');
     expect(late(afterPt).match(/\d+/g)).toEqual(late(after).match(/\d+/g));
     expect(after.breakdown.behavioral).toBeLessThan(before.breakdown.behavioral);
     expect(Date.parse(after.data_freshness)).toBeLessThanOrEqual(Date.parse(after.computed_at));
     const prompt = (await decide({ nif: '599000015', context: ctx(5000, 'trade_credit') }, t.api_key, undefined, erp)).body;
-    expect(prompt.signals.map((s: any) => s.factor)).toContain('erp_pays_on_time');
+    expect(prompt.observations.map((s: any) => s.factor)).toContain('erp_pays_on_time');
     const score = await erp.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000040' } });
     expect(score.body.data_sources).toContain('erp:demo');
     expect(score.body.algorithm_version).toBe('score-1.1.0');

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { Value } from '@sinclair/typebox/value';
 import * as mupdf from 'mupdf';
 import { NoticeResponse } from '../src/features/notice/model';
-import { money } from '../src/features/notice/pdf';
+import { money } from '../src/features/finance/money';
 import { expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 

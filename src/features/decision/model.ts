@@ -30,8 +30,14 @@ export const Signal = t.Object({
   weight: t.Union([t.Literal('+'), t.Literal('-')], { description: '+ favours the company, - counts against it' }),
   label: t.String(),
   source: t.String({ description: 'The input it comes from (financial_statements, credit_register, tax_authority, company_registry, legal_events, payment_behaviour, erp:<provider>, esg)' }),
-  strength: t.Number({ minimum: 0, maximum: 1, description: 'Share of the score\'s explained movement (signals are sorted by it, strongest first)' }),
-});
+  strength: t.Number({ minimum: 0, maximum: 1, description: 'Share of the score\'s explained movement (signals are sorted by it, strongest first); above 0 since decision-1.1.0 (earlier decisions also listed the tenant\'s books and ESG assessment here at 0, now under observations)' }),
+}, { description: 'A driver of the decision: one of the score\'s reasons, weighed in it' });
+
+export const Observation = t.Object({
+  factor: t.String({ description: 'Stable code: erp_* for the tenant\'s own books about the company (erp_pays_late, erp_pays_on_time, erp_overdue_balance, erp_revenue_decline, erp_revenue_growth, erp_customer_concentration), esg_strong / esg_weak for its ESG assessment' }),
+  label: t.String(),
+  source: t.String({ description: 'erp:<provider> or esg' }),
+}, { description: 'What the tenant\'s books or ESG assessment show about the company, not weighed in the decision (the books set the score\'s payment input, whose reason is a signal with source erp:<provider>; ESG moves neither the limit nor the spread)' });
 
 export const DecisionResponse = t.Object({
   decision_id: t.String({ examples: ['dec_01936c1e-8a2f-7b3c-9d4e-5f60718293a4'] }),
@@ -49,15 +55,16 @@ export const DecisionResponse = t.Object({
     limit_eur: t.Number({ minimum: 0 }),
     suggested_spread_bps: Int({ minimum: 0, description: 'Annual spread over the base rate (GET /v1/index/spreads)' }),
     modality: ModalitySchema,
-    basis: t.Array(t.String(), { description: 'How the limit and the approval were reached, step by step' }),
+    basis: t.Array(t.String(), { description: 'How the limit, the approval and the spread were reached, step by step: every step that changes the limit has its line (the figures multiply out to limit_eur), then the index row the spread is (GET /v1/index/spreads) and each step above it' }),
   }),
-  signals: t.Array(Signal),
-  data_freshness: DateTime,
+  signals: t.Array(Signal, { description: 'The drivers, strongest first: the score\'s reasons with their weight, each traceable to its input (source)' }),
+  observations: t.Optional(t.Array(Observation, { description: 'The tenant\'s books and ESG assessment beside the drivers, not weighed (always present since decision-1.1.0)' })),
+  data_freshness: t.String({ format: 'date-time', description: 'When the oldest input used is as of: the financial statements at 31 December of their fiscal year (00:00 UTC), the score\'s other sources at the score\'s computed_at (they carry no date of their own), the tenant\'s books at their newest synced document, the ESG assessment when made (docs/credit-policy.md §8)' }),
   esg: t.Union([t.Object({ e: Int(), s: Int(), g: Int() }), t.Null()]),
   latency_ms: t.Number({ minimum: 0 }),
   erp_source: t.Union([t.String(), t.Null()], { description: 'The ERP provider whose synced books fed the decision, or null' }),
   context: t.Object({ operation_type: OperationTypeSchema, amount_eur: t.Number(), expected_term_days: Int(), insurance_submission_id: t.Optional(t.String()) }),
-  algorithm_version: t.String({ examples: ['decision-1.0.0+score-1.1.0'] }),
+  algorithm_version: t.String({ examples: ['decision-1.1.0+score-1.1.0'] }),
   synthetic: t.Boolean(),
   computed_at: DateTime,
   cache: t.Union([t.Literal('fresh'), t.Literal('cached')], {
@@ -70,14 +77,15 @@ export const DecisionResponse = t.Object({
     {
       decision_id: 'dec_01a21087-3235-7188-86af-587e65ebccd2', nif: '599000023', score: 66, tier: 'B', pd_estimate: 0.007543,
       breakdown: { financial: 60, behavioral: 48, esg: null },
-      recommendation: { approved: true, limit_eur: 231000, suggested_spread_bps: 135, modality: 'non_recourse', basis: ['notch B (PD 0.75 %)', 'base 30 % of equity €1350000', '× 0.7 for notch B', '× 0.816 for a 90-day term'] },
+      recommendation: { approved: true, limit_eur: 231000, suggested_spread_bps: 135, modality: 'non_recourse', basis: ['notch B (PD 0.75 %)', 'base 30 % of equity €1,350,000.00: €405,000.00', '× 0.7 for notch B', '× 0.8165 for a 90-day term', '= €231,476.78', 'rounded down to the thousand: €231,000.00', 'spread: index B, 90 days, non_recourse: 135 bps'] },
       signals: [
         { factor: 'high_concentration', weight: '-', label: 'High dependence on a single customer', source: 'payment_behaviour', strength: 0.2468 },
         { factor: 'strong_equity', weight: '+', label: 'Strong equity base', source: 'financial_statements', strength: 0.1511 },
       ],
-      data_freshness: '2026-11-22T10:00:00.000Z', esg: null, latency_ms: 1.3, erp_source: null,
+      observations: [],
+      data_freshness: '2025-12-31T00:00:00.000Z', esg: null, latency_ms: 1.3, erp_source: null,
       context: { operation_type: 'factoring', amount_eur: 150000, expected_term_days: 90 },
-      algorithm_version: 'decision-1.0.0+score-1.1.0', synthetic: true, computed_at: '2026-11-22T10:00:00.000Z', cache: 'fresh', customer_reference: 'deal-2026-118',
+      algorithm_version: 'decision-1.1.0+score-1.1.0', synthetic: true, computed_at: '2026-11-22T10:00:00.000Z', cache: 'fresh', customer_reference: 'deal-2026-118',
     },
   ],
 });

@@ -4,6 +4,7 @@
  * works an example, and test/decision-policy.test.ts checks the monotonicity it promises.
  */
 import { irbK } from '../capital/formulas';
+import { money } from '../finance/money';
 import { PD_FLOOR } from '../score/engine';
 
 export const NOTCHES = ['A+', 'A', 'A-', 'B+', 'B', 'B-', 'C+', 'C', 'C-', 'D+', 'D', 'D-', 'E+', 'E', 'E-'] as const;
@@ -108,8 +109,11 @@ export interface LimitResult {
 
 /** a number as the language writes it (a decimal comma in Portuguese) */
 const num = (x: number | string, lang: BasisLang) => (lang === 'pt' ? String(x).replace('.', ',') : String(x));
-/** euros as the language writes them: €1350000 / 1350000 € */
-export const eur = (x: number | string, lang: BasisLang) => (lang === 'pt' ? `${num(x, lang)} €` : `€${x}`);
+/**
+ * Euros as the product writes them everywhere (the notice PDF, the supplier portal): €1,350,000.00 /
+ * 1 350 000,00 €, always with cents, in every basis line.
+ */
+export const eur = (euros: number, lang: BasisLang) => money(Math.round(euros * 100), lang === 'pt' ? 'pt-PT' : 'en');
 export type BasisLang = 'en' | 'pt';
 
 /** The basis lines of a limit and a decision, in English or Portuguese (Accept-Language, as the signals). */
@@ -118,25 +122,37 @@ export const BASIS = {
     notch: (n: Notch, pdPct: string) => `notch ${n} (PD ${pdPct} %)`,
     belowMinTier: (min: string) => `declined: below the minimum tier ${min}`,
     thinFile: (base: number) => `no published accounts: base ${eur(base, 'en')}`,
-    revenueBase: (rev: number) => `base 10 % of revenue ${eur(rev, 'en')}`,
-    equityBase: (eq: number) => `base 30 % of equity ${eur(eq, 'en')}`,
+    revenueBase: (rev: number, base: number) => `base 10 % of revenue ${eur(rev, 'en')}: ${eur(base, 'en')}`,
+    equityBase: (eq: number, base: number) => `base 30 % of equity ${eur(eq, 'en')}: ${eur(base, 'en')}`,
     notchFactor: (m: number, n: Notch) => `× ${m} for notch ${n}`,
     termFactor: (f: string, days: number) => `× ${f} for a ${days}-day term`,
     adverse: () => '× 0.5 for adverse events',
-    capped: (max: number) => `capped at the policy maximum ${eur(max, 'en')}`,
-    aboveLimit: (amount: number) => `declined: amount ${eur(amount, 'en')} above the limit`,
+    product: (x: number) => `= ${eur(x, 'en')}`,
+    capped: (max: number) => `capped at the policy maximum: ${eur(max, 'en')}`,
+    thousand: (x: number) => `rounded down to the thousand: ${eur(x, 'en')}`,
+    minimum: (min: number) => `raised to the minimum limit: ${eur(min, 'en')}`,
+    aboveLimit: (amount: number, limit: number) => `declined: amount ${eur(amount, 'en')} above the limit ${eur(limit, 'en')}`,
+    indexRow: (n: Notch, term: number, m: Modality, bps: number) => `spread: index ${n}, ${term} days, ${m}: ${bps} bps`,
+    floor: (n: Notch, term: number, m: Modality, bps: number) => `not below the better notch's index ${n}, ${term} days, ${m}: ${bps} bps`,
+    ownLoss: (pdPct: string, lgd: number, el: number, margin: number, bps: number) => `not below the company's own expected loss: PD ${pdPct} % × LGD ${lgd} = ${el} bps, + ${margin} bps margin: ${bps} bps`,
   },
   pt: {
     notch: (n: Notch, pdPct: string) => `nível ${n} (PD ${num(pdPct, 'pt')} %)`,
     belowMinTier: (min: string) => `recusado: abaixo do nível mínimo ${min}`,
     thinFile: (base: number) => `sem contas publicadas: base de ${eur(base, 'pt')}`,
-    revenueBase: (rev: number) => `base: 10 % do volume de negócios de ${eur(rev, 'pt')}`,
-    equityBase: (eq: number) => `base: 30 % dos capitais próprios de ${eur(eq, 'pt')}`,
+    revenueBase: (rev: number, base: number) => `base: 10 % do volume de negócios de ${eur(rev, 'pt')}: ${eur(base, 'pt')}`,
+    equityBase: (eq: number, base: number) => `base: 30 % dos capitais próprios de ${eur(eq, 'pt')}: ${eur(base, 'pt')}`,
     notchFactor: (m: number, n: Notch) => `× ${num(m, 'pt')} pelo nível ${n}`,
     termFactor: (f: string, days: number) => `× ${num(f, 'pt')} por um prazo de ${days} dias`,
     adverse: () => '× 0,5 por eventos adversos',
-    capped: (max: number) => `limitado ao máximo da política, ${eur(max, 'pt')}`,
-    aboveLimit: (amount: number) => `recusado: montante de ${eur(amount, 'pt')} acima do limite`,
+    product: (x: number) => `= ${eur(x, 'pt')}`,
+    capped: (max: number) => `limitado ao máximo da política: ${eur(max, 'pt')}`,
+    thousand: (x: number) => `arredondado por defeito ao milhar: ${eur(x, 'pt')}`,
+    minimum: (min: number) => `elevado ao limite mínimo: ${eur(min, 'pt')}`,
+    aboveLimit: (amount: number, limit: number) => `recusado: montante de ${eur(amount, 'pt')} acima do limite de ${eur(limit, 'pt')}`,
+    indexRow: (n: Notch, term: number, m: Modality, bps: number) => `spread: índice ${n}, ${term} dias, ${m}: ${bps} pb`,
+    floor: (n: Notch, term: number, m: Modality, bps: number) => `não inferior ao índice do nível melhor ${n}, ${term} dias, ${m}: ${bps} pb`,
+    ownLoss: (pdPct: string, lgd: number, el: number, margin: number, bps: number) => `não inferior à perda esperada da própria empresa: PD ${num(pdPct, 'pt')} % × LGD ${num(lgd, 'pt')} = ${el} pb, + ${margin} pb de margem: ${bps} pb`,
   },
 } as const;
 
@@ -159,23 +175,30 @@ export function creditLimit(facts: CompanyFacts, termDays: number, policy: Credi
     basis.push(B.thinFile(THIN_FILE_BASE_EUR));
   } else {
     base = Math.max(revenue * REVENUE_SHARE, equity * EQUITY_SHARE);
-    basis.push(revenue * REVENUE_SHARE >= equity * EQUITY_SHARE ? B.revenueBase(Math.round(revenue)) : B.equityBase(Math.round(equity)));
+    basis.push(revenue * REVENUE_SHARE >= equity * EQUITY_SHARE ? B.revenueBase(revenue, base) : B.equityBase(equity, base));
   }
   let limit = base * LIMIT_MULTIPLIERS[notch];
   basis.push(B.notchFactor(LIMIT_MULTIPLIERS[notch], notch));
   const tf = termFactor(termDays);
   if (tf < 1) {
     limit *= tf;
-    basis.push(B.termFactor(tf.toFixed(3), termDays));
+    basis.push(B.termFactor(tf.toFixed(4), termDays));
   }
   if (facts.adverse) {
     limit *= ADVERSE_FACTOR;
     basis.push(B.adverse());
   }
-  if (limit > policy.max_amount_eur) basis.push(B.capped(policy.max_amount_eur));
-  limit = Math.min(limit, policy.max_amount_eur);
-  limit = Math.max(MIN_LIMIT_EUR, Math.floor(limit / 1000) * 1000);
-  return { notch, declined: false, limit_eur: Math.min(limit, Math.max(MIN_LIMIT_EUR, policy.max_amount_eur)), basis };
+  // every step after the product that changes the figure has its line, so the lines multiply out to limit_eur
+  basis.push(B.product(limit));
+  if (limit > policy.max_amount_eur) {
+    limit = policy.max_amount_eur;
+    basis.push(B.capped(limit));
+  }
+  const thousands = Math.floor(limit / 1000) * 1000;
+  if (thousands >= MIN_LIMIT_EUR && thousands !== limit) basis.push(B.thousand(thousands));
+  // (policy.max_amount_eur ≥ MIN_LIMIT_EUR: the minimum never passes the maximum)
+  if (thousands < MIN_LIMIT_EUR) basis.push(B.minimum(MIN_LIMIT_EUR));
+  return { notch, declined: false, limit_eur: Math.max(MIN_LIMIT_EUR, thousands), basis };
 }
 
 /**
@@ -210,41 +233,73 @@ export interface PolicyDecision extends LimitResult {
   lgd: number;
 }
 
-/** The index's spread for a notch, never below what a better notch pays (each notch at the modality `modalityOf` gives it). */
-function floorSpread(notch: Notch, termDays: number, modalityOf: (n: Notch) => Modality, policy: CreditPolicy): number {
-  let spread = 0;
-  for (let i = 0; i <= notchIndex(notch); i++) spread = Math.max(spread, indexSpread(NOTCHES[i]!, termDays, modalityOf(NOTCHES[i]!), policy));
-  return spread;
+/**
+ * The price of a notch as the index and the decisions have it: the notch's own index row, never
+ * below the row of a better notch (each at the modality `modalityOf` gives it: a weaker notch may
+ * move to a protected modality with a lower LGD). `row` names the index row the price is: the
+ * notch's own, or the better notch's that floors it (GET /v1/index/spreads lists both).
+ */
+export function notchPrice(notch: Notch, termDays: number, modalityOf: (n: Notch) => Modality, policy: CreditPolicy): { spread: number; own: { notch: Notch; modality: Modality; spread: number }; row: { notch: Notch; modality: Modality; spread: number } } {
+  const own = { notch, modality: modalityOf(notch), spread: indexSpread(notch, termDays, modalityOf(notch), policy) };
+  let row = own;
+  for (let i = notchIndex(notch) - 1; i >= 0; i--) {
+    const n = NOTCHES[i]!;
+    const spread = indexSpread(n, termDays, modalityOf(n), policy);
+    if (spread > row.spread) row = { notch: n, modality: modalityOf(n), spread };
+  }
+  return { spread: row.spread, own, row };
 }
+
+/**
+ * The company's own annual expected loss plus the margin, in bps: no spread is below it. A notch is
+ * priced at the middle of its PD band, so a company near the top of a wide band (D- and worse; the
+ * open-ended E- above all) would otherwise pay less than the loss it is expected to cause. The PD is
+ * the one the decision reads its notch from (the score's, or its indicative PD).
+ */
+export const ownLossSpread = (pd: number, lgd: number, marginBps: number) => Math.ceil(Math.min(Math.max(pd, 0), 1) * lgd * 10_000 + marginBps - 1e-9);
 
 /**
  * The spread of an operation whose modality is the caller's (a factoring operation without recourse
  * on a debtor the decision would take with recourse, or with recourse on one it would take without):
  * the decision's own when the modalities agree, else the index's for the operation's modality at the
- * same notch and term (its LGD: higher without recourse, lower with it).
+ * same notch and term (its LGD: higher without recourse, lower with it), never below the company's
+ * own expected loss at that LGD when its PD is given.
  */
-export const spreadForModality = (notch: Notch, termDays: number, modality: Modality, decision: { modality: Modality; spreadBps: number }, policy: CreditPolicy = DEFAULT_POLICY) =>
-  modality === decision.modality ? decision.spreadBps : spreadAtModality(notch, termDays, modality, policy);
+export const spreadForModality = (notch: Notch, termDays: number, modality: Modality, decision: { modality: Modality; spreadBps: number }, policy: CreditPolicy = DEFAULT_POLICY, pd?: number) =>
+  modality === decision.modality ? decision.spreadBps : spreadAtModality(notch, termDays, modality, policy, pd);
 
 /**
  * The index's spread for a notch and term at one modality (never below a better notch's at it): an
  * insured amount's price, the with_insurance LGD at the same notch, even where the decision's own
  * modality is already with_insurance (trade credit below B-) and its spread the floor of better
- * notches taken unsecured.
+ * notches taken unsecured; never below the company's own expected loss at that LGD when `pd` is given.
  */
-export const spreadAtModality = (notch: Notch, termDays: number, modality: Modality, policy: CreditPolicy = DEFAULT_POLICY) => floorSpread(notch, termDays, () => modality, policy);
+export const spreadAtModality = (notch: Notch, termDays: number, modality: Modality, policy: CreditPolicy = DEFAULT_POLICY, pd?: number) =>
+  Math.max(notchPrice(notch, termDays, () => modality, policy).spread, pd === undefined ? 0 : ownLossSpread(pd, policy.lgd[modality], policy.margin_bps));
 
 /**
  * The decision: approved when the notch is within appetite and the amount within the limit.
  * The spread is the index's for the notch (priced at the notch's PD, as GET /v1/index/spreads) at
- * the exact term and the notch's modality, and never below what a better notch would pay (a weaker
- * notch may move to a protected modality with a lower LGD).
+ * the exact term and the notch's modality, never below what a better notch would pay (a weaker
+ * notch may move to a protected modality with a lower LGD: that notch's index row), and never
+ * below the company's own expected loss plus the margin. The basis names the index row and each
+ * step above it.
  */
 export function decide(input: DecisionInput, policy: CreditPolicy = DEFAULT_POLICY, lang: BasisLang = 'en'): PolicyDecision {
   const limit = creditLimit(input, input.term_days, policy, lang);
+  const B = BASIS[lang];
   const modality = modalityFor(input.operation_type, limit.notch);
-  const spread = floorSpread(limit.notch, input.term_days, (n) => modalityFor(input.operation_type, n), policy);
+  const price = notchPrice(limit.notch, input.term_days, (n) => modalityFor(input.operation_type, n), policy);
   const approved = !limit.declined && input.amount_eur <= limit.limit_eur;
-  if (!limit.declined && !approved) limit.basis.push(BASIS[lang].aboveLimit(input.amount_eur));
-  return { ...limit, approved, modality, spread_bps: spread, lgd: policy.lgd[modality] };
+  if (!limit.declined && !approved) limit.basis.push(B.aboveLimit(input.amount_eur, limit.limit_eur));
+  limit.basis.push(B.indexRow(price.own.notch, input.term_days, price.own.modality, price.own.spread));
+  if (price.row !== price.own) limit.basis.push(B.floor(price.row.notch, input.term_days, price.row.modality, price.row.spread));
+  let spread = price.spread;
+  const lgd = policy.lgd[modality];
+  const ownLoss = ownLossSpread(input.pd, lgd, policy.margin_bps);
+  if (ownLoss > spread) {
+    spread = ownLoss;
+    limit.basis.push(B.ownLoss((input.pd * 100).toFixed(2), lgd, Math.round(input.pd * lgd * 10_000), policy.margin_bps, ownLoss));
+  }
+  return { ...limit, approved, modality, spread_bps: spread, lgd };
 }

@@ -19,11 +19,17 @@ import {
   type BasisLang, type CreditPolicy, type Modality, type Notch, type OperationType,
 } from './policy';
 
-export const DECISION_POLICY_VERSION = 'decision-1.0.0';
+/**
+ * 1.1.0 (2026-11-29): data_freshness is the oldest input's own date (the financial statements' year
+ * end), not the score's time; the spread never below the company's own expected loss; the basis
+ * names every step of the limit and the spread; one money format; signals only what is weighed.
+ */
+export const DECISION_POLICY_VERSION = 'decision-1.1.0';
 /** a credit limit stays valid as long as the score behind it is served from cache */
 const LIMIT_VALID_MS = 24 * 3600_000;
 
 type Signal = DecisionResponseBody['signals'][number];
+type Observation = NonNullable<DecisionResponseBody['observations']>[number];
 
 /** Where each score reason's input comes from (ERP-fed payment reasons are re-attributed below). */
 const REASON_SOURCE: Record<string, string> = {
@@ -48,16 +54,21 @@ const BEHAVIOURAL_SOURCES = new Set(['payment_behaviour', 'credit_register', 'ta
 const mean100 = (components: Record<string, number>, names: string[]) =>
   Math.round((names.reduce((s, n) => s + (components[n] ?? 0.5), 0) / names.length) * 100);
 
-/** The drivers of a decision, strongest first: the score's reasons, then what the tenant's books and ESG assessment add. */
-export function signalsOf(result: StoredResult, facts: ScoreFacts, esg: { overall: number } | null, lang: 'en' | 'pt' = 'en'): Signal[] {
+/**
+ * The drivers of a decision, strongest first (`signals`: the score's reasons, each with its share of
+ * the score's movement), and what the tenant's books and ESG assessment show beside them
+ * (`observations`: not weighed in this decision, so not presented as drivers).
+ */
+export function signalsOf(result: StoredResult, facts: ScoreFacts, esg: { overall: number } | null, lang: 'en' | 'pt' = 'en'): { signals: Signal[]; observations: Observation[] } {
   const pt = lang === 'pt';
   const erp = facts.erp;
-  const out: Signal[] = result.reasons.map((r) => {
+  const signals: Signal[] = result.reasons.filter((r) => r.weight > 0).map((r) => {
     let source = REASON_SOURCE[r.code] ?? 'company_registry';
     if (erp && BUYER_REASONS.has(r.code) && erp.buyer?.sufficient) source = `erp:${erp.provider}`;
     if (erp && SELLER_REASONS.has(r.code) && erp.seller?.sufficient) source = `erp:${erp.provider}`;
     return { factor: r.code.toLowerCase(), weight: r.impact === 'positive' ? '+' : '-', label: reasonLabel(r, lang), source, strength: r.weight };
   });
+  const out: Observation[] = [];
   if (erp) {
     const source = `erp:${erp.provider}`;
     const b = erp.buyer;
@@ -65,36 +76,53 @@ export function signalsOf(result: StoredResult, facts: ScoreFacts, esg: { overal
       const late = b.days_late_avg > LATE_GRACE_DAYS;
       out.push({
         factor: late ? 'erp_pays_late' : 'erp_pays_on_time',
-        weight: late ? '-' : '+',
         label: pt
           ? `Paga as suas faturas ${b.days_late_avg} dias após o vencimento, em média (percentil 90: ${b.days_late_p90}; ${Math.round((b.share_paid_late ?? 0) * 100)} % pagas em atraso; ${b.months_observed} meses observados)`
           : `Pays your invoices ${b.days_late_avg} days after the due date on average (90th percentile ${b.days_late_p90}; ${Math.round((b.share_paid_late ?? 0) * 100)} % paid late; ${b.months_observed} months observed)`,
         source,
-        strength: 0,
       });
     }
     if (b?.sufficient && b.overdue_eur > 0)
-      out.push({ factor: 'erp_overdue_balance', weight: '-', label: pt ? `${b.overdue_eur.toFixed(2).replace('.', ',')} € em dívida vencida nas suas faturas` : `€${b.overdue_eur.toFixed(2)} overdue on your invoices`, source, strength: 0 });
+      out.push({ factor: 'erp_overdue_balance', label: pt ? `${eur(b.overdue_eur, 'pt')} em dívida vencida nas suas faturas` : `${eur(b.overdue_eur, 'en')} overdue on your invoices`, source });
     const s = erp.seller;
     if (s?.sufficient && s.revenue_trend !== null && Math.abs(s.revenue_trend) >= 0.1)
       out.push({
         factor: s.revenue_trend < 0 ? 'erp_revenue_decline' : 'erp_revenue_growth',
-        weight: s.revenue_trend < 0 ? '-' : '+',
         label: pt
           ? `Faturação ${s.revenue_trend < 0 ? 'a descer' : 'a subir'} ${Math.abs(Math.round(s.revenue_trend * 100))} % face aos 12 meses anteriores`
           : `Invoicing ${s.revenue_trend < 0 ? 'down' : 'up'} ${Math.abs(Math.round(s.revenue_trend * 100))} % on the prior 12 months`,
         source,
-        strength: 0,
       });
     if (s?.sufficient && s.top_customer_share !== null && s.top_customer_share > 0.5)
-      out.push({ factor: 'erp_customer_concentration', weight: '-', label: pt ? `O maior cliente representa ${Math.round(s.top_customer_share * 100)} % da faturação` : `Largest customer takes ${Math.round(s.top_customer_share * 100)} % of invoicing`, source, strength: 0 });
+      out.push({ factor: 'erp_customer_concentration', label: pt ? `O maior cliente representa ${Math.round(s.top_customer_share * 100)} % da faturação` : `Largest customer takes ${Math.round(s.top_customer_share * 100)} % of invoicing`, source });
   }
   if (esg) {
     const label = `${pt ? 'Avaliação ESG' : 'ESG assessment'} ${esg.overall}/100`;
-    if (esg.overall >= 60) out.push({ factor: 'esg_strong', weight: '+', label, source: 'esg', strength: 0 });
-    else if (esg.overall < 40) out.push({ factor: 'esg_weak', weight: '-', label, source: 'esg', strength: 0 });
+    if (esg.overall >= 60) out.push({ factor: 'esg_strong', label, source: 'esg' });
+    else if (esg.overall < 40) out.push({ factor: 'esg_weak', label, source: 'esg' });
   }
-  return out; // reasons arrive sorted by weight; the observation details follow them (strength 0: not in the score's weights)
+  // a signal carries weight in the decision (the score's reasons, sorted by it); the books' details
+  // and the ESG line are no input of the score's weights (the books set its payment input, whose
+  // reason is the signal, re-attributed to erp:<provider> above; ESG does not move the price or the
+  // limit), so a reviewer reads them as observations, not as drivers
+  return { signals, observations: out };
+}
+
+/**
+ * When each input of a decision is as of, in ms (data_freshness is the oldest; all of them go into
+ * the repeated decision's content): the financial statements at their fiscal year's end (31 December
+ * of the year the data names: the score's sources give the year, not the balance-sheet date); the
+ * score's other sources (credit register, bureau, tax authority, legal events) as they were read,
+ * at the score's computed_at (they carry no date of their own); the tenant's books at their newest
+ * synced document; the ESG assessment when it was made.
+ */
+export function inputTimes(result: Pick<StoredResult, 'computed_at' | 'data_sources'>, facts: Pick<ScoreFacts, 'financials_fiscal_year' | 'erp'>, esg: { computedAt: Date } | null): number[] {
+  const times = [Date.parse(result.computed_at)];
+  const year = facts.financials_fiscal_year;
+  if (typeof year === 'number' && result.data_sources.includes('financial_statements')) times.push(Date.UTC(year, 11, 31));
+  if (esg) times.push(esg.computedAt.getTime());
+  if (facts.erp) times.push(Date.parse(facts.erp.synced_at));
+  return times;
 }
 
 export interface DecisionBody {
@@ -201,7 +229,7 @@ export class DecisionService {
    * modality with_insurance, priced at its LGD, the limit at least the insured amount (up to the
    * policy maximum), and approves an amount the cover meets; otherwise the basis says why not.
    */
-  private async withInsurance(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, id: string, ctx: { amountEur: number; termDays: number; operationType: OperationType }, outcome: { notch: Notch; declined: boolean; approved: boolean; limit_eur: number; modality: Modality; spread_bps: number; basis: string[] }, policy: CreditPolicy, lang: BasisLang) {
+  private async withInsurance(caller: Pick<ScoreCaller, 'tenantId' | 'env'>, nif: string, id: string, ctx: { amountEur: number; termDays: number; operationType: OperationType; pd: number }, outcome: { notch: Notch; declined: boolean; approved: boolean; limit_eur: number; modality: Modality; spread_bps: number; basis: string[] }, policy: CreditPolicy, lang: BasisLang) {
     const T = INSURANCE_BASIS[lang];
     const s = this.database.t.insuranceSubmissions;
     const [row] = await this.database.db.select().from(s).where(and(eq(s.tenantId, caller.tenantId), eq(s.env, caller.env), eq(s.id, id))).limit(1);
@@ -226,20 +254,20 @@ export class DecisionService {
     if (coveredDays !== undefined && coveredDays < ctx.termDays)
       return void outcome.basis.push(T.shortTerms(cover, coveredDays, ctx.termDays));
     // insurance lowers the loss given default, not the tenant's appetite: a notch below min_tier stays declined
-    if (outcome.declined) return void outcome.basis.push(T.belowMinTier(cover, row.status, granted.toFixed(2)));
+    if (outcome.declined) return void outcome.basis.push(T.belowMinTier(cover, row.status, granted));
     const insured = Math.min(granted, policy.max_amount_eur);
     if (insured > outcome.limit_eur) outcome.limit_eur = insured;
     if (!outcome.approved && ctx.amountEur <= insured) outcome.approved = true;
     // priced as an insured operation: the with_insurance LGD at the same notch and term for the
     // insured part; a part above the cover keeps the uninsured modality's spread (the two blended by
     // amount: partial cover does not make the whole exposure a 10 % loss)
-    const insuredSpread = spreadAtModality(outcome.notch, ctx.termDays, 'with_insurance', policy);
+    const insuredSpread = spreadAtModality(outcome.notch, ctx.termDays, 'with_insurance', policy, ctx.pd);
     const share = Math.min(1, insured / ctx.amountEur);
     const uninsured = { modality: outcome.modality, spread: outcome.spread_bps };
     outcome.spread_bps = share >= 1 ? insuredSpread : Math.round(share * insuredSpread + (1 - share) * uninsured.spread);
     outcome.modality = 'with_insurance';
-    outcome.basis.push(T.insured(cover, row.status, granted.toFixed(2), outcome.approved && ctx.amountEur <= insured));
-    if (share < 1) outcome.basis.push(T.blended(insured.toFixed(2), (ctx.amountEur - insured).toFixed(2), uninsured.modality, insuredSpread, uninsured.spread, outcome.spread_bps));
+    outcome.basis.push(T.insured(cover, row.status, granted, outcome.approved && ctx.amountEur <= insured));
+    if (share < 1) outcome.basis.push(T.blended(insured, Math.round((ctx.amountEur - insured) * 100) / 100, uninsured.modality, insuredSpread, uninsured.spread, outcome.spread_bps));
   }
 
   /** answers of recent decisions, while their inputs are current (see decide) */
@@ -252,9 +280,9 @@ export class DecisionService {
     const esg = esgRow ? (esgRow.result as { overall: number; environmental: number; social: number; governance: number }) : null;
     const ctx = body.context;
     const outcome = decide({ pd: facts.pd_scale, revenue_eur: facts.revenue_eur, equity_eur: facts.equity_eur, adverse: facts.adverse, operation_type: ctx.operation_type, amount_eur: ctx.amount_eur, term_days: ctx.expected_term_days }, policy.policy, lang);
-    if (ctx.insurance_submission_id) await this.withInsurance(caller, body.nif, ctx.insurance_submission_id, { amountEur: ctx.amount_eur, termDays: ctx.expected_term_days, operationType: ctx.operation_type }, outcome, policy.policy, lang);
+    if (ctx.insurance_submission_id) await this.withInsurance(caller, body.nif, ctx.insurance_submission_id, { amountEur: ctx.amount_eur, termDays: ctx.expected_term_days, operationType: ctx.operation_type, pd: facts.pd_scale }, outcome, policy.policy, lang);
     const computedAt = this.now();
-    const inputs = [Date.parse(result.computed_at), ...(esgRow ? [esgRow.computedAt.getTime()] : []), ...(facts.erp ? [Date.parse(facts.erp.synced_at)] : [])];
+    const inputs = inputTimes(result, facts, esgRow);
     const id = `dec_${Bun.randomUUIDv7()}`;
     const response: DecisionResponseBody = {
       decision_id: id,
@@ -269,7 +297,7 @@ export class DecisionService {
         esg: esg ? esg.overall : null,
       },
       recommendation: { approved: outcome.approved, limit_eur: outcome.limit_eur, suggested_spread_bps: outcome.spread_bps, modality: outcome.modality, basis: outcome.basis },
-      signals: signalsOf(result, facts, esg, lang),
+      ...signalsOf(result, facts, esg, lang),
       data_freshness: new Date(Math.min(...inputs)).toISOString(),
       esg: esg ? { e: esg.environmental, s: esg.social, g: esg.governance } : null,
       latency_ms: 0,
@@ -283,7 +311,8 @@ export class DecisionService {
       // stored with it: a list of decisions made in either language tells each one's
       language: lang === 'pt' ? 'pt-PT' : 'en',
     };
-    // the inputs' own times too: data_freshness is only the oldest (a new score beside an older ESG assessment leaves it)
+    // the inputs' own times too: data_freshness is only the oldest (a new score beside the same
+    // financial statements, or an older ESG assessment, leaves it; the decision is then a new one)
     const content = sha256Hex(JSON.stringify([inputs, { ...response, decision_id: '', computed_at: '', latency_ms: 0 }]));
     const last = request.reuse ? this.lastDecided.get(request.key) : undefined;
     if (last && last.content === content) {
@@ -360,8 +389,8 @@ export class DecisionService {
       const b = facts.erp.buyer;
       limit.basis.push(
         lang === 'pt'
-          ? `os seus registos ${facts.erp.provider}: paga em média com ${String(b.days_late_avg).replace('.', ',')} dias de atraso, ${eur(b.overdue_eur.toFixed(2), 'pt')} em atraso (no comportamento de pagamento do score)`
-          : `your ${facts.erp.provider} books: paid ${b.days_late_avg} days late on average, ${eur(b.overdue_eur.toFixed(2), 'en')} overdue (in the score's payment behaviour)`,
+          ? `os seus registos ${facts.erp.provider}: paga em média com ${String(b.days_late_avg).replace('.', ',')} dias de atraso, ${eur(b.overdue_eur, 'pt')} em atraso (no comportamento de pagamento do score)`
+          : `your ${facts.erp.provider} books: paid ${b.days_late_avg} days late on average, ${eur(b.overdue_eur, 'en')} overdue (in the score's payment behaviour)`,
       );
     }
     this.bill(caller, 'credit_limit');
@@ -507,8 +536,8 @@ const LAST_DECIDED_MAX = 2_000;
 
 /** How the spreads index is priced (GET /v1/index/spreads `methodology`), in English or Portuguese (decimal comma). */
 const SPREADS_METHODOLOGY: Record<BasisLang, string> = {
-  en: 'Annual spread = expected loss (PD × LGD) + 10 % cost of capital on the IRB capital (CRR art. 153(1), maturity = term) + this tenant\'s margin, rounded up to a basis point; each tier priced at the geometric middle of its PD band, LGD by modality from the tenant\'s credit policy. Never lower for a worse tier or a longer term.',
-  pt: 'Spread anual = perda esperada (PD × LGD) + custo de capital de 10 % sobre o capital IRB (CRR, artigo 153.º, n.º 1, com prazo de vencimento = prazo da operação) + a margem deste cliente, arredondado por excesso ao ponto base; cada nível é avaliado no ponto médio geométrico do seu intervalo de PD, com a LGD de cada modalidade definida na política de crédito do cliente. Nunca inferior para um nível pior ou um prazo mais longo.',
+  en: 'Annual spread = expected loss (PD × LGD) + 10 % cost of capital on the IRB capital (CRR art. 153(1), maturity = term) + this tenant\'s margin, rounded up to a basis point; each tier priced at the geometric middle of its PD band, LGD by modality from the tenant\'s credit policy. Never lower for a worse tier or a longer term. A decision is priced at its notch\'s row at its modality, or at a better notch\'s row where that is higher (a factoring operation below B- moves to recourse, whose lower LGD would otherwise price it under B- without recourse), and never below the company\'s own expected loss (its PD × LGD) plus the margin; its basis names the row and each step above it.',
+  pt: 'Spread anual = perda esperada (PD × LGD) + custo de capital de 10 % sobre o capital IRB (CRR, artigo 153.º, n.º 1, com prazo de vencimento = prazo da operação) + a margem deste cliente, arredondado por excesso ao ponto base; cada nível é avaliado no ponto médio geométrico do seu intervalo de PD, com a LGD de cada modalidade definida na política de crédito do cliente. Nunca inferior para um nível pior ou um prazo mais longo. Uma decisão é avaliada na linha do seu nível e modalidade, ou na linha de um nível melhor quando esta é mais alta (uma operação de factoring abaixo de B- passa a ter recurso, cuja LGD mais baixa a avaliaria abaixo de B- sem recurso), e nunca abaixo da perda esperada da própria empresa (a sua PD × LGD) mais a margem; a sua base indica a linha e cada passo acima dela.',
 };
 
 /** an insurer's answer, in Portuguese (insurance submissions' statuses) */
@@ -523,9 +552,9 @@ const INSURANCE_BASIS = {
     notReceivables: (cover: string) => `${cover}: covers trade receivables, not a credit line; the decision stands on its own`,
     otherOperation: (cover: string, coverType: string, operation: string) => `${cover}: underwritten for ${coverType}, which does not reach ${operation}; the decision stands on its own`,
     shortTerms: (cover: string, covered: number, term: number) => `${cover}: covers payment terms up to ${covered} days, this operation runs ${term}; the decision stands on its own`,
-    belowMinTier: (cover: string, status: string, granted: string) => `${cover}: ${status} cover of ${eur(granted, 'en')}, but the notch is below the minimum tier; declined`,
-    insured: (cover: string, status: string, granted: string, within: boolean) => `${cover}: ${status} cover of ${eur(granted, 'en')}; modality with_insurance, priced at its LGD, limit at least the insured amount${within ? ', the amount within it' : ''}`,
-    blended: (insured: string, rest: string, modality: string, insuredBps: number, restBps: number, bps: number) =>
+    belowMinTier: (cover: string, status: string, granted: number) => `${cover}: ${status} cover of ${eur(granted, 'en')}, but the notch is below the minimum tier; declined`,
+    insured: (cover: string, status: string, granted: number, within: boolean) => `${cover}: ${status} cover of ${eur(granted, 'en')}; modality with_insurance, priced at its LGD, limit at least the insured amount${within ? ', the amount within it' : ''}`,
+    blended: (insured: number, rest: number, modality: string, insuredBps: number, restBps: number, bps: number) =>
       `${eur(insured, 'en')} insured at ${insuredBps} bps, the uninsured ${eur(rest, 'en')} at ${modality}'s ${restBps} bps: ${bps} bps by amount`,
   },
   pt: {
@@ -535,9 +564,9 @@ const INSURANCE_BASIS = {
     notReceivables: (cover: string) => `${cover}: cobre créditos comerciais, não uma linha de crédito; a decisão vale por si`,
     otherOperation: (cover: string, coverType: string, operation: string) => `${cover}: subscrito para ${coverType}, que não abrange ${operation}; a decisão vale por si`,
     shortTerms: (cover: string, covered: number, term: number) => `${cover}: cobre prazos de pagamento até ${covered} dias, esta operação tem ${term}; a decisão vale por si`,
-    belowMinTier: (cover: string, status: string, granted: string) => `${cover}: cobertura ${PT_STATUS[status] ?? status} de ${eur(granted, 'pt')}, mas o nível está abaixo do mínimo; recusado`,
-    insured: (cover: string, status: string, granted: string, within: boolean) => `${cover}: cobertura ${PT_STATUS[status] ?? status} de ${eur(granted, 'pt')}; modalidade with_insurance, ao LGD desta, limite de pelo menos o montante seguro${within ? ', o montante dentro dele' : ''}`,
-    blended: (insured: string, rest: string, modality: string, insuredBps: number, restBps: number, bps: number) =>
+    belowMinTier: (cover: string, status: string, granted: number) => `${cover}: cobertura ${PT_STATUS[status] ?? status} de ${eur(granted, 'pt')}, mas o nível está abaixo do mínimo; recusado`,
+    insured: (cover: string, status: string, granted: number, within: boolean) => `${cover}: cobertura ${PT_STATUS[status] ?? status} de ${eur(granted, 'pt')}; modalidade with_insurance, ao LGD desta, limite de pelo menos o montante seguro${within ? ', o montante dentro dele' : ''}`,
+    blended: (insured: number, rest: number, modality: string, insuredBps: number, restBps: number, bps: number) =>
       `${eur(insured, 'pt')} seguros a ${insuredBps} pb, os ${eur(rest, 'pt')} sem seguro a ${restBps} pb (${modality}): ${bps} pb ponderados pelo montante`,
   },
 } as const;

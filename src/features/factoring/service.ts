@@ -263,7 +263,8 @@ export class FactoringService {
       const limitCents = Math.round(decision.recommendation.limit_eur * 100);
       // priced for the operation's modality: without recourse the factor bears the debtor's loss
       policy ??= (await this.decisions.policy(caller)).policy;
-      const spreadBps = spreadForModality(decision.tier as Notch, decision.context.expected_term_days, body.modality, { modality: decision.recommendation.modality as Modality, spreadBps: decision.recommendation.suggested_spread_bps }, policy);
+      // (never below the debtor's own expected loss at the operation's LGD, as the decision's own spread)
+      const spreadBps = spreadForModality(decision.tier as Notch, decision.context.expected_term_days, body.modality, { modality: decision.recommendation.modality as Modality, spreadBps: decision.recommendation.suggested_spread_bps }, policy, decision.pd_estimate);
       const first = list[0]!;
       debtors.push({
         nif,

@@ -67,3 +67,13 @@ export function sharesBps(parts: number[]): number[] {
   }
   return shares.map(Number);
 }
+
+/** Euros from cents, in the language's convention: 1 234,56 € or €1,234.56 (notices, the portal, decision basis lines). */
+export function money(cents: number, lang: 'pt-PT' | 'en'): string {
+  const neg = cents < 0 ? '-' : '';
+  const a = Math.abs(cents);
+  const units = String(Math.floor(a / 100));
+  const dec = String(a % 100).padStart(2, '0');
+  const grouped = units.replace(/\B(?=(\d{3})+(?!\d))/g, lang === 'pt-PT' ? ' ' : ',');
+  return lang === 'pt-PT' ? `${neg}${grouped},${dec} €` : `${neg}€${grouped}.${dec}`;
+}

@@ -1,5 +1,6 @@
 import { PDFDocument, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
 import { embedUnicodeFonts } from '../../lib/pdf-fonts';
+import { money } from '../finance/money';
 import { friendlyFormatIBAN } from 'ibantools';
 
 /**
@@ -93,15 +94,6 @@ const TEXT = {
   },
 } as const;
 
-/** Euros from cents, in the language's convention: 1 234,56 € or €1,234.56. */
-export function money(cents: number, lang: Lang): string {
-  const neg = cents < 0 ? '-' : '';
-  const a = Math.abs(cents);
-  const units = String(Math.floor(a / 100));
-  const dec = String(a % 100).padStart(2, '0');
-  const grouped = units.replace(/\B(?=(\d{3})+(?!\d))/g, lang === 'pt-PT' ? ' ' : ',');
-  return lang === 'pt-PT' ? `${neg}${grouped},${dec} €` : `${neg}€${grouped}.${dec}`;
-}
 const day = (iso: string, lang: Lang) => (lang === 'pt-PT' ? `${iso.slice(8, 10)}/${iso.slice(5, 7)}/${iso.slice(0, 4)}` : iso);
 
 const A4: [number, number] = [595.28, 841.89];

@@ -9,7 +9,7 @@ import { ApiError } from '../../lib/errors';
 import { Nif } from '../../lib/schemas';
 import type { ConfirmingService } from '../confirming/service';
 import type { PayableStatus } from '../confirming/states';
-import { money } from '../notice/pdf';
+import { money } from '../finance/money';
 import type { Env } from '../tenants/service';
 
 /**

@@ -413,6 +413,8 @@ export interface ScoreFacts {
   sector: string;
   revenue_eur: number | null;
   equity_eur: number | null;
+  /** the fiscal year of the financial statements used (their date: data_freshness of decisions); null when the data names none, absent in scores stored before decision-1.1.0 (2026-11-28) */
+  financials_fiscal_year?: number | null;
   /** the PD the tier is read from (the PD, or the indicative one when the score has none) */
   pd_scale: number;
   /** a default in the last 12 months, write-offs or litigation, insolvency or restructuring */
@@ -457,6 +459,7 @@ function factsOf(profile: CompanyProfile, pdScale: number, erp: ErpObservations 
     sector: profile.sector,
     revenue_eur: profile.financials ? profile.financials.revenue : null,
     equity_eur: profile.financials ? profile.financials.equity : null,
+    ...(profile.financials ? { financials_fiscal_year: profile.financials.fiscal_year ?? null } : {}),
     pd_scale: pdScale,
     adverse,
     // none known without the bureau's events nor the credit register: absent, not "none on record"
