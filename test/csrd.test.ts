@@ -102,7 +102,7 @@ describe('POST /v1/csrd/report — JSON', () => {
     expect(b.pdf_url).toBe(`/v1/csrd/reports/${b.report_id}/pdf`);
     expect(b.sha256).toMatch(/^[0-9a-f]{64}$/);
     // the assessment's scores (docs/esg.md §8), the calendar year of the assessment
-    expect(b.scores).toMatchObject({ overall: 54, environmental: 48, social: 68, governance: 47, tier: 'developing', vsme_alignment: 27, weights: { E: 0.5, S: 0.3, G: 0.2 }, algorithm_version: 'esg-1.0.0' });
+    expect(b.scores).toMatchObject({ overall: 54, environmental: 48, social: 68, governance: 47, tier: 'developing', vsme_alignment: 27, weights: { E: 0.5, S: 0.3, G: 0.2 }, algorithm_version: 'esg-1.1.0' });
     expect(b.reporting_period).toEqual({ start: '2026-01-01', end: '2026-12-31' });
     expect(b.disclosures.map((d: any) => d.code)).toEqual(['B1', 'B2', 'B3', 'B4', 'B5', 'B6', 'B7', 'B8', 'B9', 'B10', 'B11']);
     expect(b.comprehensive_disclosures.map((d: any) => d.code)).toEqual(['C3', 'C5', 'C6', 'C7', 'C8', 'C9']);

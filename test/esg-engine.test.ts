@@ -2,7 +2,10 @@ import { describe, expect, test } from 'bun:test';
 import {
   ESG_ALGORITHM_VERSION,
   assessEsg,
+  RECOMMENDATION_FORMS,
   RECOMMENDATION_IDS,
+  RECOMMENDATION_VARIANTS,
+  recommendationForm,
   recommendationRef,
   renderRecommendation,
   sectorWeights,
@@ -310,7 +313,7 @@ describe('questionnaire', () => {
 // ────────────────────────────────────── Engine ───────────────────────────────────────
 describe('engine', () => {
   test('version and weights', () => {
-    expect(ESG_ALGORITHM_VERSION).toBe('esg-1.0.0');
+    expect(ESG_ALGORITHM_VERSION).toBe('esg-1.1.0');
     expect(sectorWeights('C25')).toEqual({ E: 0.5, S: 0.3, G: 0.2 });
     expect(sectorWeights('L')).toEqual({ E: 0.5, S: 0.3, G: 0.2 });
     expect(sectorWeights('J62')).toEqual({ E: 0.25, S: 0.4, G: 0.35 });
@@ -466,36 +469,73 @@ describe('engine', () => {
   });
 });
 
+/** sha256 of every text of the esg-1.1.0 catalogue (every recommendation × variant × language × basis) */
+const ESG_1_1_0_CATALOGUE = 'c970d211a978853dc92a74ac9ed1fb04b1c2b088be815b0c366112e1da65fc30';
+
 describe('stored recommendations and the answer JSON', () => {
   test('a recommendation rendered from its stored reference is the one the engine returned (2,000 random assessments, en and pt)', () => {
     const rng = mulberry32(2311);
     let missing = 0;
     let weak = 0;
+    const variants = new Set<string>();
     for (let n = 0; n < 2000; n++) {
       const input = randomInput(rng);
       for (const lang of ['en', 'pt'] as const) {
         for (const r of assessEsg(input, lang).recommendations) {
           const ref = recommendationRef(r);
-          expect(Object.keys(ref).sort()).toEqual(['basis', 'id', 'impact', 'priority']);
+          // the variant is stored only when it is not the default
+          expect(Object.keys(ref).sort()).toEqual(ref.variant === undefined ? ['basis', 'id', 'impact', 'priority'] : ['basis', 'id', 'impact', 'priority', 'variant']);
+          expect(ref.variant).not.toBe('default');
           if (ref.basis === 'missing') missing++;
           else weak++;
+          variants.add(`${ref.id}/${ref.variant ?? 'default'}`);
           expect(renderRecommendation(ref, lang)).toEqual(r);
+          expect(renderRecommendation(ref, lang, ESG_ALGORITHM_VERSION)).toEqual(r);
         }
       }
     }
-    // both openings of the body were exercised
+    // both openings of the body were exercised, and most variants
     expect(missing).toBeGreaterThan(100);
     expect(weak).toBeGreaterThan(100);
+    expect(variants.size).toBeGreaterThan(50);
   });
 
   test('the recommendation catalogue of this algorithm version is pinned: stored references render as they were answered', () => {
     // Changing a recommendation's texts, SDGs, pillar or effort, or removing one, changes what the
     // stored assessments of this version render to: bump ESG_ALGORITHM_VERSION and keep the earlier
     // catalogue for them (docs/esg.md), then pin the new one here.
-    const PINNED: Record<string, string> = { 'esg-1.0.0': '8cd2b9cef366848d3b9f42b8f5ada05199addbdf17e777d6b2c4369a7ea5cf81' };
-    const rendered = RECOMMENDATION_IDS.flatMap((id) => (['en', 'pt'] as const).flatMap((lang) => (['missing', 'weak'] as const).map((basis) => renderRecommendation({ id, priority: 1, impact: 'high', basis }, lang))));
-    expect(rendered.every((r) => r !== null)).toBe(true);
-    expect(new Bun.CryptoHasher('sha256').update(JSON.stringify(rendered)).digest('hex')).toBe(PINNED[ESG_ALGORITHM_VERSION]!);
+    // Each version's catalogue stays pinned while assessments made with it may be stored.
+    const PINNED: Record<string, string> = {
+      'esg-1.0.0': '8cd2b9cef366848d3b9f42b8f5ada05199addbdf17e777d6b2c4369a7ea5cf81',
+      'esg-1.1.0': ESG_1_1_0_CATALOGUE,
+    };
+    const sha = (x: unknown) => new Bun.CryptoHasher('sha256').update(JSON.stringify(x)).digest('hex');
+    const render = (version: string, withVariants: boolean) =>
+      RECOMMENDATION_IDS.flatMap((id) =>
+        (withVariants ? RECOMMENDATION_VARIANTS[id]! : ['default']).flatMap((variant) =>
+          (['en', 'pt'] as const).flatMap((lang) =>
+            (['missing', 'weak'] as const).map((basis) => renderRecommendation({ id, priority: 1, impact: 'high', basis, ...(variant === 'default' ? {} : { variant }) }, lang, version)),
+          ),
+        ),
+      );
+    // esg-1.0.0 (references without a variant): exactly the texts it answered with
+    const v100 = render('esg-1.0.0', false);
+    expect(v100.every((r) => r !== null)).toBe(true);
+    expect(sha(v100)).toBe(PINNED['esg-1.0.0']!);
+    // a variant never changes how an esg-1.0.0 reference renders
+    for (const id of RECOMMENDATION_IDS) {
+      for (const variant of RECOMMENDATION_VARIANTS[id]!) {
+        for (const lang of ['en', 'pt'] as const) {
+          expect(renderRecommendation({ id, priority: 2, impact: 'low', basis: 'weak', variant }, lang, 'esg-1.0.0')).toEqual(renderRecommendation({ id, priority: 2, impact: 'low', basis: 'weak' }, lang, 'esg-1.0.0'));
+        }
+      }
+    }
+    // the current version: every variant of every recommendation
+    const current = render(ESG_ALGORITHM_VERSION, true);
+    expect(current.every((r) => r !== null)).toBe(true);
+    expect(sha(current)).toBe(PINNED[ESG_ALGORITHM_VERSION]!);
+    // its default texts are esg-1.0.0's
+    expect(sha(render(ESG_ALGORITHM_VERSION, false))).toBe(PINNED['esg-1.0.0']!);
   });
 
   test('a reference the catalogue does not know renders as nothing; an unknown recommendation has no reference', () => {
@@ -532,5 +572,280 @@ describe('stored recommendations and the answer JSON', () => {
     // no recommendations at all
     const none = { overall: 100, recommendations: [], customer_reference: '"recommendations":[]' };
     expect(new TextDecoder().decode(esgAnswerBody(none as never))).toBe(JSON.stringify(none));
+  });
+});
+
+// ─────────────────────── Recommendation texts that fit the answers ───────────────────────
+describe('recommendation texts fit the answers (esg-1.1.0 variants)', () => {
+  const recOf = (answers: Record<string, AnswerValue>, id: string, lang: 'en' | 'pt', sector = 'C25') => {
+    expect(validateAnswers(answers)).toEqual([]);
+    const r = assessEsg({ sector, answers }, lang).recommendations.find((x) => x.id === id);
+    if (!r) throw new Error(`${id} not recommended`);
+    return r;
+  };
+
+  test('reviewer case: a company holding ISO 14001 or EMAS is not told to start with ISO 14001 or EMAS', () => {
+    for (const held of [['iso_14001'], ['emas'], ['iso_14001', 'emas', 'iso_9001']]) {
+      const answers = { ...perfectAnswers(), certifications: held };
+      const en = recOf(answers, 'rec-certifications', 'en');
+      expect(en.body).not.toContain('Start with the system closest');
+      expect(en.body).not.toContain('ISO 14001');
+      expect(en.body).not.toContain('EMAS');
+      expect(en.body).toContain('Keep your environmental management system certified (surveillance and recertification audits');
+      expect(en.body).toContain('ISO 45001 for health and safety, or ISO 50001 for energy');
+      expect(en.title).toBe('Build on your certified management systems');
+      const pt = recOf(answers, 'rec-certifications', 'pt');
+      expect(pt.body).not.toContain('Comece pelo sistema');
+      expect(pt.body).not.toContain('ISO 14001');
+      expect(pt.body).not.toContain('EMAS');
+      expect(pt.body).toContain('Mantenha certificado o seu sistema de gestão ambiental (auditorias de acompanhamento e de renovação');
+      expect(pt.body).toContain('ISO 45001 para a segurança e saúde no trabalho, ou ISO 50001 para a energia');
+      expect(pt.title).toBe('Consolidar os sistemas de gestão certificados');
+    }
+    // without a management system the esg-1.0.0 text still fits
+    const none = { ...perfectAnswers(), certifications: ['iso_9001'] };
+    expect(recOf(none, 'rec-certifications', 'en').body).toContain('Start with the system closest to your main risks (ISO 14001 or EMAS');
+    expect(recOf(none, 'rec-certifications', 'pt').body).toContain('Comece pelo sistema mais próximo dos seus principais riscos (ISO 14001 ou EMAS');
+  });
+
+  test('reviewer case: a company holding ISO 45001 is not told to consider ISO 45001', () => {
+    const answers = { ...perfectAnswers(), certifications: ['iso_45001', 'iso_9001'], accident_rate: 40 };
+    const en = recOf(answers, 'rec-health-safety', 'en');
+    expect(en.body).not.toContain('consider an ISO 45001');
+    expect(en.body).toContain('Use your ISO 45001 management system: review the risk assessment required by Law 102/2009');
+    // both B9 figures are disclosed: not asked for again
+    expect(en.body).not.toContain('Report accidents per 200,000 hours');
+    const pt = recOf(answers, 'rec-health-safety', 'pt');
+    expect(pt.body).not.toContain('considere um sistema de gestão ISO 45001');
+    expect(pt.body).toContain('Apoie-se no seu sistema de gestão ISO 45001: reveja a avaliação de riscos exigida pela Lei n.º 102/2009');
+    expect(pt.body).not.toContain('Reporte os acidentes');
+    // and its certification recommendation does not propose ISO 45001 either
+    const certs = recOf(answers, 'rec-certifications', 'en');
+    expect(certs.body).toContain('Keep your ISO 45001 health and safety system certified');
+    expect(certs.body).not.toMatch(/ISO 45001 for health/);
+    // without ISO 45001 the text proposes it
+    const without = { ...perfectAnswers(), certifications: ['iso_14001', 'iso_50001', 'iso_37001', 'sa8000'], accident_rate: 40 };
+    expect(recOf(without, 'rec-health-safety', 'en').body).toContain('consider an ISO 45001 management system');
+    expect(recOf(without, 'rec-health-safety', 'pt').body).toContain('considere um sistema de gestão ISO 45001');
+  });
+
+  test('reviewer case: zero Scope 1 and 100 % renewable energy are not told to replace boilers nor to buy renewable electricity', () => {
+    const answers = { ...perfectAnswers(), ghg_scope1_tco2e: 0, renewable_energy_pct: 100, ghg_intensity: 5000 };
+    const en = recOf(answers, 'rec-decarbonise-operations', 'en', 'J62');
+    expect(en.body).not.toContain('replace fossil boilers');
+    expect(en.body).not.toContain('combine these with renewable electricity');
+    expect(en.body).not.toMatch(/boiler|refrigerant|guarantees of origin/);
+    expect(en.body).toContain('Your direct (Scope 1) emissions are zero or small and your energy is already renewable or nearly so');
+    const pt = recOf(answers, 'rec-decarbonise-operations', 'pt', 'J62');
+    expect(pt.body).not.toContain('substitua caldeiras');
+    expect(pt.body).not.toContain('combine estas medidas com eletricidade renovável');
+    expect(pt.body).not.toMatch(/caldeira|refrigerante|garantias de origem/);
+    expect(pt.body).toContain('As suas emissões diretas (âmbito 1) são nulas ou reduzidas e a sua energia já é renovável ou quase');
+    // each condition alone has its own text
+    const scope1Only = recOf({ ...answers, renewable_energy_pct: 30 }, 'rec-decarbonise-operations', 'en', 'J62');
+    expect(scope1Only.body).toContain('so most of your footprint is the electricity you buy');
+    expect(scope1Only.body).not.toContain('boilers');
+    const renewableOnly = recOf({ ...answers, ghg_scope1_tco2e: 400, ghg_scope2_lb_tco2e: 50 }, 'rec-decarbonise-operations', 'en', 'J62');
+    expect(renewableOnly.body).toContain('Your energy is already renewable or nearly so');
+    expect(renewableOnly.body).not.toContain('combine these with renewable electricity');
+    // a low share of Scope 1 counts as low (≤ 10 % of Scope 1 + 2)
+    expect(recOf({ ...answers, ghg_scope1_tco2e: 5, ghg_scope2_lb_tco2e: 95, renewable_energy_pct: 30 }, 'rec-decarbonise-operations', 'pt', 'J62').body).toContain('são nulas ou uma pequena parte do total');
+    // and with neither, the esg-1.0.0 text
+    expect(recOf({ ...answers, ghg_scope1_tco2e: 400, ghg_scope2_lb_tco2e: 50, renewable_energy_pct: 30 }, 'rec-decarbonise-operations', 'en', 'J62').body).toContain('replace fossil boilers and furnaces with heat pumps');
+  });
+
+  test('other answers the default texts contradicted', () => {
+    const p = perfectAnswers();
+    const cases: [Record<string, AnswerValue>, string, RegExp, RegExp][] = [
+      // [answers, recommendation, absent (en|pt), present (en|pt)]
+      [{ ...p, renewable_energy_pct: 10, ghg_scope1_tco2e: 0 }, 'rec-renewable-energy', /electrify heat|eletrifique o calor/, /Scope 1 emissions are zero|âmbito 1 são nulas/],
+      [{ ...p, ghg_scope2_lb_tco2e: undefined as never }, 'rec-ghg-inventory', /fuel|combustíve/, /You already report Scope 1|Já reporta o âmbito 1/],
+      [{ ...p, ghg_scope1_tco2e: undefined as never }, 'rec-ghg-inventory', /electricity|eletricidade/, /You already report Scope 2|Já reporta o âmbito 2/],
+      [{ ...p, ghg_reduction_target_pct: 10 }, 'rec-ghg-target', /Commit to cutting|Comprometa-se a reduzir/, /Raise your adopted target|Reforce a meta adotada/],
+      [{ ...p, ghg_reduction_target_pct: 0, ghg_scope1_tco2e: 0, ghg_scope2_lb_tco2e: 0 }, 'rec-ghg-target', /42%/, /percentage cut does not apply|redução percentual não se aplica/],
+      [{ ...p, pollutant_emissions_kg: undefined as never }, 'rec-pollution-reporting', /if no such reporting applies|se não estiver sujeito/, /Your certified environmental management system|O seu sistema de gestão ambiental certificado/],
+      [{ ...p, biodiversity_sensitive_sites: 6 }, 'rec-biodiversity', /Map your sites|Cruze a localização/, /each of the sites you reported|cada uma das instalações que reportou/],
+      [{ ...p, waste_total_t: undefined as never }, 'rec-waste-tracking', /Record every waste collection|Registe cada recolha/, /You already report the share|Já reporta a percentagem/],
+      [{ ...p, energy_intensity: 90000 }, 'rec-energy-efficiency', /Run an energy audit|Faça uma auditoria energética/, /Use your ISO 50001|Use o seu sistema de gestão de energia ISO 50001/],
+      [{ ...p, gender_pay_gap_pct: 30 }, 'rec-gender-pay-gap', /Compute the unadjusted gap|Calcule a disparidade/, /Analyse the gap you reported|Analise a disparidade que reportou/],
+      [{ ...p, collective_bargaining_pct: 20 }, 'rec-collective-bargaining', /Identify the collective agreement|Identifique a convenção/, /already covers part of your staff|já abrange parte do pessoal/],
+      [{ ...p, human_rights_policy: ['grievance_mechanism'] }, 'rec-human-rights-policy', /open a confidential complaints channel|crie um canal de denúncia/, /make sure your complaints channel|garanta que o seu canal de denúncia/],
+      [{ ...p, human_rights_policy: ['child_labour', 'discrimination'] }, 'rec-human-rights-policy', /Publish a code of conduct|Publique um código de conduta/, /Extend your code of conduct|Alargue o seu código de conduta/],
+      [{ ...p, sustainability_policies: ['climate_change', 'own_workforce', 'business_conduct'] }, 'rec-sustainability-policies', /at least climate change|pelo menos alterações climáticas|Adopt short written policies/, /You already have policies on climate change|Já tem políticas para as alterações climáticas/],
+      [{ ...p, sustainability_policies: ['pollution'] }, 'rec-sustainability-policies', /Adopt short written policies|Adote políticas escritas curtas/, /Complete your written policies|Complete as suas políticas escritas/],
+      [{ ...p, corruption_convictions: 1, human_rights_policy: ['child_labour', 'grievance_mechanism'], certifications: ['iso_14001', 'iso_45001'] }, 'rec-anti-corruption', /a code of conduct|a whistleblowing channel \(|um código de conduta|um canal de denúncia \(/, /extend your code of conduct.*make sure your complaints channel|alargue o seu código de conduta.*garanta que o seu canal de denúncia/],
+      [{ ...p, corruption_convictions: 1 }, 'rec-anti-corruption', /Adopt a corruption risk prevention plan|Adote um plano/, /Use your ISO 37001|Apoie-se no seu sistema de gestão antissuborno ISO 37001/],
+      [{ ...p, controversial_revenue_pct: 30 }, 'rec-controversial-revenue', /and disclose the share|e divulgue a percentagem/, /report progress on the share every year|reporte todos os anos a evolução/],
+    ];
+    for (const [raw, id, absent, present] of cases) {
+      const answers = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
+      for (const lang of ['en', 'pt'] as const) {
+        const r = recOf(answers, id, lang);
+        expect(r.body, `${id} ${lang}`).not.toMatch(absent);
+        expect(r.body, `${id} ${lang}`).toMatch(present);
+      }
+    }
+  });
+
+  /** random answers that hit the variants' conditions often (certifications held, zero Scope 1, renewable energy…) */
+  function variedInput(rng: Rng): { sector: string; answers: Record<string, AnswerValue> } {
+    const input = randomInput(rng);
+    const a = input.answers;
+    const maybe = (key: string, values: AnswerValue[]) => {
+      if (rng() < 0.3) a[key] = pick(rng, values);
+    };
+    maybe('ghg_scope1_tco2e', [0, 0.5, 3, 400]);
+    maybe('ghg_scope2_lb_tco2e', [0, 20, 300]);
+    maybe('renewable_energy_pct', [0, 30, 89.9, 90, 100]);
+    maybe('ghg_reduction_target_pct', [0, 5, 20]);
+    maybe('certifications', [['iso_14001'], ['emas'], ['iso_45001'], ['iso_50001'], ['iso_37001'], ['iso_14001', 'iso_50001'], ['iso_45001', 'iso_50001', 'iso_9001'], ['emas', 'iso_37001']]);
+    maybe('human_rights_policy', [[], ['grievance_mechanism'], ['child_labour'], ['discrimination', 'grievance_mechanism']]);
+    maybe('sustainability_policies', [[], ['pollution'], ['climate_change', 'own_workforce', 'business_conduct'], ['climate_change']]);
+    maybe('collective_bargaining_pct', [0, 30]);
+    for (const key of ['accident_rate', 'work_fatalities', 'ghg_intensity', 'certifications', 'pollutant_emissions_kg']) if (rng() < 0.1) delete a[key];
+    return input;
+  }
+
+  const HELD = {
+    ems: { when: ['iso_14001', 'emas'], names: ['ISO 14001', 'EMAS'] },
+    ohs: { when: ['iso_45001'], names: ['ISO 45001'] },
+    energy: { when: ['iso_50001'], names: ['ISO 50001'] },
+    anti_bribery: { when: ['iso_37001'], names: ['ISO 37001'] },
+  } as const;
+  const START = { en: /\b(start|starting|consider|adopt|add|adding|introduce|begin|obtain|get certified)\b/i, pt: /\b(comece|considere|pondere|adote|acrescente|acrescentar|introduza|obtenha|implemente)\b/i };
+  const YOURS = { en: /\byour\b/i, pt: /\b(seu|sua|seus|suas)\b/ };
+
+  test('property: no text names a certification the company holds as one to start or consider (random answers, en and pt)', () => {
+    const rng = mulberry32(14001);
+    let checked = 0;
+    for (let n = 0; n < 4000; n++) {
+      const input = variedInput(rng);
+      expect(validateAnswers(input.answers)).toEqual([]);
+      const certs = Array.isArray(input.answers.certifications) ? (input.answers.certifications as string[]) : [];
+      const held = Object.values(HELD).filter((g) => g.when.some((c) => certs.includes(c)));
+      if (!held.length) continue;
+      for (const lang of ['en', 'pt'] as const) {
+        for (const r of assessEsg(input, lang).recommendations) {
+          for (const text of [r.title, ...r.body.split(/(?<=[.;])\s+/)]) {
+            for (const g of held) {
+              for (const name of g.names) {
+                let at = text.indexOf(name);
+                if (at < 0) continue;
+                checked++;
+                // named only as the company's own ("your ISO 45001 …"), never beside a verb that starts one
+                if (START[lang].test(text)) throw new Error(`${r.id} (${lang}) names held ${name} beside a start verb: ${text} — ${JSON.stringify(input.answers.certifications)}`);
+                for (; at >= 0; at = text.indexOf(name, at + 1)) {
+                  if (!YOURS[lang].test(text.slice(Math.max(0, at - 45), at))) throw new Error(`${r.id} (${lang}) names held ${name} not as the company's own: ${text}`);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(200);
+  });
+
+  test('property: no text asks for what the answers show done (random answers, en and pt)', () => {
+    const num = (v: AnswerValue | undefined) => (typeof v === 'number' ? v : NaN);
+    const list = (v: AnswerValue | undefined) => (Array.isArray(v) ? v : null);
+    const has = (v: AnswerValue | undefined, x: string) => !!list(v)?.includes(x);
+    // [condition on the answers, recommendation (or any), text that must not appear]
+    const RULES: [string, (a: Record<string, AnswerValue>) => boolean, string | null, RegExp][] = [
+      ['zero Scope 1: no fuel burning, no refrigerants', (a) => num(a.ghg_scope1_tco2e) === 0, null, /boiler|furnace|refrigerant|electrify heat|caldeira|fornos|refrigerante|eletrifique o calor/],
+      ['renewable ≥ 90 %: no renewable electricity to buy', (a) => num(a.renewable_energy_pct) >= 90, null, /guarantees of origin|combine these with renewable|garantias de origem|combine estas medidas/],
+      ['zero Scope 1 and 2: no % cut', (a) => num(a.ghg_scope1_tco2e) === 0 && num(a.ghg_scope2_lb_tco2e) === 0, null, /42%/],
+      ['a target: not "commit"', (a) => num(a.ghg_reduction_target_pct) > 0, 'rec-ghg-target', /Commit to cutting|Comprometa-se a reduzir/],
+      ['Scope 1 known', (a) => !Number.isNaN(num(a.ghg_scope1_tco2e)), 'rec-ghg-inventory', /fuel|combustíve/],
+      ['Scope 2 known', (a) => !Number.isNaN(num(a.ghg_scope2_lb_tco2e)), 'rec-ghg-inventory', /electricity|eletricidade/],
+      ['an EMS: B4 applies', (a) => has(a.certifications, 'iso_14001') || has(a.certifications, 'emas'), 'rec-pollution-reporting', /if no such reporting applies|se não estiver sujeito/],
+      ['ISO 50001: its audit exists', (a) => has(a.certifications, 'iso_50001'), 'rec-energy-efficiency', /Run an energy audit|Faça uma auditoria energética/],
+      ['B9 disclosed', (a) => !Number.isNaN(num(a.accident_rate)) && !Number.isNaN(num(a.work_fatalities)), 'rec-health-safety', /Report accidents|Reporte os acidentes/],
+      ['a complaints channel', (a) => has(a.human_rights_policy, 'grievance_mechanism'), null, /open a confidential complaints channel|a whistleblowing channel \(|crie um canal de denúncia|um canal de denúncia \(/],
+      ['a code of conduct', (a) => (list(a.human_rights_policy) ?? []).some((x) => x !== 'grievance_mechanism'), null, /a code of conduct|um código de conduta/],
+      ['the three core policies', (a) => ['climate_change', 'own_workforce', 'business_conduct'].every((x) => has(a.sustainability_policies, x)), 'rec-sustainability-policies', /at least climate change|pelo menos as alterações|pelo menos alterações/],
+      ['some policies', (a) => (list(a.sustainability_policies) ?? []).length > 0, 'rec-sustainability-policies', /Adopt short written policies|Adote políticas escritas curtas, cada uma com um responsável e metas, para os seus temas/],
+      ['some bargaining coverage', (a) => num(a.collective_bargaining_pct) > 0, 'rec-collective-bargaining', /Identify the collective agreement|Identifique a convenção/],
+      ['pay gap known', (a) => !Number.isNaN(num(a.gender_pay_gap_pct)), 'rec-gender-pay-gap', /Compute the unadjusted gap|Calcule a disparidade/],
+      ['recycled share known', (a) => !Number.isNaN(num(a.waste_recycled_pct)), 'rec-waste-tracking', /Record every waste collection|Registe cada recolha/],
+      ['sites counted', (a) => !Number.isNaN(num(a.biodiversity_sensitive_sites)), 'rec-biodiversity', /Map your sites|Cruze a localização/],
+      ['controversial share disclosed', (a) => !Number.isNaN(num(a.controversial_revenue_pct)), 'rec-controversial-revenue', /and disclose the share|e divulgue a percentagem/],
+    ];
+    const hits = new Map<string, number>();
+    const rng = mulberry32(45001);
+    for (let n = 0; n < 4000; n++) {
+      const input = variedInput(rng);
+      const rules = RULES.filter(([, when]) => when(input.answers));
+      if (!rules.length) continue;
+      for (const lang of ['en', 'pt'] as const) {
+        for (const r of assessEsg(input, lang).recommendations) {
+          for (const [name, , id, absent] of rules) {
+            if (id !== null && r.id !== id) continue;
+            hits.set(name, (hits.get(name) ?? 0) + 1);
+            if (absent.test(r.body) || absent.test(r.title)) throw new Error(`${name}: ${r.id} (${lang}) says ${r.body} — ${JSON.stringify(input.answers)}`);
+          }
+        }
+      }
+    }
+    // every rule was exercised
+    for (const [name] of RULES) expect(hits.get(name) ?? 0, name).toBeGreaterThan(5);
+  });
+
+  test('the variant is a function of the answers alone: the same answers give the same texts, in any order and whatever ran before', () => {
+    const rng = mulberry32(9001);
+    for (let n = 0; n < 300; n++) {
+      const input = variedInput(rng);
+      const reversed = { sector: input.sector, answers: Object.fromEntries(Object.entries(input.answers).reverse()) };
+      const a = assessEsg(input, 'pt');
+      assessEsg(variedInput(rng), 'en');
+      expect(assessEsg(reversed, 'pt')).toEqual(a);
+    }
+  });
+
+  test('scores, tiers and the order of the recommendations are those of esg-1.0.0: only texts changed', () => {
+    // the esg-1.0.0 texts are the default variants, so rendering every result as esg-1.0.0 gives back its numbers and ids
+    const rng = mulberry32(100);
+    for (let n = 0; n < 500; n++) {
+      const r = assessEsg(variedInput(rng), 'en');
+      const asOld = r.recommendations.map((x) => renderRecommendation(recommendationRef(x), 'en', 'esg-1.0.0')!);
+      expect(asOld.map((x) => [x.id, x.priority, x.impact, x.effort, x.sdgs])).toEqual(r.recommendations.map((x) => [x.id, x.priority, x.impact, x.effort, x.sdgs]));
+    }
+    expect(assessEsg(ESG_EXAMPLES.developing_manufacturer, 'en')).toMatchObject({ overall: 54, environmental: 48, social: 68, governance: 47 });
+    expect(assessEsg(ESG_EXAMPLES.leader, 'en')).toMatchObject({ overall: 94, environmental: 94, social: 97, governance: 91 });
+    expect(assessEsg(ESG_EXAMPLES.lagging_services, 'en')).toMatchObject({ overall: 13, environmental: 0, social: 32, governance: 0 });
+  });
+
+  test('an esg-1.0.0 reference renders with the esg-1.0.0 text, the variant its answers would pick now notwithstanding', () => {
+    const [now] = assessEsg(ESG_EXAMPLES.leader, 'en').recommendations; // holds ISO 14001: the "holds_e" text
+    expect(recommendationRef(now!)).toEqual({ id: 'rec-certifications', priority: 1, impact: 'low', basis: 'weak', variant: 'holds_e' });
+    const stored = { id: 'rec-certifications', priority: 1, impact: 'low', basis: 'weak' } as const; // as esg-1.0.0 stored it
+    const en = renderRecommendation(stored, 'en', 'esg-1.0.0')!;
+    expect(en.body).toBe('Your answer is below the good-practice level used in this assessment. Start with the system closest to your main risks (ISO 14001 or EMAS for the environment, ISO 45001 for health and safety, ISO 50001 for energy), building on any ISO 9001 processes you already run.');
+    expect(en.title).toBe('Certify your management systems');
+    expect(renderRecommendation(stored, 'pt', 'esg-1.0.0')!.body).toBe('A sua resposta está abaixo do nível de boa prática usado nesta avaliação. Comece pelo sistema mais próximo dos seus principais riscos (ISO 14001 ou EMAS para o ambiente, ISO 45001 para a segurança e saúde no trabalho, ISO 50001 para a energia), aproveitando os processos ISO 9001 que já tenha.');
+    // the current version renders the stored variant
+    expect(renderRecommendation(recommendationRef(now!), 'en')).toEqual(now!);
+  });
+
+  test('the answer JSON caches each form (recommendation × language × variant × basis) a bounded number of times', () => {
+    expect(RECOMMENDATION_FORMS).toBe(RECOMMENDATION_IDS.reduce((n, id) => n + RECOMMENDATION_VARIANTS[id]!.length, 0) * 4);
+    expect(RECOMMENDATION_FORMS).toBeLessThan(1000);
+    const rng = mulberry32(5);
+    const seen = new Set<number>();
+    for (let n = 0; n < 2000; n++) {
+      for (const r of assessEsg(variedInput(rng), n % 2 ? 'pt' : 'en').recommendations) {
+        const f = recommendationForm(r);
+        expect(f).toBeGreaterThanOrEqual(0);
+        expect(f).toBeLessThan(RECOMMENDATION_FORMS);
+        seen.add(f);
+        // a text not of the catalogue has no form (serialised without the cache)
+        expect(recommendationForm({ ...r, title: `${r.title}!` })).toBe(-1);
+        expect(recommendationForm({ ...r, id: 'rec-other' })).toBe(-1);
+      }
+    }
+    expect(seen.size).toBeGreaterThan(150);
+    const [r] = assessEsg({ sector: 'C', answers: {} }, 'en').recommendations;
+    const answer = { recommendations: [{ ...r!, body: 'a body of its own' }, r!] };
+    expect(new TextDecoder().decode(esgAnswerBody(answer))).toBe(JSON.stringify(answer));
   });
 });

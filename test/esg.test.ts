@@ -183,6 +183,47 @@ describe('GET /v1/esg/assessments', () => {
     expect((await h.json('GET', `/v1/esg/assessments/${second.body.assessment_id}`, { key: t.api_key })).body).toMatchObject({ assessment_id: second.body.assessment_id, computed_at: second.body.computed_at });
   });
 
+  test('a recommendation\'s text fits the answers and is stored with the assessment: read back the same; an esg-1.0.0 assessment reads back as it was answered', async () => {
+    const t = await h.tenant();
+    // the leader holds ISO 14001: its one recommendation keeps that system and proposes the others
+    const posted = await esg(ESG_EXAMPLES.leader, { key: t.api_key });
+    const ptPosted = await esg(ESG_EXAMPLES.leader, { key: t.api_key, headers: { 'accept-language': 'pt-PT' } });
+    expect(posted.body.algorithm_version).toBe('esg-1.1.0');
+    const [rec] = posted.body.recommendations;
+    expect(rec.id).toBe('rec-certifications');
+    expect(rec.body).toContain('Keep your environmental management system certified');
+    expect(rec.body).not.toContain('Start with the system closest');
+    expect(ptPosted.body.recommendations[0].body).toContain('Mantenha certificado o seu sistema de gestão ambiental');
+    expect(ptPosted.body.recommendations[0].body).not.toContain('Comece pelo sistema');
+    // stored as a reference naming its variant
+    const e = h.ctx.database.t.esgAssessments;
+    const [row] = await h.ctx.database.db.select().from(e).where(eq(e.id, posted.body.assessment_id));
+    expect((row!.result as any).recommendations).toEqual([{ id: 'rec-certifications', priority: 1, impact: 'low', basis: 'weak', variant: 'holds_e' }]);
+    expect(row!.algorithmVersion).toBe('esg-1.1.0');
+    // read back in either language as answered
+    const got = await h.json('GET', `/v1/esg/assessments/${posted.body.assessment_id}`, { key: t.api_key });
+    expect(got.body.recommendations).toEqual(posted.body.recommendations);
+    const gotPt = await h.json('GET', `/v1/esg/assessments/${ptPosted.body.assessment_id}`, { key: t.api_key, headers: { 'accept-language': 'pt-PT' } });
+    expect(gotPt.body.recommendations).toEqual(ptPosted.body.recommendations);
+    // an assessment stored by esg-1.0.0 (its references have no variant): its esg-1.0.0 texts, not today's variant
+    const v100 = { ...(row!.result as Record<string, unknown>), algorithm_version: 'esg-1.0.0', recommendations: [{ id: 'rec-certifications', priority: 1, impact: 'low', basis: 'weak' }] };
+    await h.ctx.database.withTx((tx) => tx.update(e).set({ algorithmVersion: 'esg-1.0.0', result: v100 }).where(eq(e.id, posted.body.assessment_id)));
+    const old = await h.json('GET', `/v1/esg/assessments/${posted.body.assessment_id}`, { key: t.api_key });
+    expect(old.body.algorithm_version).toBe('esg-1.0.0');
+    expect(old.body.recommendations).toEqual([{
+      ...rec,
+      title: 'Certify your management systems',
+      body: 'Your answer is below the good-practice level used in this assessment. Start with the system closest to your main risks (ISO 14001 or EMAS for the environment, ISO 45001 for health and safety, ISO 50001 for energy), building on any ISO 9001 processes you already run.',
+    }]);
+    const oldPt = await h.json('GET', `/v1/esg/assessments/${posted.body.assessment_id}`, { key: t.api_key, headers: { 'accept-language': 'pt-PT' } });
+    expect(oldPt.body.recommendations[0]).toMatchObject({ title: 'Certificar os sistemas de gestão', body: 'A sua resposta está abaixo do nível de boa prática usado nesta avaliação. Comece pelo sistema mais próximo dos seus principais riscos (ISO 14001 ou EMAS para o ambiente, ISO 45001 para a segurança e saúde no trabalho, ISO 50001 para a energia), aproveitando os processos ISO 9001 que já tenha.' });
+    // and so does its VSME report (docs/csrd.md: recommendations of the assessment's algorithm)
+    const report = await h.json('POST', '/v1/csrd/report', { key: t.api_key, body: { assessment_id: posted.body.assessment_id, language: 'en' } });
+    expect(report.status).toBe(201);
+    expect(report.body.recommendations[0].body).toBe(old.body.recommendations[0].body);
+    expect(report.body.scores.algorithm_version).toBe('esg-1.0.0');
+  });
+
   test('errors and isolation: not a UUID 404 as unknown, unknown 404, another tenant or environment 404, scope 403', async () => {
     const t = await h.tenant();
     const a = await esg(ESG_EXAMPLES.leader, { key: t.api_key });

@@ -1,10 +1,10 @@
-import type { Recommendation } from './engine';
+import { recommendationForm, RECOMMENDATION_FORMS, type Recommendation } from './engine';
 
 /**
  * The body of an ESG answer: exactly JSON.stringify(answer) (same keys, same order), as UTF-8.
- * Its recommendations are ~5 KB of catalogue texts in only a few thousand distinct forms
- * (recommendation × language × basis × priority × impact): each form is serialised and encoded
- * once and reused; the rest of the answer is serialised as usual.
+ * Its recommendations are ~5 KB of catalogue texts in a bounded number of distinct forms
+ * (recommendation × language × text variant × basis × priority × impact): each form is serialised
+ * and encoded once and reused; the rest of the answer is serialised as usual.
  */
 export function esgAnswerBody(answer: { recommendations: Recommendation[] }): Uint8Array {
   // the members before and after `recommendations`, each serialised as an object of its own:
@@ -38,17 +38,19 @@ export function esgAnswerBody(answer: { recommendations: Recommendation[] }): Ui
 
 const IMPACTS = { low: 0, medium: 1, high: 2 } as const;
 const utf8 = new TextEncoder();
+/** priorities above this are serialised as they are (the engine returns at most 10) */
+const MAX_PRIORITY = 10;
+const SLOTS = (MAX_PRIORITY + 1) * 3;
 
-// by recommendation id, then its body (which holds the language and the basis), then priority × impact
-const forms = new Map<string, Map<string, Uint8Array[]>>();
+// by form (recommendation × language × text variant × basis: engine.recommendationForm), then
+// priority × impact: at most RECOMMENDATION_FORMS × 33 encodings, whatever the traffic
+const forms: (Uint8Array | undefined)[][] = Array.from({ length: RECOMMENDATION_FORMS }, () => []);
 
 function recommendationJson(r: Recommendation): Uint8Array {
-  let byBody = forms.get(r.id);
-  if (!byBody) forms.set(r.id, (byBody = new Map()));
-  let byRank = byBody.get(r.body);
-  if (!byRank) byBody.set(r.body, (byRank = []));
+  const form = recommendationForm(r);
   const slot = r.priority * 3 + IMPACTS[r.impact];
-  // only small integers are memoised: anything else is serialised as it is
-  if (!Number.isInteger(slot) || slot < 0 || slot > 300) return utf8.encode(JSON.stringify(r));
+  // only the catalogue's forms at small integer priorities are memoised: anything else is serialised as it is
+  if (form < 0 || !Number.isInteger(slot) || slot < 0 || slot >= SLOTS) return utf8.encode(JSON.stringify(r));
+  const byRank = forms[form]!;
   return (byRank[slot] ??= utf8.encode(JSON.stringify(r)));
 }

@@ -15,7 +15,11 @@ import {
   type Pillar,
 } from './questionnaire';
 
-export const ESG_ALGORITHM_VERSION = 'esg-1.0.0';
+/**
+ * esg-1.1.0: recommendation texts that fit the answers (variants); scores unchanged from esg-1.0.0,
+ * whose catalogue is each recommendation's "default" variant (renderRecommendation, docs/esg.md).
+ */
+export const ESG_ALGORITHM_VERSION = 'esg-1.1.0';
 
 export type EsgTier = 'leader' | 'advancer' | 'developing' | 'starter' | 'lagging';
 
@@ -180,11 +184,17 @@ const MAX_RECOMMENDATIONS = 10;
 // ───────────────────────────── Recommendations ───────────────────────────────
 
 type Level = 'low' | 'medium' | 'high';
+/** An answer-dependent text of a recommendation (esg-1.1.0): the title stays the default's unless given. */
+interface RecVariant {
+  en: { title?: string; body: string };
+  pt: { title?: string; body: string };
+}
 interface RecDef {
   id: string;
   pillar: Pillar;
   effort: Level;
   indicators: readonly string[];
+  /** the "default" variant: the esg-1.0.0 text, frozen (it renders the assessments of esg-1.0.0) */
   en: { title: string; body: string; timeline: string };
   pt: { title: string; body: string; timeline: string };
 }
@@ -517,6 +527,235 @@ const REC_DEFS: readonly RecDef[] = [
   },
 ];
 
+// ─────────────────────── Answer-dependent recommendation texts ───────────────────────
+// (esg-1.1.0) A recommendation's default text (REC_DEFS, frozen: esg-1.0.0 renders with it) is
+// replaced by a variant when the answers make part of it wrong or redundant: a certification the
+// company holds is never named as one to start, what the answers show done is never asked for.
+// pickCase (VARIANT_CASES) picks the variant from the answers; docs/esg.md §7.1 lists the rules.
+
+/** "a, b and c" / "a, b e c" */
+function listOf(items: readonly string[], and: string): string {
+  return items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} ${and} ${items[items.length - 1]}`;
+}
+
+/**
+ * rec-certifications for the management systems held: E (ISO 14001 or EMAS), O (ISO 45001),
+ * N (ISO 50001). The held ones are kept and integrated; only the others are proposed.
+ */
+function certificationVariant(e: boolean, o: boolean, n: boolean): RecVariant {
+  const heldEn: string[] = [];
+  const heldPt: string[] = [];
+  const missEn: [list: string, single: string][] = [];
+  const missPt: [list: string, single: string][] = [];
+  if (e) {
+    heldEn.push('your environmental management system');
+    heldPt.push('o seu sistema de gestão ambiental');
+  } else {
+    missEn.push(['ISO 14001 or EMAS for the environment', 'ISO 14001 or EMAS certification for the environment']);
+    missPt.push(['ISO 14001 ou EMAS para o ambiente', 'a certificação ISO 14001 ou EMAS para o ambiente']);
+  }
+  if (o) {
+    heldEn.push('your ISO 45001 health and safety system');
+    heldPt.push('o seu sistema ISO 45001 de segurança e saúde no trabalho');
+  } else {
+    missEn.push(['ISO 45001 for health and safety', 'ISO 45001 certification for health and safety']);
+    missPt.push(['ISO 45001 para a segurança e saúde no trabalho', 'a certificação ISO 45001 para a segurança e saúde no trabalho']);
+  }
+  if (n) {
+    heldEn.push('your ISO 50001 energy management system');
+    heldPt.push('o seu sistema ISO 50001 de gestão de energia');
+  } else {
+    missEn.push(['ISO 50001 for energy', 'ISO 50001 certification for energy']);
+    missPt.push(['ISO 50001 para a energia', 'a certificação ISO 50001 para a energia']);
+  }
+  const one = heldEn.length === 1;
+  const keepEn = `Keep ${listOf(heldEn, 'and')} certified (surveillance and recertification audits, scope extended to all sites and activities) and ${one ? 'integrate it with your other processes' : 'integrate them into one management system'}.`;
+  const keepPt = `Mantenha ${one ? 'certificado' : 'certificados'} ${listOf(heldPt, 'e')} (auditorias de acompanhamento e de renovação, âmbito alargado a todas as instalações e atividades) e ${one ? 'integre-o nos restantes processos' : 'integre-os num único sistema de gestão'}.`;
+  const nextEn =
+    missEn.length === 0 ? 'Then extend them to the areas they do not cover yet'
+    : missEn.length === 1 ? `Then consider adding ${missEn[0]![1]}`
+    : `Then add the certification closest to your remaining risks: ${missEn.map((m) => m[0]).join(', or ')}`;
+  const nextPt =
+    missPt.length === 0 ? 'Depois, alargue-os às áreas que ainda não abrangem'
+    : missPt.length === 1 ? `Depois, pondere acrescentar ${missPt[0]![1]}`
+    : `Depois, acrescente a certificação mais próxima dos riscos que restam: ${missPt.map((m) => m[0]).join(', ou ')}`;
+  return {
+    en: { title: 'Build on your certified management systems', body: `${keepEn} ${nextEn}, building on any ISO 9001 processes you already run.` },
+    pt: { title: 'Consolidar os sistemas de gestão certificados', body: `${keepPt} ${nextPt}, aproveitando os processos ISO 9001 que já tenha.` },
+  };
+}
+
+/**
+ * rec-anti-corruption without ISO 37001: what the answers show in place is not asked for again
+ * (a code of conduct: topics in human_rights_policy; a complaints channel: its grievance_mechanism).
+ */
+function antiCorruptionVariant(code: boolean, channel: boolean): RecVariant {
+  const adoptEn = ['a corruption risk prevention plan', ...(code ? [] : ['a code of conduct']), 'training', ...(channel ? [] : ['a whistleblowing channel'])];
+  const adoptPt = ['um plano de prevenção de riscos de corrupção', ...(code ? [] : ['um código de conduta']), 'formação', ...(channel ? [] : ['um canal de denúncia'])];
+  const moreEn = [
+    ...(code ? ['extend your code of conduct (or human rights policy) to corruption and bribery'] : []),
+    ...(channel ? ['make sure your complaints channel also takes reports of corruption'] : []),
+  ];
+  const morePt = [
+    ...(code ? ['alargue o seu código de conduta (ou política de direitos humanos) à corrupção e ao suborno'] : []),
+    ...(channel ? ['garanta que o seu canal de denúncia também recebe participações de corrupção'] : []),
+  ];
+  return {
+    en: { body: `Adopt ${listOf(adoptEn, 'and')} (mandatory from 50 employees under the General Regime for the Prevention of Corruption, Decree-Law 109-E/2021), ${moreEn.join(', ')}, and remove the causes of any conviction or fine.` },
+    pt: { body: `Adote ${listOf(adoptPt, 'e')} (obrigatórios a partir de 50 trabalhadores pelo Regime Geral da Prevenção da Corrupção, Decreto-Lei n.º 109-E/2021), ${morePt.join(', ')} e elimine as causas de qualquer condenação ou coima.` },
+  };
+}
+
+/** Variants by recommendation id (the default, REC_DEFS' text, is not listed), in the catalogue's order (pinned with it). */
+const REC_VARIANTS: Readonly<Record<string, Readonly<Record<string, RecVariant>>>> = {
+  'rec-energy-efficiency': {
+    iso_50001: {
+      en: { body: 'Use your ISO 50001 energy management system to go further: update its energy review, set a tighter yearly MWh per €M target, point its action plan at the largest consumers (compressed air, HVAC, lighting, process heat, vehicle fleet) and verify the savings with metered data. Companies consuming more than 500 toe a year fall under the SGCIE scheme (Decree-Law 71/2008).' },
+      pt: { body: 'Use o seu sistema de gestão de energia ISO 50001 para ir mais longe: atualize a revisão energética, fixe uma meta anual de MWh por M€ mais exigente, oriente o plano de ação para os maiores consumidores (ar comprimido, AVAC, iluminação, calor de processo, frota) e verifique as poupanças com dados medidos. As empresas com consumos acima de 500 tep por ano estão abrangidas pelo SGCIE (Decreto-Lei n.º 71/2008).' },
+    },
+  },
+  'rec-renewable-energy': {
+    no_scope1: {
+      en: { body: 'Your Scope 1 emissions are zero, so no fossil fuel is burnt on your sites: the gap is the electricity you buy. Buy electricity backed by renewable guarantees of origin, install rooftop solar for self-consumption (UPAC) or join a renewable energy community under Decree-Law 15/2022. Report renewable MWh separately from fossil MWh (VSME B3).' },
+      pt: { body: 'As suas emissões de âmbito 1 são nulas, pelo que não queima combustíveis fósseis nas suas instalações: a diferença está na eletricidade que compra. Contrate eletricidade com garantias de origem renováveis, instale painéis solares para autoconsumo (UPAC) ou adira a uma comunidade de energia renovável ao abrigo do Decreto-Lei n.º 15/2022. Reporte os MWh renováveis separados dos fósseis (VSME B3).' },
+    },
+  },
+  'rec-ghg-inventory': {
+    scope1_known: {
+      en: { title: 'Complete your inventory with Scope 2 emissions', body: 'You already report Scope 1: add location-based Scope 2 by collecting a year of electricity (and any purchased heat or steam) invoices, converting them to MWh and applying the average Portuguese grid emission factor, and report it in tCO2e, as VSME B3 requires.' },
+      pt: { title: 'Completar o inventário com as emissões de âmbito 2', body: 'Já reporta o âmbito 1: acrescente o âmbito 2 baseado na localização, reunindo um ano de faturas de eletricidade (e de calor ou vapor adquiridos, se os houver), convertendo-as em MWh e aplicando o fator de emissão médio da rede portuguesa, e reporte-o em tCO2e, como exige o VSME B3.' },
+    },
+    scope2_known: {
+      en: { title: 'Complete your inventory with Scope 1 emissions', body: 'You already report Scope 2: add Scope 1 by collecting a year of invoices for the fuels burnt in your own boilers, furnaces and vehicles and for refrigerant top-ups, converting them to MWh or kg and applying published emission factors (national factors from the APA inventory), and report it in tCO2e, as VSME B3 requires.' },
+      pt: { title: 'Completar o inventário com as emissões de âmbito 1', body: 'Já reporta o âmbito 2: acrescente o âmbito 1, reunindo um ano de faturas dos combustíveis queimados nas suas caldeiras, fornos e viaturas e das recargas de gases refrigerantes, convertendo-as em MWh ou kg e aplicando fatores de emissão publicados (fatores nacionais do inventário da APA), e reporte-o em tCO2e, como exige o VSME B3.' },
+    },
+    intensity_known: {
+      en: { title: 'Disclose your Scope 1 and 2 emissions', body: 'You already report a GHG intensity, so the totals behind it exist: disclose gross Scope 1 and location-based Scope 2 emissions in tCO2e as separate figures, with the emission factors used, as VSME B3 requires.' },
+      pt: { title: 'Divulgar as emissões de âmbito 1 e 2', body: 'Já reporta uma intensidade carbónica, pelo que os totais que lhe dão origem existem: divulgue separadamente as emissões brutas de âmbito 1 e as de âmbito 2 baseadas na localização, em tCO2e, com os fatores de emissão usados, como exige o VSME B3.' },
+    },
+  },
+  'rec-decarbonise-operations': {
+    scope1_low: {
+      en: { body: 'Your direct (Scope 1) emissions are zero or a small share of the total, so most of your footprint is the electricity you buy: cut consumption in your largest electricity uses, produce your own solar electricity (UPAC), buy the rest with renewable guarantees of origin and report market-based Scope 2 beside the location-based figure. Track tCO2e per €M of turnover against your sector benchmark every year.' },
+      pt: { body: 'As suas emissões diretas (âmbito 1) são nulas ou uma pequena parte do total, pelo que a maior parte da sua pegada é a eletricidade que compra: reduza o consumo nos maiores usos de eletricidade, produza a sua própria eletricidade solar (UPAC), compre a restante com garantias de origem renováveis e reporte o âmbito 2 baseado no mercado ao lado do valor baseado na localização. Acompanhe todos os anos as tCO2e por M€ de volume de negócios face à referência do seu setor.' },
+    },
+    renewable: {
+      en: { body: 'Your energy is already renewable or nearly so: what remains are direct emissions and the grid factor applied to the electricity you buy. Find and replace any remaining fossil fuel use (boilers, furnaces, vehicles), stop refrigerant leaks and move to low-GWP refrigerants, cut process emissions and electricity consumption, and report market-based Scope 2 beside the location-based figure so that your renewable contracts show. Track tCO2e per €M of turnover against your sector benchmark every year.' },
+      pt: { body: 'A sua energia já é renovável ou quase: o que resta são as emissões diretas e o fator da rede aplicado à eletricidade que compra. Identifique e substitua os usos de combustíveis fósseis que ainda existam (caldeiras, fornos, viaturas), elimine as fugas de gases refrigerantes e passe para refrigerantes de baixo PAG, reduza as emissões de processo e o consumo de eletricidade, e reporte o âmbito 2 baseado no mercado ao lado do valor baseado na localização, para que os seus contratos renováveis fiquem visíveis. Acompanhe todos os anos as tCO2e por M€ de volume de negócios face à referência do seu setor.' },
+    },
+    scope1_low_renewable: {
+      en: { body: 'Your direct (Scope 1) emissions are zero or small and your energy is already renewable or nearly so: what remains is mostly the average grid factor applied to the electricity you draw from the grid. Reduce that draw (efficiency in your largest electricity uses, on-site solar with storage for self-consumption), report market-based Scope 2 beside the location-based figure so that your renewable contracts show, and extend your inventory to Scope 3 (purchased goods, transport, business travel), where most of your remaining footprint is likely to be. Track tCO2e per €M of turnover against your sector benchmark every year.' },
+      pt: { body: 'As suas emissões diretas (âmbito 1) são nulas ou reduzidas e a sua energia já é renovável ou quase: o que resta é sobretudo o fator médio da rede aplicado à eletricidade que retira da rede. Reduza esse consumo (eficiência nos maiores usos de eletricidade, produção solar para autoconsumo com armazenamento), reporte o âmbito 2 baseado no mercado ao lado do valor baseado na localização, para que os seus contratos renováveis fiquem visíveis, e alargue o inventário ao âmbito 3 (bens adquiridos, transportes, viagens de negócios), onde deverá estar a maior parte da pegada restante. Acompanhe todos os anos as tCO2e por M€ de volume de negócios face à referência do seu setor.' },
+    },
+    zero: {
+      en: { body: 'Your reported Scope 1 and Scope 2 emissions are both zero, so your GHG intensity is 0: report it as such, keep new equipment and vehicles free of fossil fuels and extend your inventory to Scope 3 (purchased goods, transport, business travel).' },
+      pt: { body: 'As emissões de âmbito 1 e de âmbito 2 que reportou são ambas nulas, pelo que a sua intensidade carbónica é 0: reporte-a assim, mantenha os novos equipamentos e viaturas livres de combustíveis fósseis e alargue o inventário ao âmbito 3 (bens adquiridos, transportes, viagens de negócios).' },
+    },
+  },
+  'rec-ghg-target': {
+    raise: {
+      en: { title: 'Raise your emission reduction target', body: 'Raise your adopted target to a cut of at least 42% in Scope 1 and 2 emissions by 2030 against a recent base year (the 1.5 °C-aligned near-term pace; the SBTi streamlined route for SMEs can validate it) and publish the base year, target year and main actions (VSME C3).' },
+      pt: { title: 'Reforçar a meta de redução de emissões', body: 'Reforce a meta adotada para uma redução das emissões de âmbito 1 e 2 de pelo menos 42% até 2030 face a um ano de referência recente (ritmo compatível com 1,5 °C; a via simplificada da SBTi para PME permite validá-la) e publique o ano de referência, o ano-alvo e as principais ações (VSME C3).' },
+    },
+    zero_emissions: {
+      en: { title: 'Commit to keeping your emissions at zero', body: 'Your reported Scope 1 and 2 emissions are zero, so a percentage cut does not apply: adopt and publish a commitment to keep them at zero (no fossil fuels in new equipment or vehicles), and set a reduction target for your largest Scope 3 sources instead (VSME C3).' },
+      pt: { title: 'Comprometer-se a manter as emissões nulas', body: 'As emissões de âmbito 1 e 2 que reportou são nulas, pelo que uma redução percentual não se aplica: adote e publique o compromisso de as manter nulas (sem combustíveis fósseis em novos equipamentos ou viaturas) e fixe antes uma meta de redução para as suas maiores fontes de âmbito 3 (VSME C3).' },
+    },
+  },
+  'rec-pollution-reporting': {
+    ems: {
+      en: { body: 'Your certified environmental management system already monitors your emissions to air, water and soil: take the figures from its monitoring records and from your environmental permit or PRTR returns, total them in kg per pollutant and disclose them. With such a system in place VSME B4 normally applies, so "not_applicable" is unlikely to be the right answer.' },
+      pt: { body: 'O seu sistema de gestão ambiental certificado já monitoriza as emissões para o ar, a água e o solo: retire os valores dos respetivos registos de monitorização e da licença ambiental ou das declarações PRTR, some-os em kg por poluente e divulgue-os. Com um sistema destes em funcionamento, o VSME B4 aplica-se normalmente, pelo que "not_applicable" dificilmente será a resposta adequada.' },
+    },
+  },
+  'rec-biodiversity': {
+    sites_known: {
+      en: { body: 'Assess the impact of each of the sites you reported in or near biodiversity-sensitive areas (Natura 2000 and other protected areas), agree the conditions that apply with the ICNF where needed and adopt mitigation measures such as buffer zones, native planting and limits on lighting, noise and run-off.' },
+      pt: { body: 'Avalie o impacte de cada uma das instalações que reportou dentro ou junto de áreas sensíveis para a biodiversidade (Rede Natura 2000 e outras áreas protegidas), articule com o ICNF as condicionantes aplicáveis quando necessário e adote medidas de mitigação como zonas-tampão, plantação de espécies autóctones e limitação da iluminação, do ruído e das escorrências.' },
+    },
+  },
+  'rec-waste-tracking': {
+    share_known: {
+      en: { body: 'You already report the share of waste you recycle, so your e-GAR waste transport guides and the annual MIRR in SILiAmb hold the weights: add them up to the yearly total in tonnes, split hazardous from non-hazardous waste and report it (VSME B7).' },
+      pt: { body: 'Já reporta a percentagem de resíduos que recicla, pelo que as suas e-GAR e o MIRR anual na plataforma SILiAmb contêm os pesos: some-os para obter o total anual em toneladas, separe os resíduos perigosos dos não perigosos e reporte-o (VSME B7).' },
+    },
+  },
+  'rec-health-safety': {
+    reported: {
+      en: { body: 'Update the risk assessment required by Law 102/2009, investigate every accident and near miss, train workers and supervisors, provide and enforce protective equipment, and consider an ISO 45001 management system. Set a yearly target for your accident rate.' },
+      pt: { body: 'Atualize a avaliação de riscos exigida pela Lei n.º 102/2009, investigue todos os acidentes e quase-acidentes, dê formação a trabalhadores e chefias, forneça equipamentos de proteção e garanta o seu uso, e considere um sistema de gestão ISO 45001. Fixe uma meta anual para a taxa de acidentes.' },
+    },
+    iso_45001: {
+      en: { body: 'Use your ISO 45001 management system: review the risk assessment required by Law 102/2009, investigate every accident and near miss, act on the findings of its internal audits and management review, train workers and supervisors, and enforce the use of protective equipment. Report accidents per 200,000 hours worked and fatalities (VSME B9).' },
+      pt: { body: 'Apoie-se no seu sistema de gestão ISO 45001: reveja a avaliação de riscos exigida pela Lei n.º 102/2009, investigue todos os acidentes e quase-acidentes, atue sobre as conclusões das auditorias internas e da revisão pela gestão, dê formação a trabalhadores e chefias e garanta o uso dos equipamentos de proteção. Reporte os acidentes por 200 000 horas trabalhadas e as mortes (VSME B9).' },
+    },
+    iso_45001_reported: {
+      en: { body: 'Use your ISO 45001 management system: review the risk assessment required by Law 102/2009, investigate every accident and near miss, act on the findings of its internal audits and management review, train workers and supervisors, and enforce the use of protective equipment. Include a yearly accident-rate target in its objectives.' },
+      pt: { body: 'Apoie-se no seu sistema de gestão ISO 45001: reveja a avaliação de riscos exigida pela Lei n.º 102/2009, investigue todos os acidentes e quase-acidentes, atue sobre as conclusões das auditorias internas e da revisão pela gestão, dê formação a trabalhadores e chefias e garanta o uso dos equipamentos de proteção. Inclua nos objetivos do sistema uma meta anual para a taxa de acidentes.' },
+    },
+  },
+  'rec-gender-pay-gap': {
+    gap_known: {
+      en: { body: 'Analyse the gap you reported by job category with objective job-evaluation criteria (Law 60/2018), correct unjustified differences and prepare for the pay-transparency rules of Directive (EU) 2023/970, which require a joint pay assessment when an unexplained gap of 5% or more persists.' },
+      pt: { body: 'Analise a disparidade que reportou por categoria profissional com critérios objetivos de avaliação de funções (Lei n.º 60/2018), corrija as diferenças injustificadas e prepare-se para as regras de transparência salarial da Diretiva (UE) 2023/970, que exigem uma avaliação conjunta quando persiste uma disparidade injustificada de 5% ou mais.' },
+    },
+  },
+  'rec-collective-bargaining': {
+    partial: {
+      en: { body: 'Extend the collective agreement that already covers part of your staff, or the extension ordinance that applies to your activity, to all employees and engage with worker representatives; the EU Adequate Minimum Wages Directive (2022/2041) uses 80% coverage as its reference level.' },
+      pt: { body: 'Alargue a todos os trabalhadores a convenção coletiva que já abrange parte do pessoal, ou a portaria de extensão aplicável à sua atividade, e dialogue com os representantes dos trabalhadores; a Diretiva (UE) 2022/2041, relativa a salários mínimos adequados, usa 80% de cobertura como nível de referência.' },
+    },
+  },
+  'rec-human-rights-policy': {
+    topics: {
+      en: { title: 'Complete your human rights policy and open a complaints channel', body: 'Extend your code of conduct so that it covers all five topics (child labour, forced labour, human trafficking, discrimination and accident prevention), and open a confidential complaints channel for staff (mandatory from 50 employees under Law 93/2021 on the protection of whistleblowers).' },
+      pt: { title: 'Completar a política de direitos humanos e criar um canal de denúncia', body: 'Alargue o seu código de conduta para que abranja os cinco temas (trabalho infantil, trabalho forçado, tráfico de seres humanos, discriminação e prevenção de acidentes) e crie um canal de denúncia confidencial para os trabalhadores (obrigatório a partir de 50 trabalhadores pela Lei n.º 93/2021, de proteção de denunciantes).' },
+    },
+    channel: {
+      en: { title: 'Adopt a human rights policy', body: 'Publish a code of conduct covering child labour, forced labour, human trafficking, discrimination and accident prevention, and make sure your complaints channel takes reports on each of these topics, confidentially.' },
+      pt: { title: 'Adotar uma política de direitos humanos', body: 'Publique um código de conduta que abranja trabalho infantil, trabalho forçado, tráfico de seres humanos, discriminação e prevenção de acidentes, e garanta que o seu canal de denúncia recebe, com confidencialidade, participações sobre cada um destes temas.' },
+    },
+    topics_channel: {
+      en: { title: 'Complete your human rights policy', body: 'Extend your code of conduct so that it covers all five topics (child labour, forced labour, human trafficking, discrimination and accident prevention), and make sure your complaints channel takes reports on each of them, confidentially.' },
+      pt: { title: 'Completar a política de direitos humanos', body: 'Alargue o seu código de conduta para que abranja os cinco temas (trabalho infantil, trabalho forçado, tráfico de seres humanos, discriminação e prevenção de acidentes) e garanta que o seu canal de denúncia recebe, com confidencialidade, participações sobre cada um deles.' },
+    },
+  },
+  'rec-sustainability-policies': {
+    partial: {
+      en: { title: 'Complete your sustainability policies', body: 'Complete your written policies, each with an accountable person and targets, so that they cover your material topics, including at least climate change, own workforce and business conduct, and review them every year (VSME B2).' },
+      pt: { title: 'Completar as políticas de sustentabilidade', body: 'Complete as suas políticas escritas, cada uma com um responsável e metas, para que abranjam os seus temas materiais, incluindo pelo menos as alterações climáticas, os trabalhadores próprios e a conduta empresarial, e reveja-as todos os anos (VSME B2).' },
+    },
+    core_done: {
+      en: { title: 'Extend your sustainability policies', body: 'You already have policies on climate change, own workforce and business conduct: add short written policies, each with an accountable person and targets, for your other material topics (for example pollution, circular economy or value chain workers), and review them all every year (VSME B2).' },
+      pt: { title: 'Alargar as políticas de sustentabilidade', body: 'Já tem políticas para as alterações climáticas, os trabalhadores próprios e a conduta empresarial: adote políticas escritas curtas, cada uma com um responsável e metas, para os seus outros temas materiais (por exemplo poluição, economia circular ou trabalhadores da cadeia de valor) e reveja-as todas anualmente (VSME B2).' },
+    },
+  },
+  'rec-certifications': {
+    holds_e: certificationVariant(true, false, false),
+    holds_o: certificationVariant(false, true, false),
+    holds_n: certificationVariant(false, false, true),
+    holds_eo: certificationVariant(true, true, false),
+    holds_en: certificationVariant(true, false, true),
+    holds_on: certificationVariant(false, true, true),
+    holds_eon: certificationVariant(true, true, true),
+  },
+  'rec-anti-corruption': {
+    code: antiCorruptionVariant(true, false),
+    channel: antiCorruptionVariant(false, true),
+    code_channel: antiCorruptionVariant(true, true),
+    iso_37001: {
+      en: { title: 'Strengthen your anti-corruption programme', body: 'Use your ISO 37001 anti-bribery management system: review its risk assessment and controls, check that it covers the corruption risk prevention plan, code of conduct, training and whistleblowing channel required from 50 employees by the General Regime for the Prevention of Corruption (Decree-Law 109-E/2021), and remove the causes of any conviction or fine.' },
+      pt: { title: 'Reforçar o programa anticorrupção', body: 'Apoie-se no seu sistema de gestão antissuborno ISO 37001: reveja a avaliação de riscos e os controlos, verifique se abrange o plano de prevenção de riscos de corrupção, o código de conduta, a formação e o canal de denúncia exigidos a partir de 50 trabalhadores pelo Regime Geral da Prevenção da Corrupção (Decreto-Lei n.º 109-E/2021) e elimine as causas de qualquer condenação ou coima.' },
+    },
+  },
+  'rec-controversial-revenue': {
+    disclosed: {
+      en: { body: 'Plan a phase-out of revenue from fossil fuels, tobacco, controversial weapons or agrochemicals, or at least a path below the exclusion thresholds of the EU Paris-aligned benchmarks (Delegated Regulation (EU) 2020/1818), and report progress on the share every year (VSME C8).' },
+      pt: { body: 'Planeie o abandono progressivo das receitas de combustíveis fósseis, tabaco, armas controversas ou produtos agroquímicos, ou pelo menos uma trajetória abaixo dos limiares de exclusão dos índices de referência alinhados com Paris da UE (Regulamento Delegado (UE) 2020/1818), e reporte todos os anos a evolução da percentagem (VSME C8).' },
+    },
+  },
+};
+
 /** Divisor applied to the expected gain in prioritisation: cheap actions first. */
 const EFFORT_DIVISOR: Readonly<Record<Level, number>> = { low: 1, medium: 2, high: 3 };
 /** impact label from materiality-adjusted gain in overall points. */
@@ -555,6 +794,8 @@ const I_NA_OK = new Uint8Array(N); // 1: "not_applicable" accepted (declared); 2
 const I_PERF = new Uint8Array(N); // 1 when `better` is set (performance indicator: counts for SDGs)
 const I_REC = new Int32Array(N); // index into REC_DEFS
 const I_OPTIONS: (ReadonlySet<string> | null)[] = new Array(N);
+/** list indicators: option → its bit (1 << position in `options`), for S_MASK */
+const I_OPTION_BIT: (ReadonlyMap<string, number> | null)[] = new Array(N);
 const I_POINTS: (ReadonlyMap<string, readonly [number, number]> | null)[] = new Array(N); // option → [group id, points]
 const I_SDGS: (readonly number[])[] = new Array(N);
 
@@ -572,6 +813,8 @@ for (let i = 0; i < N; i++) {
   I_NA_OK[i] = ind.applicability === null ? 0 : ind.key === 'waste_recycled_pct' ? 2 : 1;
   I_PERF[i] = ind.better === null ? 0 : 1;
   I_OPTIONS[i] = ind.options ? new Set(ind.options) : null;
+  I_OPTION_BIT[i] = ind.type === 'string[]' ? new Map(ind.options!.map((o, k) => [o, 1 << k])) : null;
+  if (ind.type === 'string[]' && ind.options!.length > 30) throw new Error(`esg engine: ${ind.key} has too many options for a bit mask`);
   I_SDGS[i] = ind.sdgs;
   I_POINTS[i] = null;
   const r = def.rule;
@@ -625,7 +868,11 @@ for (let r = 0; r < R; r++) {
   REC_SDGS[r] = [...new Set(inds.flatMap((x) => x.sdgs))].sort((a, b) => a - b);
 }
 
-/** Precomputed texts: [lang][rec] → title, timeline, body for "missing" and "weak". */
+/**
+ * Precomputed texts: [lang][rec][variant] → title, timeline and the body for "missing" and "weak"
+ * (variant 0 is "default", the esg-1.0.0 text). Every body is a distinct string: a body names its
+ * recommendation, language, variant and basis (its "form", recommendationForm).
+ */
 interface RecText { title: string; timeline: string; bodyMissing: string; bodyWeak: string }
 const PREFIX = {
   en: {
@@ -637,22 +884,59 @@ const PREFIX = {
     weak: 'A sua resposta está abaixo do nível de boa prática usado nesta avaliação. ',
   },
 } as const;
-function buildTexts(lang: 'en' | 'pt'): RecText[] {
+for (const id of Object.keys(REC_VARIANTS)) {
+  if (!REC_DEFS.some((d) => d.id === id)) throw new Error(`esg engine: variants of unknown recommendation ${id}`);
+}
+/** per recommendation: its variants' names, "default" first */
+const VARIANT_NAMES: readonly (readonly string[])[] = REC_DEFS.map((d) => ['default', ...Object.keys(REC_VARIANTS[d.id] ?? {})]);
+const VARIANT_INDEX: readonly ReadonlyMap<string, number>[] = VARIANT_NAMES.map((names) => new Map(names.map((n, v) => [n, v])));
+function buildTexts(lang: 'en' | 'pt'): RecText[][] {
   return REC_DEFS.map((d) => {
     const t = d[lang];
-    return {
-      title: t.title,
-      timeline: t.timeline,
-      bodyMissing: PREFIX[lang].missing + t.body,
-      bodyWeak: PREFIX[lang].weak + t.body,
-    };
+    return VARIANT_NAMES[REC_DEFS.indexOf(d)]!.map((name) => {
+      const v = name === 'default' ? t : REC_VARIANTS[d.id]![name]![lang];
+      return {
+        title: v.title ?? t.title,
+        timeline: t.timeline,
+        bodyMissing: PREFIX[lang].missing + v.body,
+        bodyWeak: PREFIX[lang].weak + v.body,
+      };
+    });
   });
 }
 const TEXTS = { en: buildTexts('en'), pt: buildTexts('pt') } as const;
 
+/** Every form of a recommendation (its id, language, variant and basis), found by its body. */
+interface RecForm { rec: number; variant: number; basis: 'missing' | 'weak'; title: string }
+const FORMS: RecForm[] = [];
+const FORM_OF_BODY = new Map<string, number>();
+for (const lang of ['en', 'pt'] as const) {
+  TEXTS[lang].forEach((variants, rec) => variants.forEach((tx, variant) => {
+    for (const [basis, body] of [['missing', tx.bodyMissing], ['weak', tx.bodyWeak]] as const) {
+      if (FORM_OF_BODY.has(body)) throw new Error(`esg engine: two recommendation forms share a body (${REC_DEFS[rec]!.id})`);
+      FORM_OF_BODY.set(body, FORMS.length);
+      FORMS.push({ rec, variant, basis, title: tx.title });
+    }
+  }));
+}
+/** How many forms recommendationForm numbers (0 … RECOMMENDATION_FORMS − 1). */
+export const RECOMMENDATION_FORMS = FORMS.length;
+/**
+ * The form of a recommendation as assessEsg returns it (its id, language, variant and basis: every
+ * field but priority and impact follows from it), or -1 when its texts are not this catalogue's.
+ */
+export function recommendationForm(r: Recommendation): number {
+  const f = FORM_OF_BODY.get(r.body);
+  if (f === undefined) return -1;
+  const form = FORMS[f]!;
+  return REC_DEFS[form.rec]!.id === r.id && form.title === r.title ? f : -1;
+}
+
 const REC_INDEX: ReadonlyMap<string, number> = new Map(REC_DEFS.map((d, r) => [d.id, r]));
 /** The recommendation catalogue of this algorithm version, by id (pinned by a test: see docs/esg.md). */
 export const RECOMMENDATION_IDS: readonly string[] = REC_DEFS.map((d) => d.id);
+/** Each recommendation's variants, "default" first (the catalogue of esg-1.1.0; esg-1.0.0 has only "default"). */
+export const RECOMMENDATION_VARIANTS: Readonly<Record<string, readonly string[]>> = Object.fromEntries(REC_DEFS.map((d, r) => [d.id, VARIANT_NAMES[r]!]));
 
 /**
  * What an assessment stores of a recommendation: the catalogue renders the rest in any language
@@ -664,21 +948,31 @@ export interface RecommendationRef {
   impact: Recommendation['impact'];
   /** the indicator is not disclosed (missing) or below good practice (weak): picks the body's opening */
   basis: 'missing' | 'weak';
+  /** the text chosen from the answers (esg-1.1.0 on); absent: "default" (and always so in esg-1.0.0) */
+  variant?: string;
 }
 
 export function recommendationRef(r: Recommendation): RecommendationRef {
   const k = REC_INDEX.get(r.id);
   if (k === undefined) throw new Error(`esg engine: unknown recommendation ${r.id}`);
-  const missing = r.body === TEXTS.en[k]!.bodyMissing || r.body === TEXTS.pt[k]!.bodyMissing;
-  return { id: r.id, priority: r.priority, impact: r.impact, basis: missing ? 'missing' : 'weak' };
+  const f = recommendationForm(r);
+  const form = f < 0 ? null : FORMS[f]!;
+  const ref: RecommendationRef = { id: r.id, priority: r.priority, impact: r.impact, basis: form ? form.basis : 'weak' };
+  if (form && form.variant !== 0) ref.variant = VARIANT_NAMES[k]![form.variant]!;
+  return ref;
 }
 
-/** The recommendation as assessEsg returns it, from its stored reference (null: not in this catalogue). */
-export function renderRecommendation(ref: RecommendationRef, lang: 'en' | 'pt'): Recommendation | null {
+/**
+ * The recommendation as assessEsg returned it, from its stored reference and the algorithm version
+ * of its assessment (null: not in that catalogue). esg-1.0.0 renders every reference with its
+ * default text; a version this code does not know renders with the current catalogue.
+ */
+export function renderRecommendation(ref: RecommendationRef, lang: 'en' | 'pt', version: string = ESG_ALGORITHM_VERSION): Recommendation | null {
   const k = REC_INDEX.get(ref.id);
   if (k === undefined) return null;
   const d = REC_DEFS[k]!;
-  const tx = TEXTS[lang][k]!;
+  const v = version === 'esg-1.0.0' || ref.variant === undefined ? 0 : (VARIANT_INDEX[k]!.get(ref.variant) ?? 0);
+  const tx = TEXTS[lang][k]![v]!;
   return {
     id: d.id,
     pillar: d.pillar,
@@ -690,6 +984,144 @@ export function renderRecommendation(ref: RecommendationRef, lang: 'en' | 'pt'):
     timeline: tx.timeline,
     sdgs: REC_SDGS[k]!.slice(),
   };
+}
+
+// ─────────────────────────────── Variant rules ───────────────────────────────
+// Each reads the answers of the evaluation in progress (assessEsg's scratch buffers: only answers
+// valid for their indicator count) and names the variant; docs/esg.md §7.1.
+
+const IX = (key: string): number => {
+  const i = KEY_INDEX.get(key);
+  if (i === undefined) throw new Error(`esg engine: variant rule on unknown indicator ${key}`);
+  return i;
+};
+const I_SCOPE1 = IX('ghg_scope1_tco2e'), I_SCOPE2 = IX('ghg_scope2_lb_tco2e'), I_GHG_INT = IX('ghg_intensity');
+const I_RENEWABLE = IX('renewable_energy_pct'), I_TARGET = IX('ghg_reduction_target_pct');
+const I_BIODIVERSITY = IX('biodiversity_sensitive_sites'), I_RECYCLED = IX('waste_recycled_pct');
+const I_ACCIDENTS = IX('accident_rate'), I_FATALITIES = IX('work_fatalities'), I_PAY_GAP = IX('gender_pay_gap_pct');
+const I_BARGAINING = IX('collective_bargaining_pct'), I_HR_POLICY = IX('human_rights_policy');
+const I_POLICIES = IX('sustainability_policies'), I_CERTS = IX('certifications'), I_CONTROVERSIAL = IX('controversial_revenue_pct');
+
+/** Renewable share (%) from which the energy counts as "already renewable or nearly so". */
+const RENEWABLE_DONE_PCT = 90;
+/** Scope 1 counts as low at zero, or at most this share of Scope 1 + Scope 2. */
+const SCOPE1_LOW_SHARE = 0.1;
+
+const answered = (i: number): boolean => S_STATE[i] === ST_ANSWERED;
+/** the answer if it is a valid one, else NaN (every comparison with it is false) */
+const num = (i: number): number => (S_STATE[i] === ST_ANSWERED ? (S_VAL[i] as number) : NaN);
+/** the options of a valid list answer, as bits (0 when not validly answered) */
+const listed = (i: number): number => (S_STATE[i] === ST_ANSWERED ? S_MASK[i]! : 0);
+const bitOf = (i: number, option: string): number => {
+  const bit = I_OPTION_BIT[i]?.get(option);
+  if (bit === undefined) throw new Error(`esg engine: variant rule on unknown option ${option} of ${KEYS[i]}`);
+  return bit;
+};
+const B_EMS = bitOf(I_CERTS, 'iso_14001') | bitOf(I_CERTS, 'emas'), B_ISO45001 = bitOf(I_CERTS, 'iso_45001');
+const B_ISO50001 = bitOf(I_CERTS, 'iso_50001'), B_ISO37001 = bitOf(I_CERTS, 'iso_37001');
+const B_GRIEVANCE = bitOf(I_HR_POLICY, 'grievance_mechanism');
+const B_CORE_POLICIES = bitOf(I_POLICIES, 'climate_change') | bitOf(I_POLICIES, 'own_workforce') | bitOf(I_POLICIES, 'business_conduct');
+const zeroEmissions = (): boolean => num(I_SCOPE1) === 0 && num(I_SCOPE2) === 0;
+function scope1Low(): boolean {
+  const s1 = num(I_SCOPE1), s2 = num(I_SCOPE2);
+  return s1 === 0 || (s1 >= 0 && s2 >= 0 && s1 <= SCOPE1_LOW_SHARE * (s1 + s2));
+}
+
+/**
+ * The variant rules: per recommendation with variants, its cases (the variants' names, by the index
+ * pickCase returns) and the rule's number in pickCase's switch.
+ */
+const VARIANT_CASES: Readonly<Record<string, readonly string[]>> = {
+  'rec-energy-efficiency': ['default', 'iso_50001'],
+  'rec-renewable-energy': ['default', 'no_scope1'],
+  'rec-ghg-inventory': ['default', 'scope1_known', 'scope2_known', 'intensity_known'],
+  'rec-decarbonise-operations': ['default', 'scope1_low', 'renewable', 'scope1_low_renewable', 'zero'],
+  'rec-ghg-target': ['default', 'raise', 'zero_emissions'],
+  'rec-pollution-reporting': ['default', 'ems'],
+  'rec-biodiversity': ['default', 'sites_known'],
+  'rec-waste-tracking': ['default', 'share_known'],
+  'rec-health-safety': ['default', 'reported', 'iso_45001', 'iso_45001_reported'],
+  'rec-gender-pay-gap': ['default', 'gap_known'],
+  'rec-collective-bargaining': ['default', 'partial'],
+  'rec-human-rights-policy': ['default', 'topics', 'channel', 'topics_channel'],
+  'rec-sustainability-policies': ['default', 'partial', 'core_done'],
+  // bit 1: ISO 14001 or EMAS, bit 2: ISO 45001, bit 4: ISO 50001
+  'rec-certifications': ['default', 'holds_e', 'holds_o', 'holds_eo', 'holds_n', 'holds_en', 'holds_on', 'holds_eon'],
+  'rec-anti-corruption': ['default', 'code', 'channel', 'code_channel', 'iso_37001'],
+  'rec-controversial-revenue': ['default', 'disclosed'],
+};
+const RULE_IDS = Object.keys(VARIANT_CASES);
+
+/** The case of rule `rule` (its index in RULE_IDS) that fits the answers: no allocation, no call through a table. */
+function pickCase(rule: number): number {
+  switch (rule) {
+    case 0: // rec-energy-efficiency
+      return listed(I_CERTS) & B_ISO50001 ? 1 : 0;
+    case 1: // rec-renewable-energy
+      return num(I_SCOPE1) === 0 ? 1 : 0;
+    case 2: { // rec-ghg-inventory
+      const s1 = answered(I_SCOPE1), s2 = answered(I_SCOPE2);
+      if (s1 && !s2) return 1;
+      if (s2 && !s1) return 2;
+      return !s1 && !s2 && answered(I_GHG_INT) ? 3 : 0;
+    }
+    case 3: // rec-decarbonise-operations
+      if (zeroEmissions()) return 4;
+      return (scope1Low() ? 1 : 0) + (num(I_RENEWABLE) >= RENEWABLE_DONE_PCT ? 2 : 0);
+    case 4: // rec-ghg-target
+      return zeroEmissions() ? 2 : num(I_TARGET) > 0 ? 1 : 0;
+    case 5: // rec-pollution-reporting
+      return listed(I_CERTS) & B_EMS ? 1 : 0;
+    case 6: // rec-biodiversity
+      return answered(I_BIODIVERSITY) ? 1 : 0;
+    case 7: // rec-waste-tracking
+      return answered(I_RECYCLED) ? 1 : 0;
+    case 8: // rec-health-safety
+      return (answered(I_ACCIDENTS) && answered(I_FATALITIES) ? 1 : 0) + (listed(I_CERTS) & B_ISO45001 ? 2 : 0);
+    case 9: // rec-gender-pay-gap
+      return answered(I_PAY_GAP) ? 1 : 0;
+    case 10: // rec-collective-bargaining
+      return num(I_BARGAINING) > 0 ? 1 : 0;
+    case 11: // rec-human-rights-policy (1: some of the five topics, 2: a complaints channel)
+    case 14: { // rec-anti-corruption (the same, 4: ISO 37001)
+      if (rule === 14 && listed(I_CERTS) & B_ISO37001) return 4;
+      const hr = listed(I_HR_POLICY);
+      return (hr & ~B_GRIEVANCE ? 1 : 0) + (hr & B_GRIEVANCE ? 2 : 0);
+    }
+    case 12: { // rec-sustainability-policies
+      const policies = listed(I_POLICIES);
+      return policies === 0 ? 0 : (policies & B_CORE_POLICIES) === B_CORE_POLICIES ? 2 : 1;
+    }
+    case 13: { // rec-certifications
+      const certs = listed(I_CERTS);
+      return (certs & B_EMS ? 1 : 0) + (certs & B_ISO45001 ? 2 : 0) + (certs & B_ISO50001 ? 4 : 0);
+    }
+    case 15: // rec-controversial-revenue
+      return answered(I_CONTROVERSIAL) ? 1 : 0;
+    default:
+      return 0;
+  }
+}
+const RULE_ORDER = ['rec-energy-efficiency', 'rec-renewable-energy', 'rec-ghg-inventory', 'rec-decarbonise-operations', 'rec-ghg-target', 'rec-pollution-reporting', 'rec-biodiversity', 'rec-waste-tracking', 'rec-health-safety', 'rec-gender-pay-gap', 'rec-collective-bargaining', 'rec-human-rights-policy', 'rec-sustainability-policies', 'rec-certifications', 'rec-anti-corruption', 'rec-controversial-revenue'];
+if (RULE_ORDER.join() !== RULE_IDS.join()) throw new Error('esg engine: pickCase numbers its rules in VARIANT_CASES order');
+
+/** per recommendation: its rule's number (-1: only the default) and each case's variant index (at r · MAX_CASES + case) */
+const MAX_CASES = 8;
+const REC_RULE = new Int32Array(R).fill(-1);
+const REC_CASE_VARIANT = new Int32Array(R * MAX_CASES);
+REC_DEFS.forEach((d, r) => {
+  const cases = VARIANT_CASES[d.id];
+  const names = VARIANT_NAMES[r]!;
+  if (!cases) {
+    if (names.length > 1) throw new Error(`esg engine: variants of ${d.id} without a rule`);
+    return;
+  }
+  if (cases.length !== names.length || cases.length > MAX_CASES || names.some((n) => !cases.includes(n))) throw new Error(`esg engine: the cases of ${d.id} are not its variants`);
+  REC_RULE[r] = RULE_IDS.indexOf(d.id);
+  cases.forEach((c, k) => (REC_CASE_VARIANT[r * MAX_CASES + k] = VARIANT_INDEX[r]!.get(c)!));
+});
+for (const id of RULE_IDS) {
+  if (!REC_DEFS.some((d) => d.id === id)) throw new Error(`esg engine: variant rule of unknown recommendation ${id}`);
 }
 
 /** Per section (index 0..20 for A..U, 21 = unknown): weights and group-dependent tables. */
@@ -746,6 +1178,7 @@ export function tierForOverall(overall: number): EsgTier {
 const S_VAL: unknown[] = new Array(N).fill(undefined);
 const S_SCORE = new Float64Array(N);
 const S_STATE = new Uint8Array(N); // 0 missing/invalid, 1 answered, 2 not_applicable
+const S_MASK = new Int32Array(N); // list indicators answered validly: the bits of the options listed (I_OPTION_BIT)
 const PILLAR_NUM = new Float64Array(3);
 const PILLAR_DEN = new Float64Array(3);
 const SDG_APPLICABLE = new Int32Array(18);
@@ -776,12 +1209,15 @@ function scoreValue(i: number, v: unknown, logBench: Float64Array): number {
     x = v ? 1 : 0;
   } else if (t === T_LIST) {
     if (!Array.isArray(v)) return -1;
-    const opts = I_OPTIONS[i]!;
+    const bits = I_OPTION_BIT[i]!;
+    let mask = 0;
     for (let k = 0; k < v.length; k++) {
       const item = v[k];
-      if (typeof item !== 'string' || !opts.has(item)) return -1;
-      for (let j = 0; j < k; j++) if (v[j] === item) return -1; // duplicates are invalid
+      const bit = typeof item === 'string' ? bits.get(item) : undefined;
+      if (bit === undefined || (mask & bit) !== 0) return -1; // unknown options and duplicates are invalid
+      mask |= bit;
     }
+    S_MASK[i] = mask; // read only when the answer is valid (S_STATE)
     x = v.length;
   } else {
     if (typeof v !== 'string') return -1;
@@ -878,7 +1314,6 @@ export function assessEsg(
       PILLAR_DEN[p] += w;
     }
   }
-  for (let i = 0; i < N; i++) S_VAL[i] = undefined; // do not retain caller data
 
   // Every pillar has indicators that never accept "not_applicable", so denominators are > 0.
   const environmental = Math.round((100 * PILLAR_NUM[0]!) / PILLAR_DEN[0]!);
@@ -946,7 +1381,9 @@ export function assessEsg(
   for (let k = 0; k < n; k++) {
     const r = CAND[k]!;
     const d = REC_DEFS[r]!;
-    const tx = texts[r]!;
+    // the text that fits the answers (S_VAL still holds them)
+    const rule = REC_RULE[r]!;
+    const tx = texts[r]![rule < 0 ? 0 : REC_CASE_VARIANT[r * MAX_CASES + pickCase(rule)]!]!;
     const adjusted = REC_GAIN[r]! * mat[r]!;
     recommendations[k] = {
       id: d.id,
@@ -960,6 +1397,7 @@ export function assessEsg(
       sdgs: REC_SDGS[r]!.slice(),
     };
   }
+  for (let i = 0; i < N; i++) S_VAL[i] = undefined; // do not retain caller data
 
   return {
     overall,

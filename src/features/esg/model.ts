@@ -67,7 +67,7 @@ export const EsgResponse = t.Object({
   vsme_alignment: Int({ minimum: 0, maximum: 27 }),
   aligned_sdgs: t.Array(Sdg),
   recommendations: t.Array(Recommendation),
-  algorithm_version: t.String({ examples: ['esg-1.0.0'] }),
+  algorithm_version: t.String({ examples: ['esg-1.1.0'] }),
   computed_at: DateTime,
   synthetic: t.Boolean(),
   customer_reference: t.Optional(t.String()),

@@ -42,7 +42,8 @@ export class EsgService {
         customerReference: body.customer_reference ?? null,
         sector: body.sector,
         answers: body.answers,
-        // the answer, its recommendations as references to the catalogue (renderRecommendation)
+        // the answer, its recommendations as references to the catalogue (renderRecommendation),
+        // each with the variant of its text the answers chose
         result: { ...response, recommendations: response.recommendations.map(recommendationRef) },
         algorithmVersion: ESG_ALGORITHM_VERSION,
         synthetic: response.synthetic,
@@ -59,12 +60,13 @@ type AssessmentRow = Database['t']['esgAssessments']['$inferSelect'];
 
 /**
  * A stored assessment's recommendations in a language: recomputed by the same engine while the
- * assessment's algorithm is the current one (identical ids, order and numbers; only the texts follow
- * the language), else rendered from what was stored.
+ * assessment's algorithm is the current one (identical ids, order, numbers and text variants, which
+ * the engine picks from the answers alone; only the language follows the request), else rendered
+ * from what was stored with the catalogue of the assessment's version.
  */
 export function recommendationsOf(row: Pick<AssessmentRow, 'algorithmVersion' | 'sector' | 'answers' | 'result'>, lang: 'en' | 'pt'): Recommendation[] {
   if (row.algorithmVersion === ESG_ALGORITHM_VERSION) return assessEsg({ sector: row.sector, answers: row.answers as Record<string, AnswerValue> }, lang).recommendations;
-  return storedRecommendations((row.result as { recommendations: (Recommendation | RecommendationRef)[] }).recommendations, lang);
+  return storedRecommendations((row.result as { recommendations: (Recommendation | RecommendationRef)[] }).recommendations, lang, row.algorithmVersion);
 }
 
 /** A stored assessment as POST /v1/esg answered it (recommendations in `lang`), with what was assessed. */
@@ -105,8 +107,9 @@ export class EsgAssessments {
 
 /**
  * The recommendations of a stored assessment, in a language: references are rendered from the
- * catalogue; assessments stored with their texts (before references) keep them.
+ * catalogue of the assessment's algorithm version (esg-1.0.0: the default texts; later: the variant
+ * each reference names); assessments stored with their texts (before references) keep them.
  */
-export function storedRecommendations(stored: (Recommendation | RecommendationRef)[], lang: 'en' | 'pt'): Recommendation[] {
-  return stored.flatMap((r) => ('title' in r ? [r] : (renderRecommendation(r, lang) ?? [])));
+export function storedRecommendations(stored: (Recommendation | RecommendationRef)[], lang: 'en' | 'pt', version: string = ESG_ALGORITHM_VERSION): Recommendation[] {
+  return stored.flatMap((r) => ('title' in r ? [r] : (renderRecommendation(r, lang, version) ?? [])));
 }
