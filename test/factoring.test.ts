@@ -11,7 +11,7 @@ import { OperationResponse } from '../src/features/factoring/model';
 import { allowedActions, holdsInvoices, isTerminal, nextStatus, OPERATION_ACTIONS, OPERATION_STATUSES, type OperationStatus } from '../src/features/factoring/states';
 import { daysBetween, discountCents, shareCents, sharesBps } from '../src/features/finance/money';
 import { spreadForModality } from '../src/features/decision/policy';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { expectError, suiteApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 // the test clock reads 2026-11-22
@@ -21,15 +21,9 @@ const TIER_B = '599000023';
 const TIER_E = '599000058';
 const SELLER = '599000031';
 
-let h: TestApp;
-let key: string;
-beforeAll(async () => {
-  h = await makeApp({}, { workers: false });
-  key = (await h.tenant()).api_key;
-});
-afterAll(() => h.close());
-const create = (body: unknown, k = key, headers: Record<string, string> = {}) => h.json('POST', '/v1/factoring/operation', { key: k, body, headers });
-const act = (id: string, action: string, body: unknown = {}, k = key) => h.json('POST', `/v1/factoring/operation/${id}/${action}`, { key: k, body });
+const h = suiteApp();
+const create = (body: unknown, k = h.key, headers: Record<string, string> = {}) => h.json('POST', '/v1/factoring/operation', { key: k, body, headers });
+const act = (id: string, action: string, body: unknown = {}, k = h.key) => h.json('POST', `/v1/factoring/operation/${id}/${action}`, { key: k, body });
 
 describe('POST /v1/factoring/operation', () => {
   test('two debtors within their limits: 201, approved at once, priced in integer cents from each debtor\u2019s decision', async () => {
@@ -46,7 +40,7 @@ describe('POST /v1/factoring/operation', () => {
     expect(sharesBps([1, 1, 1])).toEqual([3334, 3333, 3333]);
     // each debtor's decision is a real stored decision, and the price follows from its spread
     for (const d of op.debtors) {
-      const dec = await h.json('GET', `/v1/decisions/${d.decision.decision_id}`, { key });
+      const dec = await h.json('GET', `/v1/decisions/${d.decision.decision_id}`, { key: h.key });
       expect(dec.status).toBe(200);
       expect(dec.body.context).toMatchObject({ operation_type: 'factoring', amount_eur: d.face_cents / 100 });
       // a recourse operation: the decision's spread where it recommends recourse, else the index's for recourse (lower)
@@ -73,9 +67,9 @@ describe('POST /v1/factoring/operation', () => {
     expect(p.net_to_seller_cents).toBe(p.advance_cents - p.discount_fee_cents - p.service_fee_cents);
     expect(p.reserve_cents).toBe(p.face_cents - p.advance_cents);
     // the event, and the trail
-    const events = await h.json('GET', '/v1/events?type=operation.approved', { key });
+    const events = await h.json('GET', '/v1/events?type=operation.approved', { key: h.key });
     expect(events.body.data.find((e: any) => e.data.operation_id === op.operation_id)).toMatchObject({ data: { automatic: true, face_cents: p.face_cents, net_to_seller_cents: p.net_to_seller_cents } });
-    const trail = await h.json('GET', `/v1/audit/${op.operation_id}`, { key });
+    const trail = await h.json('GET', `/v1/audit/${op.operation_id}`, { key: h.key });
     expect(trail.body.verified).toBe(true);
     expect(trail.body.entries.map((e: any) => e.type)).toEqual(['operation.created', 'decision.recorded', 'decision.recorded', 'operation.approved']);
     expect(trail.body.entries[1].data).toMatchObject({ debtor_nif: TIER_A, decision_id: op.debtors[0].decision.decision_id, algorithm_version: expect.stringMatching(/^decision-/) });
@@ -89,7 +83,7 @@ describe('POST /v1/factoring/operation', () => {
     const approved = await act(r.body.operation_id, 'approve');
     expect(approved.status).toBe(200);
     expect(approved.body.status).toBe('approved');
-    const events = await h.json('GET', '/v1/events?type=operation.approved', { key });
+    const events = await h.json('GET', '/v1/events?type=operation.approved', { key: h.key });
     expect(events.body.data.find((e: any) => e.data.operation_id === r.body.operation_id).data.automatic).toBe(false);
   });
 
@@ -329,14 +323,14 @@ describe('double assignment, lifecycle, events, audit', () => {
     const op = (await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('T 1/1', TIER_A, 10_000)] })).body;
     const { db, t } = h.ctx.database;
     await db.update(t.auditEntries).set({ data: { seller_nif: SELLER, face_cents: 1 } }).where(eq(t.auditEntries.subjectId, op.operation_id)).returning();
-    const trail = (await h.json('GET', `/v1/audit/${op.operation_id}`, { key })).body;
+    const trail = (await h.json('GET', `/v1/audit/${op.operation_id}`, { key: h.key })).body;
     expect(trail).toMatchObject({ verified: false, broken_at_seq: 1 });
     const other = await h.tenant();
     expectError(await h.json('GET', `/v1/audit/${op.operation_id}`, { key: other.api_key }), 404, 'resource_not_found');
     expectError(await h.json('GET', `/v1/factoring/operation/${op.operation_id}`, { key: other.api_key }), 404, 'resource_not_found');
     expectError(await act(op.operation_id, 'fund', {}, other.api_key), 404, 'resource_not_found');
-    expectError(await h.json('GET', '/v1/audit/nope', { key }), 404, 'resource_not_found');
-    expectError(await h.json('GET', '/v1/factoring/operation/fop_x', { key }), 404, 'resource_not_found');
+    expectError(await h.json('GET', '/v1/audit/nope', { key: h.key }), 404, 'resource_not_found');
+    expectError(await h.json('GET', '/v1/factoring/operation/fop_x', { key: h.key }), 404, 'resource_not_found');
     expectError(await act(op.operation_id, 'explode'), 422, 'validation_failed');
   });
 
@@ -414,8 +408,8 @@ describe('reading, scope, tenants, idempotency', () => {
     expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('Q', TIER_A, 1000)] }, narrow.api_key), 403, 'insufficient_scope');
     expectError(await h.json('GET', '/v1/factoring/operations', { key: narrow.api_key }), 403, 'insufficient_scope');
     const body = { seller_nif: SELLER, modality: 'recourse', invoices: [inv('IDEM-1', TIER_A, 1000)] };
-    const a = await create(body, key, { 'idempotency-key': 'fop-1' });
-    const b = await create(body, key, { 'idempotency-key': 'fop-1' });
+    const a = await create(body, h.key, { 'idempotency-key': 'fop-1' });
+    const b = await create(body, h.key, { 'idempotency-key': 'fop-1' });
     expect(b.status).toBe(201);
     expect(b.headers.get('idempotent-replayed')).toBe('true');
     expect(b.body.operation_id).toBe(a.body.operation_id);

@@ -5,22 +5,16 @@
  * comes back in one 422, the schema's and the invoices' own together. Nothing is stored on refusal.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { expectError, suiteApp } from './helpers';
 
 // the test clock reads 2026-11-22
 const inv = (number: string, extra: Record<string, unknown> = {}) => ({ number, debtor_nif: '599000015', issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 500_000, ...extra });
 const SELLER = '599000031';
 const NOT_A_FIELD = 'is not a field of this request';
 
-let h: TestApp;
-let key: string;
-beforeAll(async () => {
-  h = await makeApp({}, { workers: false });
-  key = (await h.tenant()).api_key;
-});
-afterAll(() => h.close());
-const create = (body: unknown) => h.json('POST', '/v1/factoring/operation', { key, body });
-const operations = async () => (await h.json('GET', '/v1/factoring/operations?limit=100', { key })).body.data.length;
+const h = suiteApp();
+const create = (body: unknown) => h.json('POST', '/v1/factoring/operation', { key: h.key, body });
+const operations = async () => (await h.json('GET', '/v1/factoring/operations?limit=100', { key: h.key })).body.data.length;
 
 describe('POST /v1/factoring/operation', () => {
   test.each([
@@ -75,10 +69,10 @@ describe('POST /v1/factoring/operation', () => {
   test('a transition with a field it does not have is refused, the operation unchanged', async () => {
     const op = (await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('FT 9/8')] })).body;
     expect(op.status).toBe('approved');
-    const b = expectError(await h.json('POST', `/v1/factoring/operation/${op.operation_id}/cancel`, { key, body: { reson: 'typo' } }), 422, 'validation_failed');
+    const b = expectError(await h.json('POST', `/v1/factoring/operation/${op.operation_id}/cancel`, { key: h.key, body: { reson: 'typo' } }), 422, 'validation_failed');
     expect(b.fields).toEqual([{ path: 'reson', message: NOT_A_FIELD }]);
-    expect((await h.json('GET', `/v1/factoring/operation/${op.operation_id}`, { key })).body.status).toBe('approved');
-    expect((await h.json('POST', `/v1/factoring/operation/${op.operation_id}/cancel`, { key, body: { reason: 'seller withdrew' } })).body.status).toBe('cancelled');
+    expect((await h.json('GET', `/v1/factoring/operation/${op.operation_id}`, { key: h.key })).body.status).toBe('approved');
+    expect((await h.json('POST', `/v1/factoring/operation/${op.operation_id}/cancel`, { key: h.key, body: { reason: 'seller withdrew' } })).body.status).toBe('cancelled');
   });
 });
 
@@ -89,26 +83,26 @@ describe('confirming', () => {
   const payable = (number: string, extra: Record<string, unknown> = {}) => ({ supplier_nif: SUPPLIER, number, issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 100_000, ...extra });
   let programmeId = '';
   beforeAll(async () => {
-    const p = await h.json('POST', '/v1/confirming/anchor', { key, body: { anchor_nif: ANCHOR, limit_cents: 10_000_000, payment_terms_days: 90 } });
+    const p = await h.json('POST', '/v1/confirming/anchor', { key: h.key, body: { anchor_nif: ANCHOR, limit_cents: 10_000_000, payment_terms_days: 90 } });
     programmeId = p.body.programme_id;
-    expect((await h.json('POST', `/v1/confirming/anchor/${programmeId}/suppliers`, { key, body: { supplier_nif: SUPPLIER, name: 'Metalomecânica Exemplo, Lda', iban: IBAN } })).status).toBe(201);
+    expect((await h.json('POST', `/v1/confirming/anchor/${programmeId}/suppliers`, { key: h.key, body: { supplier_nif: SUPPLIER, name: 'Metalomecânica Exemplo, Lda', iban: IBAN } })).status).toBe(201);
   });
-  const payables = async () => (await h.json('GET', `/v1/confirming/anchor/${programmeId}/payables?limit=100`, { key })).body.data.length;
+  const payables = async () => (await h.json('GET', `/v1/confirming/anchor/${programmeId}/payables?limit=100`, { key: h.key })).body.data.length;
 
   test('a programme, supplier or payable field the request does not have is 422 on its path; nothing made', async () => {
-    const programmes = async () => (await h.json('GET', '/v1/confirming/anchors?limit=100', { key })).body.data.length;
+    const programmes = async () => (await h.json('GET', '/v1/confirming/anchors?limit=100', { key: h.key })).body.data.length;
     const before = await programmes();
-    expect(expectError(await h.json('POST', '/v1/confirming/anchor', { key, body: { anchor_nif: ANCHOR, limit_cents: 1_000_000, payment_terms_days: 90, funding_spread_bps: 10 } }), 422, 'validation_failed').fields).toEqual([{ path: 'funding_spread_bps', message: NOT_A_FIELD }]);
+    expect(expectError(await h.json('POST', '/v1/confirming/anchor', { key: h.key, body: { anchor_nif: ANCHOR, limit_cents: 1_000_000, payment_terms_days: 90, funding_spread_bps: 10 } }), 422, 'validation_failed').fields).toEqual([{ path: 'funding_spread_bps', message: NOT_A_FIELD }]);
     expect(await programmes()).toBe(before);
-    expect(expectError(await h.json('POST', `/v1/confirming/anchor/${programmeId}/suppliers`, { key, body: { supplier_nif: '599000023', name: 'X', iban: IBAN, iban_holder: 'Y' } }), 422, 'validation_failed').fields).toEqual([{ path: 'iban_holder', message: NOT_A_FIELD }]);
-    const b = expectError(await h.json('POST', `/v1/confirming/anchor/${programmeId}/payables`, { key, body: { payables: [payable('P 1', { discount_bps: 0 })] } }), 422, 'validation_failed');
+    expect(expectError(await h.json('POST', `/v1/confirming/anchor/${programmeId}/suppliers`, { key: h.key, body: { supplier_nif: '599000023', name: 'X', iban: IBAN, iban_holder: 'Y' } }), 422, 'validation_failed').fields).toEqual([{ path: 'iban_holder', message: NOT_A_FIELD }]);
+    const b = expectError(await h.json('POST', `/v1/confirming/anchor/${programmeId}/payables`, { key: h.key, body: { payables: [payable('P 1', { discount_bps: 0 })] } }), 422, 'validation_failed');
     expect(b.fields).toEqual([{ path: 'payables.0.discount_bps', message: NOT_A_FIELD }]);
     expect(await payables()).toBe(0);
   });
 
   test("every problem of an upload at once: the schema's and the payables' own", async () => {
     const b = expectError(
-      await h.json('POST', `/v1/confirming/anchor/${programmeId}/payables`, { key, body: { payables: [payable('P 2', { due_date: '2026-11-22' }), payable('P 3', { supplier_nif: '599000023' }), payable('P 4', { amount_cents: 0 })] } }),
+      await h.json('POST', `/v1/confirming/anchor/${programmeId}/payables`, { key: h.key, body: { payables: [payable('P 2', { due_date: '2026-11-22' }), payable('P 3', { supplier_nif: '599000023' }), payable('P 4', { amount_cents: 0 })] } }),
       422,
       'validation_failed',
     );
@@ -121,8 +115,8 @@ describe('confirming', () => {
   });
 
   test('a payable transition with a field it does not have is refused, the payable unchanged', async () => {
-    const [p] = (await h.json('POST', `/v1/confirming/anchor/${programmeId}/payables`, { key, body: { payables: [payable('P 5')] } })).body.data;
-    expect(expectError(await h.json('POST', `/v1/confirming/payables/${p.payable_id}/cancel`, { key, body: { reson: 'typo' } }), 422, 'validation_failed').fields).toEqual([{ path: 'reson', message: NOT_A_FIELD }]);
-    expect((await h.json('GET', `/v1/confirming/payables/${p.payable_id}`, { key })).body.status).toBe('approved');
+    const [p] = (await h.json('POST', `/v1/confirming/anchor/${programmeId}/payables`, { key: h.key, body: { payables: [payable('P 5')] } })).body.data;
+    expect(expectError(await h.json('POST', `/v1/confirming/payables/${p.payable_id}/cancel`, { key: h.key, body: { reson: 'typo' } }), 422, 'validation_failed').fields).toEqual([{ path: 'reson', message: NOT_A_FIELD }]);
+    expect((await h.json('GET', `/v1/confirming/payables/${p.payable_id}`, { key: h.key })).body.status).toBe('approved');
   });
 });

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,27 @@ export interface TestApp {
   json<T = any>(method: string, path: string, opts?: Parameters<TestApp['call']>[2]): Promise<{ status: number; body: T; headers: Headers }>;
   tenant(opts?: Partial<Parameters<AppContext['tenants']['createTenant']>[0]>): Promise<{ tenant_id: string; api_key_id: string; api_key: string }>;
   close(): Promise<void>;
+}
+
+/**
+ * One app for a test file (or a describe block): made before its tests, closed after, with a
+ * tenant whose key is `key`. Read through the returned object (made in beforeAll).
+ */
+export function suiteApp(envOverrides: Record<string, string> = {}, opts: Parameters<typeof makeApp>[1] = { workers: false }): TestApp & { key: string } {
+  let app: TestApp | undefined;
+  let key = '';
+  beforeAll(async () => {
+    app = await makeApp(envOverrides, opts);
+    key = (await app.tenant()).api_key;
+  });
+  afterAll(() => app?.close());
+  return new Proxy({} as TestApp & { key: string }, {
+    get: (_, p) => {
+      if (p === 'key') return key;
+      if (!app) throw new Error('suiteApp: used before its beforeAll ran');
+      return app[p as keyof TestApp];
+    },
+  });
 }
 
 export async function makeApp(envOverrides: Record<string, string> = {}, opts: { clock?: TestClock; workers?: boolean; log?: Logger } = {}): Promise<TestApp> {

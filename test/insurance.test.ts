@@ -7,17 +7,11 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { eq } from 'drizzle-orm';
 import { Value } from '@sinclair/typebox/value';
 import { Submission } from '../src/features/insurance/model';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { expectError, makeApp, suiteApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
-let h: TestApp;
-let key: string;
-beforeAll(async () => {
-  h = await makeApp({}, { workers: false });
-  key = (await h.tenant()).api_key;
-});
-afterAll(() => h.close());
-const submit = (body: unknown, k = key, headers: Record<string, string> = {}) => h.json('POST', '/v1/insurance/submit', { key: k, body, headers });
+const h = suiteApp();
+const submit = (body: unknown, k = h.key, headers: Record<string, string> = {}) => h.json('POST', '/v1/insurance/submit', { key: k, body, headers });
 
 describe('the sandbox insurer', () => {
   test('full within a good buyer\u2019s limit, partial above it or for a middling buyer, refused for a weak one; stored and audited', async () => {
@@ -37,27 +31,27 @@ describe('the sandbox insurer', () => {
     expect(middling.body.granted_limit_cents).toBeLessThanOrEqual(2_000_000);
     const weak = await submit({ buyer_nif: '599000058', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } });
     expect(weak.body).toMatchObject({ status: 'refused', granted_limit_cents: 0, reasons: [expect.stringContaining('tier')] });
-    expect((await h.json('GET', `/v1/insurance/submissions/${full.body.submission_id}`, { key })).body).toEqual(full.body);
-    const trail = (await h.json('GET', `/v1/audit/${full.body.submission_id}`, { key })).body;
+    expect((await h.json('GET', `/v1/insurance/submissions/${full.body.submission_id}`, { key: h.key })).body).toEqual(full.body);
+    const trail = (await h.json('GET', `/v1/audit/${full.body.submission_id}`, { key: h.key })).body;
     expect(trail).toMatchObject({ verified: true, entries: [expect.objectContaining({ type: 'insurance.submitted' }), expect.objectContaining({ type: 'insurance.decided', data: expect.objectContaining({ status: 'full' }) })] });
-    const list = (await h.json('GET', '/v1/insurance/submissions?buyer_nif=599000015', { key })).body.data;
+    const list = (await h.json('GET', '/v1/insurance/submissions?buyer_nif=599000015', { key: h.key })).body.data;
     expect(list.map((x: any) => x.submission_id)).toEqual([big.body.submission_id, full.body.submission_id]);
-    expect((await h.json('GET', '/v1/insurance/submissions?status=refused', { key })).body.data.length).toBe(1);
+    expect((await h.json('GET', '/v1/insurance/submissions?status=refused', { key: h.key })).body.data.length).toBe(1);
   });
 
   test('a decision with_insurance: the modality, the limit at least the insured amount, the basis; the submission must be on that NIF', async () => {
     const ins = await submit({ buyer_nif: '599000031', requested_limit_cents: 4_000_000, terms: { payment_terms_days: 90 } });
-    const plain = await h.json('POST', '/v1/decision', { key, body: { nif: '599000031', context: { operation_type: 'factoring', amount_eur: 15_000, expected_term_days: 90 } } });
-    const insured = await h.json('POST', '/v1/decision', { key, body: { nif: '599000031', context: { operation_type: 'factoring', amount_eur: 15_000, expected_term_days: 90, insurance_submission_id: ins.body.submission_id } } });
+    const plain = await h.json('POST', '/v1/decision', { key: h.key, body: { nif: '599000031', context: { operation_type: 'factoring', amount_eur: 15_000, expected_term_days: 90 } } });
+    const insured = await h.json('POST', '/v1/decision', { key: h.key, body: { nif: '599000031', context: { operation_type: 'factoring', amount_eur: 15_000, expected_term_days: 90, insurance_submission_id: ins.body.submission_id } } });
     expect(insured.status).toBe(200);
     expect(insured.body.recommendation.modality).toBe('with_insurance');
     expect(insured.body.recommendation.limit_eur).toBeGreaterThanOrEqual(Math.max(plain.body.recommendation.limit_eur, ins.body.granted_limit_cents / 100));
     expect(insured.body.recommendation.basis.at(-1)).toContain(ins.body.submission_id);
     const other = await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } });
-    const wrong = await h.json('POST', '/v1/decision', { key, body: { nif: '599000031', context: { operation_type: 'factoring', amount_eur: 15_000, expected_term_days: 90, insurance_submission_id: other.body.submission_id } } });
+    const wrong = await h.json('POST', '/v1/decision', { key: h.key, body: { nif: '599000031', context: { operation_type: 'factoring', amount_eur: 15_000, expected_term_days: 90, insurance_submission_id: other.body.submission_id } } });
     expect(expectError(wrong, 422, 'validation_failed').fields[0].path).toBe('context.insurance_submission_id');
     const refused = await submit({ buyer_nif: '599000058', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } });
-    const noCover = await h.json('POST', '/v1/decision', { key, body: { nif: '599000058', context: { operation_type: 'factoring', amount_eur: 5_000, expected_term_days: 30, insurance_submission_id: refused.body.submission_id } } });
+    const noCover = await h.json('POST', '/v1/decision', { key: h.key, body: { nif: '599000058', context: { operation_type: 'factoring', amount_eur: 5_000, expected_term_days: 30, insurance_submission_id: refused.body.submission_id } } });
     expect(noCover.body.recommendation.modality).not.toBe('with_insurance');
     expect(noCover.body.recommendation.basis.at(-1)).toContain('no cover');
   });
@@ -168,8 +162,8 @@ describe('the sandbox insurer', () => {
     expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 400 } }), 422, 'validation_failed');
     const narrow = await h.tenant({ scopes: ['score'] });
     expectError(await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }, narrow.api_key), 403, 'insufficient_scope');
-    const mine = await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }, key, { 'idempotency-key': 'ins-once' });
-    const again = await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }, key, { 'idempotency-key': 'ins-once' });
+    const mine = await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }, h.key, { 'idempotency-key': 'ins-once' });
+    const again = await submit({ buyer_nif: '599000015', requested_limit_cents: 1_000_000, terms: { payment_terms_days: 30 } }, h.key, { 'idempotency-key': 'ins-once' });
     expect(again.body.submission_id).toBe(mine.body.submission_id);
     const other = await h.tenant();
     expectError(await h.json('GET', `/v1/insurance/submissions/${mine.body.submission_id}`, { key: other.api_key }), 404, 'resource_not_found');

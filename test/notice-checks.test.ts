@@ -11,16 +11,10 @@ import { ApiError } from '../src/lib/errors';
 import { auditTrail } from '../src/features/audit';
 import type { FactoringService } from '../src/features/factoring/service';
 import { NoticeService } from '../src/features/notice/service';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { expectError, suiteApp } from './helpers';
 setDefaultTimeout(30_000);
 
-let h: TestApp;
-let key: string;
-beforeAll(async () => {
-  h = await makeApp({}, { workers: false });
-  key = (await h.tenant()).api_key;
-});
-afterAll(() => h.close());
+const h = suiteApp();
 
 /** a NIF with a valid check digit from its first eight digits */
 const nif = (first8: string) => `${first8}${nifCheckDigit(first8)}`;
@@ -51,7 +45,7 @@ const given = (parties: Record<string, unknown> = {}, extra: Record<string, unkn
   payment: { iban: IBAN },
   ...extra,
 });
-const post = (body: unknown) => h.json('POST', '/v1/notice/cession', { key, body });
+const post = (body: unknown) => h.json('POST', '/v1/notice/cession', { key: h.key, body });
 const stored = async () => (await h.ctx.database.db.select().from(h.ctx.database.t.cessionNotices)).length;
 /** the request refused (422 with the error body), nothing stored: its fields */
 async function refused(body: unknown, code = 'validation_failed') {
@@ -94,7 +88,7 @@ describe('who may be a party of a notice', () => {
       ]);
     const soleTrader = { name: 'João Silva', nif: N.individual2, address: 'Rua Direita 3, 3500-000 Viseu', sole_trader: true };
     for (const [language, label] of [['pt-PT', 'João Silva (empresário em nome individual) — NIF'], ['en', 'João Silva (sole trader) — Tax number (NIF)']] as const) {
-      const res = await h.call('POST', '/v1/notice/cession', { key, body: given({ debtor: soleTrader }, { language }), headers: { accept: 'application/pdf' } });
+      const res = await h.call('POST', '/v1/notice/cession', { key: h.key, body: given({ debtor: soleTrader }, { language }), headers: { accept: 'application/pdf' } });
       expect(res.status).toBe(201);
       const text = mupdf.Document.openDocument(new Uint8Array(await res.arrayBuffer()), 'application/pdf').loadPage(0).toStructuredText('preserve-whitespace').asText();
       expect(text).toContain(`${label} ${N.individual2}`);

@@ -6,16 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import * as mupdf from 'mupdf';
-import { makeApp, type TestApp } from './helpers';
+import { suiteApp } from './helpers';
 setDefaultTimeout(60_000);
 
-let h: TestApp;
-let key: string;
-beforeAll(async () => {
-  h = await makeApp({}, { workers: false });
-  key = (await h.tenant()).api_key;
-});
-afterAll(() => h.close());
+const h = suiteApp();
 
 const pad = (s: string, n: number, fill: string) => (s + fill.repeat(n)).slice(0, n);
 /** identifiers at the schema's limits (number: 60, ATCUD: 100 characters), the widest glyphs among them */
@@ -139,7 +133,7 @@ describe('the notice\u2019s invoice table: every identifier whole, within its co
   for (const language of ['pt-PT', 'en'] as const)
     test(`${language}: numbers and ATCUDs at the schema's limits wrap within their columns, nothing lost, nothing over the next column`, async () => {
       const list = invoices(LONG.length);
-      const res = await h.call('POST', '/v1/notice/cession', { key, body: body(list, language), headers: { accept: 'application/pdf' } });
+      const res = await h.call('POST', '/v1/notice/cession', { key: h.key, body: body(list, language), headers: { accept: 'application/pdf' } });
       expect(res.status).toBe(201);
       const { rows, pagesWithTable, crossings } = readTable(new Uint8Array(await res.arrayBuffer()), language);
       expect(crossings).toEqual([]);
@@ -151,7 +145,7 @@ describe('the notice\u2019s invoice table: every identifier whole, within its co
 
   test('many such invoices: pages break between rows, the header again on each page, every row whole and in order', async () => {
     const list = invoices(120);
-    const res = await h.call('POST', '/v1/notice/cession', { key, body: body(list, 'pt-PT'), headers: { accept: 'application/pdf' } });
+    const res = await h.call('POST', '/v1/notice/cession', { key: h.key, body: body(list, 'pt-PT'), headers: { accept: 'application/pdf' } });
     expect(res.status).toBe(201);
     const bytes = new Uint8Array(await res.arrayBuffer());
     const { rows, pagesWithTable, crossings } = readTable(bytes, 'pt-PT');

@@ -9,16 +9,10 @@ import { Value } from '@sinclair/typebox/value';
 import * as mupdf from 'mupdf';
 import { NoticeResponse } from '../src/features/notice/model';
 import { money } from '../src/features/finance/money';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { expectError, suiteApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
-let h: TestApp;
-let key: string;
-beforeAll(async () => {
-  h = await makeApp({}, { workers: false });
-  key = (await h.tenant()).api_key;
-});
-afterAll(() => h.close());
+const h = suiteApp();
 
 const FACTOR = { name: 'Factor Exemplo, S.A.', nif: '599000015', address: 'Av. da Liberdade 1, 1250-096 Lisboa' };
 const given = (extra: Record<string, unknown> = {}) => ({
@@ -39,7 +33,7 @@ function pdfText(bytes: Uint8Array) {
   for (let i = 0; i < d.countPages(); i++) pages.push(d.loadPage(i).toStructuredText('preserve-whitespace').asText());
   return pages;
 }
-const post = (body: unknown, headers: Record<string, string> = {}, k = key) => h.call('POST', '/v1/notice/cession', { key: k, body, headers });
+const post = (body: unknown, headers: Record<string, string> = {}, k = h.key) => h.call('POST', '/v1/notice/cession', { key: k, body, headers });
 
 describe('POST /v1/notice/cession', () => {
   test('the PDF in pt-PT: parties with NIFs and addresses, invoices, total, the IBAN, the legal basis, the acknowledgement', async () => {
@@ -62,7 +56,7 @@ describe('POST /v1/notice/cession', () => {
     const debtor = { name: 'Łódź Trading Sp. z o.o.', nif: '599000023', address: 'ul. Świętokrzyska 12, 00-916 Warszawa' };
     const assignor = { name: 'Ελληνική Εμπορική Α.Ε.', nif: '599000031', address: 'Žižkova 7, 602 00 Brno' };
     const factor = { ...FACTOR, name: 'ООО Ромашка Факторинг' };
-    const refused = await h.json('POST', '/v1/notice/cession', { key, body: given({ parties: { assignor: { ...assignor, name: '北京贸易有限公司' }, factor, debtor }, invoices: [{ number: 'FT 2026/7 株', issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 100_00 }] }) });
+    const refused = await h.json('POST', '/v1/notice/cession', { key: h.key, body: given({ parties: { assignor: { ...assignor, name: '北京贸易有限公司' }, factor, debtor }, invoices: [{ number: 'FT 2026/7 株', issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 100_00 }] }) });
     expect(expectError(refused, 422, 'validation_failed').fields.map((f: { path: string }) => f.path)).toEqual(['parties.assignor.name', 'invoices.0.number']);
     const body = given({ parties: { assignor, factor, debtor }, invoices: [{ number: 'FT 2026/7 \u{1F600}', issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 100_00 }], place: 'Lisboa\u202E' });
     const res = await post(body, { accept: 'application/pdf' });
@@ -77,25 +71,25 @@ describe('POST /v1/notice/cession', () => {
 
   test('the account to pay is the factor\'s: another holder is 422 on payment.account_holder; the factor\'s name as written otherwise is taken', async () => {
     const base = given({});
-    const other = await h.json('POST', '/v1/notice/cession', { key, body: { ...base, payment: { ...base.payment, account_holder: base.parties.assignor.name } } });
+    const other = await h.json('POST', '/v1/notice/cession', { key: h.key, body: { ...base, payment: { ...base.payment, account_holder: base.parties.assignor.name } } });
     expect(expectError(other, 422, 'validation_failed').fields).toEqual([{ path: 'payment.account_holder', message: expect.stringContaining('must be the factor') }]);
-    const same = await h.json('POST', '/v1/notice/cession', { key, body: { ...base, payment: { ...base.payment, account_holder: `  ${FACTOR.name.toUpperCase()} ` } } });
+    const same = await h.json('POST', '/v1/notice/cession', { key: h.key, body: { ...base, payment: { ...base.payment, account_holder: `  ${FACTOR.name.toUpperCase()} ` } } });
     expect(same.status).toBe(201);
   });
 
   test('JSON by default, stored: the PDF downloads byte for byte; en on request; many invoices make pages', async () => {
-    const r = await h.json('POST', '/v1/notice/cession', { key, body: given({ language: 'en' }) });
+    const r = await h.json('POST', '/v1/notice/cession', { key: h.key, body: given({ language: 'en' }) });
     expect(r.status).toBe(201);
     expect(Value.Check(NoticeResponse, r.body)).toBe(true);
     expect(r.body).toMatchObject({ language: 'en', invoices: 2, total_cents: 2_795_033, operation_id: null, debtor_nif: '599000023', download_url: `/v1/notice/cession/${r.body.notice_id}/pdf` });
-    const dl = await h.call('GET', r.body.download_url, { key });
+    const dl = await h.call('GET', r.body.download_url, { key: h.key });
     const bytes = new Uint8Array(await dl.arrayBuffer());
     expect(new Bun.CryptoHasher('sha256').update(bytes).digest('hex')).toBe(r.body.sha256);
     expect(bytes.byteLength).toBe(r.body.bytes);
-    expect((await h.call('GET', r.body.download_url, { key, headers: { 'if-none-match': `"${r.body.sha256}"` } })).status).toBe(304);
+    expect((await h.call('GET', r.body.download_url, { key: h.key, headers: { 'if-none-match': `"${r.body.sha256}"` } })).status).toBe(304);
     const text = pdfText(bytes).join('\n');
     for (const s of ['Notice of assignment of receivables', '€18,450.00', '€27,950.33', 'article 583', 'Debtor’s acknowledgement', 'set-offs']) expect(text).toContain(s);
-    expect((await h.json('GET', `/v1/notice/cession/${r.body.notice_id}`, { key })).body).toEqual(r.body);
+    expect((await h.json('GET', `/v1/notice/cession/${r.body.notice_id}`, { key: h.key })).body).toEqual(r.body);
     const many = given({ invoices: Array.from({ length: 80 }, (_, i) => ({ number: `FT 2026/${1000 + i}`, issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 10_000 + i })) });
     const pages = pdfText(new Uint8Array(await (await post(many, { accept: 'application/pdf' })).arrayBuffer()));
     expect(pages.length).toBeGreaterThan(1);
@@ -105,62 +99,62 @@ describe('POST /v1/notice/cession', () => {
   });
 
   test('from a factoring operation: its parties and one debtor\u2019s invoices; the operation\u2019s trail records the document', async () => {
-    const op = await h.json('POST', '/v1/factoring/operation', { key, body: { seller_nif: '599000031', seller_name: 'Metalomecânica Exemplo, Lda', modality: 'recourse', contract_reference: 'CF-9', invoices: [
+    const op = await h.json('POST', '/v1/factoring/operation', { key: h.key, body: { seller_nif: '599000031', seller_name: 'Metalomecânica Exemplo, Lda', modality: 'recourse', contract_reference: 'CF-9', invoices: [
       { number: 'N 1/1', debtor_nif: '599000015', debtor_name: 'Alfa, S.A.', issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 100_000 },
       { number: 'N 1/2', debtor_nif: '599000023', debtor_name: 'Beta, Lda', issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 200_000 },
     ] } });
     expect(op.status).toBe(201);
     const id = op.body.operation_id;
-    const two = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: id, parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } });
+    const two = await h.json('POST', '/v1/notice/cession', { key: h.key, body: { operation_id: id, parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } });
     expect(expectError(two, 422, 'validation_failed').fields[0].path).toBe('debtor_nif');
-    const r = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: id, debtor_nif: '599000023', parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } });
+    const r = await h.json('POST', '/v1/notice/cession', { key: h.key, body: { operation_id: id, debtor_nif: '599000023', parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ operation_id: id, debtor_nif: '599000023', invoices: 1, total_cents: 200_000 });
-    const text = pdfText(new Uint8Array(await (await h.call('GET', r.body.download_url, { key })).arrayBuffer())).join('\n');
+    const text = pdfText(new Uint8Array(await (await h.call('GET', r.body.download_url, { key: h.key })).arrayBuffer())).join('\n');
     for (const s of ['Beta, Lda', 'Metalomecânica Exemplo, Lda', 'N 1/2', 'CF-9', id]) expect(text).toContain(s);
     expect(text).not.toContain('N 1/1');
-    const trail = (await h.json('GET', `/v1/audit/${id}`, { key })).body;
+    const trail = (await h.json('GET', `/v1/audit/${id}`, { key: h.key })).body;
     expect(trail.verified).toBe(true);
     expect(trail.entries.at(-1)).toMatchObject({ type: 'document.generated', data: { kind: 'cession_notice', notice_id: r.body.notice_id, sha256: r.body.sha256 } });
-    expect((await h.json('GET', `/v1/audit/${r.body.notice_id}`, { key })).body.entries[0].type).toBe('notice.generated');
+    expect((await h.json('GET', `/v1/audit/${r.body.notice_id}`, { key: h.key })).body.entries[0].type).toBe('notice.generated');
     // a cancelled operation has nothing to notify
-    await h.json('POST', `/v1/factoring/operation/${id}/cancel`, { key, body: { reason: 'withdrawn' } });
-    expectError(await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: id, debtor_nif: '599000023', parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } }), 409, 'invalid_transition');
+    await h.json('POST', `/v1/factoring/operation/${id}/cancel`, { key: h.key, body: { reason: 'withdrawn' } });
+    expectError(await h.json('POST', '/v1/notice/cession', { key: h.key, body: { operation_id: id, debtor_nif: '599000023', parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } }), 409, 'invalid_transition');
   });
 
   test("an operation's parties stand (names and NIFs that differ are 422); a settled one has nothing to notify; three distinct parties; every problem at once", async () => {
-    const op = (await h.json('POST', '/v1/factoring/operation', { key, body: { seller_nif: '599000031', seller_name: 'Metalomecânica Exemplo, Lda', modality: 'recourse', invoices: [{ number: 'P 1/1', debtor_nif: '599000023', debtor_name: 'Beta, Lda', issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 100_000 }] } })).body;
+    const op = (await h.json('POST', '/v1/factoring/operation', { key: h.key, body: { seller_nif: '599000031', seller_name: 'Metalomecânica Exemplo, Lda', modality: 'recourse', invoices: [{ number: 'P 1/1', debtor_nif: '599000023', debtor_name: 'Beta, Lda', issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 100_000 }] } })).body;
     const iban = 'PT50000201231234567890154';
-    const wrong = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: op.operation_id, parties: { factor: FACTOR, debtor: { name: 'Empresa Errada SA', nif: '599000015' }, assignor: { name: 'Metalomecânica Exemplo, Lda', nif: '599000040' } }, payment: { iban } } });
+    const wrong = await h.json('POST', '/v1/notice/cession', { key: h.key, body: { operation_id: op.operation_id, parties: { factor: FACTOR, debtor: { name: 'Empresa Errada SA', nif: '599000015' }, assignor: { name: 'Metalomecânica Exemplo, Lda', nif: '599000040' } }, payment: { iban } } });
     expect(expectError(wrong, 422, 'validation_failed').fields).toEqual([
       { path: 'parties.debtor.nif', message: "differs from the operation's debtor (599000023)" },
       { path: 'parties.debtor.name', message: "differs from the operation's debtor's name (Beta, Lda)" },
       { path: 'parties.assignor.nif', message: "differs from the operation's seller (599000031)" },
     ]);
     // names and addresses complete the operation's parties: their NIFs are the operation's, not asked again
-    const completed = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: op.operation_id, parties: { factor: FACTOR, assignor: { name: 'Metalomecânica Exemplo, Lda', address: 'Rua da Estação 5, Aveiro' }, debtor: { name: 'Beta, Lda', address: 'Rua do Comércio 10, Porto' } }, payment: { iban } } });
+    const completed = await h.json('POST', '/v1/notice/cession', { key: h.key, body: { operation_id: op.operation_id, parties: { factor: FACTOR, assignor: { name: 'Metalomecânica Exemplo, Lda', address: 'Rua da Estação 5, Aveiro' }, debtor: { name: 'Beta, Lda', address: 'Rua do Comércio 10, Porto' } }, payment: { iban } } });
     expect(completed.status).toBe(201);
     // the same name in capitals and with a space more is the same party
-    expect((await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: op.operation_id, parties: { factor: FACTOR, debtor: { name: 'BETA,  LDA', nif: '599000023' } }, payment: { iban } } })).status).toBe(201);
+    expect((await h.json('POST', '/v1/notice/cession', { key: h.key, body: { operation_id: op.operation_id, parties: { factor: FACTOR, debtor: { name: 'BETA,  LDA', nif: '599000023' } }, payment: { iban } } })).status).toBe(201);
     // the factor as a party of the assignment itself
-    const selfFactor = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: op.operation_id, parties: { factor: { ...FACTOR, nif: '599000023' } }, payment: { iban } } });
+    const selfFactor = await h.json('POST', '/v1/notice/cession', { key: h.key, body: { operation_id: op.operation_id, parties: { factor: { ...FACTOR, nif: '599000023' } }, payment: { iban } } });
     expect(expectError(selfFactor, 422, 'validation_failed').fields).toEqual([{ path: 'parties.factor.nif', message: "is the debtor's: the factor is a third party" }]);
     // given parties: the assignor as its own debtor, and a bad IBAN with it, listed together
     const inline = given({ payment: { iban: 'PT50000201231234567890155' } }) as any;
     inline.parties.debtor.nif = inline.parties.assignor.nif;
-    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: inline }), 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['payment.iban', 'parties.debtor.nif']);
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key: h.key, body: inline }), 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['payment.iban', 'parties.debtor.nif']);
     // funded and settled: paid, nothing to notify
-    await h.json('POST', `/v1/factoring/operation/${op.operation_id}/fund`, { key, body: {} });
-    expect((await h.json('POST', `/v1/factoring/operation/${op.operation_id}/settle`, { key, body: {} })).body.status).toBe('settled');
-    const settled = await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: op.operation_id, parties: { factor: FACTOR }, payment: { iban } } });
+    await h.json('POST', `/v1/factoring/operation/${op.operation_id}/fund`, { key: h.key, body: {} });
+    expect((await h.json('POST', `/v1/factoring/operation/${op.operation_id}/settle`, { key: h.key, body: {} })).body.status).toBe('settled');
+    const settled = await h.json('POST', '/v1/notice/cession', { key: h.key, body: { operation_id: op.operation_id, parties: { factor: FACTOR }, payment: { iban } } });
     expect(expectError(settled, 409, 'invalid_transition').message).toContain('settled');
   });
 
   test('errors: a bad IBAN, a bad NIF, missing parties or invoices, an unknown operation, a bad language, too many invoices; scope; tenants', async () => {
-    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: given({ payment: { iban: 'PT50000201231234567890155' } }) }), 422, 'invalid_iban').fields[0].path).toBe('payment.iban');
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key: h.key, body: given({ payment: { iban: 'PT50000201231234567890155' } }) }), 422, 'invalid_iban').fields[0].path).toBe('payment.iban');
     const badNif = given();
     badNif.parties.debtor.nif = '599000024';
-    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: badNif }), 422, 'invalid_nif').fields).toEqual([{ path: 'parties.debtor.nif', message: 'fails the NIF check digit' }]);
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key: h.key, body: badNif }), 422, 'invalid_nif').fields).toEqual([{ path: 'parties.debtor.nif', message: 'fails the NIF check digit' }]);
     // a bad NIF hides nothing else: every problem at once
     const many = given() as any;
     many.parties.factor = { ...FACTOR, nif: '599000032' };
@@ -170,7 +164,7 @@ describe('POST /v1/notice/cession', () => {
       { number: ' x1 ', issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 1 },
       { number: 'X2', issue_date: '2027-06-02', due_date: '2027-07-31', amount_cents: 1 },
     ];
-    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: many }), 422, 'validation_failed').fields).toEqual([
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key: h.key, body: many }), 422, 'validation_failed').fields).toEqual([
       { path: 'parties.factor.nif', message: 'fails the NIF check digit' },
       { path: 'invoices.0.due_date', message: 'is before the issue date' },
       { path: 'invoices.1.number', message: 'repeats invoices.0' },
@@ -180,23 +174,23 @@ describe('POST /v1/notice/cession', () => {
     // an invisible character does not make another invoice
     const invisible = given() as any;
     invisible.invoices = [invisible.invoices[0], { ...invisible.invoices[0], number: `${invisible.invoices[0].number}\u200b` }];
-    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: invisible }), 422, 'validation_failed').fields).toEqual([{ path: 'invoices.1.number', message: 'repeats invoices.0' }]);
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key: h.key, body: invisible }), 422, 'validation_failed').fields).toEqual([{ path: 'invoices.1.number', message: 'repeats invoices.0' }]);
     // without an operation the assignor's and the debtor's NIFs are required
     const noNifs = given() as any;
     delete noNifs.parties.assignor.nif;
     delete noNifs.parties.debtor.nif;
-    expect(expectError(await h.json('POST', '/v1/notice/cession', { key, body: noNifs }), 422, 'validation_failed').fields).toEqual([
+    expect(expectError(await h.json('POST', '/v1/notice/cession', { key: h.key, body: noNifs }), 422, 'validation_failed').fields).toEqual([
       { path: 'parties.assignor.nif', message: 'is required without operation_id' },
       { path: 'parties.debtor.nif', message: 'is required without operation_id' },
     ]);
-    const missing = await h.json('POST', '/v1/notice/cession', { key, body: { parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } });
+    const missing = await h.json('POST', '/v1/notice/cession', { key: h.key, body: { parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } });
     expect(expectError(missing, 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['parties.assignor', 'parties.debtor', 'invoices']);
-    expectError(await h.json('POST', '/v1/notice/cession', { key, body: { operation_id: 'fop_00000000-0000-7000-8000-000000000000', parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } }), 404, 'resource_not_found');
-    expectError(await h.json('POST', '/v1/notice/cession', { key, body: given({ language: 'fr' }) }), 422, 'validation_failed');
-    expectError(await h.json('POST', '/v1/notice/cession', { key, body: given({ invoices: Array.from({ length: 501 }, (_, i) => ({ number: `X${i}`, issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 1 })) }) }), 422, 'validation_failed');
+    expectError(await h.json('POST', '/v1/notice/cession', { key: h.key, body: { operation_id: 'fop_00000000-0000-7000-8000-000000000000', parties: { factor: FACTOR }, payment: { iban: 'PT50000201231234567890154' } } }), 404, 'resource_not_found');
+    expectError(await h.json('POST', '/v1/notice/cession', { key: h.key, body: given({ language: 'fr' }) }), 422, 'validation_failed');
+    expectError(await h.json('POST', '/v1/notice/cession', { key: h.key, body: given({ invoices: Array.from({ length: 501 }, (_, i) => ({ number: `X${i}`, issue_date: '2026-11-02', due_date: '2027-01-31', amount_cents: 1 })) }) }), 422, 'validation_failed');
     const narrow = await h.tenant({ scopes: ['score'] });
     expectError(await h.json('POST', '/v1/notice/cession', { key: narrow.api_key, body: given() }), 403, 'insufficient_scope');
-    const mine = await h.json('POST', '/v1/notice/cession', { key, body: given() });
+    const mine = await h.json('POST', '/v1/notice/cession', { key: h.key, body: given() });
     const other = await h.tenant();
     expectError(await h.json('GET', `/v1/notice/cession/${mine.body.notice_id}`, { key: other.api_key }), 404, 'resource_not_found');
     expect((await h.call('GET', `/v1/notice/cession/${mine.body.notice_id}/pdf`, { key: other.api_key })).status).toBe(404);
@@ -210,8 +204,8 @@ describe('POST /v1/notice/cession', () => {
   });
 
   test('Idempotency-Key: the same notice again, JSON or PDF', async () => {
-    const a = await h.json('POST', '/v1/notice/cession', { key, body: given(), headers: { 'idempotency-key': 'ntc-1' } });
-    const b = await h.json('POST', '/v1/notice/cession', { key, body: given(), headers: { 'idempotency-key': 'ntc-1' } });
+    const a = await h.json('POST', '/v1/notice/cession', { key: h.key, body: given(), headers: { 'idempotency-key': 'ntc-1' } });
+    const b = await h.json('POST', '/v1/notice/cession', { key: h.key, body: given(), headers: { 'idempotency-key': 'ntc-1' } });
     expect(b.body.notice_id).toBe(a.body.notice_id);
     const p1 = await post(given(), { accept: 'application/pdf', 'idempotency-key': 'ntc-2' });
     expect(p1.headers.get('content-type')).toBe('application/pdf');
@@ -220,11 +214,11 @@ describe('POST /v1/notice/cession', () => {
     const p2 = await post(given(), { accept: 'application/pdf', 'idempotency-key': 'ntc-2' });
     expect([p2.status, p2.headers.get('idempotent-replayed'), p2.headers.get('content-type'), p2.headers.get('x-notice-id')]).toEqual([201, 'true', 'application/pdf', p1.headers.get('x-notice-id')]);
     expect(new Uint8Array(await p2.arrayBuffer())).toEqual(p1Bytes);
-    const p3 = await h.json('POST', '/v1/notice/cession', { key, body: given(), headers: { 'idempotency-key': 'ntc-2' } });
+    const p3 = await h.json('POST', '/v1/notice/cession', { key: h.key, body: given(), headers: { 'idempotency-key': 'ntc-2' } });
     expect(p3.headers.get('idempotent-replayed')).toBe('true');
     expect(p3.body.notice_id).toBe(p1.headers.get('x-notice-id'));
     // and the first answer JSON, a replay asking for the PDF gets the stored PDF
-    const j = await h.json('POST', '/v1/notice/cession', { key, body: given(), headers: { 'idempotency-key': 'ntc-3' } });
+    const j = await h.json('POST', '/v1/notice/cession', { key: h.key, body: given(), headers: { 'idempotency-key': 'ntc-3' } });
     const j2 = await post(given(), { accept: 'application/pdf', 'idempotency-key': 'ntc-3' });
     expect([j2.status, j2.headers.get('content-type'), j2.headers.get('x-notice-id'), j2.headers.get('etag')]).toEqual([201, 'application/pdf', j.body.notice_id, `"${j.body.sha256}"`]);
   });

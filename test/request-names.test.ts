@@ -4,31 +4,25 @@
  * twice is refused rather than read as its last value (found by an outside review of decisions).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { expectError, makeApp, type TestApp } from './helpers';
+import { expectError, suiteApp } from './helpers';
 
-let h: TestApp;
-let key: string;
-beforeAll(async () => {
-  h = await makeApp({}, { workers: false });
-  key = (await h.tenant()).api_key;
-});
-afterAll(() => h.close());
+const h = suiteApp();
 
 const context = { operation_type: 'factoring', amount_eur: 1000, expected_term_days: 60 };
 
 describe('fields named like inherited properties', () => {
   test.each(['constructor', 'hasOwnProperty', 'isPrototypeOf', 'toLocaleString'])('context.%s is not a field of the decision context: 422 on its path, nothing decided', async (name) => {
-    const before = (await h.json('GET', '/v1/decisions?limit=100', { key })).body.data.length;
-    const b = expectError(await h.json('POST', '/v1/decision', { key, body: { nif: '599000015', context: { ...context, [name]: 1 } } }), 422, 'validation_failed');
+    const before = (await h.json('GET', '/v1/decisions?limit=100', { key: h.key })).body.data.length;
+    const b = expectError(await h.json('POST', '/v1/decision', { key: h.key, body: { nif: '599000015', context: { ...context, [name]: 1 } } }), 422, 'validation_failed');
     expect(b.fields).toEqual([{ path: `context.${name}`, message: expect.stringContaining('') }]);
-    expect((await h.json('GET', '/v1/decisions?limit=100', { key })).body.data.length).toBe(before);
+    expect((await h.json('GET', '/v1/decisions?limit=100', { key: h.key })).body.data.length).toBe(before);
   });
 
   test('"__proto__" in the context is refused as well (JSON.parse keeps it as an own field)', async () => {
     const res = await h.app.handle(
       new Request('http://localhost/v1/decision', {
         method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
         body: `{"nif":"599000015","context":{"operation_type":"factoring","amount_eur":1000,"expected_term_days":60,"__proto__":{"x":1}}}`,
       }),
     );
@@ -37,20 +31,20 @@ describe('fields named like inherited properties', () => {
   });
 
   test('a top-level "constructor" is not told it belongs inside context: it is an unknown top-level field, ignored', async () => {
-    const r = await h.json('POST', '/v1/decision', { key, body: { nif: '599000015', context, constructor: 1 } });
+    const r = await h.json('POST', '/v1/decision', { key: h.key, body: { nif: '599000015', context, constructor: 1 } });
     expect(r.status).toBe(200);
     expect(r.body.recommendation).toBeDefined();
     // beside a context problem it is listed as ignored, not as misplaced
-    const b = expectError(await h.json('POST', '/v1/decision', { key, body: { nif: '599000015', context: { ...context, foo: 1 }, constructor: 1 } }), 422, 'validation_failed');
+    const b = expectError(await h.json('POST', '/v1/decision', { key: h.key, body: { nif: '599000015', context: { ...context, foo: 1 }, constructor: 1 } }), 422, 'validation_failed');
     expect(b.fields).toContainEqual({ path: 'constructor', message: 'is not a field of this request (ignored)' });
     expect(b.fields.some((f: { message: string }) => f.message.includes('belongs inside context'))).toBe(false);
   });
 
   test('a credit-policy PATCH with "constructor" is 422 on it, the policy unchanged', async () => {
-    const before = (await h.json('GET', '/v1/admin/credit-policy', { key })).body;
-    const b = expectError(await h.json('PATCH', '/v1/admin/credit-policy', { key, body: { min_tier: 'A', constructor: 1 } }), 422, 'validation_failed');
+    const before = (await h.json('GET', '/v1/admin/credit-policy', { key: h.key })).body;
+    const b = expectError(await h.json('PATCH', '/v1/admin/credit-policy', { key: h.key, body: { min_tier: 'A', constructor: 1 } }), 422, 'validation_failed');
     expect(b.fields.map((f: { path: string }) => f.path)).toContain('constructor');
-    expect((await h.json('GET', '/v1/admin/credit-policy', { key })).body).toEqual(before);
+    expect((await h.json('GET', '/v1/admin/credit-policy', { key: h.key })).body).toEqual(before);
   });
 });
 
@@ -62,12 +56,12 @@ describe('a query parameter given more than once', () => {
     ['/v1/credit-limit/599000015?term_days=30&term_days=360', ['query.term_days']],
     ['/v1/aml/screenings?limit=10&limit=10', ['query.limit']],
   ])('%s is 422 on each repeated parameter', async (url, paths) => {
-    const b = expectError(await h.json('GET', url, { key }), 422, 'validation_failed');
+    const b = expectError(await h.json('GET', url, { key: h.key }), 422, 'validation_failed');
     expect(b.fields).toEqual(paths.map((path) => ({ path, message: 'is given more than once (every parameter takes one value)' })));
   });
 
   test('each given once is answered', async () => {
-    expect((await h.json('GET', '/v1/index/spreads?tier=A&term_days=90', { key })).status).toBe(200);
-    expect((await h.json('GET', '/v1/credit-limit/599000015?term_days=30', { key })).status).toBe(200);
+    expect((await h.json('GET', '/v1/index/spreads?tier=A&term_days=90', { key: h.key })).status).toBe(200);
+    expect((await h.json('GET', '/v1/credit-limit/599000015?term_days=30', { key: h.key })).status).toBe(200);
   });
 });
