@@ -60,6 +60,15 @@ describe('POST /v1/factoring/operation', () => {
     expect(await operations()).toBe(before);
   });
 
+  test('past the cap of listed schema problems, a later invoice with wrongly typed fields is still judged by its types (422, not a 500)', async () => {
+    const filler = Array.from({ length: 130 }, () => ({ number: 1, debtor_nif: 1 }));
+    for (const odd of [{ number: 'FT 1', erp: { provider: ['a'], customer_reference: {} } }, { number: 'FT 1', erp: 'x' }, { number: ['x'], debtor_nif: '599000015' }, { number: 'FT 1', amount_cents: 'many', issue_date: 7 }]) {
+      const r = await create({ seller_nif: SELLER, modality: 'recourse', invoices: [...filler, ...Array.from({ length: 20 }, () => odd)] });
+      expect(r.status).toBe(422);
+      expect(r.body.code).toBe('validation_failed');
+    }
+  });
+
   test('a request without problems is created as before', async () => {
     const r = await create({ seller_nif: SELLER, modality: 'recourse', advance_rate_bps: 5000, auto_approve: false, invoices: [inv('FT 9/7')] });
     expect(r.status).toBe(201);
@@ -112,6 +121,22 @@ describe('confirming', () => {
       { path: 'payables.1.supplier_nif', message: 'is not a supplier of this programme (POST …/suppliers first)' },
     ]);
     expect(await payables()).toBe(0);
+  });
+
+  test('past the cap of listed schema problems, a later payable with wrongly typed fields is still judged by its types (422, not a 500)', async () => {
+    const filler = Array.from({ length: 52 }, () => ({}));
+    for (const odd of [{ supplier_nif: SUPPLIER, number: ['x'], issue_date: '2026-11-02', due_date: '2027-01-21', amount_cents: 1 }, { supplier_nif: 599000031, number: 7, issue_date: {}, due_date: null, amount_cents: 1 }]) {
+      const r = await h.json('POST', `/v1/confirming/anchor/${programmeId}/payables`, { key: h.key, body: { payables: [...filler, odd] } });
+      expect(r.status).toBe(422);
+      expect(r.body.code).toBe('validation_failed');
+    }
+    expect(await payables()).toBe(0);
+  });
+
+  test("a malformed programme id with a bad body: the programme is not read under it; 404 as for any id that cannot exist", async () => {
+    const r = await h.json('POST', '/v1/confirming/anchor/not-an-id/payables', { key: h.key, body: { payables: [{}] } });
+    expect([404, 422]).toContain(r.status);
+    expect(r.status).not.toBe(500);
   });
 
   test('a payable transition with a field it does not have is refused, the payable unchanged', async () => {

@@ -344,13 +344,17 @@ describe('text a document prints, and the wording of the remaining schema errors
 
 describe('unknown fields', () => {
   test('ignored when the rest of the body is valid, on a route with a closed schema and on the CSRD report alike', async () => {
-    expect((await h.json('POST', '/v1/insurance/submit', { key, body: { buyer_nif: '599000015', requested_limit_cents: 15_000_000, terms: { payment_terms_days: 60 }, zzz_unknown: 1 } })).status).toBe(201);
+    expect((await h.json('POST', '/v1/reconcile', { key, body: { transactions: [], invoices: [], zzz_unknown: 1 } })).status).toBe(200);
     expect((await h.json('POST', '/v1/csrd/report', { key, body: { nif: '505201348', lang: 'en' } })).status).not.toBe(422);
   });
   test('beside a real problem: listed (it may be a misspelt field), worded as ignored, not as the fault', async () => {
-    const b = expectError(await h.json('POST', '/v1/insurance/submit', { key, body: { buyer_nif: '599000015', requested_limit_cents: 15_000_000, term: { payment_terms_days: 60 } } }), 422, 'validation_failed');
-    expect(b.fields).toContainEqual({ path: 'terms', message: 'is required' });
-    expect(b.fields).toContainEqual({ path: 'term', message: 'is not a field of this request (ignored)' });
+    const b = expectError(await h.json('POST', '/v1/kyc/verify', { key, body: { nif: '599000015', representative: [] } }), 422, 'validation_failed');
+    expect(b.fields).toContainEqual({ path: 'representatives', message: 'is required' });
+    expect(b.fields).toContainEqual({ path: 'representative', message: 'is not a field of this request (ignored)' });
+  });
+  test('refused on the money and legal requests, where a misspelt field would change the answer (insurance, factoring, confirming, notices)', async () => {
+    const b = expectError(await h.json('POST', '/v1/insurance/submit', { key, body: { buyer_nif: '599000015', requested_limit_cents: 15_000_000, terms: { payment_terms_days: 60 }, zzz_unknown: 1 } }), 422, 'validation_failed');
+    expect(b.fields).toEqual([{ path: 'zzz_unknown', message: 'is not a field of this request' }]);
   });
 });
 

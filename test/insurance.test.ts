@@ -14,6 +14,13 @@ const h = suiteApp();
 const submit = (body: unknown, k = h.key, headers: Record<string, string> = {}) => h.json('POST', '/v1/insurance/submit', { key: k, body, headers });
 
 describe('the sandbox insurer', () => {
+  test("a middling buyer's half of a small request rounds down to nothing: refused, saying why (not as a full book)", async () => {
+    const r = await submit({ buyer_nif: '599000031', requested_limit_cents: 150_000, terms: { payment_terms_days: 60 } }, (await h.tenant()).api_key);
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ status: 'refused', granted_limit_cents: 0 });
+    expect(r.body.reasons).toEqual([expect.stringMatching(/^tier C.?: half of the amount \(€750\.00\), rounded down to whole thousands of euros, is nothing to cover$/)]);
+  });
+
   test('full within a good buyer\u2019s limit, partial above it or for a middling buyer, refused for a weak one; stored and audited', async () => {
     const full = await submit({ buyer_nif: '599000015', requested_limit_cents: 15_000_000, terms: { payment_terms_days: 60 }, customer_reference: 'ins-1' });
     expect(full.status).toBe(201);

@@ -199,6 +199,15 @@ describe('beneficial owners and legal representatives (Lei n.º 83/2017; RCBE, L
     expect(checkOf(control.body, 'beneficial_owners_identified').detail).toBe('Pedro Nuno Marques (beneficial_owner, 10 %)');
   });
 
+  test("a shareholder given with a company's NIF (a holding) is no beneficial owner: review, naming it and asking for its owners", async () => {
+    const r = await verify({ nif: '599000015', representatives: [manager, { name: 'Holding Exemplo, SGPS, S.A.', nif: '599000023', role: 'shareholder', ownership_pct: 80 }] });
+    expect(r.body.outcome).toBe('review');
+    expect(checkOf(r.body, 'beneficial_owners_identified')).toMatchObject({ result: 'review', detail: expect.stringContaining('Holding Exemplo, SGPS, S.A., NIF 599000023, is not a natural person: send the natural persons who own or control it') });
+    // declared a beneficial owner, the same
+    const declared = await verify({ nif: '599000015', representatives: [manager, { name: 'Holding Exemplo, SGPS, S.A.', nif: '599000023', role: 'beneficial_owner' }] });
+    expect(resultOf(declared.body, 'beneficial_owners_identified')).toBe('review');
+  });
+
   test('no natural person qualifies: the senior managing officials, the law\'s fallback, stated as such (pass, said so)', async () => {
     const r = await verify({ nif: '599000015', representatives: [{ ...manager, role: 'senior_managing_official' }] });
     expect(r.body.outcome).toBe('pass');

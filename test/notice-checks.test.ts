@@ -65,10 +65,15 @@ describe('who may be a party of a notice', () => {
     for (const n of [N.legal5, N.nonResidentLegal71, N.nonResident98]) expect((await post(given({ factor: { ...FACTOR, nif: n } }))).status).toBe(201);
   });
 
-  test('the assignor is a legal person too', async () => {
-    for (const n of [N.individual1, N.individual3, N.nonResidentIndividual45, N.public6, N.soleTrader8, N.finalConsumer])
-      expect(await refused(given({ assignor: { ...ASSIGNOR, nif: n } }))).toEqual([{ path: 'parties.assignor.nif', message: expect.stringContaining('the assignor must be a legal person') }]);
-    for (const n of [N.nonResidentLegal71, N.nonResident98]) expect((await post(given({ assignor: { ...ASSIGNOR, nif: n } }))).status).toBe(201);
+  test('the assignor: a legal person, or a sole trader (an individual only said so with sole_trader: true)', async () => {
+    for (const n of [N.nonResidentIndividual45, N.public6, N.finalConsumer])
+      expect(await refused(given({ assignor: { ...ASSIGNOR, nif: n } }))).toEqual([{ path: 'parties.assignor.nif', message: expect.stringContaining('the assignor must be a legal person (a NIF starting with 5, 71 or 98) or a sole trader') }]);
+    for (const n of [N.individual1, N.individual3])
+      expect(await refused(given({ assignor: { ...ASSIGNOR, nif: n } }))).toEqual([{ path: 'parties.assignor.nif', message: expect.stringContaining('say so with parties.assignor.sole_trader: true') }]);
+    expect(await refused(given({ assignor: { ...ASSIGNOR, sole_trader: true } }))).toEqual([{ path: 'parties.assignor.sole_trader', message: expect.stringContaining("is for an assignor whose NIF is an individual's") }]);
+    for (const n of [N.nonResidentLegal71, N.nonResident98, N.soleTrader8]) expect((await post(given({ assignor: { ...ASSIGNOR, nif: n } }))).status).toBe(201);
+    const sole = await post(given({ assignor: { name: 'Maria Sousa', nif: N.individual1, sole_trader: true } }));
+    expect(sole.status).toBe(201);
   });
 
   test('the debtor: a company, a public body or another business holder; not a private person, an estate, an unassigned or placeholder number', async () => {
@@ -125,9 +130,14 @@ describe('who may be a party of a notice', () => {
       { path: 'operation_id', message: `the operation's debtor ${N.individual2}: holder type "Individual": an individual is a debtor only as a sole trader (empresário em nome individual) acting in its trade; say so with parties.debtor.sole_trader: true` },
     ]]);
     expect(await fields(sole, { debtor_nif: N.individual2, parties: { factor: FACTOR } })).toEqual(['validation_failed', [{ path: 'debtor_nif', message: expect.stringContaining('sole_trader: true') }]]);
-    expect(await fields(operation(N.individual3, DEBTOR.nif), { parties: { factor: FACTOR } })).toEqual(['validation_failed', [
-      { path: 'operation_id', message: `the operation's seller ${N.individual3}: holder type "Individual": the assignor must be a legal person (a NIF starting with 5, 71 or 98)` },
+    const soleSeller = operation(N.individual3, DEBTOR.nif);
+    expect(await fields(soleSeller, { parties: { factor: FACTOR } })).toEqual(['validation_failed', [
+      { path: 'operation_id', message: `the operation's seller ${N.individual3}: holder type "Individual": an individual is an assignor only as a sole trader (empresário em nome individual) assigning its trade receivables; say so with parties.assignor.sole_trader: true` },
     ]]);
+    // an operation of a sole trader's receivables gets its notice once the request says so
+    const bySoleSeller = await notices(soleSeller).create(caller, { operation_id: opId, parties: { factor: FACTOR, assignor: { name: 'Vendedor', sole_trader: true } }, payment: { iban: IBAN } } as never);
+    expect(bySoleSeller.view).toMatchObject({ operation_id: opId });
+    expect(mupdf.Document.openDocument(bySoleSeller.pdf, 'application/pdf').loadPage(0).toStructuredText('preserve-whitespace').asText()).toContain(`(empresário em nome individual) — NIF ${N.individual3}`);
     const ok = await notices(sole).create(caller, { operation_id: opId, parties: { factor: FACTOR, debtor: { name: 'João Silva', sole_trader: true } }, payment: { iban: IBAN } } as never);
     expect(ok.view).toMatchObject({ operation_id: opId, debtor_nif: N.individual2, invoices: 1 });
     expect(mupdf.Document.openDocument(ok.pdf, 'application/pdf').loadPage(0).toStructuredText('preserve-whitespace').asText()).toContain(`João Silva (empresário em nome individual) — NIF ${N.individual2}`);

@@ -231,6 +231,20 @@ describe('POST /v1/saft/parse', () => {
     expect((await h.json('GET', '/v1/erp/saft/invoices', { key })).body.data).toEqual([]);
   });
 
+  test.each([
+    ['1.234,56', 'is not a decimal amount'],
+    ['100000000000000000000000000000.00', 'is beyond any document'],
+  ])('a total the database could not hold (%s) makes the file invalid: 200, nothing imported (not a 500)', async (total, message) => {
+    const t = await h.tenant();
+    const bad = variant((x) => x.replace('<GrossTotal>235.15</GrossTotal>', `<GrossTotal>${total}</GrossTotal>`));
+    const r = await h.json('POST', '/v1/saft/parse?import=true&customer_reference=huge', { key: t.api_key, rawBody: bad as never, headers: { 'content-type': 'application/xml' } });
+    expect(r.status).toBe(200);
+    expect(r.body.valid).toBe(false);
+    expect(r.body.checks).toContainEqual(expect.objectContaining({ code: 'document_totals', message: expect.stringContaining(message) }));
+    expect(r.body.import).toMatchObject({ imported: false, invoices: 0 });
+    expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=huge', { key: t.api_key })).body.data).toEqual([]);
+  });
+
   test("an import and its run are kept together: when its run cannot be kept, none of its rows are, and the database's error is not called the body's", async () => {
     const { runParse } = await import('../src/features/saft');
     const t = await h.tenant();

@@ -48,6 +48,18 @@ export class RequestProblems {
     this.paths.add(f.path);
     this.fields.push(f);
   }
+  /**
+   * The fields of an item (at `at`, e.g. `invoices.3`) that its own checks may read: the schema's
+   * properties that hold a value of their type (checked here: the error list is capped, so a field
+   * no problem names may not have been judged at all) and that no problem names.
+   */
+  typedFields(itemSchema: TSchema & { properties?: Record<string, TSchema> }, item: Record<string, unknown>, at: string): Record<string, unknown> {
+    const props = itemSchema.properties ?? {};
+    const fieldPath = (k: string) => (at ? `${at}.${k}` : k);
+    const named = (k: string) => this.fields.some((f) => f.path === fieldPath(k) || f.path.startsWith(`${fieldPath(k)}.`));
+    return Object.fromEntries(Object.entries(item).filter(([k, v]) => Object.hasOwn(props, k) && !named(k) && Value.Check(props[k]!, v)));
+  }
+
   /** every problem found, unknown top-level fields listed beside them */
   done(): FieldError[] {
     if (this.fields.length && !this.o.refuseUnknown && this.schema.properties) for (const f of unknownFields(this.body, this.schema.properties)) this.add(f);

@@ -1,3 +1,4 @@
+import { Value } from '@sinclair/typebox/value';
 import { and, desc, eq, inArray, lt, ne } from 'drizzle-orm';
 import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import type { AppContext } from '../../context';
@@ -12,7 +13,7 @@ import { daysBetween, discountCents, sumCents } from '../finance/money';
 import { assignmentKey } from '../finance/assignment-key';
 import { committedTo, lockExposure } from '../finance/exposure';
 import type { Env } from '../tenants/service';
-import { PayablesRequest, type OfferT, type PayableViewT, type ProgrammeBody } from './model';
+import { PayablesRequest, ProgrammeParams, type OfferT, type PayableViewT, type ProgrammeBody } from './model';
 
 type PayableInput = (typeof PayablesRequest.static)['payables'][number];
 import { LIMIT_STATUSES, nextPayableStatus, payableActions, payableActionsToday, payableHoldsInvoice, type PayableAction, type PayableStatus } from './states';
@@ -203,10 +204,11 @@ export class ConfirmingService {
   async uploadProblems(caller: FinanceCaller, programmeId: string, body: unknown): Promise<FieldError[]> {
     const problems = new RequestProblems(PayablesRequest, body, { refuseUnknown: true });
     const b = problems.object;
-    if (!problems.fields.length || !b || !Array.isArray(b.payables)) return problems.done();
+    // (the programme is read only under an id that can be one: the route's params are judged after this)
+    if (!problems.fields.length || !b || !Array.isArray(b.payables) || !Value.Check(ProgrammeParams.properties.id, programmeId)) return problems.done();
     const items = (b.payables as unknown[]).slice(0, 500).flatMap((p, index) => {
       if (!isJsonObject(p) || problems.has(`payables.${index}`)) return [];
-      const kept = Object.fromEntries(Object.entries(p).filter(([k]) => !problems.has(`payables.${index}.${k}`)));
+      const kept = problems.typedFields(PayablesRequest.properties.payables.items, p, `payables.${index}`);
       return [{ index, p: kept as Partial<PayableInput> }];
     });
     for (const f of await this.payableProblems(caller, await this.programmeRow(caller, programmeId), items)) problems.add(f);

@@ -14,7 +14,7 @@ import { assignmentKey, normaliseInvoiceNumber } from '../finance/assignment-key
 import { committedTo, lockExposure } from '../finance/exposure';
 import { liveConnection } from '../erp/sync';
 import { RECEIVABLE_DOCUMENT_TYPES } from '../erp/document-types';
-import { CreateOperationRequest, type CreateOperationBody, type OperationView, type Pricing } from './model';
+import { CreateOperationRequest, OperationInvoiceInput, type CreateOperationBody, type OperationView, type Pricing } from './model';
 import { actionsToday, allowedActions, holdsInvoices, nextStatus, type OperationAction, type OperationStatus } from './states';
 
 export type { FinanceCaller } from '../finance/caller';
@@ -117,12 +117,12 @@ export class FactoringService {
     const problems = new RequestProblems(CreateOperationRequest, body, { refuseUnknown: true });
     const b = problems.object;
     if (!problems.fields.length || !b || !Array.isArray(b.invoices)) return problems.done();
-    const seller = typeof b.seller_nif === 'string' && !problems.has('seller_nif') ? b.seller_nif : null;
+    const seller = (problems.typedFields(CreateOperationRequest, b, '').seller_nif as string | undefined) ?? null;
     // each invoice judged on its fields that passed the schema (one that failed is left out: its
     // problem is the schema's, and a wrong value must not make others of the same invoice)
     const typed = (b.invoices as unknown[]).slice(0, 200).flatMap((given, index) => {
       if (!isJsonObject(given) || problems.has(`invoices.${index}`)) return [];
-      const kept = Object.fromEntries(Object.entries(given).filter(([k]) => !problems.fields.some((f) => f.path === `invoices.${index}.${k}` || f.path.startsWith(`invoices.${index}.${k}.`))));
+      const kept = problems.typedFields(OperationInvoiceInput, given, `invoices.${index}`);
       // (what the invoice is, and where it is read from: nothing to say of it without them)
       if (typeof kept.number !== 'string' || ('erp' in given && !('erp' in kept))) return [];
       return [{ index, given: kept as CreateOperationBody['invoices'][number] }];

@@ -293,18 +293,19 @@ export class SubjectRequests {
       const ins = t.insuranceSubmissions;
       push('insurance_submissions', await db.select().from(ins).where(and(eq(ins.tenantId, tenantId), eq(ins.env, env), eq(ins.buyerNif, s.nif))));
       // cession notices naming the person as a party (a sole trader as debtor): the parties are in the notice's data
+      // (their parties read first, without the PDFs; the whole rows of those that name the person)
       const cn = t.cessionNotices;
-      const notices: Record<string, unknown>[] = [];
+      const ids: string[] = [];
       for (let after = ''; ; ) {
-        const page = await db.select().from(cn).where(and(eq(cn.tenantId, tenantId), eq(cn.env, env), gt(cn.id, after))).orderBy(asc(cn.id)).limit(500);
+        const page = await db.select({ id: cn.id, data: cn.data }).from(cn).where(and(eq(cn.tenantId, tenantId), eq(cn.env, env), gt(cn.id, after))).orderBy(asc(cn.id)).limit(500);
         for (const row of page) {
           const parties = row.data as Record<string, { nif?: string } | undefined>;
-          if ([parties.debtor, parties.assignor, parties.factor].some((p) => p?.nif === s.nif)) notices.push(row);
+          if ([parties.debtor, parties.assignor, parties.factor].some((p) => p?.nif === s.nif)) ids.push(row.id);
         }
         if (page.length < 500) break;
         after = page[page.length - 1]!.id;
       }
-      push('cession_notices', notices);
+      for (let i = 0; i < ids.length; i += 500) push('cession_notices', await db.select().from(cn).where(inArray(cn.id, ids.slice(i, i + 500))));
     }
     return out;
   }

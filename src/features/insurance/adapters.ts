@@ -1,3 +1,4 @@
+import { money } from '../finance/money';
 import { ApiError } from '../../lib/errors';
 import { isRequestDate, isRfc3339DateTime } from '../../lib/schemas';
 
@@ -48,7 +49,8 @@ export function simulateInsurer(req: InsurerRequest, buyer: BuyerView, today: st
   if (grade === 'D' || grade === 'E' || buyer.limit_cents <= 0) return refused(`buyer risk too high (tier ${buyer.tier})`);
   const cap = grade === 'C' ? floorThousand(Math.min(req.requested_limit_cents, buyer.limit_cents) / 2) : floorThousand(buyer.limit_cents);
   if (req.requested_limit_cents <= cap) return { status: 'full', granted_limit_cents: req.requested_limit_cents, insurer_reference: ref, reasons: [], valid_until: validUntil };
-  if (cap <= 0) return refused('no capacity on this buyer');
+  // (a tier C buyer's half of a small request rounds down to nothing: said as such, not as a full book)
+  if (cap <= 0) return refused(grade === 'C' ? `tier ${buyer.tier}: half of the amount (${money(Math.floor(Math.min(req.requested_limit_cents, buyer.limit_cents) / 2), 'en')}), rounded down to whole thousands of euros, is nothing to cover` : 'no capacity on this buyer');
   return { status: 'partial', granted_limit_cents: cap, insurer_reference: ref, reasons: [grade === 'C' ? `tier ${buyer.tier}: half of the requested amount within the buyer's limit` : `limited to the buyer's credit limit`], valid_until: validUntil };
 }
 

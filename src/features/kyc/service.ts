@@ -160,7 +160,11 @@ export function whoIsIdentified(body: KycBody): Check[] {
         'review',
         `${reps.length ? `no legal representative among the representatives${others.length ? ` (roles not recognised: ${others.join(', ')})` : ''}` : 'no representatives given'}: send who may bind the company, with role manager (gerente), director (administrador) or legal_representative`,
       );
-  const owners = reps.filter((x) => x.role === 'beneficial_owner' || (x.r.ownership_pct ?? 0) > OWNERSHIP_THRESHOLD_PCT);
+  // a beneficial owner is a natural person: a shareholder given with a company's NIF (a holding) is
+  // not one (its own owners are, through it)
+  const natural = (x: (typeof reps)[number]) => x.r.nif === undefined || !isValidNif(x.r.nif) || entityTypeOf(x.r.nif).natural_person;
+  const owners = reps.filter((x) => natural(x) && (x.role === 'beneficial_owner' || (x.r.ownership_pct ?? 0) > OWNERSHIP_THRESHOLD_PCT));
+  const holdings = reps.filter((x) => !natural(x) && (x.role === 'beneficial_owner' || (x.r.ownership_pct ?? 0) > OWNERSHIP_THRESHOLD_PCT));
   const officials = reps.filter((x) => x.role === 'senior_managing_official');
   const ownersCheck = owners.length
     ? mk('beneficial_owners_identified', 'pass', owners.map((x) => named(x.r, x.role)).join('; '))
@@ -173,7 +177,7 @@ export function whoIsIdentified(body: KycBody): Check[] {
       : mk(
           'beneficial_owners_identified',
           'review',
-          'no beneficial owner identified: send each natural person holding more than 25 % of the company, directly or indirectly, or controlling it otherwise, with role beneficial_owner (and ownership_pct); if none qualifies, its senior managing officials with role senior_managing_official (Lei n.º 83/2017; RCBE, Lei n.º 89/2017)',
+          `no beneficial owner identified${holdings.length ? ` (${holdings.map((x) => `${x.r.name}, NIF ${x.r.nif}, is not a natural person: send the natural persons who own or control it`).join('; ')})` : ''}: send each natural person holding more than 25 % of the company, directly or indirectly, or controlling it otherwise, with role beneficial_owner (and ownership_pct); if none qualifies, its senior managing officials with role senior_managing_official (Lei n.º 83/2017; RCBE, Lei n.º 89/2017)`,
         );
   return [legalCheck, ownersCheck];
 }

@@ -6,7 +6,7 @@ import { foldSpaces } from '../../lib/text';
 import { RequestProblems } from '../../lib/request-problems';
 import { normaliseInvoiceNumber } from '../finance/assignment-key';
 import { entityTypeOf } from '../nif/entity-types';
-import { NoticeRequest } from './model';
+import { NOTICE_MAX_INVOICES, NoticeRequest } from './model';
 
 /**
  * What a notice request is judged on before anything is looked up or written: its schema and every
@@ -32,10 +32,25 @@ export const DEBTOR_REFUSED_TYPES: ReadonlySet<string> = new Set(['individual', 
 
 const holder = (nif: string) => `holder type "${entityTypeOf(nif).label_en}"`;
 
-/** the factor's or the assignor's NIF (check digit valid) that is not a legal person's */
-export function legalPersonProblem(path: string, role: 'factor' | 'assignor', nif: string | undefined, whose = ''): FieldError[] {
+/** the factor's NIF (check digit valid) that is not a legal person's */
+export function legalPersonProblem(path: string, role: 'factor', nif: string | undefined, whose = ''): FieldError[] {
   if (nif === undefined || !isValidNif(nif) || LEGAL_PERSON_TYPES.has(entityTypeOf(nif).code)) return [];
   return [{ path, message: `${whose}${holder(nif)}: the ${role} must be a legal person (a NIF starting with 5, 71 or 98)` }];
+}
+
+/**
+ * The assignor's NIF (check digit valid) that may not be one: a legal person, or an individual as a
+ * sole trader said so with `sole_trader: true` (an empresário em nome individual assigns its trade
+ * receivables as a company does); a sole_trader flag that contradicts the NIF.
+ */
+export function assignorProblems(path: string, nif: string | undefined, soleTrader: unknown, flagPath: string, whose = ''): FieldError[] {
+  if (nif === undefined || !isValidNif(nif)) return [];
+  const type = entityTypeOf(nif).code;
+  if (soleTrader === true && type !== 'individual' && type !== 'sole_trader') return [{ path: flagPath, message: `is for an assignor whose NIF is an individual's (starting with 1, 2 or 3): ${nif} has ${holder(nif)}` }];
+  if (type === 'individual' && soleTrader !== true)
+    return [{ path, message: `${whose}${holder(nif)}: an individual is an assignor only as a sole trader (empresário em nome individual) assigning its trade receivables; say so with parties.assignor.sole_trader: true` }];
+  if (type !== 'individual' && type !== 'sole_trader' && !LEGAL_PERSON_TYPES.has(type)) return [{ path, message: `${whose}${holder(nif)}: the assignor must be a legal person (a NIF starting with 5, 71 or 98) or a sole trader` }];
+  return [];
 }
 
 /** the debtor's NIF (check digit valid) that may not be a debtor's, and a sole_trader flag that contradicts it */
@@ -81,14 +96,15 @@ export function requestProblems(body: Json, today: string, prints: (text: string
   // who may be which party (with an operation, its own assignor and debtor once read)
   errors.push(...legalPersonProblem('parties.factor.nif', 'factor', nifOf(factor?.nif)));
   if (!fromOperation) {
-    errors.push(...legalPersonProblem('parties.assignor.nif', 'assignor', nifOf(assignor?.nif)));
+    errors.push(...assignorProblems('parties.assignor.nif', nifOf(assignor?.nif), assignor?.sole_trader, 'parties.assignor.sole_trader'));
     errors.push(...debtorProblems('parties.debtor.nif', nifOf(debtor?.nif), debtor?.sole_trader, 'parties.debtor.sole_trader'));
   }
   // listed with the request's other problems; alone, 422 invalid_iban
   const iban = str(payment?.iban);
   if (iban !== undefined && !isValidIBAN(electronicFormatIBAN(iban) ?? '')) errors.push({ path: 'payment.iban', message: IBAN_FAILS });
   if (!factor) errors.push({ path: 'parties.factor', message: 'the factor (you) is required: name and NIF' });
-  const invoices = Array.isArray(body.invoices) ? body.invoices : [];
+  // (judged on the first NOTICE_MAX_INVOICES + 1: a longer list is the schema's "at most" problem)
+  const invoices = Array.isArray(body.invoices) ? body.invoices.slice(0, NOTICE_MAX_INVOICES + 1) : [];
   if (fromOperation) {
     if (body.invoices !== undefined) errors.push({ path: 'invoices', message: 'comes from the operation: do not give it with operation_id' });
   } else {

@@ -5,12 +5,12 @@ const Party = (what: string) => t.Object({ name: Text(200), nif: NifWithOthers, 
 /** the assignor or the debtor: with operation_id their NIFs are the operation's (given, they must agree) */
 const OperationParty = (what: string) => t.Object({ name: Text(200), nif: t.Optional(NifWithOthers), address: t.Optional(Text(300)) }, { description: `${what}; nif required without operation_id` });
 const IsoDate = RequestDate();
-const SoleTrader = t.Optional(
-  t.Boolean({
-    description:
-      'true: the debtor is an individual entrepreneur (empresário em nome individual) acting in its trade, and its NIF an individual\u2019s (1, 2 or 3), which is refused otherwise; the notice says so beside its name. docs/notice.md',
-  }),
-);
+const SoleTrader = (who: string) =>
+  t.Optional(
+    t.Boolean({
+      description: `true: the ${who} is an individual entrepreneur (empresário em nome individual) acting in its trade, and its NIF an individual\u2019s (1, 2 or 3), which is refused otherwise; the notice says so beside its name. docs/notice.md`,
+    }),
+  );
 
 export const NOTICE_MAX_INVOICES = 500;
 
@@ -21,11 +21,11 @@ export const NoticeRequest = refusesUnknownFieldsDeep(t.Object({
   parties: t.Optional(
     t.Object(
       {
-        assignor: t.Optional(OperationParty('The seller (cedente): a legal person (NIF starting with 5, 71 or 98)')),
+        assignor: t.Optional(t.Object({ ...OperationParty('').properties, sole_trader: SoleTrader('assignor') }, { description: 'The seller (cedente): a legal person (NIF starting with 5, 71 or 98), or an individual as a sole trader (sole_trader); nif required without operation_id' })),
         factor: Party('The factor (cessionário): normally you; a legal person (NIF starting with 5, 71 or 98)'),
         debtor: t.Optional(
           t.Object(
-            { ...OperationParty('').properties, sole_trader: SoleTrader },
+            { ...OperationParty('').properties, sole_trader: SoleTrader('debtor') },
             { description: 'The debtor notified: a company, a public body or another business holder; an individual only as a sole trader (sole_trader); nif required without operation_id' },
           ),
         ),

@@ -14,7 +14,7 @@ export interface Party {
   name: string;
   nif: string;
   address: string | null;
-  /** the debtor is an individual entrepreneur (empresário em nome individual) acting in its trade */
+  /** the party (assignor or debtor) is an individual entrepreneur (empresário em nome individual) acting in its trade */
   sole_trader?: boolean;
 }
 export interface NoticeContent {

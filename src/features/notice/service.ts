@@ -7,7 +7,7 @@ import type { FactoringService } from '../factoring/service';
 import type { NoticeBody, NoticeView } from './model';
 import { noticePdf, type Party } from './pdf';
 import { printsWhole } from '../../lib/pdf-fonts';
-import { debtorProblems, distinctParties, invoiceProblems, legalPersonProblem, noticeProblems, requestProblems, sameName, unprintable } from './checks';
+import { assignorProblems, debtorProblems, distinctParties, invoiceProblems, noticeProblems, requestProblems, sameName, unprintable } from './checks';
 
 type Caller = { tenantId: string; env: string; keyId: string | null; requestId: string | null };
 type Row = AppContext['database']['t']['cessionNotices']['$inferSelect'];
@@ -52,7 +52,7 @@ export class NoticeService {
       differs('parties.assignor.nif', 'seller', op.seller.nif, a?.nif);
       differs('parties.assignor.name', 'seller\'s name', op.seller.name, a?.name);
       debtor = { nif: d.nif, name: d.name || (given?.name ?? ''), address: d.address ?? given?.address ?? null, ...(given?.sole_trader ? { sole_trader: true } : {}) };
-      assignor = { nif: op.seller.nif, name: op.seller.name || (a?.name ?? ''), address: op.seller.address ?? a?.address ?? null };
+      assignor = { nif: op.seller.nif, name: op.seller.name || (a?.name ?? ''), address: op.seller.address ?? a?.address ?? null, ...(a?.sole_trader ? { sole_trader: true } : {}) };
       invoices = op.invoices.filter((i) => i.debtor_nif === debtorNif).map(({ debtor_nif: _d, ...i }) => ({ ...i, atcud: i.atcud ?? undefined }));
       contract ??= op.contract_reference;
       if (!debtor.name) errors.push({ path: 'parties.debtor.name', message: 'the operation has no name for this debtor: give it' });
@@ -60,7 +60,7 @@ export class NoticeService {
       // the operation's parties are judged as given ones are: its seller a legal person, its debtor
       // a business (a sole trader said so); named where the request names them, else on operation_id
       const named = (path: string, value: unknown) => (value !== undefined ? path : 'operation_id');
-      if (!errors.some((e) => e.path === 'parties.assignor.nif')) errors.push(...legalPersonProblem(named('parties.assignor.nif', a?.nif), 'assignor', assignor.nif, a?.nif === undefined ? `the operation's seller ${assignor.nif}: ` : ''));
+      if (!errors.some((e) => e.path === 'parties.assignor.nif')) errors.push(...assignorProblems(named('parties.assignor.nif', a?.nif), assignor.nif, a?.sole_trader, 'parties.assignor.sole_trader', a?.nif === undefined ? `the operation's seller ${assignor.nif}: ` : ''));
       if (!errors.some((e) => e.path === 'parties.debtor.nif'))
         errors.push(...debtorProblems(body.debtor_nif !== undefined ? 'debtor_nif' : named('parties.debtor.nif', given?.nif), debtor.nif, given?.sole_trader, 'parties.debtor.sole_trader', body.debtor_nif === undefined && given?.nif === undefined ? `the operation's debtor ${debtor.nif}: ` : ''));
       errors.push(...invoiceProblems(invoices, { repeats: false }));
@@ -80,7 +80,7 @@ export class NoticeService {
       if (errors.length) throw noticeProblems(errors, body.payment.iban);
     } else {
       const [a, d] = [body.parties!.assignor!, body.parties!.debtor!];
-      assignor = { name: a.name, nif: a.nif!, address: a.address ?? null };
+      assignor = { name: a.name, nif: a.nif!, address: a.address ?? null, ...(a.sole_trader ? { sole_trader: true } : {}) };
       debtor = { name: d.name, nif: d.nif!, address: d.address ?? null, ...(d.sole_trader ? { sole_trader: true } : {}) };
     }
     const factor = { ...body.parties!.factor, address: body.parties!.factor.address ?? null };

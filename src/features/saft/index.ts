@@ -6,7 +6,7 @@ import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
 import { ApiError, validationError } from '../../lib/errors';
 import { binaryBodies, type StreamBody } from '../../plugins/http-errors';
-import { parseSaft, type SaftDocument, type SaftResult } from './parser';
+import { MAX_AMOUNT, parseSaft, type SaftDocument, type SaftResult } from './parser';
 import type { Database, Db } from '../../db/client';
 import { and, eq, getTableColumns, getTableName, inArray, isNull, lt, or, sql, type Column, type Table } from 'drizzle-orm';
 import { Int, VISIBLE_TEXT_MESSAGE } from '../../lib/schemas';
@@ -100,7 +100,9 @@ class RefuseImport extends Error {
   }
 }
 
-const cents = (x: number) => Math.round(x * 100);
+// an amount the parse refuses (not a decimal, or beyond MAX_AMOUNT: the file is then invalid and its
+// import rolled back) is stored as 0 meanwhile, so the database never refuses a row of the file
+const cents = (x: number) => (Number.isFinite(x) && Math.abs(x) < MAX_AMOUNT ? Math.round(x * 100) : 0);
 
 /**
  * The wall clock of a zone, as Date#toLocaleString('en-US', { timeZone }) writes it (its default

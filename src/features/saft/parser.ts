@@ -93,6 +93,8 @@ const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 const MAX_DEPTH = 64;
 class TooDeep extends Error {}
 /** a total is the rounded sum of amounts that may carry more decimals: it may differ from their sum by up to a cent */
+/** the largest document total read as an amount: its cents stay exact integers (below 2^53) */
+export const MAX_AMOUNT = 1e13;
 const CENT = 0.01 + 1e-9;
 /** SAF-T's decimal, the XSD's xs:decimal: a point, no thousands separator ("14918.71", ".359"; not "14.918,71") */
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
@@ -432,6 +434,8 @@ export async function parseSaft(
       const text = d.fields[f];
       if (!text) continue; // document_field_missing says so
       if (!/^-?\d+(\.\d+)?$/.test(text)) add('error', 'document_totals', `${where}: ${f} ${text} is not a decimal amount`, where, d.line);
+      // (cents of a larger one are no exact number, and no database column holds them)
+      else if (Math.abs(Number(text)) >= MAX_AMOUNT) add('error', 'document_totals', `${where}: ${f} ${text} is beyond any document's amount (at most ${MAX_AMOUNT.toExponential()} in absolute value)`, where, d.line);
       else amounts[f] = Number(text);
     }
     const { NetTotal: net, TaxPayable: tax, GrossTotal: gross } = amounts;
