@@ -116,7 +116,7 @@ describe('POST /v1/invoice/extract: limits and damaged files', () => {
     const encrypted = new Uint8Array(locked.saveToBuffer('encrypt=aes-256,user-password=secret,owner-password=owner').asUint8Array());
     expect(expectError(await send(encrypted, 'application/pdf'), 422, 'image_unreadable').message).toBe('The PDF is protected by a password.');
     const none = new Uint8Array(new mupdf.PDFDocument().saveToBuffer('').asUint8Array());
-    expect(expectError(await send(none, 'application/pdf'), 422, 'image_unreadable').message).toBe('The PDF has no pages.');
+    expect(expectError(await send(none, 'application/pdf'), 422, 'image_unreadable').message).toBe('The PDF has no page that can be read: it is empty, or damaged or cut short.');
   });
 
   test('a PNG declaring 20 000 × 20 000 pixels is refused from its header, before decoding (was 4.8 s and 1.5 GB)', async () => {

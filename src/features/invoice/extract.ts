@@ -170,7 +170,7 @@ export async function pdfPagesAsPng(bytes: Uint8Array, maxPages = MAX_PDF_PAGES)
     } catch {
       throw unreadable('The PDF could not be opened: its page tree is damaged.');
     }
-    if (n < 1) throw unreadable('The PDF has no pages.');
+    if (n < 1) throw unreadable('The PDF has no page that can be read: it is empty, or damaged or cut short.');
     const share = MAX_PIXELS / n;
     for (let i = 0; i < n; i++) {
       let page;
