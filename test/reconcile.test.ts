@@ -286,6 +286,18 @@ describe('POST /v1/reconcile', () => {
   afterAll(() => h.close());
   const post = (body: unknown, k = key) => h.json('POST', '/v1/reconcile', { key: k, body });
 
+  test("each match's difference: a fee short of the invoice, a partial payment, an overpayment", async () => {
+    const invoice = { id: 'i1', number: 'FT 2026/17', customer_name: 'Metalúrgica do Vouga, Lda.', issue_date: '2026-02-01', due_date: '2026-03-03', amount_open: 100 };
+    const fee = await post({ transactions: [{ id: 't1', date: '2026-03-02', amount: 98.5, description: 'TRF FT 2026/17' }], invoices: [invoice] });
+    expect(fee.body.matches).toEqual([expect.objectContaining({ transaction_ids: ['t1'], amount: 98.5, difference: -1.5 })]);
+    const parts = await post({
+      transactions: ['t1', 't2', 't3'].map((id, i) => ({ id, date: `2026-03-0${i + 2}`, amount: 40, description: 'PAG FT 2026/17' })),
+      invoices: [invoice],
+    });
+    expect(parts.body.matches.map((m: { difference: number }) => m.difference)).toEqual([-60, -20, 20]);
+    expect(parts.body.summary.amount_matched).toBe(120);
+  });
+
   test('inline data: euros in, matches out', async () => {
     const r = await post({
       transactions: [{ id: 't1', date: '2026-03-02', amount: 123, description: 'TRF FT 2026/17 METALURGICA', counterparty: 'METALURGICA DO VOUGA' }, { id: 't2', date: '2026-03-03', amount: -50, description: 'COMISSAO' }],

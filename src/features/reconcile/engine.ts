@@ -47,6 +47,8 @@ export interface ReconMatch {
   transaction_ids: string[];
   invoice_ids: string[];
   amount_cents: number;
+  /** the payment less what its invoices had open: < 0 short (a fee within the tolerance, or a partial payment), > 0 over */
+  difference_cents: number;
   confidence: number;
   rule: Rule;
   explanation: string;
@@ -359,13 +361,14 @@ function* steps(transactions: BankTransaction[], invoices: OpenInvoice[], option
   };
   const allocate = (x: Txn, list: Inv[], rule: Rule, confidence: number, explanation: string) => {
     let left = x.t.amount_cents;
+    const owed = list.reduce((sum, i) => sum + i.open, 0);
     for (const i of list) {
       const take = Math.min(left, i.open);
       i.open -= take;
       left -= take;
       i.matched = true;
     }
-    matches.push({ transaction_ids: [x.t.id], invoice_ids: list.map((i) => i.i.id), amount_cents: x.t.amount_cents, confidence, rule, explanation });
+    matches.push({ transaction_ids: [x.t.id], invoice_ids: list.map((i) => i.i.id), amount_cents: x.t.amount_cents, difference_cents: x.t.amount_cents - owed, confidence, rule, explanation });
     x.matched = true;
   };
   /** days the payment precedes the invoice's date (≤ 0: on or after it) */

@@ -85,7 +85,7 @@ export function reconcileRoutes(ctx: AppContext) {
         });
         ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'reconcile' });
         return {
-          matches: r.matches.map(({ amount_cents, ...m }) => ({ ...m, amount: amount_cents / 100 })),
+          matches: r.matches.map(({ amount_cents, difference_cents, ...m }) => ({ ...m, amount: amount_cents / 100, difference: difference_cents / 100 })),
           unmatched_transactions: r.unmatched_transactions,
           unmatched_invoices: r.unmatched_invoices,
           partially_paid_invoices: r.partially_paid_invoices.map((p) => ({ invoice_id: p.invoice_id, paid: p.paid_cents / 100, remaining: p.remaining_cents / 100 })),

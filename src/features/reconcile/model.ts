@@ -55,6 +55,7 @@ export const ReconcileResponse = t.Object({
       transaction_ids: t.Array(t.String()),
       invoice_ids: t.Array(t.String()),
       amount: t.Number(),
+      difference: t.Number({ description: 'the payment less what its invoices had open before it, in euros: below 0 it fell short (a bank fee within fee_tolerance, or a partial payment: see partially_paid_invoices), above 0 it paid more' }),
       confidence: t.Number({ minimum: 0, maximum: 1 }),
       rule: t.Union([t.Literal('reference'), t.Literal('sequence'), t.Literal('amount_date'), t.Literal('combination'), t.Literal('partial')]),
       explanation: t.String(),
