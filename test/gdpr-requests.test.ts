@@ -160,6 +160,19 @@ describe('POST /v1/gdpr/request', () => {
     expect((await db.select().from(tb.esgAssessments).where(eq(tb.esgAssessments.tenantId, t.tenant_id))).length).toBe(1);
   });
 
+  test('erasure ends the monitoring of the person\'s screenings (kept as evidence, not screened again); others stay monitored', async () => {
+    const t = await h.tenant();
+    const { db, t: tb } = h.ctx.database;
+    const now = h.ctx.clock.now();
+    const screening = (name: string) => ({ id: `scr_${Bun.randomUUIDv7()}`, tenantId: t.tenant_id, env: 'sandbox', name, status: 'clear', topScore: 0, customerReference: 'onb-1', monitor: true, response: JSON.stringify({ status: 'clear', name }), createdAt: now });
+    const [mine, theirs] = [screening('Joana Maria Vasconcelos'), screening('Rui Sousa')];
+    await db.insert(tb.amlScreenings).values([mine, theirs]);
+    const erased = await settled(t.api_key, (await post(t.api_key, { type: 'erasure', subject: { name: 'Joana Maria Vasconcelos' } })).body.request_id);
+    expect(erased.actions).toContainEqual({ category: 'aml_screenings', action: expect.stringContaining('monitoring ended'), count: 1 });
+    const rows = await db.select({ id: tb.amlScreenings.id, monitor: tb.amlScreenings.monitor }).from(tb.amlScreenings).where(eq(tb.amlScreenings.tenantId, t.tenant_id));
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.monitor]))).toEqual({ [mine.id]: false, [theirs.id]: true });
+  });
+
   test("a sole trader's cession notice (the person as debtor): in an access bundle; erasure keeps it, listed with why", async () => {
     const t = await h.tenant();
     const notice = await h.json('POST', '/v1/notice/cession', {

@@ -199,6 +199,30 @@ describe('beneficial owners and legal representatives (Lei n.º 83/2017; RCBE, L
     expect(checkOf(control.body, 'beneficial_owners_identified').detail).toBe('Pedro Nuno Marques (beneficial_owner, 10 %)');
   });
 
+  test('an organisation among the representatives is screened as one: a listed company as shareholder fails the verification', async () => {
+    const r = await verify({ nif: '599000015', representatives: [manager, { name: 'Tanchon Commercial Bank', nif: '500000000', role: 'beneficial_owner', ownership_pct: 60 }] });
+    const screened = r.body.checks.find((c: any) => c.check === 'sanctions_screening' && c.subject === 'Tanchon Commercial Bank');
+    expect(screened).toMatchObject({ result: 'fail', detail: expect.stringMatching(/^match: un KPe\.003/) });
+    expect(r.body.outcome).toBe('fail');
+    // by its name alone (no NIF): a company form says it is one
+    const byName = await verify({ nif: '599000015', representatives: [manager, { name: 'Tanchon Commercial Bank, S.A.', role: 'shareholder', ownership_pct: 60 }] });
+    expect(byName.body.outcome).toBe('fail');
+  });
+
+  test('a holding named as one (SGPS, S.A.) without a NIF is no beneficial owner; nor does the senior-managing-official fallback pass beside it', async () => {
+    const holding = { name: 'Alfa Holdings SGPS, S.A.', role: 'beneficial_owner', ownership_pct: 100 };
+    const r = await verify({ nif: '599000015', representatives: [manager, holding] });
+    expect(checkOf(r.body, 'beneficial_owners_identified')).toMatchObject({ result: 'review', detail: expect.stringContaining('Alfa Holdings SGPS, S.A.') });
+    expect(r.body.outcome).toBe('review');
+    const fallback = await verify({ nif: '599000015', representatives: [manager, holding, { name: 'Rui Sousa', role: 'smo' }] });
+    expect(checkOf(fallback.body, 'beneficial_owners_identified')).toMatchObject({ result: 'review', detail: expect.stringContaining('send the natural persons who own or control it') });
+  });
+
+  test('feminine Portuguese role words are the same roles (administradora, sócia-gerente)', async () => {
+    for (const role of ['Administradora', 'Sócia-Gerente', 'administradora única'])
+      expect(resultOf((await verify({ nif: '599000015', representatives: [{ ...manager, role }, owner] })).body, 'legal_representatives_identified')).toBe('pass');
+  });
+
   test("a shareholder given with a company's NIF (a holding) is no beneficial owner: review, naming it and asking for its owners", async () => {
     const r = await verify({ nif: '599000015', representatives: [manager, { name: 'Holding Exemplo, SGPS, S.A.', nif: '599000023', role: 'shareholder', ownership_pct: 80 }] });
     expect(r.body.outcome).toBe('review');

@@ -74,6 +74,15 @@ function joinSpeltForms(all: string[]): string[] {
   return out;
 }
 
+/** words only the names of organisations carry (beside the company forms) */
+const ORGANISATION_WORDS = new Set(['sgps', 'holding', 'holdings', 'bank', 'banco', 'trust', 'fund', 'fundo', 'foundation', 'fundacao', 'association', 'associacao', 'cooperativa', 'group', 'grupo', 'sociedade', 'company', 'companhia']);
+
+/** Whether a name is an organisation's by its words: a company form (Lda, S.A., GmbH…) or a word such as SGPS, Holding or Bank. */
+export function namesAnOrganisation(name: string): boolean {
+  const base = anyAscii(name).toLowerCase().replace(/\bl\.da\b/g, 'lda').replace(/[^a-z0-9]+/g, ' ').trim();
+  return joinSpeltForms(base ? base.split(' ') : []).some((t) => COMPANY_FORMS.has(t) || ORGANISATION_WORDS.has(t));
+}
+
 /** Whether a name's tokens say enough to screen by: at least two letters or digits in all. */
 export const screenable = (t: string[]) => t.reduce((n, token) => n + token.length, 0) >= 2;
 

@@ -362,6 +362,11 @@ export class SubjectRequests {
           const list = ids(category);
           if (!list.length) continue;
           await tx.update(table).set({ retainUntil }).where(and(inArray(table.id, list), isNull(table.retainUntil)));
+          // kept as evidence, no longer processed: the person's monitored screenings stop being re-screened
+          if (category === 'aml_screenings') {
+            const stopped = await tx.update(t.amlScreenings).set({ monitor: false }).where(and(inArray(t.amlScreenings.id, list), eq(t.amlScreenings.monitor, true))).returning({ id: t.amlScreenings.id });
+            if (stopped.length) actions.push({ category: 'aml_screenings', action: 'monitoring ended (the screenings are kept as AML evidence, not screened again)', count: stopped.length });
+          }
           retained.push({ category, count: list.length, reason: `anti-money-laundering record (${LEGAL_BASIS_LAW}): kept ${RETENTION_YEARS} years, then deleted`, retain_until: retainUntil.toISOString() });
         }
         // earlier access bundles are copies of what this erasure removes: deleted with it (a bundle

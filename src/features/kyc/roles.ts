@@ -24,9 +24,15 @@ const ALIASES: Record<string, KycRole> = {
   // the management body, who bind the company (CSC art. 252.º and 405.º)
   gerente: 'manager',
   socio_gerente: 'manager',
+  socia_gerente: 'manager',
   managing_partner: 'manager',
   administrador: 'director',
+  administradora: 'director',
   administrador_unico: 'director',
+  administradora_unica: 'director',
+  presidente_do_conselho_de_administracao: 'director',
+  // ("diretor" is not among them: in Portuguese companies a diretor is an employee, with powers only
+  // when a mandate gives them, not a member of the body that binds the company)
   administrator: 'director',
   board_member: 'director',
   managing_director: 'director',

@@ -7,6 +7,7 @@ import type { ScoreCaller, ScoreService } from '../score/service';
 import type { AmlService } from '../aml/service';
 import type { KnownSources, NifService } from '../nif/service';
 import { entityTypeOf } from '../nif/entity-types';
+import { namesAnOrganisation } from '../aml/matcher';
 import type { KycResponseBody } from './model';
 import { LEGAL_REPRESENTATIVE_ROLES, OWNERSHIP_THRESHOLD_PCT, roleOf } from './roles';
 
@@ -104,7 +105,10 @@ export class KycService {
         else if (type.code === 'unassigned' || type.code === 'final_consumer') add('representative_nif_valid', r.name, 'fail', `NIF ${r.nif}: not a holder's number: ${type.label_en}`);
         else add('representative_nif_valid', r.name, type.natural_person ? 'pass' : 'review', `NIF ${r.nif}: holder type: ${type.label_en}`);
       }
-      await screenOne(r.name, { name: r.name, type: 'person', birth_date: r.birth_date, nationality: r.nationality }, `representatives.${i}.name`);
+      // an organisation declared among them (a corporate shareholder or director) is screened as one:
+      // as a person its exact listed name lost the type's weight and stayed a potential match
+      if (isOrganisation(r)) await screenOne(r.name, { name: r.name, type: 'organisation', ...(r.nationality ? { country: r.nationality } : {}) }, `representatives.${i}.name`);
+      else await screenOne(r.name, { name: r.name, type: 'person', birth_date: r.birth_date, nationality: r.nationality }, `representatives.${i}.name`);
     }
 
     checks.push(legalCheck);
@@ -148,6 +152,15 @@ const named = (r: KycBody['representatives'][number], role: string | null) => `$
  * 25 %; when no natural person qualifies, the law's fallback is the senior managing officials, which
  * the caller states with role senior_managing_official (docs/kyc.md).
  */
+/**
+ * A representative that is an organisation, not a natural person: by its NIF when given (a valid one
+ * whose holder type is not a natural person's), else by its name (a company form, SGPS, Holding…).
+ */
+export function isOrganisation(r: { name: string; nif?: string }): boolean {
+  if (r.nif !== undefined && isValidNif(r.nif)) return !entityTypeOf(r.nif).natural_person;
+  return namesAnOrganisation(r.name);
+}
+
 export function whoIsIdentified(body: KycBody): Check[] {
   const reps = body.representatives.map((r) => ({ r, role: roleOf(r.role) }));
   const mk = (check: string, result: Check['result'], detail: string): Check => ({ check, subject: body.nif, result, detail });
@@ -160,15 +173,16 @@ export function whoIsIdentified(body: KycBody): Check[] {
         'review',
         `${reps.length ? `no legal representative among the representatives${others.length ? ` (roles not recognised: ${others.join(', ')})` : ''}` : 'no representatives given'}: send who may bind the company, with role manager (gerente), director (administrador) or legal_representative`,
       );
-  // a beneficial owner is a natural person: a shareholder given with a company's NIF (a holding) is
-  // not one (its own owners are, through it)
-  const natural = (x: (typeof reps)[number]) => x.r.nif === undefined || !isValidNif(x.r.nif) || entityTypeOf(x.r.nif).natural_person;
+  // a beneficial owner is a natural person: a shareholder given with a company's NIF or name (a
+  // holding) is not one (its own owners are, through it)
+  const natural = (x: (typeof reps)[number]) => !isOrganisation(x.r);
   const owners = reps.filter((x) => natural(x) && (x.role === 'beneficial_owner' || (x.r.ownership_pct ?? 0) > OWNERSHIP_THRESHOLD_PCT));
   const holdings = reps.filter((x) => !natural(x) && (x.role === 'beneficial_owner' || (x.r.ownership_pct ?? 0) > OWNERSHIP_THRESHOLD_PCT));
   const officials = reps.filter((x) => x.role === 'senior_managing_official');
   const ownersCheck = owners.length
     ? mk('beneficial_owners_identified', 'pass', owners.map((x) => named(x.r, x.role)).join('; '))
-    : officials.length
+    : // the law's fallback only when no natural person qualifies: a declared corporate owner has some behind it
+      officials.length && !holdings.length
       ? mk(
           'beneficial_owners_identified',
           'pass',
