@@ -303,10 +303,11 @@ describe('double assignment, lifecycle, events, audit', () => {
     const k = t.api_key;
     const op = (await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('O 1/1', TIER_A, 100_000, '2026-12-01'), inv('O 1/2', TIER_A, 100_000, '2027-01-21')] }, k)).body;
     expect(op.allowed_actions).toEqual(['fund', 'cancel']);
-    // due today is still fundable (as it was assignable); funded first: the key then runs at a later clock
-    const today = (await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('O 2/1', TIER_A, 100_000, '2026-11-22')] }, k)).body;
-    expect((await act(today.operation_id, 'fund', {}, k)).body.status).toBe('funded');
-    h.clock.advance(10 * 86_400_000); // 2026-12-02: O 1/1 fell due yesterday
+    // an invoice assigned before its due date is still fundable on it (a new one due today is not assigned)
+    const tomorrow = (await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('O 2/1', TIER_A, 100_000, '2026-11-23')] }, k)).body;
+    h.clock.advance(86_400_000); // 2026-11-23: O 2/1 falls due today
+    expect((await act(tomorrow.operation_id, 'fund', {}, k)).body.status).toBe('funded');
+    h.clock.advance(9 * 86_400_000); // 2026-12-02: O 1/1 fell due yesterday
     try {
       const refused = expectError(await act(op.operation_id, 'fund', {}, k), 409, 'invalid_transition');
       expect(refused.message).toContain('invoice O 1/1 fell due on 2026-12-01');

@@ -69,6 +69,11 @@ describe('POST /v1/factoring/operation', () => {
     }
   });
 
+  test('an invoice due today is refused as confirming refuses one (nothing to advance), with its own message', async () => {
+    const b = expectError(await create({ seller_nif: SELLER, modality: 'recourse', invoices: [inv('FT 9/9', { due_date: '2026-11-22' })] }), 422, 'validation_failed');
+    expect(b.fields).toEqual([{ path: 'invoices.0.due_date', message: 'is today: there is nothing to advance on an invoice due today' }]);
+  });
+
   test('a request without problems is created as before', async () => {
     const r = await create({ seller_nif: SELLER, modality: 'recourse', advance_rate_bps: 5000, auto_approve: false, invoices: [inv('FT 9/7')] });
     expect(r.status).toBe(201);

@@ -210,7 +210,7 @@ export class FactoringService {
       if (amount != null && !(amount > 0)) errors.push({ path: at('amount_cents'), message: 'must be above 0' });
       if (issued != null && issued > today) errors.push({ path: at('issue_date'), message: 'is in the future' });
       if (due != null && issued != null && due < issued) errors.push({ path: at('due_date'), message: 'is before the issue date' });
-      else if (due != null && due < today) errors.push({ path: at('due_date'), message: 'has passed: an overdue invoice cannot be assigned' });
+      else if (due != null && due <= today) errors.push({ path: at('due_date'), message: due < today ? 'has passed: an overdue invoice cannot be assigned' : 'is today: there is nothing to advance on an invoice due today' });
       // factoring buys short-term trade receivables (DL 171/95): a due date years away was priced
       // at a discount many times the invoice
       else if (due != null && (daysBetween(today, due) > MAX_TERM_DAYS || (issued != null && daysBetween(issued, due) > MAX_TERM_DAYS)))
