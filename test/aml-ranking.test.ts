@@ -259,7 +259,8 @@ describe('the query found whole within a longer list name ranks above a name pai
       ['Chairman', {}, ['CDi.022', 0.9], 'potential_match'], // a low-quality alias
       ['Hassan', {}, ['IQi.061', 0.9], 'potential_match'], // one word
       ['Ali Mohammed', {}, ['CFi.010', 0.95], 'potential_match'], // common names only
-      ['Ahmed Mahamud Hassan', {}, ['CDi.040', 0.975], 'match'], // "mahamud" against the list's "MAHMOUD": near-same, no part left over
+      ['Ahmed Mahamud Hassan', {}, ['CDi.040', 0.95], 'potential_match'], // "mahamud" against the list's "MAHMOUD": near-same, no part left over; its identical tokens all common words, so a potential match alone (was a match, 0.975)
+      ['Ahmed Mahamud Hassan', { birth_date: '1950' }, ['CDi.040', 0.85], 'potential_match'], // its birth date disagreeing: the near spelling of a name holding a rare token is reviewed
       ['Ahmed Mahamud Aliyani', {}, ['CDi.040', 0.938], 'potential_match'], // found whole, one part left over: the paired score, above the floor
       ['Saddam Hussein Tikriti', {}, ['IQi.001', 0.964], 'potential_match'], // only the article left over: as before
       ['João Gonçalves Silva', { type: 'person' }, null, 'clear'],

@@ -5,6 +5,7 @@ import * as mupdf from 'mupdf';
 import { CsrdReport } from '../src/features/csrd/model';
 import { BASIC_MODULE, COMPREHENSIVE_DATAPOINTS, formatNumber, indicatorRows, mapDisclosures, sdgLinks, SDG_TARGETS } from '../src/features/csrd/mapping';
 import { renderReportPdf } from '../src/features/csrd/pdf';
+import { acceptsReport } from '../src/features/csrd/index';
 import { preferredDocument, wantsPdf } from '../src/lib/accept';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
 import { INDICATORS } from '../src/features/esg/questionnaire';
@@ -274,17 +275,42 @@ describe('the PDF', () => {
       }
   });
 
-  test('a name too long for the cover or the footer is cut with an ellipsis; the footer keeps the report id on every page', async () => {
-    const long = 'Sociedade de Transformação Metalúrgica e Comércio Internacional de Componentes Industriais para a Indústria Automóvel do Norte e Centro, S.A.';
-    const r = await pdfCall('POST', '/v1/csrd/report', { body: { nif: '505201348', company: { ...COMPANY, name: long } } });
-    expect(r.res.status).toBe(201);
-    const id = r.res.headers.get('x-report-id')!;
-    const { pages } = pdfText(r.bytes);
-    expect(pages[0]).toContain('…');
-    expect(pages[0]).not.toContain('Centro, S.A.');
-    for (const page of pages) {
-      expect(page).toContain(id);
-      expect(page).toContain('VSME · Sociedade de Transformação');
+  test('a long company name is printed in full on the cover, wrapped (a word wider than the page broken); the footer keeps it short and the report id on every page; no text leaves the page', async () => {
+    /** every text line's box on each page (mupdf's structured text, points) */
+    const lineBoxes = (bytes: Uint8Array) => {
+      const doc = mupdf.Document.openDocument(bytes, 'application/pdf');
+      const out: { page: number; text: string; x: number; y: number; w: number; h: number }[] = [];
+      for (let i = 0; i < doc.countPages(); i++) {
+        const st = JSON.parse(doc.loadPage(i).toStructuredText('preserve-whitespace').asJSON()) as { blocks: { lines?: { text: string; bbox: { x: number; y: number; w: number; h: number } }[] }[] };
+        for (const b of st.blocks) for (const l of b.lines ?? []) out.push({ page: i, text: l.text, ...l.bbox });
+      }
+      return out;
+    };
+    const long = 'Sociedade Agrícola e Comercial de Vinhos do Douro e Trás-os-Montes, Produção, Engarrafamento e Distribuição Internacional, S.A.';
+    expect(long.length).toBe(127);
+    const oneWord = 'W'.repeat(150); // the widest letter, as one word: broken over lines
+    const longest = 'Sociedade '.repeat(20); // 200 characters, the schema's most
+    for (const name of [long, oneWord, longest.trim()]) {
+      const r = await pdfCall('POST', '/v1/csrd/report', { body: { nif: '505201348', company: { ...COMPANY, name } } });
+      expect(r.res.status).toBe(201);
+      const id = r.res.headers.get('x-report-id')!;
+      const { pages } = pdfText(r.bytes);
+      // the cover holds the full name (its lines joined), before the NIF row
+      const cover = pages[0]!;
+      expect(squash(cover.slice(0, cover.indexOf('NIF')))).toContain(squash(name));
+      for (const page of pages) {
+        expect(page).toContain(id);
+        expect(page).toContain(`VSME · ${name.slice(0, 12)}`);
+      }
+      // as a person sees it: every line of text lies within the page
+      const boxes = lineBoxes(r.bytes);
+      expect(boxes.length).toBeGreaterThan(50);
+      for (const b of boxes) {
+        expect(b.x, `${b.text} (page ${b.page + 1})`).toBeGreaterThanOrEqual(0);
+        expect(b.x + b.w, `${b.text} (page ${b.page + 1})`).toBeLessThanOrEqual(595.28);
+        expect(b.y).toBeGreaterThanOrEqual(0);
+        expect(b.y + b.h).toBeLessThanOrEqual(841.89);
+      }
     }
   });
 
@@ -403,6 +429,42 @@ describe('POST /v1/csrd/report — errors', () => {
     expectError(await report({ nif: '505201349' }), 422, 'invalid_nif');
     expect(expectError(await report({ nif: '12345' }), 422, 'validation_failed').fields.map((f: any) => f.path)).toEqual(['nif']);
     expect(expectError(await report([1]), 422, 'validation_failed').fields).toEqual([{ path: '(body)', message: 'must be a JSON object' }]);
+  });
+
+  test('fields the request does not have are refused at any depth (422, "is not a field of this request"); /openapi.json says additionalProperties: false', async () => {
+    const id = await assess(ESG_EXAMPLES.developing_manufacturer);
+    const b = expectError(await report({ assessment_id: id, company: { vat: 'x', turnover: 2130000 }, reporting_period: { start: '2026-01-01', end: '2026-12-31', year: 2026 }, lang: 'en' }), 422, 'validation_failed');
+    expect(b.fields).toEqual(expect.arrayContaining([
+      { path: 'company.vat', message: 'is not a field of this request' },
+      { path: 'company.turnover', message: 'is not a field of this request' },
+      { path: 'reporting_period.year', message: 'is not a field of this request' },
+      { path: 'lang', message: 'is not a field of this request' },
+    ]));
+    expect(b.fields).toHaveLength(4);
+    // beside a real problem, too
+    const both = expectError(await report({ assessment_id: id, company: { vat: 'x', employees: -1 } }), 422, 'validation_failed');
+    expect(both.fields).toContainEqual({ path: 'company.vat', message: 'is not a field of this request' });
+    expect(both.fields.some((f: any) => f.path === 'company.employees')).toBe(true);
+    const doc = (await h.json('GET', '/openapi.json')).body;
+    const schema = doc.paths['/v1/csrd/report'].post.requestBody.content['application/json'].schema;
+    const resolve = (x: any) => (x.$ref ? doc.components.schemas[x.$ref.split('/').pop()] : x);
+    const body = resolve(schema);
+    expect(body.additionalProperties).toBe(false);
+    expect(resolve(body.properties.company).additionalProperties).toBe(false);
+    expect(resolve(body.properties.reporting_period).additionalProperties).toBe(false);
+  });
+
+  test('an Accept naming neither JSON nor the PDF (nor */*) is 406 not_acceptable, and no report is made', async () => {
+    const id = await assess(ESG_EXAMPLES.developing_manufacturer);
+    for (const accept of ['text/html', 'text/html, image/png', 'application/json;q=0, text/html']) {
+      const r = await report({ assessment_id: id }, { headers: { accept } });
+      const b = expectError(r, 406, 'not_acceptable');
+      expect(b.message).toContain('application/json');
+    }
+    for (const accept of ['text/html, */*;q=0.1', 'application/json', 'application/*', '*/*']) expect((await report({ assessment_id: id }, { headers: { accept } })).status).toBe(201);
+    expect(acceptsReport(undefined)).toBe(true);
+    expect(acceptsReport('application/pdf')).toBe(true);
+    expect(acceptsReport('text/html')).toBe(false);
   });
 
   test('GET an unknown report → 404', async () => {

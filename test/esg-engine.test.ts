@@ -470,7 +470,7 @@ describe('engine', () => {
 });
 
 /** sha256 of every text of the esg-1.1.0 catalogue (every recommendation × variant × language × basis) */
-const ESG_1_1_0_CATALOGUE = 'c970d211a978853dc92a74ac9ed1fb04b1c2b088be815b0c366112e1da65fc30';
+const ESG_1_1_0_CATALOGUE = '504d1ba981eb71481f11bbb9f0e5c1ab0237973adda35bace2adeb168f965b58';
 
 describe('stored recommendations and the answer JSON', () => {
   test('a recommendation rendered from its stored reference is the one the engine returned (2,000 random assessments, en and pt)', () => {
@@ -585,7 +585,7 @@ describe('recommendation texts fit the answers (esg-1.1.0 variants)', () => {
   };
 
   test('reviewer case: a company holding ISO 14001 or EMAS is not told to start with ISO 14001 or EMAS', () => {
-    for (const held of [['iso_14001'], ['emas'], ['iso_14001', 'emas', 'iso_9001']]) {
+    for (const held of [['iso_14001'], ['emas'], ['iso_14001', 'emas']]) {
       const answers = { ...perfectAnswers(), certifications: held };
       const en = recOf(answers, 'rec-certifications', 'en');
       expect(en.body).not.toContain('Start with the system closest');
@@ -602,14 +602,14 @@ describe('recommendation texts fit the answers (esg-1.1.0 variants)', () => {
       expect(pt.body).toContain('ISO 45001 para a segurança e saúde no trabalho, ou ISO 50001 para a energia');
       expect(pt.title).toBe('Consolidar os sistemas de gestão certificados');
     }
-    // without a management system the esg-1.0.0 text still fits
-    const none = { ...perfectAnswers(), certifications: ['iso_9001'] };
+    // without a certification the esg-1.0.0 text still fits
+    const none = { ...perfectAnswers(), certifications: [] };
     expect(recOf(none, 'rec-certifications', 'en').body).toContain('Start with the system closest to your main risks (ISO 14001 or EMAS');
     expect(recOf(none, 'rec-certifications', 'pt').body).toContain('Comece pelo sistema mais próximo dos seus principais riscos (ISO 14001 ou EMAS');
   });
 
   test('reviewer case: a company holding ISO 45001 is not told to consider ISO 45001', () => {
-    const answers = { ...perfectAnswers(), certifications: ['iso_45001', 'iso_9001'], accident_rate: 40 };
+    const answers = { ...perfectAnswers(), certifications: ['iso_45001'], accident_rate: 40 };
     const en = recOf(answers, 'rec-health-safety', 'en');
     expect(en.body).not.toContain('consider an ISO 45001');
     expect(en.body).toContain('Use your ISO 45001 management system: review the risk assessment required by Law 102/2009');
@@ -669,11 +669,11 @@ describe('recommendation texts fit the answers (esg-1.1.0 variants)', () => {
       [{ ...p, energy_intensity: 90000 }, 'rec-energy-efficiency', /Run an energy audit|Faça uma auditoria energética/, /Use your ISO 50001|Use o seu sistema de gestão de energia ISO 50001/],
       [{ ...p, gender_pay_gap_pct: 30 }, 'rec-gender-pay-gap', /Compute the unadjusted gap|Calcule a disparidade/, /Analyse the gap you reported|Analise a disparidade que reportou/],
       [{ ...p, collective_bargaining_pct: 20 }, 'rec-collective-bargaining', /Identify the collective agreement|Identifique a convenção/, /already covers part of your staff|já abrange parte do pessoal/],
-      [{ ...p, human_rights_policy: ['grievance_mechanism'] }, 'rec-human-rights-policy', /open a confidential complaints channel|crie um canal de denúncia/, /make sure your complaints channel|garanta que o seu canal de denúncia/],
-      [{ ...p, human_rights_policy: ['child_labour', 'discrimination'] }, 'rec-human-rights-policy', /Publish a code of conduct|Publique um código de conduta/, /Extend your code of conduct|Alargue o seu código de conduta/],
+      [{ ...p, certifications: [], human_rights_policy: ['grievance_mechanism'] }, 'rec-human-rights-policy', /open a confidential complaints channel|crie um canal de denúncia/, /make sure your complaints channel|garanta que o seu canal de denúncia/],
+      [{ ...p, certifications: [], human_rights_policy: ['child_labour', 'discrimination'] }, 'rec-human-rights-policy', /Publish a code of conduct|Publique um código de conduta/, /Extend your code of conduct|Alargue o seu código de conduta/],
       [{ ...p, sustainability_policies: ['climate_change', 'own_workforce', 'business_conduct'] }, 'rec-sustainability-policies', /at least climate change|pelo menos alterações climáticas|Adopt short written policies/, /You already have policies on climate change|Já tem políticas para as alterações climáticas/],
       [{ ...p, sustainability_policies: ['pollution'] }, 'rec-sustainability-policies', /Adopt short written policies|Adote políticas escritas curtas/, /Complete your written policies|Complete as suas políticas escritas/],
-      [{ ...p, corruption_convictions: 1, human_rights_policy: ['child_labour', 'grievance_mechanism'], certifications: ['iso_14001', 'iso_45001'] }, 'rec-anti-corruption', /a code of conduct|a whistleblowing channel \(|um código de conduta|um canal de denúncia \(/, /extend your code of conduct.*make sure your complaints channel|alargue o seu código de conduta.*garanta que o seu canal de denúncia/],
+      [{ ...p, corruption_convictions: 1, human_rights_policy: ['child_labour', 'grievance_mechanism'], certifications: ['iso_14001', 'iso_45001'], sustainability_policies: ['climate_change'] }, 'rec-anti-corruption', /a code of conduct|a whistleblowing channel \(|um código de conduta|um canal de denúncia \(/, /extend your code of conduct.*make sure your complaints channel|alargue o seu código de conduta.*garanta que o seu canal de denúncia/],
       [{ ...p, corruption_convictions: 1 }, 'rec-anti-corruption', /Adopt a corruption risk prevention plan|Adote um plano/, /Use your ISO 37001|Apoie-se no seu sistema de gestão antissuborno ISO 37001/],
       [{ ...p, controversial_revenue_pct: 30 }, 'rec-controversial-revenue', /and disclose the share|e divulgue a percentagem/, /report progress on the share every year|reporte todos os anos a evolução/],
     ];
@@ -687,6 +687,89 @@ describe('recommendation texts fit the answers (esg-1.1.0 variants)', () => {
     }
   });
 
+  test('reviewer cases (2): one B9 figure, a business conduct policy, other certifications, SA8000, a substantial renewable share', () => {
+    const p = perfectAnswers();
+    const without = (a: Record<string, AnswerValue>, ...keys: string[]) => Object.fromEntries(Object.entries(a).filter(([k]) => !keys.includes(k)));
+    // health and safety: the accident rate alone asks only for the fatalities, the fatalities alone only for the rate; with ISO 45001 too
+    for (const certs of [[], ['iso_45001']]) {
+      const iso = certs.length > 0;
+      const rateOnly = { ...without(p, 'work_fatalities'), accident_rate: 9, certifications: certs };
+      const en = recOf(rateOnly, 'rec-health-safety', 'en');
+      expect(en.body).not.toContain('Report accidents per 200,000 hours');
+      expect(en.body).toContain('also report the number of fatalities from work-related injuries and ill health, zero included (VSME B9)');
+      expect(en.body).toContain(iso ? 'Use your ISO 45001 management system' : 'consider an ISO 45001 management system');
+      const pt = recOf(rateOnly, 'rec-health-safety', 'pt');
+      expect(pt.body).not.toContain('Reporte os acidentes por 200 000 horas');
+      expect(pt.body).toContain('reporte também o número de mortes por acidentes de trabalho e doenças profissionais, mesmo que seja zero (VSME B9)');
+      expect(pt.body).toContain(iso ? 'Apoie-se no seu sistema de gestão ISO 45001' : 'considere um sistema de gestão ISO 45001');
+      const fatalitiesOnly = { ...without(p, 'accident_rate'), work_fatalities: 1, certifications: certs };
+      const fen = recOf(fatalitiesOnly, 'rec-health-safety', 'en');
+      expect(fen.body).not.toMatch(/fatalities/);
+      expect(fen.body).toMatch(/Also report your accident rate,? per 200,000 hours worked \(VSME B9\)/);
+      const fpt = recOf(fatalitiesOnly, 'rec-health-safety', 'pt');
+      expect(fpt.body).not.toMatch(/mortes/);
+      expect(fpt.body).toMatch(/Reporte também a taxa de acidentes,? por 200 000 horas trabalhadas \(VSME B9\)/);
+    }
+    // anti-corruption: a business conduct policy (B2, ESRS G1) is the code of conduct
+    const conduct = { ...p, corruption_convictions: 1, certifications: [], human_rights_policy: [], sustainability_policies: ['business_conduct'] };
+    const ac = recOf(conduct, 'rec-anti-corruption', 'en');
+    expect(ac.body).not.toContain('a code of conduct');
+    expect(ac.body).toContain('Adopt a corruption risk prevention plan, training and a whistleblowing channel (');
+    expect(ac.body).toContain('check that your business conduct policy, as your code of conduct, sets out the rules on corruption and bribery');
+    const acPt = recOf(conduct, 'rec-anti-corruption', 'pt');
+    expect(acPt.body).not.toContain('um código de conduta');
+    expect(acPt.body).toContain('Adote um plano de prevenção de riscos de corrupção, formação e um canal de denúncia (');
+    expect(acPt.body).toContain('verifique se a sua política de conduta empresarial, enquanto código de conduta');
+    expect(recOf({ ...conduct, human_rights_policy: ['grievance_mechanism'] }, 'rec-anti-corruption', 'en').body).toContain('Adopt a corruption risk prevention plan and training (');
+    // certifications outside ISO 14001/EMAS, 45001 and 50001 are named as held and built on
+    const others = { ...p, certifications: ['iso_37001', 'sa8000', 'iso_9001'] };
+    const ce = recOf(others, 'rec-certifications', 'en');
+    expect(ce.title).toBe('Build on the certifications you hold');
+    expect(ce.body).not.toContain('Start with the system closest');
+    expect(ce.body).toContain('Keep your ISO 37001 anti-bribery management system, your SA8000 social accountability system and your ISO 9001 quality management system current');
+    expect(ce.body).toContain('Then add the certification closest to your remaining risks: ISO 14001 or EMAS for the environment, or ISO 45001 for health and safety, or ISO 50001 for energy');
+    const cp = recOf(others, 'rec-certifications', 'pt');
+    expect(cp.title).toBe('Partir das certificações que já detém');
+    expect(cp.body).not.toContain('Comece pelo sistema');
+    expect(cp.body).toContain('Mantenha em vigor o seu sistema ISO 37001 de gestão antissuborno, o seu sistema SA8000 de responsabilidade social e o seu sistema ISO 9001 de gestão da qualidade');
+    // every certification of the questionnaire is acknowledged when held, in both languages
+    const NAMES: Record<string, [string, string]> = {
+      iso_37001: ['your ISO 37001', 'o seu sistema ISO 37001'], sa8000: ['your SA8000', 'o seu sistema SA8000'], np_4469: ['your NP 4469', 'o seu sistema NP 4469'],
+      b_corp: ['your B Corp certification', 'a sua certificação B Corp'], iso_9001: ['your ISO 9001', 'o seu sistema ISO 9001'],
+      iso_14001: ['your environmental management system', 'o seu sistema de gestão ambiental'], emas: ['your environmental management system', 'o seu sistema de gestão ambiental'],
+      iso_45001: ['your ISO 45001', 'o seu sistema ISO 45001'], iso_50001: ['your ISO 50001', 'o seu sistema ISO 50001'],
+    };
+    for (const [cert, [en, pt]] of Object.entries(NAMES)) {
+      expect(recOf({ ...p, certifications: [cert] }, 'rec-certifications', 'en').body).toContain(en);
+      expect(recOf({ ...p, certifications: [cert] }, 'rec-certifications', 'pt').body).toContain(pt);
+    }
+    // SA8000 requires the five topics' policy and a complaints procedure: not "publish a code … open a channel"
+    const sa = { ...p, certifications: ['sa8000'], human_rights_policy: [] };
+    const hr = recOf(sa, 'rec-human-rights-policy', 'en');
+    expect(hr.body).not.toMatch(/Publish a code of conduct|open a confidential complaints channel/);
+    expect(hr.body).toContain('Your SA8000 certification already requires');
+    const hrPt = recOf(sa, 'rec-human-rights-policy', 'pt');
+    expect(hrPt.body).not.toMatch(/Publique um código de conduta|crie um canal de denúncia/);
+    expect(hrPt.body).toContain('A sua certificação SA8000 já exige');
+    // and for anti-corruption SA8000 counts as a code of conduct and a channel
+    const saAc = recOf({ ...sa, corruption_convictions: 1, sustainability_policies: [] }, 'rec-anti-corruption', 'en');
+    expect(saAc.body).toContain('Adopt a corruption risk prevention plan and training (');
+    // decarbonisation: a substantial renewable share (≥ 50 %, < 90 %) is extended, not "combined with renewable electricity"
+    for (const pct of [50, 85, 89.9]) {
+      const answers = { ...p, ghg_intensity: 5000, ghg_scope1_tco2e: 400, ghg_scope2_lb_tco2e: 50, renewable_energy_pct: pct };
+      const d = recOf(answers, 'rec-decarbonise-operations', 'en', 'J62');
+      expect(d.body).not.toContain('combine these with renewable electricity');
+      expect(d.body).toContain('extend your renewable share, already substantial, to all the electricity you use');
+      const dp = recOf(answers, 'rec-decarbonise-operations', 'pt', 'J62');
+      expect(dp.body).not.toContain('combine estas medidas com eletricidade renovável');
+      expect(dp.body).toContain('alargue a quota renovável, já significativa, a toda a eletricidade que consome');
+      const low = recOf({ ...answers, ghg_scope1_tco2e: 4 }, 'rec-decarbonise-operations', 'en', 'J62');
+      expect(low.body).toContain('much of your energy is already renewable');
+      expect(low.body).toContain('extend your renewable share to all electricity');
+    }
+    expect(recOf({ ...p, ghg_intensity: 5000, ghg_scope1_tco2e: 400, ghg_scope2_lb_tco2e: 50, renewable_energy_pct: 49.9 }, 'rec-decarbonise-operations', 'en', 'J62').body).toContain('combine these with renewable electricity');
+  });
+
   /** random answers that hit the variants' conditions often (certifications held, zero Scope 1, renewable energy…) */
   function variedInput(rng: Rng): { sector: string; answers: Record<string, AnswerValue> } {
     const input = randomInput(rng);
@@ -696,11 +779,14 @@ describe('recommendation texts fit the answers (esg-1.1.0 variants)', () => {
     };
     maybe('ghg_scope1_tco2e', [0, 0.5, 3, 400]);
     maybe('ghg_scope2_lb_tco2e', [0, 20, 300]);
-    maybe('renewable_energy_pct', [0, 30, 89.9, 90, 100]);
+    maybe('renewable_energy_pct', [0, 30, 49.9, 50, 85, 89.9, 90, 100]);
     maybe('ghg_reduction_target_pct', [0, 5, 20]);
-    maybe('certifications', [['iso_14001'], ['emas'], ['iso_45001'], ['iso_50001'], ['iso_37001'], ['iso_14001', 'iso_50001'], ['iso_45001', 'iso_50001', 'iso_9001'], ['emas', 'iso_37001']]);
+    maybe('certifications', [['iso_14001'], ['emas'], ['iso_45001'], ['iso_50001'], ['iso_37001'], ['iso_14001', 'iso_50001'], ['iso_45001', 'iso_50001', 'iso_9001'], ['emas', 'iso_37001'], ['sa8000'], ['iso_37001', 'sa8000', 'iso_9001'], ['np_4469', 'b_corp'], ['iso_9001']]);
+    maybe('accident_rate', [0.5, 9, 40]);
+    maybe('work_fatalities', [0, 1]);
     maybe('human_rights_policy', [[], ['grievance_mechanism'], ['child_labour'], ['discrimination', 'grievance_mechanism']]);
-    maybe('sustainability_policies', [[], ['pollution'], ['climate_change', 'own_workforce', 'business_conduct'], ['climate_change']]);
+    maybe('sustainability_policies', [[], ['pollution'], ['climate_change', 'own_workforce', 'business_conduct'], ['climate_change'], ['business_conduct']]);
+    maybe('corruption_convictions', [0, 1]);
     maybe('collective_bargaining_pct', [0, 30]);
     for (const key of ['accident_rate', 'work_fatalities', 'ghg_intensity', 'certifications', 'pollutant_emissions_kg']) if (rng() < 0.1) delete a[key];
     return input;
@@ -711,6 +797,10 @@ describe('recommendation texts fit the answers (esg-1.1.0 variants)', () => {
     ohs: { when: ['iso_45001'], names: ['ISO 45001'] },
     energy: { when: ['iso_50001'], names: ['ISO 50001'] },
     anti_bribery: { when: ['iso_37001'], names: ['ISO 37001'] },
+    sa8000: { when: ['sa8000'], names: ['SA8000'] },
+    np_4469: { when: ['np_4469'], names: ['NP 4469'] },
+    b_corp: { when: ['b_corp'], names: ['B Corp'] },
+    quality: { when: ['iso_9001'], names: ['ISO 9001'] },
   } as const;
   const START = { en: /\b(start|starting|consider|adopt|add|adding|introduce|begin|obtain|get certified)\b/i, pt: /\b(comece|considere|pondere|adote|acrescente|acrescentar|introduza|obtenha|implemente)\b/i };
   const YOURS = { en: /\byour\b/i, pt: /\b(seu|sua|seus|suas)\b/ };
@@ -761,6 +851,12 @@ describe('recommendation texts fit the answers (esg-1.1.0 variants)', () => {
       ['an EMS: B4 applies', (a) => has(a.certifications, 'iso_14001') || has(a.certifications, 'emas'), 'rec-pollution-reporting', /if no such reporting applies|se não estiver sujeito/],
       ['ISO 50001: its audit exists', (a) => has(a.certifications, 'iso_50001'), 'rec-energy-efficiency', /Run an energy audit|Faça uma auditoria energética/],
       ['B9 disclosed', (a) => !Number.isNaN(num(a.accident_rate)) && !Number.isNaN(num(a.work_fatalities)), 'rec-health-safety', /Report accidents|Reporte os acidentes/],
+      ['accident rate disclosed', (a) => !Number.isNaN(num(a.accident_rate)), 'rec-health-safety', /Report accidents|Reporte os acidentes|report your accident rate|Reporte também a taxa de acidentes/],
+      ['fatalities disclosed', (a) => !Number.isNaN(num(a.work_fatalities)), 'rec-health-safety', /fatalities|mortes/],
+      ['renewable ≥ 50 %: not "combine with renewable electricity"', (a) => num(a.renewable_energy_pct) >= 50, null, /combine these with renewable|combine estas medidas/],
+      ['SA8000: its policy and complaints procedure', (a) => has(a.certifications, 'sa8000'), 'rec-human-rights-policy', /Publish a code of conduct|open a confidential complaints channel|Publique um código de conduta|crie um canal de denúncia/],
+      ['SA8000 or a business conduct policy: a code of conduct for corruption', (a) => has(a.certifications, 'sa8000') || has(a.sustainability_policies, 'business_conduct'), 'rec-anti-corruption', /a code of conduct|um código de conduta/],
+      ['other certifications held: built on', (a) => (list(a.certifications) ?? []).length > 0, 'rec-certifications', /Start with the system closest|Comece pelo sistema/],
       ['a complaints channel', (a) => has(a.human_rights_policy, 'grievance_mechanism'), null, /open a confidential complaints channel|a whistleblowing channel \(|crie um canal de denúncia|um canal de denúncia \(/],
       ['a code of conduct', (a) => (list(a.human_rights_policy) ?? []).some((x) => x !== 'grievance_mechanism'), null, /a code of conduct|um código de conduta/],
       ['the three core policies', (a) => ['climate_change', 'own_workforce', 'business_conduct'].every((x) => has(a.sustainability_policies, x)), 'rec-sustainability-policies', /at least climate change|pelo menos as alterações|pelo menos alterações/],
@@ -816,8 +912,8 @@ describe('recommendation texts fit the answers (esg-1.1.0 variants)', () => {
   });
 
   test('an esg-1.0.0 reference renders with the esg-1.0.0 text, the variant its answers would pick now notwithstanding', () => {
-    const [now] = assessEsg(ESG_EXAMPLES.leader, 'en').recommendations; // holds ISO 14001: the "holds_e" text
-    expect(recommendationRef(now!)).toEqual({ id: 'rec-certifications', priority: 1, impact: 'low', basis: 'weak', variant: 'holds_e' });
+    const [now] = assessEsg(ESG_EXAMPLES.leader, 'en').recommendations; // holds ISO 14001, NP 4469 and ISO 9001: the "holds_epq" text
+    expect(recommendationRef(now!)).toEqual({ id: 'rec-certifications', priority: 1, impact: 'low', basis: 'weak', variant: 'holds_epq' });
     const stored = { id: 'rec-certifications', priority: 1, impact: 'low', basis: 'weak' } as const; // as esg-1.0.0 stored it
     const en = renderRecommendation(stored, 'en', 'esg-1.0.0')!;
     expect(en.body).toBe('Your answer is below the good-practice level used in this assessment. Start with the system closest to your main risks (ISO 14001 or EMAS for the environment, ISO 45001 for health and safety, ISO 50001 for energy), building on any ISO 9001 processes you already run.');

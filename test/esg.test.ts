@@ -185,20 +185,20 @@ describe('GET /v1/esg/assessments', () => {
 
   test('a recommendation\'s text fits the answers and is stored with the assessment: read back the same; an esg-1.0.0 assessment reads back as it was answered', async () => {
     const t = await h.tenant();
-    // the leader holds ISO 14001: its one recommendation keeps that system and proposes the others
+    // the leader holds ISO 14001, NP 4469 and ISO 9001: its one recommendation keeps those systems and proposes the others
     const posted = await esg(ESG_EXAMPLES.leader, { key: t.api_key });
     const ptPosted = await esg(ESG_EXAMPLES.leader, { key: t.api_key, headers: { 'accept-language': 'pt-PT' } });
     expect(posted.body.algorithm_version).toBe('esg-1.1.0');
     const [rec] = posted.body.recommendations;
     expect(rec.id).toBe('rec-certifications');
-    expect(rec.body).toContain('Keep your environmental management system certified');
+    expect(rec.body).toContain('Keep your environmental management system, your NP 4469 social responsibility management system and your ISO 9001 quality management system current');
     expect(rec.body).not.toContain('Start with the system closest');
-    expect(ptPosted.body.recommendations[0].body).toContain('Mantenha certificado o seu sistema de gestão ambiental');
+    expect(ptPosted.body.recommendations[0].body).toContain('Mantenha em vigor o seu sistema de gestão ambiental, o seu sistema NP 4469 de gestão da responsabilidade social e o seu sistema ISO 9001 de gestão da qualidade');
     expect(ptPosted.body.recommendations[0].body).not.toContain('Comece pelo sistema');
     // stored as a reference naming its variant
     const e = h.ctx.database.t.esgAssessments;
     const [row] = await h.ctx.database.db.select().from(e).where(eq(e.id, posted.body.assessment_id));
-    expect((row!.result as any).recommendations).toEqual([{ id: 'rec-certifications', priority: 1, impact: 'low', basis: 'weak', variant: 'holds_e' }]);
+    expect((row!.result as any).recommendations).toEqual([{ id: 'rec-certifications', priority: 1, impact: 'low', basis: 'weak', variant: 'holds_epq' }]);
     expect(row!.algorithmVersion).toBe('esg-1.1.0');
     // read back in either language as answered
     const got = await h.json('GET', `/v1/esg/assessments/${posted.body.assessment_id}`, { key: t.api_key });

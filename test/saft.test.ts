@@ -33,7 +33,8 @@ describe('the demo SAF-T file', () => {
     const r = await parse(await Bun.file(DEMO).bytes());
     expect(r.valid).toBe(true);
     expect(r.checks.filter((c) => c.severity === 'error')).toEqual([]);
-    expect(r.checks.map((c) => c.code)).toEqual(['customer_nif_invalid']); // the file's own customer PP: a warning
+    // warnings: the file's own customer PP, and its example VAT rates (20 %, 5 % in 2017: test/saft-checks.test.ts)
+    expect(r.checks.map((c) => c.code)).toEqual(['customer_nif_invalid', 'tax_rate', 'tax_rate']);
     expect(r.hash_chain).toBe('verified');
     expect(r.header).toMatchObject({ TaxRegistrationNumber: '599999993', CompanyName: 'Entidade comercial - Demonstração', FiscalYear: '2017', AuditFileVersion: '1.04_01' });
     expect(r.counts).toMatchObject({ customers: 11, suppliers: 3, products: 12, tax_table_entries: 14, invoices: 24, invoices_FT: 16, invoices_FR: 2, invoices_NC: 5, invoices_ND: 1, payments: 2, movements_of_goods: 7, working_documents: 4 });
@@ -107,7 +108,10 @@ describe('the demo SAF-T file', () => {
     expect(forged).toEqual([{ code: 'document_totals', severity: 'error', message: expect.stringContaining('GrossTotal 2351.5 is not NetTotal 195.96 + TaxPayable 39.19'), path: 'Invoice 1T 1/2', line: expect.any(Number) }]);
     // NetTotal and TaxPayable moved together: the gross still adds up, the lines do not
     const net = await totalsOf((x) => x.replace(/(<InvoiceNo>1T 1\/2<\/InvoiceNo>[\s\S]*?)<TaxPayable>39.19<\/TaxPayable>\s*<NetTotal>195.96<\/NetTotal>/, '$1<TaxPayable>29.19</TaxPayable><NetTotal>205.96</NetTotal>'));
-    expect(net.map((c) => [c.path, c.message])).toEqual([['Invoice 1T 1/2', expect.stringContaining("NetTotal 205.96, its lines' amounts sum to 195.96")]]);
+    expect(net.map((c) => [c.path, c.message])).toEqual([
+      ['Invoice 1T 1/2', expect.stringContaining("NetTotal 205.96, its lines' amounts sum to 195.96")],
+      ['Invoice 1T 1/2', expect.stringContaining("TaxPayable 29.19, its lines' tax (amount × TaxPercentage / 100, or TaxAmount) sums to 39.192")],
+    ]);
     expect((await totalsOf((x) => x.replace('<GrossTotal>235.15</GrossTotal>', '<GrossTotal>2.3515e2</GrossTotal>'))).map((c) => c.message)).toEqual([expect.stringContaining('GrossTotal 2.3515e2 is not a decimal amount')]);
     // a cent of rounding is allowed
     expect(await totalsOf((x) => x.replace('<GrossTotal>235.15</GrossTotal>', '<GrossTotal>235.16</GrossTotal>'))).toEqual([]);
@@ -205,7 +209,7 @@ describe('POST /v1/saft/parse', () => {
     const bytes = await Bun.file(DEMO).bytes();
     const url = '/v1/saft/parse?import=true&customer_reference=acme-2017';
     const first = await h.json('POST', url, { key: t.api_key, rawBody: bytes as never, headers: { 'content-type': 'application/xml' } });
-    expect(first.body.import).toEqual({ imported: true, provider: 'saft', customer_reference: 'acme-2017', invoices: 24, payments: 2, reason: null });
+    expect(first.body.import).toEqual({ imported: true, provider: 'saft', customer_reference: 'acme-2017', invoices: 24, payments: 2, payments_cancelled: 1, reason: null });
     const firstAt = h.clock.now().getTime();
     h.clock.advance(60_000);
     const again = await h.json('POST', url, { key: t.api_key, rawBody: bytes as never, headers: { 'content-type': 'application/xml' } });
@@ -218,7 +222,7 @@ describe('POST /v1/saft/parse', () => {
     const ft = invoices.body.data.find((i: any) => i.number === '1T 1/2');
     expect(ft).toMatchObject({ provider: 'saft', document_type: 'FT', issue_date: '2017-09-16', gross_total_cents: 23515, status: 'N' });
     const payments = await h.json('GET', '/v1/erp/saft/transactions?customer_reference=acme-2017', { key: t.api_key });
-    expect(payments.body.data.length).toBe(2);
+    expect(payments.body.data.length).toBe(1); // PGT 1T1/2 is cancelled: not a transaction
     // the file's company (599999993) owns these books: another seller cannot factor their invoices
     const other = await h.json('POST', '/v1/factoring/operation', { key: t.api_key, body: { seller_nif: '599000031', modality: 'recourse', invoices: [{ number: '1T 1/2', erp: { provider: 'saft', customer_reference: 'acme-2017' } }] } });
     expect(expectError(other, 422, 'validation_failed').fields).toContainEqual({ path: 'invoices.0.erp', message: expect.stringContaining('company 599999993') });

@@ -53,6 +53,7 @@ export const ERROR_CATALOGUE = {
   limit_exceeded: { status: 409, meaning: 'The amount exceeds the limit available (a programme\'s limit, or a debtor\'s concentration limit).' },
   erp_not_connected: { status: 409, meaning: 'No active ERP connection for this provider and customer_reference; run the OAuth flow first.' },
   payload_too_large: { status: 413, meaning: 'The request body exceeds the size limit (1 MiB by default).' },
+  not_acceptable: { status: 406, meaning: 'The Accept header names no representation this route answers (e.g. POST /v1/csrd/report: application/json or application/pdf).' },
   unsupported_media_type: { status: 415, meaning: 'Request bodies must be sent as Content-Type: application/json.' },
   validation_failed: { status: 422, meaning: 'One or more fields are invalid; see fields[] for each path and problem.' },
   invalid_nif: { status: 422, meaning: 'The NIF fails the mod-11 check digit (or is the sandbox fixture that always fails).' },

@@ -143,6 +143,10 @@ export interface NameSimilarity {
   nameCoverage: number;
   /** query tokens paired with an identical token (ranking: more first among equal scores) */
   exactTokens: number;
+  /** the pairs as compared (spelled): query token, list token, similarity */
+  spelledPairs: { q: string; c: string; s: number }[];
+  /** the partWeight of the list name's parts left unpaired */
+  leftover: number;
 }
 
 /**
@@ -160,7 +164,7 @@ export interface NameSimilarity {
  * raises a name holding every query token beside parts left over further: FOUND_WHOLE_MIN.)
  */
 export function nameSimilarity(q: string[], c: string[]): NameSimilarity {
-  if (!q.length || !c.length) return { score: 0, pairs: [], unmatched: [...q], nameCoverage: 0, exactTokens: 0 };
+  if (!q.length || !c.length) return { score: 0, pairs: [], unmatched: [...q], nameCoverage: 0, exactTokens: 0, spelledPairs: [], leftover: c.reduce((w, t) => w + partWeight(spelling(t)), 0) };
   const cs = c.map(spelling);
   const sims = q.map((t) => {
     const m = new Map<string, number>();
@@ -201,15 +205,46 @@ export interface ScreeningIndex {
   byToken: Map<string, number[]>;
   /** blocking key → distinct tokens */
   vocabulary: Map<string, string[]>;
-  /** tokens many entries share (held by at least 1 % of them, and 10): given names, "al", "trading" */
+  /** tokens many entries share (held by at least 1 % of them, and 10: given names, "al", "trading"), and the COMMON_NAME_WORDS the list holds */
   common: Set<string>;
 }
 
 // a typo or a transposition rarely touches both ends of a token: the first two and the last two
-// letters each make a key (tokens of three letters or fewer are their own key)
-const keysOf = (token: string) => (token.length <= 3 ? [`=${token}`] : [`<${token.slice(0, 2)}`, `>${token.slice(-2)}`]);
+// letters each make a key (tokens of two letters or fewer are their own key; three letters have both
+// ends, so "jan" — JAANN once its doubled letters are one — and "janan" meet)
+// letters of a token of five or more, sorted, make a third key: a transposition or a swap anywhere
+// (HIDAYTAULLAH for HIDAYATULLAH, a typo near both ends of a long token) keeps its letters
+const keysOf = (token: string) => (token.length <= 2 ? [`=${token}`] : token.length < 5 ? [`<${token.slice(0, 2)}`, `>${token.slice(-2)}`] : [`<${token.slice(0, 2)}`, `>${token.slice(-2)}`, `#${[...token].sort().join('')}`]);
 /** token pairs less similar than this do not pair (and do not make a name a candidate) */
 export const PAIR_THRESHOLD = 0.8;
+
+/**
+ * Name words so common across the world that, alone or together, they say little of who is meant —
+ * whatever their share of the list (a token held by 1 % of the list's entries is common as well):
+ * Arabic and Muslim given names and their elements (abdul, abu, bin), South Asian, Korean, Chinese,
+ * West African, Turkish, Portuguese and Spanish names among the most frequent. The UN list holds
+ * "Karim" in 9 entries, "Shah" in 5, "Qadir" in 2 and "Camara" in 1, so by its share alone the alias
+ * "Abdul Karim" (QDi.218) was a rare name and a match on its own. Compared in `spelling`.
+ */
+export const COMMON_NAME_WORDS: ReadonlySet<string> = new Set(
+  [
+    // Arabic and Muslim names and name elements
+    'muhammad', 'mohammad', 'mohammed', 'mohamed', 'muhammed', 'mohamad', 'mehmet', 'ahmad', 'ahmed', 'ali', 'hassan', 'hasan', 'hussein', 'husain', 'hussain', 'husayn',
+    'abdul', 'abd', 'abdel', 'abdal', 'abdur', 'abdus', 'abdullah', 'abdallah', 'abdulla', 'abu', 'bin', 'ibn', 'bint', 'umm', 'rahman', 'rehman', 'rahim', 'karim', 'kareem',
+    'qadir', 'qader', 'kadir', 'aziz', 'rashid', 'hamid', 'majid', 'said', 'saeed', 'saleh', 'salih', 'salim', 'omar', 'umar', 'osman', 'usman', 'uthman', 'othman',
+    'ibrahim', 'ismail', 'yusuf', 'youssef', 'yousef', 'khalid', 'khaled', 'mahmoud', 'mahmud', 'mahmood', 'mustafa', 'mostafa', 'nasser', 'nasir', 'jamal', 'tariq',
+    'faisal', 'fatima', 'aisha', 'ayesha', 'zainab', 'maryam', 'khadija', 'amina', 'aminata', 'shah', 'khan', 'malik', 'mirza', 'syed', 'sayed', 'sayyid',
+    // South Asian
+    'iqbal', 'akhtar', 'siddiqui', 'qureshi', 'chaudhry', 'sharma', 'patel', 'kumar', 'singh', 'gupta', 'begum', 'bibi', 'gul', 'jan', 'ullah',
+    // Korean and Chinese surnames
+    'kim', 'lee', 'ri', 'yi', 'park', 'pak', 'choi', 'choe', 'jung', 'kang', 'cho', 'yoon', 'yun', 'lim', 'rim', 'han', 'shin',
+    'wang', 'li', 'zhang', 'liu', 'chen', 'yang', 'huang', 'zhao', 'wu', 'zhou', 'xu', 'sun', 'zhu', 'hu', 'lin', 'guo', 'gao',
+    // West African and Turkish
+    'camara', 'kamara', 'diallo', 'traore', 'toure', 'keita', 'kone', 'coulibaly', 'diop', 'ndiaye', 'sow', 'bah', 'barry', 'sylla', 'cisse', 'fofana', 'yilmaz', 'kaya', 'demir',
+    // Portuguese and Spanish
+    'silva', 'santos', 'ferreira', 'pereira', 'oliveira', 'costa', 'rodrigues', 'martins', 'sousa', 'fernandes', 'gomes', 'lopes', 'garcia', 'rodriguez', 'martinez', 'lopez', 'gonzalez', 'fernandez', 'sanchez', 'perez', 'maria', 'jose', 'joao', 'juan', 'ana',
+  ].map((t) => spelling(t)),
+);
 
 export function buildIndex(entries: ListEntry[]): ScreeningIndex {
   const names: IndexedName[] = [];
@@ -240,7 +275,7 @@ export function buildIndex(entries: ListEntry[]): ScreeningIndex {
   });
   const common = new Set<string>();
   const floor = Math.max(10, entries.length * 0.01);
-  for (const [token, holders] of byToken) if (new Set(holders.map((id) => names[id]!.entry)).size >= floor) common.add(token);
+  for (const [token, holders] of byToken) if (COMMON_NAME_WORDS.has(token) || new Set(holders.map((id) => names[id]!.entry)).size >= floor) common.add(token);
   return { entries, names, byToken, vocabulary, common };
 }
 
@@ -256,6 +291,7 @@ function pairUp(q: string[], c: string[], sims: Map<string, number>[], cKeys: st
   const usedQ = new Set<number>();
   const usedC = new Set<number>();
   const pairs: TokenPair[] = [];
+  const spelledPairs: NameSimilarity['spelledPairs'] = [];
   let sq = 0;
   let sc = 0;
   let exactTokens = 0;
@@ -264,13 +300,15 @@ function pairUp(q: string[], c: string[], sims: Map<string, number>[], cKeys: st
     usedQ.add(i);
     usedC.add(j);
     pairs.push({ query: q[i]!, matched: c[j]!, similarity: Math.round(s * 1000) / 1000 });
+    spelledPairs.push({ q: qKeys[i]!, c: cKeys[j]!, s });
     if (s === 1) exactTokens++; // Jaro–Winkler is 1 only for identical (spelled) tokens
     sq += s * q[i]!.length;
     sc += s * Math.min(partWeight(cKeys[j]!), partWeight(qKeys[i]!));
   }
   const lq = q.reduce((n, t) => n + t.length, 0);
   const nameCoverage = sc / cWeight;
-  return { score: QUERY_WEIGHT * (sq / lq) + (1 - QUERY_WEIGHT) * nameCoverage, pairs, unmatched: q.filter((_, i) => !usedQ.has(i)), nameCoverage, exactTokens };
+  const leftover = cKeys.reduce((w, t, j) => (usedC.has(j) ? w : w + partWeight(t)), 0);
+  return { score: QUERY_WEIGHT * (sq / lq) + (1 - QUERY_WEIGHT) * nameCoverage, pairs, unmatched: q.filter((_, i) => !usedQ.has(i)), nameCoverage, exactTokens, spelledPairs, leftover };
 }
 
 export interface ScreenQuery {
@@ -359,8 +397,48 @@ export const DEFAULT_MIN_SCORE = 0.85;
  * date and a country both disagreeing (−0.2) had cleared "Jang Song Chol" against KPi.056.
  */
 export const IDENTICAL_NAME_MIN = DEFAULT_MIN_SCORE;
-/** the most a list name of common tokens alone scores without an agreeing birth date or country */
+/**
+ * The most a list name scores without an agreeing birth date or country when none of its rare
+ * tokens is the query's very token — its identical tokens all common: "Ali Mohammed", the alias
+ * "Abdul Karim", or a fuzzy given name beside a common surname ("Ibrahim Camará" for "IBRAIMA
+ * CAMARÁ"): a potential match, never a match on the name alone.
+ */
 export const COMMON_NAME_CAP = 0.95;
+/**
+ * The most (before attributes) a list name scores when the query holds only common words of it and
+ * leaves the rest: parts of the list name unpaired ("Ahmed Mohamed" in "AHMED ABDI AW-MOHAMED",
+ * "Hassan Ali" in "Ali, Sheikh Hassan Dahir Aweys") or paired only loosely ("Aisha" with "Agha"). Two
+ * common given names found within a longer name fit thousands of people: below the default
+ * min_score (clear) on the name alone, a potential match with birth date and country both agreeing.
+ */
+export const PARTIAL_COMMON_MAX = 0.8;
+/**
+ * The most (before attributes) a name scores none of whose tokens is identical to the query's and
+ * one of whose pairs is only loosely similar (neither Jaro–Winkler ≥ NEAR_SIMILARITY nor one edit
+ * apart): "Sara Moreira" is not "MORTEZA SAFARI" (0.858 before), "Omar Abdullah" not "Oman
+ * Abdulrohman". A near spelling of every token ("Erik Badeje") keeps SIMILAR_ONLY_MAX.
+ */
+export const LOOSE_SIMILAR_MAX = 0.8;
+/** a token pair this similar (Jaro–Winkler, spelled) — or one edit apart, in tokens of four letters or more — is a near spelling */
+export const NEAR_SIMILARITY = 0.9;
+/** a person's one-word name identical to the query (not a common word) keeps IDENTICAL_NAME_MIN if it has at least this many letters */
+const ONE_WORD_FLOOR_LETTERS = 4;
+
+/** Whether two tokens are at most one edit apart (a letter replaced, added, dropped, or two adjacent letters swapped). */
+export function withinOneEdit(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  if (a.length === b.length) {
+    if (a.slice(i + 1) === b.slice(i + 1)) return true; // replaced
+    return a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2); // swapped
+  }
+  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
+}
+
+/** whether a paired token is a near spelling of the query's (identical, Jaro–Winkler ≥ 0.9, or one edit apart in four letters or more) */
+const isNear = (q: string, c: string, s: number) => s >= NEAR_SIMILARITY || (Math.min(q.length, c.length) >= 4 && withinOneEdit(q, c));
 
 function birthAgreement(births: BirthInfo[], asked: string | undefined): Agreement {
   if (!asked || !births.length) return 'unknown';
@@ -405,17 +483,28 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     const entry = index.entries[n.entry]!;
     if (q.lists && !q.lists.includes(entry.list)) continue;
     const exact = n.joined === joined;
-    const sim: NameSimilarity = exact ? { score: 1, pairs: qt.map((t) => ({ query: t, matched: t, similarity: 1 })), unmatched: [], nameCoverage: 1, exactTokens: qt.length } : pairUp(qt, n.tokens, sims, n.spelled, qs, n.weight);
+    const sim: NameSimilarity = exact ? { score: 1, pairs: qt.map((t) => ({ query: t, matched: t, similarity: 1 })), unmatched: [], nameCoverage: 1, exactTokens: qt.length, spelledPairs: qs.map((t) => ({ q: t, c: t, s: 1 })), leftover: 0 } : pairUp(qt, n.tokens, sims, n.spelled, qs, n.weight);
     const weakAlias = n.quality === 'low' || n.quality === 'weak';
     // a person's name of one word ("Hassan", or "HASSAN, Sheikh" once the title is dropped) is a
     // common given name whatever quality the list gives it: alone it is a potential match at most
     const oneWord = entry.entry_type === 'person' && n.tokens.length === 1;
+    // a rare token of the list name identical to the query's: what says this is the listed one
+    const rareAnchor = sim.spelledPairs.some((p) => p.s === 1 && !index.common.has(p.c));
+    // every pair a near spelling (identical, Jaro–Winkler ≥ 0.9, or one edit apart)
+    const allNear = sim.spelledPairs.every((p) => p.s === 1 || isNear(p.q, p.c, p.s));
     const contained = !exact && n.tokens.length >= 2 && sim.nameCoverage >= CONTAINED_COVERAGE && CONTAINED_NAME_WEIGHT * sim.nameCoverage > sim.score;
-    const similarOnly = !sim.exactTokens && sim.score > SIMILAR_ONLY_MAX;
+    // (a one-word name is bounded by WEAK_ALIAS_WEIGHT already: a near spelling of a long one, HIDAYTAULLAH, stays a potential match)
+    const similarOnly = !oneWord && !sim.exactTokens && sim.score > SIMILAR_ONLY_MAX;
+    // only common words of the list name identical, the rest of it unpaired or loosely paired
+    const partialCommon = !exact && !rareAnchor && sim.leftover >= 0.75;
+    // no identical token, and a pair only loosely similar
+    const looseSimilar = !sim.exactTokens && !allNear;
     // the query found whole within a longer list name (every token identical, parts left over)
     const wholeScore = FOUND_WHOLE_MIN + COUNTRY_AGREES * sim.nameCoverage;
-    const foundWhole = !exact && qt.length >= 2 && sim.exactTokens === qt.length && sim.nameCoverage < 1 && wholeScore > sim.score;
-    const pairedScore = contained ? CONTAINED_NAME_WEIGHT * sim.nameCoverage : similarOnly ? SIMILAR_ONLY_MAX : foundWhole ? wholeScore : sim.score;
+    const foundWhole = !exact && !partialCommon && qt.length >= 2 && sim.exactTokens === qt.length && sim.nameCoverage < 1 && wholeScore > sim.score;
+    let pairedScore = contained ? CONTAINED_NAME_WEIGHT * sim.nameCoverage : similarOnly ? SIMILAR_ONLY_MAX : foundWhole ? wholeScore : sim.score;
+    if (partialCommon) pairedScore = Math.min(pairedScore, PARTIAL_COMMON_MAX);
+    if (looseSimilar) pairedScore = Math.min(pairedScore, LOOSE_SIMILAR_MAX);
     const nameScore = weakAlias || oneWord ? pairedScore * WEAK_ALIAS_WEIGHT : pairedScore;
     if (nameScore < q.min_score - 0.1) continue; // attributes can add at most 0.05
     const birth = entry.entry_type === 'person' ? birthAgreement(entry.births, q.birth_date) : 'unknown';
@@ -427,17 +516,22 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     if (country === 'agrees') score += COUNTRY_AGREES;
     if (country === 'disagrees') score += COUNTRY_DISAGREES;
     if (type === 'disagrees') score += TYPE_DISAGREES;
-    // a list name made only of tokens many entries share ("Ali Mohammed") names thousands of people:
+    // a list name made only of tokens many entries share ("Ali Mohammed") names thousands of people,
+    // and so does one whose only identical tokens are common ("Ibrahim Camará" for "IBRAIMA CAMARÁ"):
     // without a birth date or country agreeing it is a potential match at most, never a match
     const commonName = n.spelled.every((t) => index.common.has(t));
-    const commonOnly = commonName && birth !== 'agrees' && country !== 'agrees';
+    const commonOnly = !rareAnchor && birth !== 'agrees' && country !== 'agrees';
     if (commonOnly) score = Math.min(score, COMMON_NAME_CAP);
     // the list's very name (not a weak alias, a single word or common names) is reviewed, never
     // cleared by a birth date or country that disagrees: lists' dates are often wrong, and listed
     // people travel on other papers
     // identical: the same words, in any order ("Chol Song Jang" is "JANG SONG CHOL")
     const identical = exact || (sim.exactTokens === qt.length && qt.length === n.tokens.length);
-    const keptForReview = identical && n.tokens.length >= 2 && !weakAlias && !commonName && score < IDENTICAL_NAME_MIN;
+    // near-identical: as many tokens, every one paired by a near spelling, a rare one identical ("Erik Badege")
+    const nearIdentical = !identical && qt.length === n.tokens.length && sim.pairs.length === qt.length && allNear && sim.exactTokens > 0;
+    // one word: a person's name of one rare word of four letters or more, the very word ("HIDAYATULLAH")
+    const oneWordKept = oneWord && identical && n.spelled[0]!.length >= ONE_WORD_FLOOR_LETTERS;
+    const keptForReview = (identical || nearIdentical) && (n.tokens.length >= 2 || oneWordKept) && !weakAlias && !commonName && nameScore >= IDENTICAL_NAME_MIN && score < IDENTICAL_NAME_MIN;
     if (keptForReview) score = IDENTICAL_NAME_MIN;
     score = round3(Math.max(0, Math.min(1, score)));
     if (score < q.min_score) continue;
@@ -452,7 +546,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       match_type: matchType,
       exactTokens: sim.exactTokens,
       explanation: {
-        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${similarOnly && !contained ? ' (similar tokens only, none identical)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${keptForReview ? ' (the same name: reviewed, whatever attributes disagree)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${(similarOnly || looseSimilar) && !contained ? ` (${looseSimilar ? 'loosely ' : ''}similar tokens only, none identical)` : ''}${partialCommon ? ' (common words only of a longer name)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${keptForReview ? ` (${nearIdentical ? 'a near spelling of the name' : 'the same name'}: reviewed, whatever attributes disagree)` : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
         tokens: sim.pairs,
         unmatched_tokens: sim.unmatched,
         name_score: round3(nameScore),

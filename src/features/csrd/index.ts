@@ -3,7 +3,7 @@ import type { AppContext } from '../../context';
 import { authed, replayedJson } from '../../plugins/auth';
 import { langOf, requestState } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
-import { fieldProblems } from '../../lib/errors';
+import { ApiError, fieldProblems } from '../../lib/errors';
 import { CsrdReport, CsrdReportRequest, ReportIdParams, validateReportBody, type CsrdReportBody, type CsrdReportInput } from './model';
 import type { ReportLanguage } from './mapping';
 import { CsrdService } from './service';
@@ -11,6 +11,19 @@ import { CsrdService } from './service';
 import { notModified, wantsPdf } from '../../lib/accept';
 
 export const PDF = 'application/pdf';
+
+/**
+ * Whether Accept allows an answer of this route: none given, or one naming JSON, the PDF, or a
+ * wildcard (`*∕*`, `application/*`) with a q above 0. `text/html` alone names neither: 406.
+ */
+export function acceptsReport(accept: string | null | undefined): boolean {
+  if (!accept || !accept.trim()) return true;
+  return accept.split(',').some((part) => {
+    const [type = '', ...params] = part.trim().toLowerCase().split(';').map((x) => x.trim());
+    const q = params.find((x) => x.startsWith('q='));
+    return (type === 'application/json' || type === PDF || type === 'application/*' || type === '*/*') && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
 
 /** The report language: the body's, else Accept-Language when it names pt or en, else pt-PT. */
 function reportLanguage(body: CsrdReportInput, headers: Record<string, string | undefined>): ReportLanguage {
@@ -89,6 +102,10 @@ export function csrdRoutes(ctx: AppContext) {
             const fields = validateReportBody(body, ctx.clock.now().toISOString().slice(0, 10));
             if (fields.length) throw fieldProblems(fields);
           },
+          // before the report is made: an Accept this route cannot answer is 406
+          beforeHandle({ request }) {
+            if (!acceptsReport(request.headers.get('accept'))) throw new ApiError('not_acceptable', 'The Accept header names neither application/json nor application/pdf (nor */*): this route answers only those.', { headers: { vary: 'Accept' } });
+          },
           body: CsrdReportRequest,
           response: { 201: CsrdReport },
           detail: apiDoc({
@@ -98,7 +115,7 @@ export function csrdRoutes(ctx: AppContext) {
             tag: 'esg',
             security: 'BearerAuth',
             operationId: 'createCsrdReport',
-            errors: ['resource_not_found', 'invalid_nif'],
+            errors: ['resource_not_found', 'invalid_nif', 'not_acceptable'],
             localised: 'The report\'s language when the body has no `language`: en when it names English ahead of Portuguese, pt-PT otherwise (and without the header).',
             examples: EXAMPLES,
             alsoAnswers: { [PDF]: 'The report as a PDF (Accept: application/pdf), with Repr-Digest (its SHA-256) and Location' },

@@ -1,6 +1,6 @@
 import { t, type Static } from 'elysia';
 import { RequestProblems } from '../../lib/request-problems';
-import { DateTime, isRequestDate, Nif, Int, RequestDate } from '../../lib/schemas';
+import { DateTime, isRequestDate, Nif, Int, RequestDate, refusesUnknownFieldsDeep } from '../../lib/schemas';
 import { isJsonObject, type FieldError } from '../../lib/errors';
 import { Recommendation } from '../esg/model';
 
@@ -27,8 +27,12 @@ export const CompanyDetails = t.Object(
   { description: 'Optional details for the cover and B1, as the caller states them (not checked against a registry).' },
 );
 
-/** The documented request. The cross-field rules (exactly one of assessment_id and nif; start ≤ end) are checked by validateReportBody. */
-export const CsrdReportRequest = t.Object(
+/**
+ * The documented request. The cross-field rules (exactly one of assessment_id and nif; start ≤ end) are
+ * checked by validateReportBody. A field it does not have is refused at any depth (a misspelt
+ * `turnover_eur` would silently drop the derived B3/B6 totals): additionalProperties false in /openapi.json.
+ */
+export const CsrdReportRequest = refusesUnknownFieldsDeep(t.Object(
   {
     assessment_id: t.Optional(t.String({ format: 'uuid', description: 'An ESG assessment of this tenant and environment (assessment_id of POST /v1/esg; either case). Give this or nif, not both.' })),
     nif: t.Optional(
@@ -38,8 +42,8 @@ export const CsrdReportRequest = t.Object(
     reporting_period: t.Optional(ReportingPeriod),
     company: t.Optional(CompanyDetails),
   },
-  { description: 'Exactly one of assessment_id and nif.' },
-);
+  { description: 'Exactly one of assessment_id and nif. Fields it does not have are refused (422), at any depth.' },
+));
 
 const DatapointValue = t.Union([t.Number(), t.Boolean(), t.String(), t.Array(t.String()), t.Null()]);
 const Status = t.Union([t.Literal('reported'), t.Literal('not_reported'), t.Literal('not_applicable')]);
@@ -123,7 +127,7 @@ const MAX_PERIOD_MONTHS = 24;
 
 /** Every failing field at once: the schema, exactly one of assessment_id/nif, real dates, start ≤ end, a period of at most 24 months that has begun. */
 export function validateReportBody(body: unknown, today: string): FieldError[] {
-  const problems = new RequestProblems(CsrdReportRequest, body);
+  const problems = new RequestProblems(CsrdReportRequest, body, { refuseUnknown: true });
   if (!problems.object) return problems.fields;
   const b = problems.object;
   const hasId = b.assessment_id !== undefined;

@@ -144,16 +144,6 @@ function wordsOf(para: string): string[] {
 }
 
 /** Greedy word wrap; words longer than the width are cut. */
-/** at most `max` of `lines`, the last ending in … when some were left out (a cut name says it was cut) */
-function clipLines(lines: string[], max: number, font: PDFFont, size: number, width: number): string[] {
-  if (lines.length <= max) return lines;
-  const kept = lines.slice(0, max);
-  let last = kept[max - 1]!;
-  while (last && font.widthOfTextAtSize(`${last}…`, size) > width) last = last.slice(0, -1).trimEnd();
-  kept[max - 1] = `${last}…`;
-  return kept;
-}
-
 function wrap(text: string, font: PDFFont, size: number, width: number): string[] {
   const lines: string[] = [];
   for (const para of text.split('\n')) {
@@ -396,16 +386,23 @@ function sdgList(w: Writer, report: CsrdReportBody, lang: ReportLanguage) {
   }
 }
 
+/** The company name on the cover, in full (any name the schema accepts): 20 pt over at most 2 lines, else 15 pt over as many as it takes (a word wider than the page is broken). */
+function coverName(name: string, fonts: Fonts): { lines: string[]; size: number; lh: number } {
+  const big = wrap(name, fonts.bold, 20, WIDTH);
+  if (big.length <= 2) return { lines: big, size: 20, lh: 24 };
+  return { lines: wrap(name, fonts.bold, 15, WIDTH), size: 15, lh: 18 };
+}
+
 function cover(w: Writer, report: CsrdReportBody, lang: ReportLanguage) {
   const { page, fonts } = w;
-  const bandH = 230;
+  const name = coverName(safe(report.company.name ?? `NIF ${report.nif}`, fonts), fonts);
+  // the band grows with the name (its first line at 180 pt from the top, 30 pt below its last)
+  const bandH = Math.max(230, 180 + (name.lines.length - 1) * name.lh + 30);
   page.drawRectangle({ x: 0, y: A4[1] - bandH, width: A4[0], height: bandH, color: BRAND });
   w.text('VSME', MARGIN, A4[1] - 70, { size: 13, font: fonts.bold, color: rgb(0.75, 0.9, 0.82) });
   w.text(tr(L.title, lang), MARGIN, A4[1] - 110, { size: 30, font: fonts.bold, color: WHITE });
   w.text(tr(L.subtitle, lang), MARGIN, A4[1] - 136, { size: 11, color: rgb(0.85, 0.95, 0.9) });
-  const name = report.company.name ?? `NIF ${report.nif}`;
-  const nameLines = clipLines(wrap(safe(name, fonts), fonts.bold, 20, WIDTH), 2, fonts.bold, 20, WIDTH);
-  nameLines.forEach((line, i) => w.text(line, MARGIN, A4[1] - 180 - i * 24, { size: 20, font: fonts.bold, color: WHITE }));
+  name.lines.forEach((line, i) => w.text(line, MARGIN, A4[1] - 180 - i * name.lh, { size: name.size, font: fonts.bold, color: WHITE }));
   w.y = A4[1] - bandH - 30;
   const c = report.company;
   const none = tr(L.notGiven, lang);
@@ -530,13 +527,19 @@ export async function renderReportPdf(report: CsrdReportBody): Promise<Uint8Arra
   // footers
   const n = w.pages.length;
   w.pages.forEach((page, i) => {
-    // the report id always shows; a name too long for the line is cut, and says so
+    // the report id always shows; a name too long for the line is cut, and says so (the cover carries it in full)
     const id = ` · ${report.report_id}`;
     const left = safe(`VSME · ${report.company.name ?? report.nif}`, fonts);
     const right = fill(tr(L.page, lang), { i: String(i + 1), n: String(n) });
     page.drawLine({ start: { x: MARGIN, y: 40 }, end: { x: MARGIN + WIDTH, y: 40 }, thickness: 0.4, color: RULE });
     const room = WIDTH - 80 - regular.widthOfTextAtSize(id, 7.5);
-    const leftFit = (clipLines(wrap(left, regular, 7.5, room), 1, regular, 7.5, room)[0] ?? '') + id;
+    // cut by letters, not words (a one-word name would leave only "VSME ·")
+    let cut = left;
+    if (regular.widthOfTextAtSize(cut, 7.5) > room) {
+      while (cut && regular.widthOfTextAtSize(`${cut}…`, 7.5) > room) cut = cut.slice(0, -1);
+      cut = `${cut.trimEnd()}…`;
+    }
+    const leftFit = cut + id;
     page.drawText(leftFit, { x: MARGIN, y: 28, size: 7.5, font: regular, color: MUTED });
     page.drawText(safe(right, fonts), { x: MARGIN + WIDTH - regular.widthOfTextAtSize(right, 7.5), y: 28, size: 7.5, font: regular, color: MUTED });
   });

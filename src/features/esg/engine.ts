@@ -539,38 +539,68 @@ function listOf(items: readonly string[], and: string): string {
 }
 
 /**
- * rec-certifications for the management systems held: E (ISO 14001 or EMAS), O (ISO 45001),
- * N (ISO 50001). The held ones are kept and integrated; only the others are proposed.
+ * rec-certifications for the certifications held, as a mask of CERT_LETTERS (bit k: letter k):
+ * E (ISO 14001 or EMAS), O (ISO 45001), N (ISO 50001) — the systems the default proposes — and
+ * the others the questionnaire lists (ISO 37001, SA8000, NP 4469, B Corp, ISO 9001). The held ones
+ * are named as the company's own, kept and integrated; only the E/O/N systems not held are proposed.
  */
-function certificationVariant(e: boolean, o: boolean, n: boolean): RecVariant {
-  const heldEn: string[] = [];
-  const heldPt: string[] = [];
+const CERT_LETTERS = ['e', 'o', 'n', 'b', 's', 'p', 'c', 'q'] as const;
+/** per letter: the certification options it stands for, and how a held one is named (en, pt) */
+const CERT_HELD: readonly { options: readonly string[]; en: string; pt: string }[] = [
+  { options: ['iso_14001', 'emas'], en: 'your environmental management system', pt: 'o seu sistema de gestão ambiental' },
+  { options: ['iso_45001'], en: 'your ISO 45001 health and safety system', pt: 'o seu sistema ISO 45001 de segurança e saúde no trabalho' },
+  { options: ['iso_50001'], en: 'your ISO 50001 energy management system', pt: 'o seu sistema ISO 50001 de gestão de energia' },
+  { options: ['iso_37001'], en: 'your ISO 37001 anti-bribery management system', pt: 'o seu sistema ISO 37001 de gestão antissuborno' },
+  { options: ['sa8000'], en: 'your SA8000 social accountability system', pt: 'o seu sistema SA8000 de responsabilidade social' },
+  { options: ['np_4469'], en: 'your NP 4469 social responsibility management system', pt: 'o seu sistema NP 4469 de gestão da responsabilidade social' },
+  { options: ['b_corp'], en: 'your B Corp certification', pt: 'a sua certificação B Corp' },
+  { options: ['iso_9001'], en: 'your ISO 9001 quality management system', pt: 'o seu sistema ISO 9001 de gestão da qualidade' },
+];
+/** the bits of the systems the default text proposes (E, O, N) */
+const CERT_EON = 7;
+const certName = (mask: number) => `holds_${CERT_LETTERS.filter((_, k) => mask & (1 << k)).join('')}`;
+/** whether the certifications of `mask` score below MEETS (the recommendation can be made): the scoring rule's points, the most per group */
+function certificationsWeak(mask: number): boolean {
+  const rule = RULES.certifications!.rule as Extract<Rule, { kind: 'points' }>;
+  const groups = new Map<string, number>();
+  CERT_HELD.forEach((c, k) => {
+    if (!(mask & (1 << k))) return;
+    for (const o of c.options) {
+      const [g, pts] = rule.points[o]!;
+      groups.set(g, Math.max(groups.get(g) ?? 0, pts));
+    }
+  });
+  let s = 0;
+  for (const pts of groups.values()) s += pts;
+  return s < MEETS - 1e-9;
+}
+/**
+ * The variant of each mask (index: mask; 256 cases): its own when the recommendation can be made
+ * with it (and for every E/O/N-only mask, keeping the rule total), else its E/O/N part's.
+ */
+const CERT_CASES: readonly string[] = Array.from({ length: 256 }, (_, mask) =>
+  mask === 0 ? 'default' : (mask & ~CERT_EON) === 0 || certificationsWeak(mask) ? certName(mask) : (mask & CERT_EON) === 0 ? 'default' : certName(mask & CERT_EON));
+
+function certificationVariant(mask: number): RecVariant {
+  const e = !!(mask & 1), o = !!(mask & 2), n = !!(mask & 4);
+  const others = (mask & ~CERT_EON) !== 0;
+  const heldEn = CERT_HELD.filter((_, k) => mask & (1 << k)).map((c) => c.en);
+  const heldPt = CERT_HELD.filter((_, k) => mask & (1 << k)).map((c) => c.pt);
   const missEn: [list: string, single: string][] = [];
   const missPt: [list: string, single: string][] = [];
-  if (e) {
-    heldEn.push('your environmental management system');
-    heldPt.push('o seu sistema de gestão ambiental');
-  } else {
+  if (!e) {
     missEn.push(['ISO 14001 or EMAS for the environment', 'ISO 14001 or EMAS certification for the environment']);
     missPt.push(['ISO 14001 ou EMAS para o ambiente', 'a certificação ISO 14001 ou EMAS para o ambiente']);
   }
-  if (o) {
-    heldEn.push('your ISO 45001 health and safety system');
-    heldPt.push('o seu sistema ISO 45001 de segurança e saúde no trabalho');
-  } else {
+  if (!o) {
     missEn.push(['ISO 45001 for health and safety', 'ISO 45001 certification for health and safety']);
     missPt.push(['ISO 45001 para a segurança e saúde no trabalho', 'a certificação ISO 45001 para a segurança e saúde no trabalho']);
   }
-  if (n) {
-    heldEn.push('your ISO 50001 energy management system');
-    heldPt.push('o seu sistema ISO 50001 de gestão de energia');
-  } else {
+  if (!n) {
     missEn.push(['ISO 50001 for energy', 'ISO 50001 certification for energy']);
     missPt.push(['ISO 50001 para a energia', 'a certificação ISO 50001 para a energia']);
   }
   const one = heldEn.length === 1;
-  const keepEn = `Keep ${listOf(heldEn, 'and')} certified (surveillance and recertification audits, scope extended to all sites and activities) and ${one ? 'integrate it with your other processes' : 'integrate them into one management system'}.`;
-  const keepPt = `Mantenha ${one ? 'certificado' : 'certificados'} ${listOf(heldPt, 'e')} (auditorias de acompanhamento e de renovação, âmbito alargado a todas as instalações e atividades) e ${one ? 'integre-o nos restantes processos' : 'integre-os num único sistema de gestão'}.`;
   const nextEn =
     missEn.length === 0 ? 'Then extend them to the areas they do not cover yet'
     : missEn.length === 1 ? `Then consider adding ${missEn[0]![1]}`
@@ -579,25 +609,41 @@ function certificationVariant(e: boolean, o: boolean, n: boolean): RecVariant {
     missPt.length === 0 ? 'Depois, alargue-os às áreas que ainda não abrangem'
     : missPt.length === 1 ? `Depois, pondere acrescentar ${missPt[0]![1]}`
     : `Depois, acrescente a certificação mais próxima dos riscos que restam: ${missPt.map((m) => m[0]).join(', ou ')}`;
+  if (!others) {
+    // E/O/N only (the esg-1.1.0 texts as first written)
+    const keepEn = `Keep ${listOf(heldEn, 'and')} certified (surveillance and recertification audits, scope extended to all sites and activities) and ${one ? 'integrate it with your other processes' : 'integrate them into one management system'}.`;
+    const keepPt = `Mantenha ${one ? 'certificado' : 'certificados'} ${listOf(heldPt, 'e')} (auditorias de acompanhamento e de renovação, âmbito alargado a todas as instalações e atividades) e ${one ? 'integre-o nos restantes processos' : 'integre-os num único sistema de gestão'}.`;
+    return {
+      en: { title: 'Build on your certified management systems', body: `${keepEn} ${nextEn}, building on any ISO 9001 processes you already run.` },
+      pt: { title: 'Consolidar os sistemas de gestão certificados', body: `${keepPt} ${nextPt}, aproveitando os processos ISO 9001 que já tenha.` },
+    };
+  }
+  // other certifications held (ISO 37001, SA8000, NP 4469, B Corp, ISO 9001): named and built on
+  const keepEn = `Keep ${listOf(heldEn, 'and')} current (surveillance and recertification audits, scope extended to all sites and activities) and ${one ? 'use its policy, risk assessment, internal audit and management review' : 'run them as one integrated system, with a shared policy, risk assessment, internal audit and management review'}.`;
+  const keepPt = `Mantenha em vigor ${listOf(heldPt, 'e')} (auditorias de acompanhamento e de renovação, âmbito alargado a todas as instalações e atividades) e ${one ? 'aproveite a sua política, avaliação de riscos, auditoria interna e revisão pela gestão' : 'gira-os como um único sistema integrado, com política, avaliação de riscos, auditoria interna e revisão pela gestão comuns'}.`;
   return {
-    en: { title: 'Build on your certified management systems', body: `${keepEn} ${nextEn}, building on any ISO 9001 processes you already run.` },
-    pt: { title: 'Consolidar os sistemas de gestão certificados', body: `${keepPt} ${nextPt}, aproveitando os processos ISO 9001 que já tenha.` },
+    en: { title: 'Build on the certifications you hold', body: `${keepEn} ${nextEn}, on the same structure.` },
+    pt: { title: 'Partir das certificações que já detém', body: `${keepPt} ${nextPt}, sobre a mesma estrutura.` },
   };
 }
 
 /**
  * rec-anti-corruption without ISO 37001: what the answers show in place is not asked for again
- * (a code of conduct: topics in human_rights_policy; a complaints channel: its grievance_mechanism).
+ * (a code of conduct: topics in human_rights_policy, or SA8000; a business conduct policy, B2 /
+ * ESRS G1, which covers corruption; a complaints channel: its grievance_mechanism, or SA8000).
  */
-function antiCorruptionVariant(code: boolean, channel: boolean): RecVariant {
-  const adoptEn = ['a corruption risk prevention plan', ...(code ? [] : ['a code of conduct']), 'training', ...(channel ? [] : ['a whistleblowing channel'])];
-  const adoptPt = ['um plano de prevenção de riscos de corrupção', ...(code ? [] : ['um código de conduta']), 'formação', ...(channel ? [] : ['um canal de denúncia'])];
+function antiCorruptionVariant(code: boolean, channel: boolean, conductPolicy = false): RecVariant {
+  const hasCode = code || conductPolicy;
+  const adoptEn = ['a corruption risk prevention plan', ...(hasCode ? [] : ['a code of conduct']), 'training', ...(channel ? [] : ['a whistleblowing channel'])];
+  const adoptPt = ['um plano de prevenção de riscos de corrupção', ...(hasCode ? [] : ['um código de conduta']), 'formação', ...(channel ? [] : ['um canal de denúncia'])];
   const moreEn = [
-    ...(code ? ['extend your code of conduct (or human rights policy) to corruption and bribery'] : []),
+    ...(conductPolicy ? ['check that your business conduct policy, as your code of conduct, sets out the rules on corruption and bribery and the disciplinary sanctions for breaching them']
+      : code ? ['extend your code of conduct (or human rights policy) to corruption and bribery'] : []),
     ...(channel ? ['make sure your complaints channel also takes reports of corruption'] : []),
   ];
   const morePt = [
-    ...(code ? ['alargue o seu código de conduta (ou política de direitos humanos) à corrupção e ao suborno'] : []),
+    ...(conductPolicy ? ['verifique se a sua política de conduta empresarial, enquanto código de conduta, estabelece as regras sobre corrupção e suborno e as sanções disciplinares pela sua violação']
+      : code ? ['alargue o seu código de conduta (ou política de direitos humanos) à corrupção e ao suborno'] : []),
     ...(channel ? ['garanta que o seu canal de denúncia também recebe participações de corrupção'] : []),
   ];
   return {
@@ -651,6 +697,14 @@ const REC_VARIANTS: Readonly<Record<string, Readonly<Record<string, RecVariant>>
       en: { body: 'Your reported Scope 1 and Scope 2 emissions are both zero, so your GHG intensity is 0: report it as such, keep new equipment and vehicles free of fossil fuels and extend your inventory to Scope 3 (purchased goods, transport, business travel).' },
       pt: { body: 'As emissões de âmbito 1 e de âmbito 2 que reportou são ambas nulas, pelo que a sua intensidade carbónica é 0: reporte-a assim, mantenha os novos equipamentos e viaturas livres de combustíveis fósseis e alargue o inventário ao âmbito 3 (bens adquiridos, transportes, viagens de negócios).' },
     },
+    renewable_partial: {
+      en: { body: 'Tackle the largest sources in your inventory: replace fossil boilers and furnaces with heat pumps or electric alternatives, move the fleet to electric vehicles, stop refrigerant leaks, and extend your renewable share, already substantial, to all the electricity you use (own solar, a renewable supply contract or guarantees of origin), so that the uses you electrify run on renewable power. Track tCO2e per €M of turnover against your sector benchmark every year.' },
+      pt: { body: 'Ataque as maiores fontes do seu inventário: substitua caldeiras e fornos a combustíveis fósseis por bombas de calor ou alternativas elétricas, eletrifique a frota, elimine fugas de gases refrigerantes e alargue a quota renovável, já significativa, a toda a eletricidade que consome (produção solar própria, contrato de fornecimento renovável ou garantias de origem), para que os usos que eletrificar funcionem com energia renovável. Acompanhe todos os anos as tCO2e por M€ de volume de negócios face à referência do seu setor.' },
+    },
+    scope1_low_renewable_partial: {
+      en: { body: 'Your direct (Scope 1) emissions are zero or a small share of the total and much of your energy is already renewable, so what remains is mostly the electricity you still buy from fossil sources: cut consumption in your largest electricity uses, extend your renewable share to all electricity (own solar for self-consumption, UPAC, and a renewable supply contract or guarantees of origin for the rest) and report market-based Scope 2 beside the location-based figure. Track tCO2e per €M of turnover against your sector benchmark every year.' },
+      pt: { body: 'As suas emissões diretas (âmbito 1) são nulas ou uma pequena parte do total e grande parte da sua energia já é renovável, pelo que o que resta é sobretudo a eletricidade de origem fóssil que ainda compra: reduza o consumo nos maiores usos de eletricidade, alargue a quota renovável a toda a eletricidade (produção solar para autoconsumo, UPAC, e contrato de fornecimento renovável ou garantias de origem para a restante) e reporte o âmbito 2 baseado no mercado ao lado do valor baseado na localização. Acompanhe todos os anos as tCO2e por M€ de volume de negócios face à referência do seu setor.' },
+    },
   },
   'rec-ghg-target': {
     raise: {
@@ -693,6 +747,22 @@ const REC_VARIANTS: Readonly<Record<string, Readonly<Record<string, RecVariant>>
       en: { body: 'Use your ISO 45001 management system: review the risk assessment required by Law 102/2009, investigate every accident and near miss, act on the findings of its internal audits and management review, train workers and supervisors, and enforce the use of protective equipment. Include a yearly accident-rate target in its objectives.' },
       pt: { body: 'Apoie-se no seu sistema de gestão ISO 45001: reveja a avaliação de riscos exigida pela Lei n.º 102/2009, investigue todos os acidentes e quase-acidentes, atue sobre as conclusões das auditorias internas e da revisão pela gestão, dê formação a trabalhadores e chefias e garanta o uso dos equipamentos de proteção. Inclua nos objetivos do sistema uma meta anual para a taxa de acidentes.' },
     },
+    rate_reported: {
+      en: { body: 'Update the risk assessment required by Law 102/2009, investigate every accident and near miss, train workers and supervisors, provide and enforce protective equipment, and consider an ISO 45001 management system. Set a yearly target for your accident rate, and also report the number of fatalities from work-related injuries and ill health, zero included (VSME B9).' },
+      pt: { body: 'Atualize a avaliação de riscos exigida pela Lei n.º 102/2009, investigue todos os acidentes e quase-acidentes, dê formação a trabalhadores e chefias, forneça equipamentos de proteção e garanta o seu uso, e considere um sistema de gestão ISO 45001. Fixe uma meta anual para a taxa de acidentes e reporte também o número de mortes por acidentes de trabalho e doenças profissionais, mesmo que seja zero (VSME B9).' },
+    },
+    fatalities_reported: {
+      en: { body: 'Update the risk assessment required by Law 102/2009, investigate every accident and near miss, train workers and supervisors, provide and enforce protective equipment, and consider an ISO 45001 management system. Also report your accident rate, per 200,000 hours worked (VSME B9), and set a yearly target for it.' },
+      pt: { body: 'Atualize a avaliação de riscos exigida pela Lei n.º 102/2009, investigue todos os acidentes e quase-acidentes, dê formação a trabalhadores e chefias, forneça equipamentos de proteção e garanta o seu uso, e considere um sistema de gestão ISO 45001. Reporte também a taxa de acidentes, por 200 000 horas trabalhadas (VSME B9), e fixe-lhe uma meta anual.' },
+    },
+    iso_45001_rate_reported: {
+      en: { body: 'Use your ISO 45001 management system: review the risk assessment required by Law 102/2009, investigate every accident and near miss, act on the findings of its internal audits and management review, train workers and supervisors, and enforce the use of protective equipment. Include a yearly accident-rate target in its objectives, and also report the number of fatalities from work-related injuries and ill health, zero included (VSME B9).' },
+      pt: { body: 'Apoie-se no seu sistema de gestão ISO 45001: reveja a avaliação de riscos exigida pela Lei n.º 102/2009, investigue todos os acidentes e quase-acidentes, atue sobre as conclusões das auditorias internas e da revisão pela gestão, dê formação a trabalhadores e chefias e garanta o uso dos equipamentos de proteção. Inclua nos objetivos do sistema uma meta anual para a taxa de acidentes e reporte também o número de mortes por acidentes de trabalho e doenças profissionais, mesmo que seja zero (VSME B9).' },
+    },
+    iso_45001_fatalities_reported: {
+      en: { body: 'Use your ISO 45001 management system: review the risk assessment required by Law 102/2009, investigate every accident and near miss, act on the findings of its internal audits and management review, train workers and supervisors, and enforce the use of protective equipment. Also report your accident rate per 200,000 hours worked (VSME B9), from its incident records, and include a yearly target for it in its objectives.' },
+      pt: { body: 'Apoie-se no seu sistema de gestão ISO 45001: reveja a avaliação de riscos exigida pela Lei n.º 102/2009, investigue todos os acidentes e quase-acidentes, atue sobre as conclusões das auditorias internas e da revisão pela gestão, dê formação a trabalhadores e chefias e garanta o uso dos equipamentos de proteção. Reporte também a taxa de acidentes por 200 000 horas trabalhadas (VSME B9), a partir dos registos de incidentes do sistema, e inclua nos seus objetivos uma meta anual para ela.' },
+    },
   },
   'rec-gender-pay-gap': {
     gap_known: {
@@ -719,6 +789,10 @@ const REC_VARIANTS: Readonly<Record<string, Readonly<Record<string, RecVariant>>
       en: { title: 'Complete your human rights policy', body: 'Extend your code of conduct so that it covers all five topics (child labour, forced labour, human trafficking, discrimination and accident prevention), and make sure your complaints channel takes reports on each of them, confidentially.' },
       pt: { title: 'Completar a política de direitos humanos', body: 'Alargue o seu código de conduta para que abranja os cinco temas (trabalho infantil, trabalho forçado, tráfico de seres humanos, discriminação e prevenção de acidentes) e garanta que o seu canal de denúncia recebe, com confidencialidade, participações sobre cada um deles.' },
     },
+    sa8000: {
+      en: { title: 'Publish your SA8000 commitments as your human rights policy', body: 'Your SA8000 certification already requires a policy on child labour, forced labour (human trafficking included), discrimination and health and safety, and a confidential complaints procedure for staff: publish those commitments as your human rights policy, make sure the procedure meets Law 93/2021 on the protection of whistleblowers (which requires a whistleblowing channel from 50 employees), and report the topics they cover in this questionnaire (VSME C6).' },
+      pt: { title: 'Publicar os seus compromissos SA8000 como política de direitos humanos', body: 'A sua certificação SA8000 já exige uma política sobre trabalho infantil, trabalho forçado (incluindo o tráfico de seres humanos), discriminação e segurança e saúde, e um procedimento confidencial de reclamações para os trabalhadores: publique esses compromissos como a sua política de direitos humanos, garanta que o procedimento cumpre a Lei n.º 93/2021, de proteção de denunciantes (que exige um canal de denúncia a partir de 50 trabalhadores), e reporte neste questionário os temas que abrangem (VSME C6).' },
+    },
   },
   'rec-sustainability-policies': {
     partial: {
@@ -730,19 +804,13 @@ const REC_VARIANTS: Readonly<Record<string, Readonly<Record<string, RecVariant>>
       pt: { title: 'Alargar as políticas de sustentabilidade', body: 'Já tem políticas para as alterações climáticas, os trabalhadores próprios e a conduta empresarial: adote políticas escritas curtas, cada uma com um responsável e metas, para os seus outros temas materiais (por exemplo poluição, economia circular ou trabalhadores da cadeia de valor) e reveja-as todas anualmente (VSME B2).' },
     },
   },
-  'rec-certifications': {
-    holds_e: certificationVariant(true, false, false),
-    holds_o: certificationVariant(false, true, false),
-    holds_n: certificationVariant(false, false, true),
-    holds_eo: certificationVariant(true, true, false),
-    holds_en: certificationVariant(true, false, true),
-    holds_on: certificationVariant(false, true, true),
-    holds_eon: certificationVariant(true, true, true),
-  },
+  'rec-certifications': Object.fromEntries([...new Set(CERT_CASES)].filter((n) => n !== 'default').map((n) => [n, certificationVariant(CERT_CASES.indexOf(n))])),
   'rec-anti-corruption': {
     code: antiCorruptionVariant(true, false),
     channel: antiCorruptionVariant(false, true),
     code_channel: antiCorruptionVariant(true, true),
+    conduct_policy: antiCorruptionVariant(false, false, true),
+    conduct_policy_channel: antiCorruptionVariant(false, true, true),
     iso_37001: {
       en: { title: 'Strengthen your anti-corruption programme', body: 'Use your ISO 37001 anti-bribery management system: review its risk assessment and controls, check that it covers the corruption risk prevention plan, code of conduct, training and whistleblowing channel required from 50 employees by the General Regime for the Prevention of Corruption (Decree-Law 109-E/2021), and remove the causes of any conviction or fine.' },
       pt: { title: 'Reforçar o programa anticorrupção', body: 'Apoie-se no seu sistema de gestão antissuborno ISO 37001: reveja a avaliação de riscos e os controlos, verifique se abrange o plano de prevenção de riscos de corrupção, o código de conduta, a formação e o canal de denúncia exigidos a partir de 50 trabalhadores pelo Regime Geral da Prevenção da Corrupção (Decreto-Lei n.º 109-E/2021) e elimine as causas de qualquer condenação ou coima.' },
@@ -1004,6 +1072,8 @@ const I_POLICIES = IX('sustainability_policies'), I_CERTS = IX('certifications')
 
 /** Renewable share (%) from which the energy counts as "already renewable or nearly so". */
 const RENEWABLE_DONE_PCT = 90;
+/** Renewable share (%) from which it counts as substantial: extend it to all electricity (not "combine with renewable electricity"). */
+const RENEWABLE_SUBSTANTIAL_PCT = 50;
 /** Scope 1 counts as low at zero, or at most this share of Scope 1 + Scope 2. */
 const SCOPE1_LOW_SHARE = 0.1;
 
@@ -1019,7 +1089,10 @@ const bitOf = (i: number, option: string): number => {
 };
 const B_EMS = bitOf(I_CERTS, 'iso_14001') | bitOf(I_CERTS, 'emas'), B_ISO45001 = bitOf(I_CERTS, 'iso_45001');
 const B_ISO50001 = bitOf(I_CERTS, 'iso_50001'), B_ISO37001 = bitOf(I_CERTS, 'iso_37001');
-const B_GRIEVANCE = bitOf(I_HR_POLICY, 'grievance_mechanism');
+const B_GRIEVANCE = bitOf(I_HR_POLICY, 'grievance_mechanism'), B_SA8000 = bitOf(I_CERTS, 'sa8000');
+const B_BUSINESS_CONDUCT = bitOf(I_POLICIES, 'business_conduct');
+/** per CERT_LETTERS letter: its options' bits in the certifications answer */
+const CERT_BITS = Int32Array.from(CERT_HELD, (c) => c.options.reduce((m, o) => m | bitOf(I_CERTS, o), 0));
 const B_CORE_POLICIES = bitOf(I_POLICIES, 'climate_change') | bitOf(I_POLICIES, 'own_workforce') | bitOf(I_POLICIES, 'business_conduct');
 const zeroEmissions = (): boolean => num(I_SCOPE1) === 0 && num(I_SCOPE2) === 0;
 function scope1Low(): boolean {
@@ -1035,19 +1108,20 @@ const VARIANT_CASES: Readonly<Record<string, readonly string[]>> = {
   'rec-energy-efficiency': ['default', 'iso_50001'],
   'rec-renewable-energy': ['default', 'no_scope1'],
   'rec-ghg-inventory': ['default', 'scope1_known', 'scope2_known', 'intensity_known'],
-  'rec-decarbonise-operations': ['default', 'scope1_low', 'renewable', 'scope1_low_renewable', 'zero'],
+  'rec-decarbonise-operations': ['default', 'scope1_low', 'renewable', 'scope1_low_renewable', 'zero', 'renewable_partial', 'scope1_low_renewable_partial'],
   'rec-ghg-target': ['default', 'raise', 'zero_emissions'],
   'rec-pollution-reporting': ['default', 'ems'],
   'rec-biodiversity': ['default', 'sites_known'],
   'rec-waste-tracking': ['default', 'share_known'],
-  'rec-health-safety': ['default', 'reported', 'iso_45001', 'iso_45001_reported'],
+  // +1 both B9 figures given, +4 the accident rate only, +5 the fatalities only; +2 ISO 45001 (so 6 = ISO 45001 and the rate only, 7 = ISO 45001 and the fatalities only)
+  'rec-health-safety': ['default', 'reported', 'iso_45001', 'iso_45001_reported', 'rate_reported', 'fatalities_reported', 'iso_45001_rate_reported', 'iso_45001_fatalities_reported'],
   'rec-gender-pay-gap': ['default', 'gap_known'],
   'rec-collective-bargaining': ['default', 'partial'],
-  'rec-human-rights-policy': ['default', 'topics', 'channel', 'topics_channel'],
+  'rec-human-rights-policy': ['default', 'topics', 'channel', 'topics_channel', 'sa8000'],
   'rec-sustainability-policies': ['default', 'partial', 'core_done'],
-  // bit 1: ISO 14001 or EMAS, bit 2: ISO 45001, bit 4: ISO 50001
-  'rec-certifications': ['default', 'holds_e', 'holds_o', 'holds_eo', 'holds_n', 'holds_en', 'holds_on', 'holds_eon'],
-  'rec-anti-corruption': ['default', 'code', 'channel', 'code_channel', 'iso_37001'],
+  // the case is the mask of the certifications held (CERT_LETTERS: bit 1 ISO 14001 or EMAS, 2 ISO 45001, 4 ISO 50001, 8 ISO 37001, 16 SA8000, 32 NP 4469, 64 B Corp, 128 ISO 9001)
+  'rec-certifications': CERT_CASES,
+  'rec-anti-corruption': ['default', 'code', 'channel', 'code_channel', 'iso_37001', 'conduct_policy', 'conduct_policy_channel'],
   'rec-controversial-revenue': ['default', 'disclosed'],
 };
 const RULE_IDS = Object.keys(VARIANT_CASES);
@@ -1065,9 +1139,11 @@ function pickCase(rule: number): number {
       if (s2 && !s1) return 2;
       return !s1 && !s2 && answered(I_GHG_INT) ? 3 : 0;
     }
-    case 3: // rec-decarbonise-operations
+    case 3: { // rec-decarbonise-operations
       if (zeroEmissions()) return 4;
-      return (scope1Low() ? 1 : 0) + (num(I_RENEWABLE) >= RENEWABLE_DONE_PCT ? 2 : 0);
+      const renewable = num(I_RENEWABLE);
+      return (scope1Low() ? 1 : 0) + (renewable >= RENEWABLE_DONE_PCT ? 2 : renewable >= RENEWABLE_SUBSTANTIAL_PCT ? 5 : 0);
+    }
     case 4: // rec-ghg-target
       return zeroEmissions() ? 2 : num(I_TARGET) > 0 ? 1 : 0;
     case 5: // rec-pollution-reporting
@@ -1076,25 +1152,37 @@ function pickCase(rule: number): number {
       return answered(I_BIODIVERSITY) ? 1 : 0;
     case 7: // rec-waste-tracking
       return answered(I_RECYCLED) ? 1 : 0;
-    case 8: // rec-health-safety
-      return (answered(I_ACCIDENTS) && answered(I_FATALITIES) ? 1 : 0) + (listed(I_CERTS) & B_ISO45001 ? 2 : 0);
+    case 8: { // rec-health-safety
+      const rate = answered(I_ACCIDENTS), fatalities = answered(I_FATALITIES);
+      const iso = listed(I_CERTS) & B_ISO45001 ? 2 : 0;
+      return (rate && fatalities ? 1 : rate ? 4 : fatalities ? 5 : 0) + iso;
+    }
     case 9: // rec-gender-pay-gap
       return answered(I_PAY_GAP) ? 1 : 0;
     case 10: // rec-collective-bargaining
       return num(I_BARGAINING) > 0 ? 1 : 0;
-    case 11: // rec-human-rights-policy (1: some of the five topics, 2: a complaints channel)
-    case 14: { // rec-anti-corruption (the same, 4: ISO 37001)
-      if (rule === 14 && listed(I_CERTS) & B_ISO37001) return 4;
+    case 11: { // rec-human-rights-policy (1: some of the five topics, 2: a complaints channel, 4: SA8000, which requires both)
+      if (listed(I_CERTS) & B_SA8000) return 4;
       const hr = listed(I_HR_POLICY);
       return (hr & ~B_GRIEVANCE ? 1 : 0) + (hr & B_GRIEVANCE ? 2 : 0);
+    }
+    case 14: { // rec-anti-corruption (the same, SA8000 counting as both; 4: ISO 37001; 5: a business conduct policy, 6: the same and a channel)
+      const certs = listed(I_CERTS);
+      if (certs & B_ISO37001) return 4;
+      const hr = listed(I_HR_POLICY), sa8000 = certs & B_SA8000;
+      const channel = hr & B_GRIEVANCE || sa8000 ? 1 : 0;
+      if (listed(I_POLICIES) & B_BUSINESS_CONDUCT) return 5 + channel;
+      return (hr & ~B_GRIEVANCE || sa8000 ? 1 : 0) + 2 * channel;
     }
     case 12: { // rec-sustainability-policies
       const policies = listed(I_POLICIES);
       return policies === 0 ? 0 : (policies & B_CORE_POLICIES) === B_CORE_POLICIES ? 2 : 1;
     }
-    case 13: { // rec-certifications
+    case 13: { // rec-certifications: the mask of CERT_LETTERS held
       const certs = listed(I_CERTS);
-      return (certs & B_EMS ? 1 : 0) + (certs & B_ISO45001 ? 2 : 0) + (certs & B_ISO50001 ? 4 : 0);
+      let mask = 0;
+      for (let k = 0; k < CERT_BITS.length; k++) if (certs & CERT_BITS[k]!) mask |= 1 << k;
+      return mask;
     }
     case 15: // rec-controversial-revenue
       return answered(I_CONTROVERSIAL) ? 1 : 0;
@@ -1106,7 +1194,7 @@ const RULE_ORDER = ['rec-energy-efficiency', 'rec-renewable-energy', 'rec-ghg-in
 if (RULE_ORDER.join() !== RULE_IDS.join()) throw new Error('esg engine: pickCase numbers its rules in VARIANT_CASES order');
 
 /** per recommendation: its rule's number (-1: only the default) and each case's variant index (at r · MAX_CASES + case) */
-const MAX_CASES = 8;
+const MAX_CASES = 256;
 const REC_RULE = new Int32Array(R).fill(-1);
 const REC_CASE_VARIANT = new Int32Array(R * MAX_CASES);
 REC_DEFS.forEach((d, r) => {
@@ -1116,7 +1204,7 @@ REC_DEFS.forEach((d, r) => {
     if (names.length > 1) throw new Error(`esg engine: variants of ${d.id} without a rule`);
     return;
   }
-  if (cases.length !== names.length || cases.length > MAX_CASES || names.some((n) => !cases.includes(n))) throw new Error(`esg engine: the cases of ${d.id} are not its variants`);
+  if (new Set(cases).size !== names.length || cases.length > MAX_CASES || names.some((n) => !cases.includes(n))) throw new Error(`esg engine: the cases of ${d.id} are not its variants`);
   REC_RULE[r] = RULE_IDS.indexOf(d.id);
   cases.forEach((c, k) => (REC_CASE_VARIANT[r * MAX_CASES + k] = VARIANT_INDEX[r]!.get(c)!));
 });

@@ -85,7 +85,8 @@ export const SaftParseResponse = t.Object({
         provider: t.Literal('saft'),
         customer_reference: t.String(),
         invoices: Int(),
-        payments: Int(),
+        payments: Int({ description: "the file's payments (receipts), cancelled ones included, as invoices counts its cancelled invoices" }),
+        payments_cancelled: Int({ description: 'of them, cancelled (PaymentStatus A): not stored as transactions (one stored by an earlier import is removed)' }),
         reason: t.Union([t.String(), t.Null()]),
       }),
       t.Null(),
@@ -159,7 +160,7 @@ function importWriter(dialect: Database['dialect']) {
  * The file's documents into the tenant's ERP store (provider saft), batch by batch, in the import's
  * transaction: upserts, so a re-import does not duplicate.
  */
-async function storeDocuments(database: Database, tx: Db, upsert: ReturnType<typeof importWriter>, auth: { tenantId: string; env: string }, ref: string, docs: SaftDocument[], counts: { invoices: number; payments: number }, header: Readonly<Record<string, string | null>>, now: Date) {
+async function storeDocuments(database: Database, tx: Db, upsert: ReturnType<typeof importWriter>, auth: { tenantId: string; env: string }, ref: string, docs: SaftDocument[], counts: { invoices: number; payments: number; payments_cancelled: number }, header: Readonly<Record<string, string | null>>, now: Date) {
   const { t } = database;
   for (const d of docs) {
     if (d.kind !== 'invoice') continue;
@@ -192,6 +193,19 @@ async function storeDocuments(database: Database, tx: Db, upsert: ReturnType<typ
   }
   for (const d of docs) {
     if (d.kind !== 'payment') continue;
+    // a cancelled receipt (PaymentStatus A) settled nothing: not stored, and one stored by an earlier
+    // import of the file (before it was cancelled) is removed (it would still count as paying its invoice)
+    if (d.status === 'A') {
+      const bt = t.bankTransactions;
+      await tx.delete(bt).where(and(eq(bt.tenantId, auth.tenantId), eq(bt.env, auth.env), eq(bt.provider, 'saft'), eq(bt.customerReference, ref), eq(bt.providerTransactionId, d.number)));
+      counts.payments++;
+      counts.payments_cancelled++;
+      continue;
+    }
+    // a receipt is the settlement of its invoices, whatever the means (TB transfer, CC card, NU cash…):
+    // one transaction of its whole amount, its mechanisms named in its description; not a bank movement
+    const settled = [...new Set(d.settles)];
+    const means = [...new Set(d.mechanisms)];
     const row = {
       id: Bun.randomUUIDv7(),
       tenantId: auth.tenantId,
@@ -200,12 +214,12 @@ async function storeDocuments(database: Database, tx: Db, upsert: ReturnType<typ
       customerReference: ref,
       providerTransactionId: d.number,
       bookingDate: d.date,
-      amountCents: d.status === 'A' ? 0 : cents(d.gross_total),
+      amountCents: cents(d.gross_total),
       currency: 'EUR',
-      description: `RECIBO ${d.number}${d.settles.length ? ` ${d.settles.join(' ')}` : ''}`,
+      description: `RECIBO ${d.number}${settled.length ? ` ${settled.join(' ')}` : ''}${means.length ? ` (${means.join(', ')})` : ''}`,
       counterpartyName: d.customer_name,
       counterpartyIban: null,
-      matchedInvoiceNumber: d.settles[0] ?? null,
+      matchedInvoiceNumber: settled[0] ?? null,
       sourceUpdatedAt: lisbonToIso(d.system_entry_date),
       syncedAt: now,
     };
@@ -278,7 +292,7 @@ export async function runParse(
   try {
     if (o.importAs !== null) {
       // one transaction: a file with errors (found at any point) stores nothing
-      const counts = { invoices: 0, payments: 0 };
+      const counts = { invoices: 0, payments: 0, payments_cancelled: 0 };
       const ref = o.importAs;
       try {
         return await ctx.database.withTx(async (tx) => {
@@ -292,7 +306,7 @@ export async function runParse(
         });
       } catch (err) {
         if (!(err instanceof RefuseImport)) throw err;
-        const answer = answerOf(err.result, { imported: false, provider: 'saft', customer_reference: ref, invoices: 0, payments: 0, reason: 'the file has errors (see checks): nothing was stored' });
+        const answer = answerOf(err.result, { imported: false, provider: 'saft', customer_reference: ref, invoices: 0, payments: 0, payments_cancelled: 0, reason: 'the file has errors (see checks): nothing was stored' });
         await stored(ctx.database.withTx((tx) => o.keep(tx, answer)));
         return answer;
       }

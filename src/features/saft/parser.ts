@@ -41,6 +41,44 @@ const isCalendarDate = (v: string) => FORMAT_PATTERNS.date.test(v); // (a Date o
 /** what every document of every section must carry (SAFTPT_1_04_01.xsd), besides its number, date, status, type and party */
 const REQUIRED_DOCUMENT_FIELDS = ['ATCUD', 'SystemEntryDate', 'TaxPayable', 'NetTotal', 'GrossTotal'] as const;
 type SectionName = keyof typeof SECTIONS;
+/**
+ * The XSD's SAFmonetaryType and SAFdecimalType (minInclusive 0.00): amounts, totals, quantities,
+ * prices and rates are never negative (a credit note carries DebitAmount, not a negative credit).
+ */
+const NON_NEGATIVE = new Set(['CreditAmount', 'DebitAmount', 'GrossTotal', 'NetTotal', 'TaxPayable', 'TaxAmount', 'TaxBase', 'TaxPercentage', 'UnitPrice', 'Quantity', 'SettlementAmount', 'PaymentAmount', 'WithholdingTaxAmount', 'CurrencyAmount', 'ExchangeRate', 'TotalDebit', 'TotalCredit', 'TotalQuantityIssued', 'IECAmount', 'ClosingCreditBalance', 'ClosingDebitBalance', 'OpeningCreditBalance', 'OpeningDebitBalance']);
+/**
+ * Portuguese VAT rates (IVA) by TaxCountryRegion, each from the day it applied (newest first; a
+ * document dated before the oldest period is not checked). A TaxPercentage outside its period's
+ * rates is a warning (`tax_rate`), not an error: AT's own demo file uses 20 % and 5 % in 2017 (its
+ * TaxTable says its rates are examples), and the dates below are secondary-source facts [verify].
+ * PT-MA's reduced rate 4 % from 2024-10 is accepted alongside 5 % (not confirmed).
+ */
+const VAT_RATES: Record<string, [from: string, rates: number[]][]> = {
+  PT: [['2011-01-01', [0, 6, 13, 23]], ['2010-07-01', [0, 6, 13, 21]], ['2008-07-01', [0, 5, 12, 20]]],
+  'PT-AC': [['2021-07-01', [0, 4, 9, 16]], ['2015-01-01', [0, 4, 9, 18]]],
+  'PT-MA': [['2024-10-01', [0, 4, 5, 12, 22]], ['2012-04-01', [0, 5, 12, 22]]],
+};
+/** a document's lines carry their own tax: its TaxPayable is theirs (payments are not checked: a settlement discount carries VAT there) */
+const TAX_CHECKED = new Set<SectionName>(['SalesInvoices', 'WorkingDocuments', 'MovementOfGoods']);
+/** the most Header elements kept (nested ones as `Parent.Child`): a Header has ~25 */
+const MAX_HEADER_KEYS = 200;
+
+/** the open line of a document, as read so far (one object a document, reset at each Line) */
+interface LineState {
+  number: string;
+  credit: number | null;
+  debit: number | null;
+  pct: string | null;
+  taxAmount: string | null;
+  region: string | null;
+  taxType: string | null;
+  /** TaxBase: a line of tax only (its base not the seller's revenue: CreditAmount 0) */
+  taxBase: number | null;
+  hasTax: boolean;
+  exempt: boolean;
+}
+const EMPTY_LINE: Readonly<LineState> = { number: '', credit: null, debit: null, pct: null, taxAmount: null, region: null, taxType: null, taxBase: null, hasTax: false, exempt: false };
+const newLine = (): LineState => ({ ...EMPTY_LINE });
 
 interface Doc {
   section: SectionName;
@@ -54,6 +92,15 @@ interface Doc {
   settles: string[];
   /** line amounts that are not decimal numbers ("180,00"): reported, not summed as NaN */
   badAmounts: string[];
+  /** the line being read */
+  ln: LineState;
+  /** the tax of its credit lines and of its debit lines ((TaxBase or amount) × TaxPercentage / 100, or TaxAmount) */
+  taxCredit: number;
+  taxDebit: number;
+  /** lines that carry a Tax */
+  taxedLines: number;
+  /** payments: PaymentMethod/PaymentMechanism as read (TB, CC, NU…) */
+  mechanisms: string[];
 }
 
 /** a sales invoice or a payment as read, with its customer from MasterFiles (for an import) */
@@ -73,6 +120,8 @@ export interface SaftDocument {
   gross_total: number;
   /** payments: the invoices they settle (Line/SourceDocumentID/OriginatingON) */
   settles: string[];
+  /** payments: their PaymentMechanism codes, in file order (TB transfer, CC card, NU cash…) */
+  mechanisms: string[];
 }
 
 export interface SaftResult {
@@ -238,6 +287,11 @@ export async function parseSaft(
   let hashesChecked = 0;
   const pendingRefs: { kind: 'customer' | 'supplier' | 'product'; id: string; path: string; line: number }[] = [];
   let textOverflow = false;
+  /** the Header element open at depth 3 has elements of its own (CompanyAddress) */
+  let headerNested = false;
+  let headerKeys = 0;
+  /** each (region, rate, period) reported once by `tax_rate` (a file uses a handful) */
+  const rateWarned = new Set<string>();
 
   parser.on('opentag', (t) => {
     const tag = t as SaxesTagNS;
@@ -245,7 +299,8 @@ export async function parseSaft(
     if (stack.length >= MAX_DEPTH) throw new TooDeep();
     stack.push(name);
     text = '';
-    if (stack.length === 3 && stack[1] === 'Header') headerSeen.add(own(name)); // structured ones (CompanyAddress) hold no text of their own
+    if (stack.length === 3 && stack[1] === 'Header') headerSeen.add(own(name)), (headerNested = false); // structured ones (CompanyAddress) hold no text of their own
+    else if (stack.length === 4 && stack[1] === 'Header') headerNested = true;
     if (stack.length === 1) {
       if (name !== 'AuditFile' || tag.uri !== SAFT_NAMESPACE) add('error', 'not_saft', `the root element is ${tag.name} in namespace "${tag.uri}", expected AuditFile in ${SAFT_NAMESPACE}`);
       else rootOk = true;
@@ -254,7 +309,14 @@ export async function parseSaft(
     if (parent === 'MasterFiles' && ['Customer', 'Supplier', 'Product'].includes(name)) masterRecord = {};
     const section = stack[2] as SectionName | undefined;
     if (stack[1] === 'SourceDocuments' && section && SECTIONS[section] && name === SECTIONS[section].doc && stack.length === 4)
-      doc = { section, line: parser.line, fields: {}, debit: 0, credit: 0, lines: 0, quantity: 0, products: [], settles: [], badAmounts: [] };
+      doc = { section, line: parser.line, fields: {}, debit: 0, credit: 0, lines: 0, quantity: 0, products: [], settles: [], badAmounts: [], ln: newLine(), taxCredit: 0, taxDebit: 0, taxedLines: 0, mechanisms: [] };
+    else if (doc && stack.length === 5 && name === 'Line') {
+      const ln = doc.ln;
+      ln.number = '';
+      ln.credit = ln.debit = ln.taxBase = null;
+      ln.pct = ln.taxAmount = ln.region = ln.taxType = null;
+      ln.hasTax = ln.exempt = false;
+    }
   });
   const addText = (t: string) => {
     if (text.length + t.length <= MAX_TEXT) text += t;
@@ -274,7 +336,18 @@ export async function parseSaft(
       textOverflow = false;
     }
     const parent = stack[depth - 2];
-    if (stack[1] === 'Header' && depth === 3) (header[name] = own(value)), (headerLine[name] = parser.line);
+    // a Header element: as read; a nested one (CompanyAddress/City) as `CompanyAddress.City`, its parent not (it holds no text)
+    if (stack[1] === 'Header' && (depth === 3 || depth === 4)) {
+      const k = depth === 3 ? name : `${stack[2]}.${name}`;
+      if (depth === 3 && headerNested) headerNested = false;
+      else if (k in header || headerKeys++ < MAX_HEADER_KEYS) (header[own(k)] = own(value)), (headerLine[k] = parser.line);
+    }
+    // the XSD's amounts are at least 0: a negative one anywhere (a line's, a total's) is reported where it is
+    if (value.charCodeAt(0) === 45 && NON_NEGATIVE.has(name) && DECIMAL.test(value) && Number(value) < 0) {
+      const where = doc ? `${SECTIONS[doc.section].doc} ${doc.fields[SECTIONS[doc.section].number] ?? ''}` : stack.slice(stack[1] === 'SourceDocuments' ? 2 : 1).join('/');
+      const inLine = doc && stack[4] === 'Line' ? `Line ${doc.ln.number} ` : '';
+      add('error', 'amount_negative', `${where}: ${inLine}${name} ${value.slice(0, 40)} is negative (the XSD's amounts, totals, quantities and rates are at least 0; a credit note carries DebitAmount)`, where);
+    }
     else if (masterRecord && depth >= 4 && stack[1] === 'MasterFiles') {
       if (!(name in masterRecord)) masterRecord[name] = value;
     }
@@ -317,7 +390,22 @@ export async function parseSaft(
         else if (name === 'CreditAmount') doc.credit += Number(value);
         else doc.quantity += Number(value);
       }
-      if (name === 'Line' && depth === 5) doc.lines++;
+      if (parent === 'Line' && depth === 6) {
+        const ln = doc.ln;
+        if (name === 'LineNumber') ln.number = value.slice(0, 20);
+        else if ((name === 'CreditAmount' || name === 'DebitAmount') && DECIMAL.test(value)) ln[name === 'CreditAmount' ? 'credit' : 'debit'] = Number(value);
+        else if (name === 'TaxExemptionCode' || name === 'TaxExemptionReason') ln.exempt = !!value;
+        else if (name === 'Tax') ln.hasTax = true;
+        else if (name === 'TaxBase' && DECIMAL.test(value)) ln.taxBase = Number(value);
+      } else if (parent === 'Tax' && depth === 7 && stack[4] === 'Line') {
+        const ln = doc.ln;
+        if (name === 'TaxPercentage') ln.pct = value;
+        else if (name === 'TaxAmount') ln.taxAmount = value;
+        else if (name === 'TaxCountryRegion') ln.region = value;
+        else if (name === 'TaxType') ln.taxType = value;
+      }
+      if (name === 'Line' && depth === 5) doc.lines++, lineDone(doc);
+      if (name === 'PaymentMechanism' && parent === 'PaymentMethod' && depth === 6 && doc.mechanisms.length < 16) doc.mechanisms.push(value.slice(0, 2));
       if (name === 'OriginatingON' && stack[depth - 2] === 'SourceDocumentID' && doc.section === 'Payments') doc.settles.push(value);
       if (depth === 4 && name === SECTIONS[doc.section].doc) finishDoc(doc), (doc = null);
     }
@@ -340,6 +428,9 @@ export async function parseSaft(
     if (status && !ALLOWED[d.section].status.has(status)) add('error', 'document_status', `${where}: ${spec.status} ${status} is not one of the XSD's`, where, d.line);
     const docDate = d.fields[spec.date];
     if (docDate && !isCalendarDate(docDate)) add('error', 'date_invalid', `${where}: ${spec.date} ${docDate} is not a calendar date`, where, d.line);
+    // the file covers its period (Header StartDate..EndDate): a document outside it belongs to another file
+    else if (docDate && header.StartDate && header.EndDate && isCalendarDate(header.StartDate) && isCalendarDate(header.EndDate) && (docDate < header.StartDate || docDate > header.EndDate))
+      add('error', 'date_outside_period', `${where}: ${spec.date} ${docDate} is outside the file's period ${header.StartDate}..${header.EndDate} (Header StartDate, EndDate)`, where, d.line);
     documentTotals(d, where);
     for (const bad of d.badAmounts) add('error', 'document_totals', `${where}: Line ${bad} is not a decimal amount (a point, no thousands separator)`, where, d.line);
     const counter = d.section === 'SalesInvoices' ? 'invoices' : d.section === 'Payments' ? 'payments' : d.section === 'MovementOfGoods' ? 'movements_of_goods' : 'working_documents';
@@ -410,6 +501,7 @@ export async function parseSaft(
         tax_payable: Number(d.fields.TaxPayable ?? 0),
         gross_total: Number(d.fields.GrossTotal ?? 0),
         settles: d.settles,
+        mechanisms: d.mechanisms,
       });
     }
     // a movement of goods names a customer or a supplier (or neither: an internal transfer)
@@ -441,9 +533,56 @@ export async function parseSaft(
     const { NetTotal: net, TaxPayable: tax, GrossTotal: gross } = amounts;
     if (net !== undefined && tax !== undefined && gross !== undefined && Math.abs(gross - (net + tax)) > CENT)
       add('error', 'document_totals', `${where}: GrossTotal ${gross} is not NetTotal ${net} + TaxPayable ${tax} (${round4(net + tax)})`, where, d.line);
-    // each line's amount may be rounded on its own: up to half a cent a line apart from the total's
+    // each line's amount may be rounded on its own: up to half a cent a line apart from the total's.
+    // |credits - debits|: a credit note's lines are debits, a mixed document's either; a negative
+    // amount (whose absolute value matched: -23.39 credit against NetTotal 23.39) is amount_negative
     if (net !== undefined && d.lines && Math.abs(net - Math.abs(d.credit - d.debit)) > CENT + 0.005 * d.lines)
       add('error', 'document_totals', `${where}: NetTotal ${net}, its lines' amounts sum to ${round4(Math.abs(d.credit - d.debit))}`, where, d.line);
+    // TaxPayable = its lines' tax (amount × TaxPercentage / 100, or the line's TaxAmount), each line's
+    // tax rounded on its own: half a cent a line, plus a cent. Invoices and working documents (whose
+    // lines must carry Tax); movements of goods when every line does; not payments
+    const taxed = TAX_CHECKED.has(d.section) && d.lines > 0 && (d.section !== 'MovementOfGoods' || d.taxedLines === d.lines);
+    if (tax !== undefined && taxed) {
+      const lineTax = Math.abs(d.taxCredit - d.taxDebit);
+      if (Math.abs(tax - lineTax) > CENT + 0.005 * d.lines)
+        add('error', 'document_totals', `${where}: TaxPayable ${tax}, its lines' tax (amount × TaxPercentage / 100, or TaxAmount) sums to ${round4(lineTax)}`, where, d.line);
+    }
+  }
+
+  /** a line read whole: its tax into its document's, its rate and exemption checked */
+  function lineDone(d: Doc) {
+    const ln = d.ln;
+    if (!ln.hasTax) return;
+    const amount = ln.taxBase ?? ln.credit ?? ln.debit ?? 0;
+    let tax: number | null = null;
+    let pct: number | null = null;
+    if (ln.pct !== null) {
+      if (!DECIMAL.test(ln.pct)) d.badAmounts.push(`${ln.number} TaxPercentage ${ln.pct.slice(0, 40)}`);
+      else (pct = Number(ln.pct)), (tax = (amount * pct) / 100);
+    } else if (ln.taxAmount !== null) {
+      if (!DECIMAL.test(ln.taxAmount)) d.badAmounts.push(`${ln.number} TaxAmount ${ln.taxAmount.slice(0, 40)}`);
+      else tax = Number(ln.taxAmount);
+    }
+    if (tax === null) return;
+    d.taxedLines++;
+    if (ln.credit !== null) d.taxCredit += tax;
+    else if (ln.debit !== null) d.taxDebit += tax;
+    const spec = SECTIONS[d.section];
+    const where = () => `${spec.doc} ${d.fields[spec.number] ?? ''}`;
+    // the XSD's assert: a line without tax (0 %, or a TaxAmount of 0) says why (TaxExemptionReason and TaxExemptionCode)
+    if ((ln.pct !== null ? pct === 0 : tax === 0) && !ln.exempt)
+      add('error', 'tax_exemption_missing', `${where()}: Line ${ln.number} has no tax (${ln.pct !== null ? `TaxPercentage ${ln.pct}` : `TaxAmount ${ln.taxAmount}`}) and no TaxExemptionReason / TaxExemptionCode`, where());
+    if (pct === null || ln.taxType !== 'IVA' || !ln.region) return;
+    const periods = VAT_RATES[ln.region];
+    if (!periods) return; // another country's VAT: not ours to know
+    if (pct === 0 || (pct === periods[0]![1][3] && d.fields[spec.date]! >= periods[0]![0])) return; // (the usual line: today's normal rate)
+    const date = d.fields[spec.date] && isCalendarDate(d.fields[spec.date]!) ? d.fields[spec.date]! : header.StartDate ?? '';
+    const period = periods.find(([from]) => date >= from);
+    if (!period || period[1].includes(pct)) return;
+    const k = `${ln.region} ${pct} ${period[0]}`;
+    if (rateWarned.has(k) || rateWarned.size >= 100) return;
+    rateWarned.add(k);
+    add('warning', 'tax_rate', `${where()}: Line ${ln.number} TaxPercentage ${ln.pct} is not a VAT rate of ${ln.region} on ${date} (${period[1].join(', ')} %); reported once a rate`, where());
   }
 
   function endOfFile() {
@@ -489,6 +628,8 @@ export async function parseSaft(
   let head = new Uint8Array(0);
   let broken = false;
   let malformed = false;
+  /** not read at all (UTF-16): no further verdict on the XML */
+  let unreadable = false;
   // errors of the XML are checks; errors of the source (a damaged gzip stream, a limit) propagate
   const write = (text: string) => {
     if (broken) return;
@@ -513,9 +654,22 @@ export async function parseSaft(
       joined.set(head);
       joined.set(chunk, head.length);
       head = joined;
+      // UTF-16 (a byte order mark, or "<?" as 16-bit units): SAF-T files are Windows-1252 or UTF-8
+      if (head.length >= 4 && ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff) || (head[0] === 0x3c && head[1] === 0 && head[2] === 0x3f && head[3] === 0) || (head[0] === 0 && head[1] === 0x3c && head[2] === 0 && head[3] === 0x3f))) {
+        add('error', 'encoding', 'the file is UTF-16: not supported (SAF-T files are Windows-1252 or UTF-8); the rest is not read', null, 1);
+        broken = malformed = unreadable = true;
+        continue;
+      }
       const prolog = new TextDecoder('latin1').decode(head.subarray(0, 200));
       if (head.length < 200 && !prolog.includes('?>')) continue;
-      const enc = /encoding=["']([A-Za-z0-9._-]+)["']/.exec(prolog)?.[1] ?? 'utf-8';
+      let enc = /encoding=["']([A-Za-z0-9._-]+)["']/.exec(prolog)?.[1] ?? 'utf-8';
+      // a UTF-8 byte order mark before another declared encoding: the two contradict each other (a
+      // fatal error in XML 1.0 §4.3.3). Reported; the file is read as UTF-8 (the BOM is written by
+      // whatever last saved the file) so that the other checks still mean something
+      if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf && !/^utf-?8$/i.test(enc)) {
+        add('error', 'encoding', `a UTF-8 byte order mark before an XML declaration of ${enc.slice(0, 40)}: the two contradict each other (read as UTF-8)`, null, 1);
+        enc = 'UTF-8';
+      }
       try {
         // fatal: bytes that are not in the declared encoding (Windows-1252 bytes declared UTF-8, the
         // usual mistake) are a fatal error of the XML, reported once; the rest is read as before
@@ -531,9 +685,11 @@ export async function parseSaft(
     feed(chunk);
     if (opts.onDocuments && ready.length >= 200) await opts.onDocuments(ready.splice(0), header);
   }
-  if (!decoder) write(new TextDecoder().decode(head));
+  if (unreadable) {
+    // nothing more to read
+  } else if (!decoder) write(new TextDecoder().decode(head));
   else write(decode(new Uint8Array(0), false));
-  if (!broken) {
+  if (!broken && !unreadable) {
     try {
       parser.close();
     } catch (err) {
@@ -542,7 +698,7 @@ export async function parseSaft(
     }
   }
   if (opts.onDocuments && ready.length) await opts.onDocuments(ready.splice(0), header);
-  if (!rootOk && !checks.some((c) => c.code === 'not_saft' || c.code === 'xml_malformed' || c.code === 'xml_too_deep')) add('error', 'not_saft', 'no AuditFile element in the SAF-T namespace', null, null);
+  if (!rootOk && !unreadable && !checks.some((c) => c.code === 'not_saft' || c.code === 'xml_malformed' || c.code === 'xml_too_deep')) add('error', 'not_saft', 'no AuditFile element in the SAF-T namespace', null, null);
 
   return {
     header,
