@@ -160,17 +160,23 @@ describe('POST /v1/gdpr/request', () => {
     expect((await db.select().from(tb.esgAssessments).where(eq(tb.esgAssessments.tenantId, t.tenant_id))).length).toBe(1);
   });
 
-  test('erasure ends the monitoring of the person\'s screenings (kept as evidence, not screened again); others stay monitored', async () => {
+  test("erasure ends the monitoring of the person's screenings tied to them by birth date (kept as evidence); a namesake's stays monitored", async () => {
     const t = await h.tenant();
     const { db, t: tb } = h.ctx.database;
     const now = h.ctx.clock.now();
-    const screening = (name: string) => ({ id: `scr_${Bun.randomUUIDv7()}`, tenantId: t.tenant_id, env: 'sandbox', name, status: 'clear', topScore: 0, customerReference: 'onb-1', monitor: true, response: JSON.stringify({ status: 'clear', name }), createdAt: now });
-    const [mine, theirs] = [screening('Joana Maria Vasconcelos'), screening('Rui Sousa')];
-    await db.insert(tb.amlScreenings).values([mine, theirs]);
-    const erased = await settled(t.api_key, (await post(t.api_key, { type: 'erasure', subject: { name: 'Joana Maria Vasconcelos' } })).body.request_id);
+    const screening = (name: string, birth: string | null) => ({ id: `scr_${Bun.randomUUIDv7()}`, tenantId: t.tenant_id, env: 'sandbox', name, status: 'clear', topScore: 0, customerReference: 'onb-1', monitor: true, response: JSON.stringify({ status: 'clear', name, query: { name, type: 'person', birth_date: birth, country: null, nif: null } }), createdAt: now });
+    const mine = screening('Joana Maria Vasconcelos', '1980-05-02');
+    const namesake = screening('Joana Maria Vasconcelos', null);
+    const other = screening('Rui Sousa', '1980-05-02');
+    await db.insert(tb.amlScreenings).values([mine, namesake, other]);
+    const erased = await settled(t.api_key, (await post(t.api_key, { type: 'erasure', subject: { name: 'Joana Maria Vasconcelos', birth_date: '1980-05-02' } })).body.request_id);
     expect(erased.actions).toContainEqual({ category: 'aml_screenings', action: expect.stringContaining('monitoring ended'), count: 1 });
-    const rows = await db.select({ id: tb.amlScreenings.id, monitor: tb.amlScreenings.monitor }).from(tb.amlScreenings).where(eq(tb.amlScreenings.tenantId, t.tenant_id));
-    expect(Object.fromEntries(rows.map((r) => [r.id, r.monitor]))).toEqual({ [mine.id]: false, [theirs.id]: true });
+    const monitored = async () => Object.fromEntries((await db.select({ id: tb.amlScreenings.id, monitor: tb.amlScreenings.monitor }).from(tb.amlScreenings).where(eq(tb.amlScreenings.tenantId, t.tenant_id))).map((r) => [r.id, r.monitor]));
+    expect(await monitored()).toEqual({ [mine.id]: false, [namesake.id]: true, [other.id]: true });
+    // by a name alone: nothing ties a screening to the person, so none is ended (each may be a namesake's), and the answer says so
+    const byName = await settled(t.api_key, (await post(t.api_key, { type: 'erasure', subject: { name: 'Rui Sousa' } })).body.request_id);
+    expect(byName.actions).toContainEqual({ category: 'aml_screenings', action: expect.stringContaining('still monitored'), count: 1 });
+    expect((await monitored())[other.id]).toBe(true);
   });
 
   test("a sole trader's cession notice (the person as debtor): in an access bundle; erasure keeps it, listed with why", async () => {

@@ -218,6 +218,13 @@ describe('beneficial owners and legal representatives (Lei n.º 83/2017; RCBE, L
     expect(checkOf(fallback.body, 'beneficial_owners_identified')).toMatchObject({ result: 'review', detail: expect.stringContaining('send the natural persons who own or control it') });
   });
 
+  test('a person whose name holds a word like a company form (Sá, Co, Bank) is a person: screened with her birth date, a beneficial owner', async () => {
+    for (const name of ['Maria de Sá', 'Nguyen Thi Co', 'Anna Bank', 'Rui Sa']) {
+      const r = await verify({ nif: '599000015', representatives: [manager, { name, birth_date: '1970', role: 'beneficial_owner', ownership_pct: 60 }] });
+      expect([name, resultOf(r.body, 'beneficial_owners_identified')]).toEqual([name, 'pass']);
+    }
+  });
+
   test('feminine Portuguese role words are the same roles (administradora, sócia-gerente)', async () => {
     for (const role of ['Administradora', 'Sócia-Gerente', 'administradora única'])
       expect(resultOf((await verify({ nif: '599000015', representatives: [{ ...manager, role }, owner] })).body, 'legal_representatives_identified')).toBe('pass');

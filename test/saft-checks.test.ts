@@ -173,3 +173,18 @@ describe('?import=true', () => {
     expect(after.map((x: { description: string }) => x.description)).toEqual(['RECIBO PGT 1T1/1 1T 1/6 (TB, CC)']);
   });
 });
+
+describe('lines of tax only, and exemptions (a review of the checks)', () => {
+  test("a tax-only line's TaxBase is a unit value: times its quantity (2 × 100000 at 0.8 % is 1600.00)", async () => {
+    const doubled = inInvoice('1IECTR EC/4', (x) => x.replace('<Quantity>1</Quantity>', '<Quantity>2</Quantity>').replace('<TaxPayable>800.00</TaxPayable>', '<TaxPayable>1600.00</TaxPayable>').replace('<GrossTotal>800.00</GrossTotal>', '<GrossTotal>1600.00</GrossTotal>'));
+    const codes = (await checksOf(doubled)).filter((c) => c.severity === 'error').map((c) => `${c.code}@${c.path}`);
+    expect(codes.filter((c) => c.includes('1IECTR EC/4'))).toEqual([]);
+    const wrong = inInvoice('1IECTR EC/4', (x) => x.replace('<Quantity>1</Quantity>', '<Quantity>2</Quantity>'));
+    expect((await checksOf(wrong)).some((c) => c.code === 'document_totals' && String(c.path).includes('1IECTR EC/4'))).toBe(true);
+  });
+
+  test('an empty TaxExemptionCode after a reason does not take the reason back', async () => {
+    const emptyCode = (x: string) => x.replace('<TaxExemptionCode>M11</TaxExemptionCode>', '<TaxExemptionCode></TaxExemptionCode>');
+    expect((await checksOf(emptyCode)).filter((c) => c.code === 'tax_exemption_missing')).toEqual([]);
+  });
+});

@@ -362,10 +362,15 @@ export class SubjectRequests {
           const list = ids(category);
           if (!list.length) continue;
           await tx.update(table).set({ retainUntil }).where(and(inArray(table.id, list), isNull(table.retainUntil)));
-          // kept as evidence, no longer processed: the person's monitored screenings stop being re-screened
+          // kept as evidence, no longer processed: the person's monitored screenings stop being
+          // re-screened — those tied to them by birth date or NIF (a name alone may be another
+          // customer's namesake, whose monitoring the law requires: left on, and counted)
           if (category === 'aml_screenings') {
-            const stopped = await tx.update(t.amlScreenings).set({ monitor: false }).where(and(inArray(t.amlScreenings.id, list), eq(t.amlScreenings.monitor, true))).returning({ id: t.amlScreenings.id });
+            const tied = found.filter((f) => f.category === 'aml_screenings' && screenedPerson(f.row, subject)).map((f) => f.id);
+            const stopped = tied.length ? await tx.update(t.amlScreenings).set({ monitor: false }).where(and(inArray(t.amlScreenings.id, tied), eq(t.amlScreenings.monitor, true))).returning({ id: t.amlScreenings.id }) : [];
             if (stopped.length) actions.push({ category: 'aml_screenings', action: 'monitoring ended (the screenings are kept as AML evidence, not screened again)', count: stopped.length });
+            const namesakes = found.filter((f) => f.category === 'aml_screenings' && !tied.includes(f.id) && (f.row as { monitor?: boolean }).monitor === true).length;
+            if (namesakes) actions.push({ category: 'aml_screenings', action: 'still monitored: screenings of the same name that no birth date or NIF ties to the person (give them to end it)', count: namesakes });
           }
           retained.push({ category, count: list.length, reason: `anti-money-laundering record (${LEGAL_BASIS_LAW}): kept ${RETENTION_YEARS} years, then deleted`, retain_until: retainUntil.toISOString() });
         }
@@ -500,4 +505,15 @@ function kycSubjects(response: string): { names: Set<string>; nifs: Set<string> 
 /** Whether two requests are about the same person: a NIF, a name (as normName) or an e-mail in common. */
 function sameSubject(a: Subject, b: Subject): boolean {
   return (!!a.nif && a.nif === b.nif) || (!!a.name && !!b.name && normName(a.name) === normName(b.name)) || (!!a.email && !!b.email && a.email.toLowerCase() === b.email.toLowerCase());
+}
+
+/** whether a stored screening is of the subject by more than a name: its query's birth date or NIF */
+function screenedPerson(row: Record<string, unknown>, subject: Subject): boolean {
+  let query: { birth_date?: string | null; nif?: string | null } | undefined;
+  try {
+    query = (JSON.parse(String(row.response)) as { query?: typeof query }).query;
+  } catch {
+    return false;
+  }
+  return (!!subject.birth_date && query?.birth_date === subject.birth_date) || (!!subject.nif && query?.nif === subject.nif);
 }

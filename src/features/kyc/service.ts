@@ -7,7 +7,6 @@ import type { ScoreCaller, ScoreService } from '../score/service';
 import type { AmlService } from '../aml/service';
 import type { KnownSources, NifService } from '../nif/service';
 import { entityTypeOf } from '../nif/entity-types';
-import { namesAnOrganisation } from '../aml/matcher';
 import type { KycResponseBody } from './model';
 import { LEGAL_REPRESENTATIVE_ROLES, OWNERSHIP_THRESHOLD_PCT, roleOf } from './roles';
 
@@ -107,7 +106,8 @@ export class KycService {
       }
       // an organisation declared among them (a corporate shareholder or director) is screened as one:
       // as a person its exact listed name lost the type's weight and stayed a potential match
-      if (isOrganisation(r)) await screenOne(r.name, { name: r.name, type: 'organisation', ...(r.nationality ? { country: r.nationality } : {}) }, `representatives.${i}.name`);
+      // (by its name alone: screened as either, with what was given; by its NIF: as an organisation)
+      if (isOrganisation(r)) await screenOne(r.name, { name: r.name, type: r.nif !== undefined && isValidNif(r.nif) ? 'organisation' : 'any', ...(r.nationality ? { country: r.nationality } : {}) }, `representatives.${i}.name`);
       else await screenOne(r.name, { name: r.name, type: 'person', birth_date: r.birth_date, nationality: r.nationality }, `representatives.${i}.name`);
     }
 
@@ -152,13 +152,21 @@ const named = (r: KycBody['representatives'][number], role: string | null) => `$
  * 25 %; when no natural person qualifies, the law's fallback is the senior managing officials, which
  * the caller states with role senior_managing_official (docs/kyc.md).
  */
+/** company forms that end an organisation's name, written as companies write them (never "Sá" nor "Co") */
+const NAME_ENDS = /(?:^|[\s,])(?:lda|l\.da|limitada|unipessoal|s\.\s?a|sgps|ltd|limited|llc|inc|plc|gmbh|b\.v|n\.v|s\.r\.l|s\.a\.r\.l|s\.p\.a)\.?$/i;
+/** "SA" undotted only in capitals after a mixed-case name ("Epsilon SA", not "Rui Sa") */
+const SA_ENDS = /[a-zà-ÿ].*\sSA$/;
+
 /**
  * A representative that is an organisation, not a natural person: by its NIF when given (a valid one
- * whose holder type is not a natural person's), else by its name (a company form, SGPS, Holding…).
+ * whose holder type is not a natural person's), else by a company form ending its name as written
+ * ("Alfa Holdings SGPS, S.A.", "Beta, Lda"), or SGPS anywhere in it: a surname such as Sá, or a
+ * word like Bank, says nothing.
  */
 export function isOrganisation(r: { name: string; nif?: string }): boolean {
   if (r.nif !== undefined && isValidNif(r.nif)) return !entityTypeOf(r.nif).natural_person;
-  return namesAnOrganisation(r.name);
+  const name = r.name.normalize('NFC').trim();
+  return NAME_ENDS.test(name) || SA_ENDS.test(name) || /\bSGPS\b/i.test(name);
 }
 
 export function whoIsIdentified(body: KycBody): Check[] {
@@ -191,7 +199,7 @@ export function whoIsIdentified(body: KycBody): Check[] {
       : mk(
           'beneficial_owners_identified',
           'review',
-          `no beneficial owner identified${holdings.length ? ` (${holdings.map((x) => `${x.r.name}, NIF ${x.r.nif}, is not a natural person: send the natural persons who own or control it`).join('; ')})` : ''}: send each natural person holding more than 25 % of the company, directly or indirectly, or controlling it otherwise, with role beneficial_owner (and ownership_pct); if none qualifies, its senior managing officials with role senior_managing_official (Lei n.º 83/2017; RCBE, Lei n.º 89/2017)`,
+          `no beneficial owner identified${holdings.length ? ` (${holdings.map((x) => `${x.r.name}${x.r.nif ? `, NIF ${x.r.nif},` : ''} is not a natural person: send the natural persons who own or control it`).join('; ')})` : ''}: send each natural person holding more than 25 % of the company, directly or indirectly, or controlling it otherwise, with role beneficial_owner (and ownership_pct); if none qualifies, its senior managing officials with role senior_managing_official (Lei n.º 83/2017; RCBE, Lei n.º 89/2017)`,
         );
   return [legalCheck, ownersCheck];
 }

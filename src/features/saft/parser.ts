@@ -72,12 +72,13 @@ interface LineState {
   taxAmount: string | null;
   region: string | null;
   taxType: string | null;
-  /** TaxBase: a line of tax only (its base not the seller's revenue: CreditAmount 0) */
+  /** TaxBase: the unit taxable value of a line of tax only (its base not the seller's revenue: CreditAmount 0) */
   taxBase: number | null;
+  quantity: number | null;
   hasTax: boolean;
   exempt: boolean;
 }
-const EMPTY_LINE: Readonly<LineState> = { number: '', credit: null, debit: null, pct: null, taxAmount: null, region: null, taxType: null, taxBase: null, hasTax: false, exempt: false };
+const EMPTY_LINE: Readonly<LineState> = { number: '', credit: null, debit: null, pct: null, taxAmount: null, region: null, taxType: null, taxBase: null, quantity: null, hasTax: false, exempt: false };
 const newLine = (): LineState => ({ ...EMPTY_LINE });
 
 interface Doc {
@@ -313,7 +314,7 @@ export async function parseSaft(
     else if (doc && stack.length === 5 && name === 'Line') {
       const ln = doc.ln;
       ln.number = '';
-      ln.credit = ln.debit = ln.taxBase = null;
+      ln.credit = ln.debit = ln.taxBase = ln.quantity = null;
       ln.pct = ln.taxAmount = ln.region = ln.taxType = null;
       ln.hasTax = ln.exempt = false;
     }
@@ -394,7 +395,9 @@ export async function parseSaft(
         const ln = doc.ln;
         if (name === 'LineNumber') ln.number = value.slice(0, 20);
         else if ((name === 'CreditAmount' || name === 'DebitAmount') && DECIMAL.test(value)) ln[name === 'CreditAmount' ? 'credit' : 'debit'] = Number(value);
-        else if (name === 'TaxExemptionCode' || name === 'TaxExemptionReason') ln.exempt = !!value;
+        // (either one given says it: an empty code element after a reason does not take it back)
+        else if (name === 'TaxExemptionCode' || name === 'TaxExemptionReason') ln.exempt ||= !!value.trim();
+        else if (name === 'Quantity' && DECIMAL.test(value)) ln.quantity = Number(value);
         else if (name === 'Tax') ln.hasTax = true;
         else if (name === 'TaxBase' && DECIMAL.test(value)) ln.taxBase = Number(value);
       } else if (parent === 'Tax' && depth === 7 && stack[4] === 'Line') {
@@ -553,7 +556,9 @@ export async function parseSaft(
   function lineDone(d: Doc) {
     const ln = d.ln;
     if (!ln.hasTax) return;
-    const amount = ln.taxBase ?? ln.credit ?? ln.debit ?? 0;
+    // the line's amount; a line of tax only (amount 0) is taxed on its TaxBase, a unit value, times its quantity
+    const own = ln.credit || ln.debit || 0;
+    const amount = own === 0 && ln.taxBase !== null ? ln.taxBase * (ln.quantity ?? 1) : own;
     let tax: number | null = null;
     let pct: number | null = null;
     if (ln.pct !== null) {
