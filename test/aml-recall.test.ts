@@ -100,3 +100,59 @@ describe('recall and false positives on the whole UN list', () => {
     expect(m.common.flagged.length).toBeLessThanOrEqual(3);
   });
 });
+
+describe('the reviewer\'s cases (UN list, no birth date or nationality unless given)', () => {
+  const top = (name: string, o: { birth_date?: string; country?: string; min_score?: number; type?: 'person' | 'organisation' | 'any' } = {}) => screen(index, { name, type: 'any', min_score: 0.85, ...o });
+  const status = (score?: number) => (score === undefined ? 'clear' : score >= 0.97 ? 'match' : 'potential_match');
+  const of = (name: string, id: string, o: Parameters<typeof top>[1] = {}) => {
+    const m = top(name, o);
+    const hit = m.find((x) => x.entry.entry_id === id);
+    return { name, id, score: hit?.score ?? null, status: status(m[0]?.score) };
+  };
+
+  test('A1: a one-letter variation of a listed name with a disagreeing birth date is reviewed (0.85), not cleared', () => {
+    expect(of('Erik Badege', 'CDi.001', { birth_date: '1990' })).toEqual({ name: 'Erik Badege', id: 'CDi.001', score: 0.85, status: 'potential_match' });
+    expect(of('Eric Baedge', 'CDi.001', { birth_date: '1999-01-01' })).toEqual({ name: 'Eric Baedge', id: 'CDi.001', score: 0.85, status: 'potential_match' });
+    expect(of('Jang Song Chul', 'KPi.056', { birth_date: '1990-01-01', country: 'PT' })).toMatchObject({ score: 0.85, status: 'potential_match' });
+    expect(top('Erik Badege', { birth_date: '1990' })[0]!.explanation.summary).toContain('a near spelling of the name: reviewed, whatever attributes disagree');
+    // two tokens each a letter off is no near spelling: cleared by the attributes that disagree
+    expect(of('Jang Sang Chul', 'KPi.056', { birth_date: '1990-01-01', country: 'PT' })).toMatchObject({ score: null, status: 'clear' });
+    // without the date, and with the attributes agreeing, as before
+    expect(of('Erik Badege', 'CDi.001')).toMatchObject({ score: 0.95, status: 'potential_match' });
+    expect(of('Erik Badege', 'CDi.001', { birth_date: '1971', country: 'CD', type: 'person' })).toMatchObject({ score: 1, status: 'match' });
+  });
+
+  test('A2: a listed one-word name screened exactly keeps 0.85 whatever the birth date, unless the word is common', () => {
+    for (const [name, id] of [['HIDAYATULLAH', 'TAi.014'], ['MATIULLAH', 'TAi.020'], ['FAIZ', 'TAi.036'], ['WALIJAN', 'TAi.095'], ['SHAMSUDDIN', 'TAi.103']] as const)
+      expect(of(name, id, { birth_date: '1999' })).toEqual({ name, id, score: 0.85, status: 'potential_match' });
+    // a common word ("Hassan", a good alias of QDi.319) gets no floor: the disagreeing date lowers it
+    const hassan = top('Hassan', { birth_date: '1999', min_score: 0.5 });
+    expect(hassan.some((m) => m.explanation.summary.includes('reviewed, whatever attributes disagree'))).toBe(false);
+    expect(hassan.find((m) => m.entry.entry_id === 'IQi.061')?.score).toBe(0.75);
+  });
+
+  test('A3: a near spelling of a long one-word name is found (two letters transposed, or letters swapped at both ends)', () => {
+    expect(of('HIDAYTAULLAH', 'TAi.014')).toEqual({ name: 'HIDAYTAULLAH', id: 'TAi.014', score: 0.884, status: 'potential_match' });
+    expect(top('HIDAYTAULLAH')[0]!.entry.entry_id).toBe('TAi.014');
+    // both ends changed: only the sorted-letter key finds it
+    expect(of('Ihdayatullha', 'TAi.014', { min_score: 0.5 }).score).toBeGreaterThan(0.8);
+  });
+
+  test('A4: common words found within a longer list name, or loosely similar names, are clear', () => {
+    for (const name of ['Ahmed Mohamed', 'Hassan Ali', 'Ali Hassan', 'Sara Moreira', 'Mohammad Khan', 'Aisha Abdullah', 'Imran Ahmed', 'Omar Abdullah', 'Muhammad Iqbal'])
+      expect({ name, status: status(top(name)[0]?.score) }).toEqual({ name, status: 'clear' });
+    expect(top('Ahmed Mohamed', { min_score: 0.5 }).find((m) => m.entry.entry_id === 'SOi.004')!).toMatchObject({ score: 0.8, explanation: { summary: expect.stringContaining('common words only of a longer name') } });
+    expect(top('Sara Moreira', { min_score: 0.5 }).find((m) => m.entry.entry_id === 'IRi.035')!).toMatchObject({ score: 0.8, explanation: { summary: expect.stringContaining('loosely similar tokens only') } });
+    // a rare token found whole within a longer name keeps the found-whole score (0.92 to 0.94)
+    expect(of('Ahmed Aliyani', 'CDi.040')).toMatchObject({ score: 0.93, status: 'potential_match' });
+  });
+
+  test('A5: a fuzzy given name beside a common surname, and an alias of common words only, are potential matches at most alone; a match with the birth date agreeing', () => {
+    expect(of('Ibrahim Camará', 'GBi.001')).toEqual({ name: 'Ibrahim Camará', id: 'GBi.001', score: 0.95, status: 'potential_match' });
+    expect(of('Abdul Karim', 'QDi.218')).toEqual({ name: 'Abdul Karim', id: 'QDi.218', score: 0.95, status: 'potential_match' });
+    expect(of('Ahmad Shah', 'TAi.166')).toEqual({ name: 'Ahmad Shah', id: 'TAi.166', score: 0.95, status: 'potential_match' });
+    expect(of('Abdul Qadir', 'TAi.128')).toEqual({ name: 'Abdul Qadir', id: 'TAi.128', score: 0.95, status: 'potential_match' });
+    expect(top('Abdul Karim')[0]!.explanation.summary).toContain('common names only, nothing else agreeing');
+    expect(of('Ibrahim Camará', 'GBi.001', { birth_date: '1964', type: 'person' })).toMatchObject({ score: 1, status: 'match' });
+  });
+});

@@ -294,8 +294,13 @@ describe('POST /v1/aml/screen', () => {
     const reordered = await screenReq({ name: 'Chol Song Jang', type: 'person', birth_date: '1990-01-01', nationality: 'PT' });
     expect(reordered.body.status).toBe('potential_match');
     expect(reordered.body.matches[0]).toMatchObject({ entry_id: 'KPi.056', score: 0.85 });
-    // a name only similar, with the same attributes disagreeing, is still cleared by them
-    expect((await screenReq({ name: 'Jang Song Chul', type: 'person', birth_date: '1990-01-01', nationality: 'PT' })).body.status).toBe('clear');
+    // a near spelling of it (one letter: every token paired, a rare one identical) is reviewed as well
+    const near = await screenReq({ name: 'Jang Song Chul', type: 'person', birth_date: '1990-01-01', nationality: 'PT' });
+    expect(near.body.status).toBe('potential_match');
+    expect(near.body.matches[0]).toMatchObject({ entry_id: 'KPi.056', score: 0.85, match_type: 'fuzzy' });
+    expect(near.body.matches[0].explanation.summary).toContain('a near spelling of the name: reviewed, whatever attributes disagree');
+    // a name only loosely similar, with the same attributes disagreeing, is still cleared by them
+    expect((await screenReq({ name: 'Jang Sang Chul', type: 'person', birth_date: '1990-01-01', nationality: 'PT' })).body.status).toBe('clear');
     // and the same name with its attributes agreeing is a match
     expect((await screenReq({ name: 'Jang Song Chol', type: 'person', birth_date: '1967-03-12', nationality: 'KP' })).body.status).toBe('match');
   });

@@ -4,8 +4,8 @@
  * unmatched tokens on either side counting against the score (an identical token counting more than
  * a merely similar one), aliases screened like names, then
  * birth date, country and entity type raising or lowering a candidate. A vocabulary index (first
- * and last two letters of each distinct token) picks the candidates, so a screen never scores
- * every name.
+ * and last two letters of each distinct token, and the sorted letters of a long one) picks the
+ * candidates, so a screen never scores every name.
  */
 import anyAscii from 'any-ascii';
 import type { BirthInfo, ListEntry } from './lists';
@@ -72,15 +72,6 @@ function joinSpeltForms(all: string[]): string[] {
     } else out.push(all[i++]!);
   }
   return out;
-}
-
-/** words only the names of organisations carry (beside the company forms) */
-const ORGANISATION_WORDS = new Set(['sgps', 'holding', 'holdings', 'bank', 'banco', 'trust', 'fund', 'fundo', 'foundation', 'fundacao', 'association', 'associacao', 'cooperativa', 'group', 'grupo', 'sociedade', 'company', 'companhia']);
-
-/** Whether a name is an organisation's by its words: a company form (Lda, S.A., GmbH…) or a word such as SGPS, Holding or Bank. */
-export function namesAnOrganisation(name: string): boolean {
-  const base = anyAscii(name).toLowerCase().replace(/\bl\.da\b/g, 'lda').replace(/[^a-z0-9]+/g, ' ').trim();
-  return joinSpeltForms(base ? base.split(' ') : []).some((t) => COMPANY_FORMS.has(t) || ORGANISATION_WORDS.has(t));
 }
 
 /** Whether a name's tokens say enough to screen by: at least two letters or digits in all. */
@@ -469,7 +460,9 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
   const sims = qs.map((token) => {
     const m = new Map<string, number>();
     for (const k of keysOf(token)) for (const v of index.vocabulary.get(k) ?? []) {
-      if (m.has(v)) continue;
+      // a token of three letters meets, by its ends, tokens of up to five ("jan", "janan"); longer
+      // ones ("ali", "alimov") are other names, and only made candidates to score
+      if (m.has(v) || (Math.min(token.length, v.length) === 3 && Math.abs(token.length - v.length) > 2)) continue;
       const sim = jaroWinkler(token, v);
       if (sim >= PAIR_THRESHOLD) m.set(v, sim);
     }
@@ -527,8 +520,10 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     // people travel on other papers
     // identical: the same words, in any order ("Chol Song Jang" is "JANG SONG CHOL")
     const identical = exact || (sim.exactTokens === qt.length && qt.length === n.tokens.length);
-    // near-identical: as many tokens, every one paired by a near spelling, a rare one identical ("Erik Badege")
-    const nearIdentical = !identical && qt.length === n.tokens.length && sim.pairs.length === qt.length && allNear && sim.exactTokens > 0;
+    // near-identical: as many tokens, all paired, one at least identical, and the others each at
+    // Jaro–Winkler ≥ 0.9 — or one only, one edit apart ("Erik Badege", "Jang Song Chul"; not "Jang Sang Chul")
+    const fuzzy = sim.spelledPairs.filter((p) => p.s < 1);
+    const nearIdentical = !identical && qt.length === n.tokens.length && sim.pairs.length === qt.length && sim.exactTokens > 0 && (fuzzy.every((p) => p.s >= NEAR_SIMILARITY) || (fuzzy.length === 1 && isNear(fuzzy[0]!.q, fuzzy[0]!.c, fuzzy[0]!.s)));
     // one word: a person's name of one rare word of four letters or more, the very word ("HIDAYATULLAH")
     const oneWordKept = oneWord && identical && n.spelled[0]!.length >= ONE_WORD_FLOOR_LETTERS;
     const keptForReview = (identical || nearIdentical) && (n.tokens.length >= 2 || oneWordKept) && !weakAlias && !commonName && nameScore >= IDENTICAL_NAME_MIN && score < IDENTICAL_NAME_MIN;
@@ -546,7 +541,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       match_type: matchType,
       exactTokens: sim.exactTokens,
       explanation: {
-        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${(similarOnly || looseSimilar) && !contained ? ` (${looseSimilar ? 'loosely ' : ''}similar tokens only, none identical)` : ''}${partialCommon ? ' (common words only of a longer name)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${keptForReview ? ` (${nearIdentical ? 'a near spelling of the name' : 'the same name'}: reviewed, whatever attributes disagree)` : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${(similarOnly || looseSimilar) && !contained ? ` (${looseSimilar ? 'loosely ' : ''}similar tokens only, none identical)` : ''}${partialCommon && sim.exactTokens ? ' (common words only of a longer name)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${keptForReview ? ` (${nearIdentical ? 'a near spelling of the name' : 'the same name'}: reviewed, whatever attributes disagree)` : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
         tokens: sim.pairs,
         unmatched_tokens: sim.unmatched,
         name_score: round3(nameScore),
