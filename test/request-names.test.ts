@@ -65,3 +65,11 @@ describe('a query parameter given more than once', () => {
     expect((await h.json('GET', '/v1/credit-limit/599000015?term_days=30', { key: h.key })).status).toBe(200);
   });
 });
+
+describe('amounts as the cents they are', () => {
+  test("a decision's amount with a client's binary noise (0.30000000000000004) is decided and echoed as 0.3", async () => {
+    const r = await h.json('POST', '/v1/decision', { key: h.key, body: { nif: '599000015', context: { operation_type: 'factoring', amount_eur: 1000.1 + 0.2, expected_term_days: 60 } } });
+    expect(r.status).toBe(200);
+    expect(r.body.context.amount_eur).toBe(1000.3);
+  });
+});

@@ -163,6 +163,8 @@ export class DecisionService {
    */
   async decide(caller: ScoreCaller, body: DecisionBody, startedAt: number, lang: 'en' | 'pt' = 'en'): Promise<{ body: DecisionResponseBody; text: string }> {
     if (!isWholeCents(body.context.amount_eur)) throw validationError([{ path: 'context.amount_eur', message: WHOLE_CENTS }]);
+    // decided, stored and echoed as the cents it is (0.30000000000000004 is 0.3: binary noise of a client's sum)
+    body = { ...body, context: { ...body.context, amount_eur: Math.round(body.context.amount_eur * 100) / 100 } };
     const country = body.country ?? 'PT';
     if (country.toUpperCase() !== 'PT')
       throw new ApiError('unsupported_country', `Only companies registered in Portugal can be decided on (country "${country.slice(0, 8)}").`, {
