@@ -155,4 +155,15 @@ describe('the reviewer\'s cases (UN list, no birth date or nationality unless gi
     expect(top('Abdul Karim')[0]!.explanation.summary).toContain('common names only, nothing else agreeing');
     expect(of('Ibrahim Camará', 'GBi.001', { birth_date: '1964', type: 'person' })).toMatchObject({ score: 1, status: 'match' });
   });
+
+  test("common name words cap a query of them, never a listed person's own name: its floor, a match of it, a long part of it (a review of the caps)", () => {
+    // the exact names of listed persons made of common words: a match alone, reviewed whatever the date and country say
+    expect(of('Tariq Aziz', 'IQi.025')).toMatchObject({ status: 'match' });
+    expect(of('Ali Hassan al-Majid al-Tikriti', 'IQi.005')).toMatchObject({ status: 'match' });
+    expect(of('Abdul Bari Akhund', 'TAi.094')).toMatchObject({ status: 'match' }); // (Barry, a common word, is not Bari)
+    for (const [name, id] of [['Ali Hassan al-Majid al-Tikriti', 'IQi.005'], ['Omar Mahmoud Uthman', 'QDi.031'], ['Ahmad Mahmood Hassan', 'CDi.040']])
+      expect(of(name, id, { birth_date: '1999-01-01', country: 'PT', type: 'person' })).toMatchObject({ score: 0.85, status: 'potential_match' });
+    // three of its words the very ones ("Chemical Ali" without al-Tikriti): reviewed
+    expect(of('Ali Hassan al-Majid', 'IQi.005').status).toBe('potential_match');
+  });
 });

@@ -60,6 +60,19 @@ describe('a query parameter given more than once', () => {
     expect(b.fields).toEqual(paths.map((path) => ({ path, message: 'is given more than once (every parameter takes one value)' })));
   });
 
+  test('judged after the key: without one 401, with a key lacking the scope 403', async () => {
+    expectError(await h.json('GET', '/v1/decisions?nif=599000023&nif=599000015'), 401, 'missing_api_key');
+    const scoreOnly = (await h.tenant({ scopes: ['score'] })).api_key;
+    expectError(await h.json('GET', '/v1/admin/keys?env=live&env=live', { key: scoreOnly }), 403, 'insufficient_scope');
+  });
+
+  test('POST /v1/score and /v1/esg (served by a fast path) judge their query as every route does', async () => {
+    const b = expectError(await h.json('POST', '/v1/score?x=1&x=2', { key: h.key, body: { nif: '599000015' } }), 422, 'validation_failed');
+    expect(b.fields).toEqual([{ path: 'query.x', message: 'is given more than once (every parameter takes one value)' }]);
+    expectError(await h.json('POST', '/v1/score?x=%00', { key: h.key, body: { nif: '599000015' } }), 422, 'validation_failed');
+    expect((await h.json('POST', '/v1/score?x=1', { key: h.key, body: { nif: '599000015' } })).status).toBe(200);
+  });
+
   test('each given once is answered', async () => {
     expect((await h.json('GET', '/v1/index/spreads?tier=A&term_days=90', { key: h.key })).status).toBe(200);
     expect((await h.json('GET', '/v1/credit-limit/599000015?term_days=30', { key: h.key })).status).toBe(200);

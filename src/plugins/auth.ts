@@ -299,7 +299,9 @@ export function authed(ctx: AppContext, scope: Scope | null, options: { dailyQuo
       set.headers['cache-control'] = 'no-store';
       const auth: AuthContext = { tenantId: tenant.id, keyId: key.id, env: key.env as Env, tenant, key, requestId: state.id, scoreGeneration };
       ctx.usage.hold(state.id, request.method === 'HEAD'); // billed once it succeeds (UsageMeter.hold)
-      // the body's own problem (unreadable JSON, a wrong type, too large) comes after the key's
+      // the URL's and the body's own problems (a repeated query parameter; unreadable JSON, a wrong
+      // type, too large) come after the key's
+      if (state.repeatedQuery) throw state.repeatedQuery;
       if (state.deferredBodyError) throw state.deferredBodyError;
       return { auth };
     })

@@ -44,7 +44,8 @@ export function jsonFastPath<B, R extends object>(ctx: AppContext, route: FastRo
 
   return async (request: Request): Promise<Response | null> => {
     const h = request.headers;
-    if (h.has('idempotency-key')) return null;
+    // (these routes take no query parameter: one given, repeated or holding a NUL, is the Elysia route's to judge)
+    if (h.has('idempotency-key') || request.url.includes('?')) return null;
     const length = h.get('content-length');
     if (Number(length ?? 0) > limit || !JSON_CONTENT_TYPE.test(h.get('content-type') ?? '') || h.has('content-encoding')) return null;
     const now = ctx.clock.now();

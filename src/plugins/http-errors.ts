@@ -361,13 +361,14 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       if (query >= 0) {
         const params = new URLSearchParams(request.url.slice(query + 1));
         // no API parameter takes several values: a repeated one would be read as its last value
-        // (a filter ?nif=A&nif=B answering B's rows alone), so it is refused rather than guessed
+        // (a filter ?nif=A&nif=B answering B's rows alone), so it is refused rather than guessed —
+        // once the key is judged (the auth guard throws it: a caller without one learns nothing else)
         const path = pathOf(request.url);
         if (path.startsWith('/v1/') && !BROWSER_PAGES.test(path)) {
           const seen = new Set<string>();
           const repeated = new Set<string>();
           for (const name of params.keys()) (seen.has(name) ? repeated : seen).add(name);
-          if (repeated.size) throw validationError([...repeated].map((name) => ({ path: `query.${name}`, message: 'is given more than once (every parameter takes one value)' })));
+          if (repeated.size) state.repeatedQuery = validationError([...repeated].map((name) => ({ path: `query.${name}`, message: 'is given more than once (every parameter takes one value)' })));
         }
         for (const name of QUERY_INTEGERS)
           for (const v of params.getAll(name))

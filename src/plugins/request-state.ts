@@ -20,6 +20,8 @@ export interface RequestState {
   parsedBody?: unknown;
   /** a body problem found at parsing, answered once the key has been judged (auth guard) */
   deferredBodyError?: Error;
+  /** a query parameter given twice: refused once the key is judged (the auth guard) */
+  repeatedQuery?: Error;
 }
 
 // kept on the Request itself under a private symbol: a WeakMap entry per request costs the

@@ -181,6 +181,10 @@ export interface IndexedName {
   joined: string;
   /** its parts' total partWeight */
   weight: number;
+  /** its spelled tokens that are common: many entries share them, or a very common name word */
+  common: Set<string>;
+  /** its spelled tokens many entries share (the list's own commonness only) */
+  shared: Set<string>;
 }
 
 /**
@@ -215,7 +219,11 @@ export const PAIR_THRESHOLD = 0.8;
  * Arabic and Muslim given names and their elements (abdul, abu, bin), South Asian, Korean, Chinese,
  * West African, Turkish, Portuguese and Spanish names among the most frequent. The UN list holds
  * "Karim" in 9 entries, "Shah" in 5, "Qadir" in 2 and "Camara" in 1, so by its share alone the alias
- * "Abdul Karim" (QDi.218) was a rare name and a match on its own. Compared in `spelling`.
+ * "Abdul Karim" (QDi.218) was a rare name and a match on its own. Compared as the list writes the
+ * word (not in `spelling`, which folds Barry into Bari, Lee into Le). They cap what a query of them
+ * alone says, never the very name of three words or more (ALI HASSAN AL-MAJID AL-TIKRITI says who is
+ * meant), nor the floor of a listed name (the list's own share decides that). Surnames that are
+ * themselves listed people's (Tariq, Santos, Yilmaz) are left to the share rule.
  */
 export const COMMON_NAME_WORDS: ReadonlySet<string> = new Set(
   [
@@ -223,18 +231,18 @@ export const COMMON_NAME_WORDS: ReadonlySet<string> = new Set(
     'muhammad', 'mohammad', 'mohammed', 'mohamed', 'muhammed', 'mohamad', 'mehmet', 'ahmad', 'ahmed', 'ali', 'hassan', 'hasan', 'hussein', 'husain', 'hussain', 'husayn',
     'abdul', 'abd', 'abdel', 'abdal', 'abdur', 'abdus', 'abdullah', 'abdallah', 'abdulla', 'abu', 'bin', 'ibn', 'bint', 'umm', 'rahman', 'rehman', 'rahim', 'karim', 'kareem',
     'qadir', 'qader', 'kadir', 'aziz', 'rashid', 'hamid', 'majid', 'said', 'saeed', 'saleh', 'salih', 'salim', 'omar', 'umar', 'osman', 'usman', 'uthman', 'othman',
-    'ibrahim', 'ismail', 'yusuf', 'youssef', 'yousef', 'khalid', 'khaled', 'mahmoud', 'mahmud', 'mahmood', 'mustafa', 'mostafa', 'nasser', 'nasir', 'jamal', 'tariq',
-    'faisal', 'fatima', 'aisha', 'ayesha', 'zainab', 'maryam', 'khadija', 'amina', 'aminata', 'shah', 'khan', 'malik', 'mirza', 'syed', 'sayed', 'sayyid',
+    'ibrahim', 'ismail', 'yusuf', 'youssef', 'yousef', 'khalid', 'khaled', 'mahmoud', 'mahmud', 'mahmood', 'mustafa', 'mostafa', 'nasser', 'nasir', 'jamal',
+    'faisal', 'fatima', 'aisha', 'ayesha', 'zainab', 'maryam', 'khadija', 'amina', 'aminata', 'shah', 'khan', 'malik', 'mirza', 'syed', 'sayed',
     // South Asian
     'iqbal', 'akhtar', 'siddiqui', 'qureshi', 'chaudhry', 'sharma', 'patel', 'kumar', 'singh', 'gupta', 'begum', 'bibi', 'gul', 'jan', 'ullah',
     // Korean and Chinese surnames
     'kim', 'lee', 'ri', 'yi', 'park', 'pak', 'choi', 'choe', 'jung', 'kang', 'cho', 'yoon', 'yun', 'lim', 'rim', 'han', 'shin',
     'wang', 'li', 'zhang', 'liu', 'chen', 'yang', 'huang', 'zhao', 'wu', 'zhou', 'xu', 'sun', 'zhu', 'hu', 'lin', 'guo', 'gao',
     // West African and Turkish
-    'camara', 'kamara', 'diallo', 'traore', 'toure', 'keita', 'kone', 'coulibaly', 'diop', 'ndiaye', 'sow', 'bah', 'barry', 'sylla', 'cisse', 'fofana', 'yilmaz', 'kaya', 'demir',
+    'camara', 'kamara', 'diallo', 'traore', 'toure', 'keita', 'kone', 'coulibaly', 'diop', 'ndiaye', 'sow', 'bah', 'barry', 'sylla', 'cisse', 'fofana', 'kaya', 'demir',
     // Portuguese and Spanish
-    'silva', 'santos', 'ferreira', 'pereira', 'oliveira', 'costa', 'rodrigues', 'martins', 'sousa', 'fernandes', 'gomes', 'lopes', 'garcia', 'rodriguez', 'martinez', 'lopez', 'gonzalez', 'fernandez', 'sanchez', 'perez', 'maria', 'jose', 'joao', 'juan', 'ana',
-  ].map((t) => spelling(t)),
+    'silva', 'ferreira', 'pereira', 'oliveira', 'costa', 'rodrigues', 'martins', 'sousa', 'fernandes', 'gomes', 'lopes', 'garcia', 'rodriguez', 'martinez', 'lopez', 'gonzalez', 'fernandez', 'sanchez', 'perez', 'maria', 'jose', 'joao', 'juan', 'ana',
+  ],
 );
 
 export function buildIndex(entries: ListEntry[]): ScreeningIndex {
@@ -249,7 +257,7 @@ export function buildIndex(entries: ListEntry[]): ScreeningIndex {
       if (!screenable(t)) continue;
       const spelled = t.map(spelling);
       const weight = spelled.reduce((w, s) => w + partWeight(s), 0);
-      const id = names.push({ entry, name: n.name, kind: n.kind, quality: n.kind === 'alias' ? n.quality : null, tokens: t, spelled, joined: spelled.join(' '), weight }) - 1;
+      const id = names.push({ entry, name: n.name, kind: n.kind, quality: n.kind === 'alias' ? n.quality : null, tokens: t, spelled, joined: spelled.join(' '), weight, common: new Set(), shared: new Set() }) - 1;
       for (const token of new Set(spelled)) {
         let holders = byToken.get(token);
         if (!holders) {
@@ -266,7 +274,13 @@ export function buildIndex(entries: ListEntry[]): ScreeningIndex {
   });
   const common = new Set<string>();
   const floor = Math.max(10, entries.length * 0.01);
-  for (const [token, holders] of byToken) if (COMMON_NAME_WORDS.has(token) || new Set(holders.map((id) => names[id]!.entry)).size >= floor) common.add(token);
+  for (const [token, holders] of byToken) if (new Set(holders.map((id) => names[id]!.entry)).size >= floor) common.add(token);
+  for (const n of names) {
+    n.spelled.forEach((t, i) => {
+      if (common.has(t)) n.shared.add(t);
+      if (common.has(t) || COMMON_NAME_WORDS.has(n.tokens[i]!)) n.common.add(t);
+    });
+  }
   return { entries, names, byToken, vocabulary, common };
 }
 
@@ -457,8 +471,13 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
   const qs = qt.map(spelling);
   const joined = qs.join(' ');
   // each query token against the vocabulary tokens sharing a key: the similar ones, and their names
+  // (computed once per distinct token: a query repeating one token is not the vocabulary walked again)
+  const simsOf = new Map<string, Map<string, number>>();
   const sims = qs.map((token) => {
+    const known = simsOf.get(token);
+    if (known) return known;
     const m = new Map<string, number>();
+    simsOf.set(token, m);
     for (const k of keysOf(token)) for (const v of index.vocabulary.get(k) ?? []) {
       // a token of three letters meets, by its ends, tokens of up to five ("jan", "janan"); longer
       // ones ("ali", "alimov") are other names, and only made candidates to score
@@ -469,7 +488,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     return m;
   });
   const candidates = new Set<number>();
-  for (const m of sims) for (const v of m.keys()) for (const id of index.byToken.get(v)!) candidates.add(id);
+  for (const m of simsOf.values()) for (const v of m.keys()) for (const id of index.byToken.get(v)!) candidates.add(id);
   const best = new Map<number, Match>();
   for (const id of candidates) {
     const n = index.names[id]!;
@@ -482,14 +501,15 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     // common given name whatever quality the list gives it: alone it is a potential match at most
     const oneWord = entry.entry_type === 'person' && n.tokens.length === 1;
     // a rare token of the list name identical to the query's: what says this is the listed one
-    const rareAnchor = sim.spelledPairs.some((p) => p.s === 1 && !index.common.has(p.c));
+    const rareAnchor = sim.spelledPairs.some((p) => p.s === 1 && !n.common.has(p.c));
     // every pair a near spelling (identical, Jaro–Winkler ≥ 0.9, or one edit apart)
     const allNear = sim.spelledPairs.every((p) => p.s === 1 || isNear(p.q, p.c, p.s));
     const contained = !exact && n.tokens.length >= 2 && sim.nameCoverage >= CONTAINED_COVERAGE && CONTAINED_NAME_WEIGHT * sim.nameCoverage > sim.score;
     // (a one-word name is bounded by WEAK_ALIAS_WEIGHT already: a near spelling of a long one, HIDAYTAULLAH, stays a potential match)
     const similarOnly = !oneWord && !sim.exactTokens && sim.score > SIMILAR_ONLY_MAX;
     // only common words of the list name identical, the rest of it unpaired or loosely paired
-    const partialCommon = !exact && !rareAnchor && sim.leftover >= 0.75;
+    // (not when three tokens or more are the very ones: "Ali Hassan al-Majid" says who is meant)
+    const partialCommon = !exact && !rareAnchor && sim.exactTokens < 3 && sim.leftover >= 0.75;
     // no identical token, and a pair only loosely similar
     const looseSimilar = !sim.exactTokens && !allNear;
     // the query found whole within a longer list name (every token identical, parts left over)
@@ -512,8 +532,9 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     // a list name made only of tokens many entries share ("Ali Mohammed") names thousands of people,
     // and so does one whose only identical tokens are common ("Ibrahim Camará" for "IBRAIMA CAMARÁ"):
     // without a birth date or country agreeing it is a potential match at most, never a match
-    const commonName = n.spelled.every((t) => index.common.has(t));
-    const commonOnly = !rareAnchor && birth !== 'agrees' && country !== 'agrees';
+    // (the floor below asks the list's own commonness: a listed person's name of common words is still theirs)
+    const commonName = n.spelled.every((t) => n.shared.has(t));
+    const commonOnly = !rareAnchor && birth !== 'agrees' && country !== 'agrees' && !(sim.exactTokens === qt.length && qt.length === n.tokens.length && qt.length >= 3);
     if (commonOnly) score = Math.min(score, COMMON_NAME_CAP);
     // the list's very name (not a weak alias, a single word or common names) is reviewed, never
     // cleared by a birth date or country that disagrees: lists' dates are often wrong, and listed
