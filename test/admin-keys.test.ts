@@ -68,6 +68,23 @@ describe('POST /v1/admin/keys/rotate', () => {
     expect(JSON.stringify((await h.json('GET', '/v1/admin/keys', { key: r.body.api_key })).body)).not.toContain(r.body.api_key.slice(12));
   });
 
+  test("a key in its grace rotated again: the new key keeps the key's own lifetime, not the first rotation's grace end", async () => {
+    const t = await h.tenant();
+    const listed = async () => Object.fromEntries((await h.json('GET', '/v1/admin/keys', { key: t.api_key })).body.keys.map((k: { id?: string; api_key_id?: string; expires_at: string | null }) => [k.id ?? k.api_key_id, k.expires_at]));
+    const permanent = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'ci' });
+    const b = (await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: permanent.api_key_id, grace_days: 30 } })).body;
+    const c = (await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: permanent.api_key_id } })).body;
+    const keys = await listed();
+    expect([keys[b.api_key_id], keys[c.api_key_id]]).toEqual([null, null]);
+    // a temporary key stays as temporary as it was
+    const until = new Date(h.clock.ms + 60 * DAY);
+    const temporary = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'contractor', expiresAt: until });
+    const d = (await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: temporary.api_key_id, grace_days: 30 } })).body;
+    const e = (await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: temporary.api_key_id } })).body;
+    const after = await listed();
+    expect([after[d.api_key_id], after[e.api_key_id]]).toEqual([until.toISOString(), until.toISOString()]);
+  });
+
   test('without a body it rotates the calling key with 7 days of grace; grace_days 0 stops the old key at once', async () => {
     const t = await h.tenant();
     const r = await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key });

@@ -198,13 +198,16 @@ export class AdminService {
       const active = (await this.activeKeys(tx, actor.tenantId, now)).filter((k) => k.env === old.env).length;
       if (active + (oldExpiresAt > now ? 1 : 0) > MAX_ACTIVE_KEYS)
         throw new ApiError('too_many_active_keys', `The tenant holds ${active} active ${old.env} keys, the most allowed is ${MAX_ACTIVE_KEYS} (keys in their rotation grace count). Revoke one, or rotate with grace_days 0.`);
+      // the key's own lifetime carries over (a temporary key stays temporary). A key rotated before
+      // holds its grace end in expires_at: its lifetime is what its first successor carried
+      const [successor] = await tx.select({ expiresAt: t.apiKeys.expiresAt }).from(t.apiKeys).where(and(eq(t.apiKeys.tenantId, actor.tenantId), eq(t.apiKeys.rotatedFrom, old.id))).orderBy(t.apiKeys.createdAt).limit(1);
       const created = await this.tenants.createKey({
         tenantId: actor.tenantId,
         env: old.env as Env,
         name: old.name,
         scopes: old.scopes,
         rateLimitPerMinute: old.rateLimitPerMinute,
-        expiresAt: old.expiresAt, // the key's own lifetime carries over (a temporary key stays temporary)
+        expiresAt: successor ? successor.expiresAt : old.expiresAt,
         rotatedFrom: old.id,
       });
       await tx.update(t.apiKeys).set({ expiresAt: oldExpiresAt }).where(eq(t.apiKeys.id, old.id));

@@ -231,7 +231,7 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       for (const p of ids) p.description = `${p.description ? `${p.description.replace(/\.?$/, '.')} ` : ''}${MALFORMED_ID}`;
       if (ids.length) errors.push('resource_not_found');
       // (every API route refuses a query parameter given twice, once the key is judged)
-      if (!own && !errors.includes('validation_failed') && (secured || params.some((p) => p.in === 'query' || (p.in === 'path' && !ids.includes(p))))) errors.push('validation_failed');
+      if (!errors.includes('validation_failed') && (secured || (!own && params.some((p) => p.in === 'query' || (p.in === 'path' && !ids.includes(p)))))) errors.push('validation_failed');
       errors.push('internal_error');
       const responses = (
         own
