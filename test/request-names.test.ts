@@ -86,3 +86,14 @@ describe('amounts as the cents they are', () => {
     expect(r.body.context.amount_eur).toBe(1000.3);
   });
 });
+
+describe('headers given twice', () => {
+  test('two Authorization headers: 401 invalid_api_key saying so (not "send your key")', async () => {
+    const headers = new Headers({ 'content-type': 'application/json' });
+    headers.append('authorization', `Bearer ${h.key}`);
+    headers.append('authorization', `Bearer ${h.key}`);
+    const res = await h.app.handle(new Request('http://localhost/v1/decisions', { headers }));
+    const b = expectError({ status: res.status, body: await res.json(), headers: res.headers }, 401, 'invalid_api_key');
+    expect(b.message).toContain('one Authorization header');
+  });
+});

@@ -199,7 +199,11 @@ export const hasKeyShapedBearer = (authorization: string | null | undefined) => 
  */
 export function verifyKey(ctx: AppContext, authorization: string | null | undefined, now: Date): MaybePromise<FoundKey | ApiError> {
   const token = bearerToken(authorization);
-  if (token === null) return new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_test_…".');
+  if (token === null)
+    // (two Authorization headers arrive joined by a comma: a key was sent, more than one)
+    return /^Bearer\s+\S+\s*,\s*Bearer\s/i.test(authorization ?? '')
+      ? new ApiError('invalid_api_key', 'Send one Authorization header: this request carries several.')
+      : new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_test_…".');
   if (!KEY_FORMAT.test(token)) {
     // an OAuth access token (client credentials): the client's principal, with the token's scopes
     if (ctx.oauth && JWT_SHAPE.test(token)) return ctx.oauth.verify(token).then((v) => (v instanceof ApiError ? v : usableKey({ ...v }, v.key.keyHash, now)));
