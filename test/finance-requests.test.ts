@@ -150,3 +150,16 @@ describe('confirming', () => {
     expect((await h.json('GET', `/v1/confirming/payables/${p.payable_id}`, { key: h.key })).body.status).toBe('approved');
   });
 });
+
+describe('the published document says so', () => {
+  test('the money requests are closed at every depth in /openapi.json (additionalProperties: false)', async () => {
+    const d = (await h.json('GET', '/openapi.json')).body;
+    const resolve = (s: any): any => (s.$ref ? resolve(d.components.schemas[s.$ref.split('/').pop()]) : s);
+    const body = (path: string) => resolve(d.paths[path].post.requestBody.content['application/json'].schema);
+    const op = body('/v1/factoring/operation');
+    expect([op.additionalProperties, op.properties.invoices.items.additionalProperties, op.properties.invoices.items.properties.erp.additionalProperties]).toEqual([false, false, false]);
+    const cover = body('/v1/insurance/submit');
+    expect([cover.additionalProperties, cover.properties.terms.additionalProperties]).toEqual([false, false]);
+    expect(body('/v1/confirming/anchor/{id}/payables').properties.payables.items.additionalProperties).toBe(false);
+  });
+});

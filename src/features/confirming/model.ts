@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { Nif, NineDigits, Page, Int, Text, RequestDate, PageLimit, refusesUnknownFields } from '../../lib/schemas';
+import { Nif, NineDigits, Page, Int, Text, RequestDate, PageLimit, refusesUnknownFieldsDeep } from '../../lib/schemas';
 import { PAYABLE_STATUSES } from './states';
 
 const IsoDate = RequestDate();
@@ -7,7 +7,7 @@ const Nullable = <S extends Parameters<typeof t.Union>[0][number]>(s: S) => t.Un
 
 // the requests are closed (refusesUnknownFields; each route lists strays with every other problem):
 // a misspelt field of a money request would be dropped and the programme or payable made without it
-export const ProgrammeRequest = refusesUnknownFields(t.Object({
+export const ProgrammeRequest = refusesUnknownFieldsDeep(t.Object({
   anchor_nif: Nif,
   anchor_name: t.Optional(Text(200)),
   limit_cents: Int({ minimum: 100_000, maximum: 1e13, description: 'The programme limit: payables in use (approved, accepted, funded) never exceed it' }),
@@ -29,10 +29,10 @@ export const ProgrammeView = t.Object({
   frame_ancestors: t.Array(t.String()),
   created_at: t.String({ format: 'date-time' }),
 });
-export const SupplierRequest = refusesUnknownFields(t.Object({ supplier_nif: Nif, name: Text(200), iban: t.String({ minLength: 15, maxLength: 42 }), email: t.Optional(t.String({ format: 'email', maxLength: 254 })) }));
+export const SupplierRequest = refusesUnknownFieldsDeep(t.Object({ supplier_nif: Nif, name: Text(200), iban: t.String({ minLength: 15, maxLength: 42 }), email: t.Optional(t.String({ format: 'email', maxLength: 254 })) }));
 export const SupplierView = t.Object({ supplier_nif: t.String(), name: t.String(), iban: t.String(), email: Nullable(t.String()), created_at: t.String({ format: 'date-time' }) });
-export const PayablesRequest = refusesUnknownFields(t.Object({
-  payables: t.Array(refusesUnknownFields(t.Object({ supplier_nif: NineDigits, number: Text(60), atcud: t.Optional(Text(100)), issue_date: IsoDate, due_date: IsoDate, amount_cents: Int({ minimum: 1, maximum: 1e13 }) })), { minItems: 1, maxItems: 500 }),
+export const PayablesRequest = refusesUnknownFieldsDeep(t.Object({
+  payables: t.Array(t.Object({ supplier_nif: NineDigits, number: Text(60), atcud: t.Optional(Text(100)), issue_date: IsoDate, due_date: IsoDate, amount_cents: Int({ minimum: 1, maximum: 1e13 }) }), { minItems: 1, maxItems: 500 }),
 }));
 const Offer = t.Object({
   rate_bps: Int({ description: 'Base rate + the programme\u2019s funding spread, annual' }),
@@ -71,7 +71,7 @@ export const PayableView = t.Object({
 export const ProgrammeParams = t.Object({ id: t.String({ pattern: '^cfp_[0-9a-f-]{36}$' }) });
 export const PayableParams = t.Object({ id: t.String({ pattern: '^cpy_[0-9a-f-]{36}$' }) });
 export const PayableActionParams = t.Object({ id: t.String({ pattern: '^cpy_[0-9a-f-]{36}$' }), action: t.Union([t.Literal('accept'), t.Literal('fund'), t.Literal('settle'), t.Literal('default'), t.Literal('write_off'), t.Literal('cancel')]) });
-export const PayableActionBody = refusesUnknownFields(t.Optional(t.Object({ reason: t.Optional(Text(500)) })));
+export const PayableActionBody = refusesUnknownFieldsDeep(t.Optional(t.Object({ reason: t.Optional(Text(500)) })));
 export const PayableListQuery = t.Object({
   status: t.Optional(t.Union(PAYABLE_STATUSES.map((s) => t.Literal(s)))),
   supplier_nif: t.Optional(Nif),

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { CustomerReference, Nif, NifWithOthers, NineDigits, Page, Int, Text, RequestDate, PageLimit, refusesUnknownFields } from '../../lib/schemas';
+import { CustomerReference, Nif, NifWithOthers, NineDigits, Page, Int, Text, RequestDate, PageLimit, refusesUnknownFieldsDeep } from '../../lib/schemas';
 
 const IsoDate = RequestDate({ description: 'YYYY-MM-DD' });
 const Cents = (description: string) => Int({ minimum: 0, maximum: 1e13, description });
@@ -11,17 +11,15 @@ export const ModalitySchema = t.Union([t.Literal('recourse'), t.Literal('non_rec
 export const StatusSchema = t.Union([t.Literal('submitted'), t.Literal('approved'), t.Literal('rejected'), t.Literal('funded'), t.Literal('settled'), t.Literal('defaulted'), t.Literal('written_off'), t.Literal('cancelled')]);
 export const ActionSchema = t.Union([t.Literal('approve'), t.Literal('reject'), t.Literal('fund'), t.Literal('settle'), t.Literal('default'), t.Literal('write_off'), t.Literal('cancel')]);
 
-// closed (refusesUnknownFields; the route lists strays with every other problem): a misspelt field
-// of a money request would be dropped and the operation priced or approved without it
-export const OperationInvoiceInput = refusesUnknownFields(t.Object(
+export const OperationInvoiceInput = t.Object(
   {
     number: Text(60, 'The invoice number as printed (e.g. FT 2026/118)'),
-    erp: refusesUnknownFields(t.Optional(
+    erp: t.Optional(
       t.Object(
         { provider: Text(32, 'An ERP provider or saft (an imported SAF-T file)'), customer_reference: Text(128) },
         { description: 'Take the invoice from the tenant\u2019s synced ERP data (or an imported SAF-T file) by number: the fields below are then read from it' },
       ),
-    )),
+    ),
     debtor_nif: t.Optional(NineDigits), // its check digit is judged with the invoice's other problems (service)
     debtor_name: t.Optional(Text(200)),
     debtor_address: t.Optional(Text(300)),
@@ -31,9 +29,11 @@ export const OperationInvoiceInput = refusesUnknownFields(t.Object(
     amount_cents: t.Optional(Int({ minimum: 1, maximum: 1e13, description: 'The amount assigned, in euro cents' })),
   },
   { description: 'An invoice given in full (debtor_nif, issue_date, due_date, amount_cents), or by reference to ERP data (erp + number)' },
-));
+);
 
-export const CreateOperationRequest = refusesUnknownFields(t.Object({
+// closed at every depth (the route lists strays with every other problem): a misspelt field of a
+// money request would be dropped and the operation priced or approved without it
+export const CreateOperationRequest = refusesUnknownFieldsDeep(t.Object({
   seller_nif: NifWithOthers,
   seller_name: t.Optional(Text(200)),
   seller_address: t.Optional(Text(300)),
@@ -122,7 +122,7 @@ export const OperationResponse = t.Object({
 
 export const OperationIdParams = t.Object({ id: t.String({ pattern: '^fop_[0-9a-f-]{36}$' }) });
 export const TransitionParams = t.Object({ id: t.String({ pattern: '^fop_[0-9a-f-]{36}$' }), action: ActionSchema });
-export const TransitionBody = refusesUnknownFields(t.Optional(
+export const TransitionBody = refusesUnknownFieldsDeep(t.Optional(
   t.Object({
     reason: t.Optional(Text(500, 'Why (kept in the operation and its audit trail); required to reject, cancel or default')),
     collected_cents: t.Optional(Int({ minimum: 0, maximum: 1e13, description: 'settle: what the debtors paid (default: the face value)' })),

@@ -1,18 +1,18 @@
 import { t } from 'elysia';
-import { CustomerReference, Nif, Page, Int, PageLimit, refusesUnknownFields } from '../../lib/schemas';
+import { CustomerReference, Nif, Page, Int, PageLimit, refusesUnknownFieldsDeep } from '../../lib/schemas';
 import type { FieldError } from '../../lib/errors';
 import { RequestProblems } from '../../lib/request-problems';
 
 // closed (refusesUnknownFields): a misspelt field of a cover request would be dropped and the cover asked without it
-export const SubmitRequest = refusesUnknownFields(t.Object({
+export const SubmitRequest = refusesUnknownFieldsDeep(t.Object({
   buyer_nif: Nif,
   seller_nif: t.Optional(Nif),
   requested_limit_cents: Int({ minimum: 100_000, maximum: 1e13, description: 'The credit limit asked on the buyer, euro cents (at least €1,000)' }),
   currency: t.Optional(t.Literal('EUR', { default: 'EUR' })),
-  terms: refusesUnknownFields(t.Object({
+  terms: t.Object({
     payment_terms_days: Int({ minimum: 1, maximum: 365 }),
     operation_type: t.Optional(t.Union([t.Literal('factoring'), t.Literal('confirming'), t.Literal('trade_credit')], { default: 'trade_credit' })),
-  })),
+  }),
   customer_reference: t.Optional(CustomerReference),
 }));
 
