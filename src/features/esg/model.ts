@@ -1,11 +1,10 @@
 import { t } from 'elysia';
-import { Value } from '@sinclair/typebox/value';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { CustomerReference, DateTime, Nif, Int, Page, PageLimit } from '../../lib/schemas';
-import { isJsonObject, NOT_AN_OBJECT, unknownFields, type FieldError } from '../../lib/errors';
+import { isJsonObject, type FieldError } from '../../lib/errors';
+import { RequestProblems } from '../../lib/request-problems';
 import { answersSchema, isValidSector, SECTOR_PATTERN, validateAnswers } from './questionnaire';
 import { ESG_EXAMPLES } from './examples';
-import { describe } from '../../plugins/http-errors';
 
 const Sdg = Int({ minimum: 1, maximum: 17 });
 
@@ -26,23 +25,15 @@ const envelope = TypeCompiler.Compile(EsgEnvelope);
  * sector, and each answer (unknown key, wrong type, out of range, not_applicable rules).
  */
 export function validateEsgBody(body: unknown): FieldError[] {
-  if (!isJsonObject(body)) return [NOT_AN_OBJECT];
-  const fields: FieldError[] = [];
-  const seen = new Set<string>();
-  for (const e of envelope.Check(body) ? [] : Value.Errors(EsgEnvelope, body)) {
-    const path = e.path.replace(/^\//, '').replaceAll('/', '.') || '(body)';
-    if (path.startsWith('answers.') || seen.has(path)) continue;
-    seen.add(path);
-    fields.push({ path, message: describe(e) }); // worded as every route's validation errors
-  }
-  const b = (body ?? {}) as Record<string, unknown>;
+  const problems = new RequestProblems(EsgEnvelope, body, { compiled: envelope, leave: (path) => path.startsWith('answers.') });
+  const b = problems.object;
+  if (!b) return problems.done();
   if (typeof b.sector === 'string' && !isValidSector(b.sector))
-    fields.push({ path: 'sector', message: 'unknown NACE Rev. 2 code: a section letter A–U, optionally with one of its two-digit divisions (e.g. C25)' });
-  if (b.answers && typeof b.answers === 'object' && !Array.isArray(b.answers)) fields.push(...validateAnswers(b.answers as Record<string, unknown>));
+    problems.add({ path: 'sector', message: 'unknown NACE Rev. 2 code: a section letter A–U, optionally with one of its two-digit divisions (e.g. C25)' });
+  if (isJsonObject(b.answers)) for (const f of validateAnswers(b.answers)) problems.add(f);
   // an unknown top-level field is ignored when the rest is valid, and listed beside real problems
   // (it may be a misspelt one), as on every route whose schema is closed
-  if (fields.length) fields.push(...unknownFields(b, EsgEnvelope.properties));
-  return fields;
+  return problems.done();
 }
 
 export const Recommendation = t.Object({
