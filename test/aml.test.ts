@@ -393,7 +393,8 @@ describe('POST /v1/aml/screen', () => {
     const loaded = await service.loadList('eu', chunksOf(EU_SAMPLE), 'test');
     expect(loaded).toMatchObject({ list: 'eu', entries: 3, persons: 2, organisations: 1, names: 5 });
     await Bun.sleep(1100); // other service instances see the new version within a second
-    const r = await screenReq({ name: 'Petrova Olga', type: 'person', nationality: 'BY' });
+    // (her given name and surname are common words: without the patronymic, a potential match with birth year and nationality agreeing)
+    const r = await screenReq({ name: 'Petrova Olga', type: 'person', birth_date: '1971', nationality: 'BY' });
     expect(r.body.matches[0]).toMatchObject({ list: 'eu', entry_id: 'EU.9001.12', programme: 'BLR' });
     await expect(service.loadList('eu', chunksOf(EU_SAMPLE.replace('</export>', '')), 'broken')).rejects.toBeInstanceOf(ListFormatError);
     const versions = await service.activeLists();
@@ -439,7 +440,7 @@ describe('monitoring and the scheduled refresh', () => {
     await service.loadList('un', Bun.file(UN_FILE).stream() as never, UN_FILE);
     const a = await m.tenant();
     const b = await m.tenant();
-    const watched = await m.json('POST', '/v1/aml/screen', { key: a.api_key, body: { name: 'Olga Petrova', type: 'person', nationality: 'BY', monitor: true, customer_reference: 'cust-9' } });
+    const watched = await m.json('POST', '/v1/aml/screen', { key: a.api_key, body: { name: 'Olga Petrova', type: 'person', birth_date: '1971', nationality: 'BY', monitor: true, customer_reference: 'cust-9' } });
     expect(watched.body).toMatchObject({ status: 'clear', monitor: true });
     await m.json('POST', '/v1/aml/screen', { key: b.api_key, body: { name: 'Someone Else Entirely', monitor: true } });
 

@@ -217,7 +217,7 @@ export const PAIR_THRESHOLD = 0.8;
  * Name words so common across the world that, alone or together, they say little of who is meant —
  * whatever their share of the list (a token held by 1 % of the list's entries is common as well):
  * Arabic and Muslim given names and their elements (abdul, abu, bin), South Asian, Korean, Chinese,
- * West African, Turkish, Portuguese and Spanish names among the most frequent. The UN list holds
+ * West African, Turkish, Portuguese and Spanish, and Slavic names among the most frequent. The UN list holds
  * "Karim" in 9 entries, "Shah" in 5, "Qadir" in 2 and "Camara" in 1, so by its share alone the alias
  * "Abdul Karim" (QDi.218) was a rare name and a match on its own. Compared as the list writes the
  * word (not in `spelling`, which folds Barry into Bari, Lee into Le). They cap what a query of them
@@ -242,6 +242,20 @@ export const COMMON_NAME_WORDS: ReadonlySet<string> = new Set(
     'camara', 'kamara', 'diallo', 'traore', 'toure', 'keita', 'kone', 'coulibaly', 'diop', 'ndiaye', 'sow', 'bah', 'barry', 'sylla', 'cisse', 'fofana', 'kaya', 'demir',
     // Portuguese and Spanish
     'silva', 'ferreira', 'pereira', 'oliveira', 'costa', 'rodrigues', 'martins', 'sousa', 'fernandes', 'gomes', 'lopes', 'garcia', 'rodriguez', 'martinez', 'lopez', 'gonzalez', 'fernandez', 'sanchez', 'perez', 'maria', 'jose', 'joao', 'juan', 'ana',
+    // Slavic (Russian, Ukrainian, Belarusian, Serbian and Croatian, Polish, Czech, Bulgarian), as
+    // transliterated: given names in their usual spellings (Victor and Vera are UN-listed surnames)
+    'ivan', 'sergei', 'sergey', 'serhii', 'serhiy', 'aleksandr', 'alexander', 'alexandr', 'oleksandr', 'aleksandar', 'aleksei', 'alexei', 'alexey', 'aleksey', 'oleksii',
+    'dmitry', 'dmitri', 'dmitriy', 'dmytro', 'andrei', 'andrey', 'andriy', 'andrii', 'vladimir', 'volodymyr', 'mikhail', 'mykhailo', 'nikolai', 'nikolay', 'mykola',
+    'yuri', 'yury', 'yuriy', 'igor', 'ihor', 'oleg', 'oleh', 'pavel', 'pavlo', 'viktor', 'evgeny', 'yevgeny', 'yevgeniy', 'maxim', 'maksim', 'maksym', 'petr', 'pyotr', 'petro',
+    'denis', 'artem', 'konstantin', 'boris', 'vadim', 'ruslan', 'anton', 'kirill', 'ilya', 'bogdan', 'bohdan', 'marko', 'milan', 'nikola', 'dragan', 'zoran', 'goran',
+    'olga', 'natalia', 'natalya', 'nataliya', 'elena', 'yelena', 'olena', 'jelena', 'tatiana', 'tatyana', 'tetiana', 'irina', 'iryna', 'svetlana', 'anna', 'ekaterina',
+    'yekaterina', 'kateryna', 'yulia', 'yuliya', 'anastasia', 'galina', 'halyna', 'lyudmila', 'ludmila', 'marina', 'oksana', 'valentina', 'ivana', 'milica',
+    // and the most frequent surnames, the masculine and feminine forms (none a UN-listed person's)
+    'ivanov', 'ivanova', 'petrov', 'petrova', 'smirnov', 'smirnova', 'kuznetsov', 'kuznetsova', 'popov', 'popova', 'sokolov', 'sokolova', 'volkov', 'volkova',
+    'novikov', 'novikova', 'morozov', 'morozova', 'lebedev', 'lebedeva', 'kozlov', 'kozlova', 'vasiliev', 'vasilyev', 'vasilieva', 'pavlov', 'pavlova', 'fedorov', 'fedorova',
+    'kovalenko', 'shevchenko', 'bondarenko', 'tkachenko', 'kravchenko', 'boyko', 'kovalchuk', 'melnyk', 'lysenko', 'marchenko', 'savchenko', 'petrenko',
+    'jovanovic', 'petrovic', 'nikolic', 'markovic', 'djordjevic', 'stojanovic', 'ilic', 'horvat', 'kovacevic', 'novak', 'nowak', 'kowalski', 'novik', 'ivanou',
+    'georgiev', 'dimitrov', 'nikolov',
   ],
 );
 
@@ -428,6 +442,17 @@ export const LOOSE_SIMILAR_MAX = 0.8;
 export const NEAR_SIMILARITY = 0.9;
 /** a person's one-word name identical to the query (not a common word) keeps IDENTICAL_NAME_MIN if it has at least this many letters */
 const ONE_WORD_FLOOR_LETTERS = 4;
+/**
+ * A one-word query one edit (a letter replaced, added, dropped, or two swapped) from a person's
+ * one-word name keeps IDENTICAL_NAME_MIN if the listed word has at least this many letters (and
+ * neither word is common): "Hidaaytullah", "Walijab" are reviewed whatever the birth date says. One
+ * edit in a word of four or five letters is a quarter or a fifth of it, and mostly lands on another
+ * name: of the person-name words of the UN list (and the built-in common words), 87 % of those of
+ * four letters and 73 % of five have another one edit away (Faiz/Fais, Adel/Abel, Karim/Karimi),
+ * 56 % of six and about 40 % of seven or more, where the neighbours are mostly the list's own
+ * spellings of the same name (Mutebusi/Mutebutsi).
+ */
+export const ONE_WORD_NEAR_LETTERS = 6;
 
 /** Whether two tokens are at most one edit apart (a letter replaced, added, dropped, or two adjacent letters swapped). */
 export function withinOneEdit(a: string, b: string): boolean {
@@ -444,6 +469,11 @@ export function withinOneEdit(a: string, b: string): boolean {
 
 /** whether a paired token is a near spelling of the query's (identical, Jaro–Winkler ≥ 0.9, or one edit apart in four letters or more) */
 const isNear = (q: string, c: string, s: number) => s >= NEAR_SIMILARITY || (Math.min(q.length, c.length) >= 4 && withinOneEdit(q, c));
+/**
+ * isNear, or one edit apart as written (`qShown`, `cShown`): `spelling` folds kh into h, so a
+ * transposition across it ("akuhnd" for AKHUND: "akuhnd" and "ahund" spelled) is one edit as typed only.
+ */
+const isNearPair = (q: string, c: string, s: number, qShown: string, cShown: string) => isNear(q, c, s) || (Math.min(qShown.length, cShown.length) >= 4 && withinOneEdit(qShown, cShown));
 
 function birthAgreement(births: BirthInfo[], asked: string | undefined): Agreement {
   if (!asked || !births.length) return 'unknown';
@@ -469,6 +499,8 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
   const qt = tokens(q.name);
   if (!qt.length) return [];
   const qs = qt.map(spelling);
+  // every query token a common word (built in, or shared by many of the list's entries): "Aleksandr Volkov"
+  const queryAllCommon = qt.every((t, i) => COMMON_NAME_WORDS.has(t) || index.common.has(qs[i]!));
   const joined = qs.join(' ');
   // each query token against the vocabulary tokens sharing a key: the similar ones, and their names
   // (computed once per distinct token: a query repeating one token is not the vocabulary walked again)
@@ -518,8 +550,17 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     let pairedScore = contained ? CONTAINED_NAME_WEIGHT * sim.nameCoverage : similarOnly ? SIMILAR_ONLY_MAX : foundWhole ? wholeScore : sim.score;
     if (partialCommon) pairedScore = Math.min(pairedScore, PARTIAL_COMMON_MAX);
     if (looseSimilar) pairedScore = Math.min(pairedScore, LOOSE_SIMILAR_MAX);
+    // a query of common words only, none of whose tokens is identical to the name's ("Aleksandra
+    // Volkova", "Yelena Morozov" for "Aleksandr Volkov", "Elena Morozova"): no more than those words
+    // found within a longer name say (partialCommon), so such a name never outranks one holding them
+    const similarCommon = !oneWord && !sim.exactTokens && queryAllCommon;
+    if (similarCommon) pairedScore = Math.min(pairedScore, PARTIAL_COMMON_MAX);
     const nameScore = weakAlias || oneWord ? pairedScore * WEAK_ALIAS_WEIGHT : pairedScore;
-    if (nameScore < q.min_score - 0.1) continue; // attributes can add at most 0.05
+    // a one-word query one edit from a person's one-word name of six letters or more, neither word
+    // common ("Hidaytaullah"): kept for review below whatever its name score (a letter replaced in
+    // seven letters scores 0.84 as a one-word name)
+    const oneWordNear = oneWord && qt.length === 1 && !exact && sim.pairs.length === 1 && n.spelled[0]!.length >= ONE_WORD_NEAR_LETTERS && !n.common.has(n.spelled[0]!) && !index.common.has(qs[0]!) && !COMMON_NAME_WORDS.has(qt[0]!) && isNearPair(qs[0]!, n.spelled[0]!, 0, qt[0]!, n.tokens[0]!);
+    if (nameScore < q.min_score - 0.1 && !oneWordNear) continue; // attributes can add at most 0.05
     const birth = entry.entry_type === 'person' ? birthAgreement(entry.births, q.birth_date) : 'unknown';
     const country: Agreement = !q.country || !entry.countries.length ? 'unknown' : entry.countries.includes(q.country) ? 'agrees' : 'disagrees';
     const type: Agreement = q.type === 'any' ? 'unknown' : q.type === entry.entry_type ? 'agrees' : 'disagrees';
@@ -532,22 +573,27 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     // a list name made only of tokens many entries share ("Ali Mohammed") names thousands of people,
     // and so does one whose only identical tokens are common ("Ibrahim Camará" for "IBRAIMA CAMARÁ"):
     // without a birth date or country agreeing it is a potential match at most, never a match
-    // (the floor below asks the list's own commonness: a listed person's name of common words is still theirs)
-    const commonName = n.spelled.every((t) => n.shared.has(t));
     const commonOnly = !rareAnchor && birth !== 'agrees' && country !== 'agrees' && !(sim.exactTokens === qt.length && qt.length === n.tokens.length && qt.length >= 3);
     if (commonOnly) score = Math.min(score, COMMON_NAME_CAP);
-    // the list's very name (not a weak alias, a single word or common names) is reviewed, never
-    // cleared by a birth date or country that disagrees: lists' dates are often wrong, and listed
-    // people travel on other papers
+    // the list's very name (not a weak alias) is reviewed, never cleared by a birth date or country
+    // that disagrees: lists' dates are often wrong, and listed people travel on other papers. Every
+    // token of the name given, so even a name of common words ("Tariq Aziz", "Mohamed Omar Mohamed"):
+    // the common-word caps are for a query holding only some of a name's words
     // identical: the same words, in any order ("Chol Song Jang" is "JANG SONG CHOL")
     const identical = exact || (sim.exactTokens === qt.length && qt.length === n.tokens.length);
     // near-identical: as many tokens, all paired, one at least identical, and the others each at
-    // Jaro–Winkler ≥ 0.9 — or one only, one edit apart ("Erik Badege", "Jang Song Chul"; not "Jang Sang Chul")
-    const fuzzy = sim.spelledPairs.filter((p) => p.s < 1);
-    const nearIdentical = !identical && qt.length === n.tokens.length && sim.pairs.length === qt.length && sim.exactTokens > 0 && (fuzzy.every((p) => p.s >= NEAR_SIMILARITY) || (fuzzy.length === 1 && isNear(fuzzy[0]!.q, fuzzy[0]!.c, fuzzy[0]!.s)));
-    // one word: a person's name of one rare word of four letters or more, the very word ("HIDAYATULLAH")
-    const oneWordKept = oneWord && identical && n.spelled[0]!.length >= ONE_WORD_FLOOR_LETTERS;
-    const keptForReview = (identical || nearIdentical) && (n.tokens.length >= 2 || oneWordKept) && !weakAlias && !commonName && nameScore >= IDENTICAL_NAME_MIN && score < IDENTICAL_NAME_MIN;
+    // Jaro–Winkler ≥ 0.9 — or one only, one edit apart, as compared or as written ("Erik Badege",
+    // "Jang Song Chul", "Abdul Bari Akuhnd"; not "Jang Sang Chul")
+    const fuzzy = sim.spelledPairs.flatMap((p, i) => (p.s < 1 ? [{ ...p, shown: sim.pairs[i]! }] : []));
+    const nearIdentical = !identical && qt.length === n.tokens.length && sim.pairs.length === qt.length && sim.exactTokens > 0 && (fuzzy.every((p) => p.s >= NEAR_SIMILARITY) || (fuzzy.length === 1 && isNearPair(fuzzy[0]!.q, fuzzy[0]!.c, fuzzy[0]!.s, fuzzy[0]!.shown.query, fuzzy[0]!.shown.matched)));
+    // one word: a person's name of one word of four letters or more the list's entries do not
+    // share, the very word ("HIDAYATULLAH"; not "Hassan"), or one edit from it (oneWordNear above)
+    const oneWordKept = oneWord && identical && n.spelled[0]!.length >= ONE_WORD_FLOOR_LETTERS && !n.shared.has(n.spelled[0]!);
+    // words of the name, each given as the list writes it, two at least, with the birth date agreeing
+    // ("Sergey Ivanov" born when "SERGEY IVANOVICH IVANOV" was: a patronymic or second surname left
+    // out is how such a name is usually written): reviewed, however common the words
+    const givenWithBirth = birth === 'agrees' && qt.length >= 2 && sim.exactTokens === qt.length && sim.pairs.length === qt.length;
+    const keptForReview = !weakAlias && score < IDENTICAL_NAME_MIN && (oneWordNear || givenWithBirth || ((identical || nearIdentical) && (n.tokens.length >= 2 || oneWordKept) && nameScore >= IDENTICAL_NAME_MIN));
     if (keptForReview) score = IDENTICAL_NAME_MIN;
     score = round3(Math.max(0, Math.min(1, score)));
     if (score < q.min_score) continue;
@@ -562,7 +608,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       match_type: matchType,
       exactTokens: sim.exactTokens,
       explanation: {
-        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${(similarOnly || looseSimilar) && !contained ? ` (${looseSimilar ? 'loosely ' : ''}similar tokens only, none identical)` : ''}${partialCommon && sim.exactTokens ? ' (common words only of a longer name)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${keptForReview ? ` (${nearIdentical ? 'a near spelling of the name' : 'the same name'}: reviewed, whatever attributes disagree)` : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${(similarOnly || looseSimilar) && !contained ? ` (${looseSimilar ? 'loosely ' : ''}similar tokens only, none identical)` : ''}${partialCommon && sim.exactTokens ? ' (common words only of a longer name)' : ''}${similarCommon ? ' (common words only, none identical)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${keptForReview ? (givenWithBirth && !identical && !nearIdentical && !oneWordNear ? ' (words of the name with the birth date agreeing: reviewed)' : ` (${nearIdentical || oneWordNear ? 'a near spelling of the name' : 'the same name'}: reviewed, whatever attributes disagree)`) : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
         tokens: sim.pairs,
         unmatched_tokens: sim.unmatched,
         name_score: round3(nameScore),
