@@ -62,9 +62,12 @@ describe('a document against its lines and the XSD', () => {
       ['warning', 'Invoice 1T 1/1', expect.stringContaining('TaxPercentage 20 is not a VAT rate of PT on 2017-03-10 (0, 6, 13, 23 %)')],
       ['warning', 'Invoice 1T 1/3', expect.stringContaining('TaxPercentage 5 is not a VAT rate of PT')],
     ]);
-    // Madeira at 22 % is a rate of its own (the tax adjusted: 5.15); at 7 % it is none
-    const region = (pct: string, tax: string, gross: string) =>
-      inInvoice('1T 1/1', (x) => x.replace('<TaxCountryRegion>PT</TaxCountryRegion>', '<TaxCountryRegion>PT-MA</TaxCountryRegion>').replace('<TaxPercentage>20</TaxPercentage>', `<TaxPercentage>${pct}</TaxPercentage>`).replace('<TaxPayable>4.68</TaxPayable>', `<TaxPayable>${tax}</TaxPayable>`).replace('<GrossTotal>28.07</GrossTotal>', `<GrossTotal>${gross}</GrossTotal>`));
+    // Madeira at 22 % is a rate of its own (the tax adjusted: 5.15); at 7 % it is none (the file's
+    // TaxTable given the line's tax, which it must carry: tax_unknown otherwise, test/saft-tax-table.test.ts)
+    const region = (pct: string, tax: string, gross: string) => (xml: string) =>
+      inInvoice('1T 1/1', (x) => x.replace('<TaxCountryRegion>PT</TaxCountryRegion>', '<TaxCountryRegion>PT-MA</TaxCountryRegion>').replace('<TaxPercentage>20</TaxPercentage>', `<TaxPercentage>${pct}</TaxPercentage>`).replace('<TaxPayable>4.68</TaxPayable>', `<TaxPayable>${tax}</TaxPayable>`).replace('<GrossTotal>28.07</GrossTotal>', `<GrossTotal>${gross}</GrossTotal>`))(
+        xml.replace('</TaxTable>', `<TaxTableEntry><TaxType>IVA</TaxType><TaxCountryRegion>PT-MA</TaxCountryRegion><TaxCode>NOR</TaxCode><Description>Madeira</Description><TaxPercentage>${pct}</TaxPercentage></TaxTableEntry></TaxTable>`),
+      );
     const madeira = await parse(variant(region('22', '5.15', '28.54')));
     expect(madeira.valid).toBe(true);
     expect(madeira.checks.filter((c) => c.code === 'tax_rate' && c.path === 'Invoice 1T 1/1')).toEqual([]);

@@ -2,7 +2,9 @@
  * multipart/form-data uploads, streamed: the text fields sent before the file part, and the file
  * part itself as a stream the route reads at its own pace (backpressure reaches the socket), so a
  * file of hundreds of MB is never held whole. Parts after the file are not read (fields go first,
- * as in S3's POST uploads).
+ * as in S3's POST uploads): `partsAfterFile` names them once the body is read, so that a route can
+ * refuse them rather than leave them unread unsaid. A file part of another name before the file is
+ * refused on its name (it had made the file itself the one too many: "a file part is required").
  */
 import { Busboy } from '@fastify/busboy';
 import { Readable } from 'node:stream';
@@ -16,6 +18,19 @@ export interface MultipartFile {
   /** the text fields that came before the file part */
   fields: Record<string, string>;
 }
+
+/** a part sent after the file part: drained, unread */
+export interface PartAfterFile {
+  name: string;
+  file: boolean;
+}
+/** by the fields object handed over with the file (the one a route gets) */
+const afterFileOf = new WeakMap<Record<string, string>, Promise<PartAfterFile[]>>();
+/**
+ * The parts sent after the file part of the upload whose fields these are, once its body has been
+ * read to its end (so: await it after reading the file); undefined for another object.
+ */
+export const partsAfterFile = (fields: Record<string, string>): Promise<PartAfterFile[]> | undefined => afterFileOf.get(fields);
 
 export const isMultipart = (contentType: string | null | undefined) => /^multipart\/form-data\b/i.test(contentType ?? '');
 
@@ -35,23 +50,37 @@ export function readMultipartFile(request: Request, fileField = 'file'): Promise
     try {
       busboy = new Busboy({
         headers: { 'content-type': request.headers.get('content-type') ?? '' },
-        limits: { fieldSize: FIELD_LIMIT_BYTES, fields: FIELDS_MAX, files: 1, parts: FIELDS_MAX + 1 },
+        // two files: the file, and one more to name (a part after it, or an unknown one before it)
+        limits: { fieldSize: FIELD_LIMIT_BYTES, fields: FIELDS_MAX, files: 2, parts: FIELDS_MAX + 1 },
       });
     } catch (err) {
       // a multipart Content-Type without a boundary
       return fail(new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: (err as Error).message.slice(0, 200) }] }));
     }
     const fields: Record<string, string> = {};
+    // (bounded by the parts limit)
+    const after: PartAfterFile[] = [];
+    let fileTaken = false;
+    /** a file part of another name before the file */
+    let unknownFile: string | null = null;
+    const unknownFileError = (name: string) => validationError([{ path: name, message: `unknown file part: the file goes in the part named "${fileField}"` }]);
+    let bodyRead!: () => void;
+    afterFileOf.set(fields, new Promise<PartAfterFile[]>((resolve) => (bodyRead = () => resolve(after))));
     busboy.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
+      // after the file: not read (the file was handed over with the fields before it), named
+      if (fileTaken) return void after.push({ name, file: false });
       if (valueTruncated) return fail(validationError([{ path: name, message: `a form field may hold at most ${FIELD_LIMIT_BYTES} bytes` }]));
       fields[name] = value;
     });
     busboy.on('file', (name: string, file: Readable, filename: string | undefined, _encoding: string, mimeType: string | undefined) => {
-      if (name !== fileField || settled) {
-        file.resume(); // drained and ignored
+      if (name !== fileField || settled || unknownFile !== null) {
+        file.resume(); // drained, and named
+        if (fileTaken) after.push({ name, file: true });
+        else if (unknownFile !== null) fail(unknownFileError(unknownFile));
+        else if (name !== fileField) unknownFile = name;
         return;
       }
-      settled = true;
+      settled = fileTaken = true;
       resolve({
         stream: Readable.toWeb(file) as unknown as ReadableStream<Uint8Array>,
         contentType: (mimeType ?? '').split(';')[0]!.trim().toLowerCase(),
@@ -61,10 +90,11 @@ export function readMultipartFile(request: Request, fileField = 'file'): Promise
     });
     busboy.on('partsLimit', () => fail(validationError([{ path: '(body)', message: `at most ${FIELDS_MAX} fields and one file` }])));
     busboy.on('fieldsLimit', () => fail(validationError([{ path: '(body)', message: `at most ${FIELDS_MAX} fields and one file` }])));
-    busboy.on('error', (err: Error) => fail(new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: err.message.slice(0, 200) }] })));
-    busboy.on('finish', () => fail(validationError([{ path: fileField, message: `a file part named "${fileField}" is required` }])));
+    busboy.on('error', (err: Error) => (bodyRead(), fail(new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: err.message.slice(0, 200) }] }))));
+    busboy.on('finish', () => (bodyRead(), fail(unknownFile !== null ? unknownFileError(unknownFile) : validationError([{ path: fileField, message: `a file part named "${fileField}" is required` }]))));
     const source = request.body ? Readable.fromWeb(request.body as never) : Readable.from([]);
     source.on('error', (err) => {
+      bodyRead();
       fail(err);
       busboy.destroy(err);
     });

@@ -13,6 +13,7 @@ import { Int, VISIBLE_TEXT_MESSAGE } from '../../lib/schemas';
 import { ErpCustomerReference } from '../erp/model';
 import { Value } from '@sinclair/typebox/value';
 import { excludedSet } from '../erp/util';
+import { partsAfterFile, type PartAfterFile } from '../../lib/multipart';
 
 /** `X-Public-Key`: the producer's RSA public key, PEM on one line or just its base64 body. */
 function publicKeyFrom(header: string | undefined, path = 'header.X-Public-Key'): string | null {
@@ -56,6 +57,37 @@ function formOptions(fields: Record<string, string>): { public_key?: string; imp
   }
   if (errors.length) throw validationError(errors);
   return out;
+}
+
+/** a form field's name as a path (a NUL named as such, as formOptions does) */
+const fieldPath = (name: string) => name.replaceAll('\0', '\\0');
+
+/**
+ * The file part's stream, refused (422 on each part's name) at its end if the upload sent parts
+ * after it: they are not read (the file streams through the parse as it arrives, and its options
+ * must be known first), and an `import=true` or a `public_key` sent after the file was silently
+ * ignored: a parse without its import, or not verified. The parse has read the file by then; an
+ * import's transaction is rolled back and no run is kept, as for any refused request.
+ */
+function refusingPartsAfter(stream: ReadableStream<Uint8Array>, after: Promise<PartAfterFile[]>): ReadableStream<Uint8Array> {
+  const reader = stream.getReader();
+  return new ReadableStream<Uint8Array>({
+    pull: async (c) => {
+      const { done, value } = await reader.read();
+      if (!done) return c.enqueue(value);
+      const late = await after;
+      if (!late.length) return c.close();
+      c.error(
+        validationError(
+          late.map((p) => ({
+            path: fieldPath(p.name),
+            message: p.file ? 'a file part after the file part is not read (one file, in the part named file)' : 'sent after the file part, so not read: form fields (public_key, import, customer_reference) go before the part named file',
+          })),
+        ),
+      );
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }
 
 const Check = t.Object({ code: t.String(), severity: t.Union([t.Literal('error'), t.Literal('warning')]), message: t.String(), path: t.Union([t.String(), t.Null()]), line: t.Union([Int(), t.Null()]) });
@@ -657,7 +689,10 @@ export function saftRoutes(ctx: AppContext) {
         if (b.contentEncoding && b.contentEncoding.toLowerCase() !== 'gzip') throw new ApiError('unsupported_media_type', `Content-Encoding ${b.contentEncoding} is not supported (gzip is).`);
         const importAs = (query.import ?? form.import) ? (query.customer_reference ?? form.customer_reference ?? 'saft') : null;
         // a file part without a byte is refused as an empty body is (the raw body's case is above)
-        const stream = await unlessEmpty(b.stream, b.fields ? 'file' : '(body)');
+        const file = await unlessEmpty(b.stream, b.fields ? 'file' : '(body)');
+        // parts after the file are known once the body is read: refused then (422), never ignored unsaid
+        const after = b.fields ? partsAfterFile(b.fields) : undefined;
+        const stream = after ? refusingPartsAfter(file, after) : file;
         ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'saft_parse' });
         if (b.length !== null && b.length > ctx.config.saftSyncMaxBytes) {
           // a large file: stored, parsed by the job queue, polled
@@ -697,7 +732,7 @@ export function saftRoutes(ctx: AppContext) {
         detail: apiDoc({
           summary: 'Parse and check a SAF-T (PT) 1.04_01 file (202 and a run to poll above SAFT_SYNC_MAX_BYTES)',
           description:
-            'The file itself as the body (application/xml; gzip with Content-Encoding: gzip), or a multipart/form-data upload (fields public_key, import, customer_reference before the part named file; a .gz filename or an application/gzip part is gunzipped), streamed in the encoding its XML declaration names. Header, counts, declared against computed totals, and checks: namespace and version, header fields, totals, numbering per series, references to MasterFiles, NIF check digits, ATCUD, and the hash chain (RSA-SHA1) when X-Public-Key gives the producer\\u2019s public key. docs/saft.md.',
+            'The file itself as the body (application/xml; gzip with Content-Encoding: gzip), or a multipart/form-data upload (fields public_key, import, customer_reference before the part named file, a part after it is 422 on its name; a .gz filename or an application/gzip part is gunzipped), streamed in the encoding its XML declaration names. Header, counts, declared against computed totals, and checks: namespace and version, header fields, totals, numbering per series, references to MasterFiles, NIF check digits, ATCUD, and the hash chain (RSA-SHA1) when X-Public-Key gives the producer\\u2019s public key. docs/saft.md.',
           tag: 'erp',
           security: 'BearerAuth',
           operationId: 'saftParse',

@@ -1,7 +1,7 @@
 /**
  * SAF-T (PT) 1.04_01 in one streaming pass (saxes): header, counts, declared against computed
  * totals, and the checks of REFERENCE §2 — including the hash chain when the producer's public key
- * is given. Memory holds the header, the master-file keys and one open document, never the file.
+ * is given. Memory holds the header, the master-file keys (and TaxTable) and one open document, never the file.
  */
 import { ATCUD_REQUIRED_FROM } from '../invoice/qr';
 import { createPublicKey, createVerify, type KeyObject } from 'node:crypto';
@@ -58,6 +58,24 @@ const VAT_RATES: Record<string, [from: string, rates: number[]][]> = {
   'PT-AC': [['2021-07-01', [0, 4, 9, 16]], ['2015-01-01', [0, 4, 9, 18]]],
   'PT-MA': [['2024-10-01', [0, 4, 5, 12, 22]], ['2012-04-01', [0, 5, 12, 22]]],
 };
+/**
+ * TaxExemptionCode: the XSD's pattern (`(M[0-9]{2})+`, an error when not followed), and the codes of
+ * the AT's table of exemption reasons (Tabela de Códigos de Motivo de Isenção; secondary sources
+ * [verify]: the table changes, M26 and M44–M46 came later): a well-formed code not in it is a
+ * warning, once per code. M03 and M08 were in earlier tables (repealed): warned as such.
+ */
+const EXEMPTION_CODE = /^(M[0-9]{2})+$/;
+const AT_EXEMPTION_CODES = new Set('M01 M02 M04 M05 M06 M07 M09 M10 M11 M12 M13 M14 M15 M16 M19 M20 M21 M22 M23 M24 M25 M26 M30 M31 M32 M33 M34 M40 M41 M42 M43 M44 M45 M46 M99'.split(' '));
+const REPEALED_EXEMPTION_CODES = new Set(['M03', 'M08']);
+/** a TaxTableEntry's rates (TaxPercentage) and whether one gives a fixed TaxAmount, by TaxType → TaxCountryRegion → TaxCode */
+interface TaxEntry {
+  pcts: number[];
+  amount: boolean;
+}
+/** the most TaxTableEntry keys kept (a table has tens): beyond, lines are not judged against it */
+const MAX_TAX_TABLE_KEYS = 10_000;
+/** a line's tax read before MasterFiles/TaxTable (not a valid file's order): the distinct taxes kept to judge at the end */
+const MAX_PENDING_TAXES = 1_000;
 /** a document's lines carry their own tax: its TaxPayable is theirs (payments are not checked: a settlement discount carries VAT there) */
 const TAX_CHECKED = new Set<SectionName>(['SalesInvoices', 'WorkingDocuments', 'MovementOfGoods']);
 /** the most Header elements kept (nested ones as `Parent.Child`): a Header has ~25 */
@@ -72,13 +90,14 @@ interface LineState {
   taxAmount: string | null;
   region: string | null;
   taxType: string | null;
+  taxCode: string | null;
   /** TaxBase: the unit taxable value of a line of tax only (its base not the seller's revenue: CreditAmount 0) */
   taxBase: number | null;
   quantity: number | null;
   hasTax: boolean;
   exempt: boolean;
 }
-const EMPTY_LINE: Readonly<LineState> = { number: '', credit: null, debit: null, pct: null, taxAmount: null, region: null, taxType: null, taxBase: null, quantity: null, hasTax: false, exempt: false };
+const EMPTY_LINE: Readonly<LineState> = { number: '', credit: null, debit: null, pct: null, taxAmount: null, region: null, taxType: null, taxCode: null, taxBase: null, quantity: null, hasTax: false, exempt: false };
 const newLine = (): LineState => ({ ...EMPTY_LINE });
 
 interface Doc {
@@ -293,6 +312,20 @@ export async function parseSaft(
   let headerKeys = 0;
   /** each (region, rate, period) reported once by `tax_rate` (a file uses a handful) */
   const rateWarned = new Set<string>();
+  /** each exemption code outside the AT's table, reported once (`tax_exemption_code_unknown`) */
+  const exemptionWarned = new Set<string>();
+  /** MasterFiles/TaxTable: TaxType → TaxCountryRegion → TaxCode → its entries (copied off their chunks) */
+  const taxTable = new Map<string, Map<string, Map<string, TaxEntry>>>();
+  let taxTableKeys = 0;
+  /** the TaxTable element has ended: lines are judged against it as they end (before: kept, judged at the end) */
+  let taxTableRead = false;
+  /** the TaxTableEntry being read */
+  let taxEntry: { type: string; region: string; code: string; pct: string | null; amount: boolean } | null = null;
+  /** lines' taxes read before the TaxTable, by tax: where (up to maxChecks of them in all) and how many lines */
+  const pendingTaxes = new Map<string, { type: string | null; region: string | null; code: string | null; pct: number | null; at: { path: string; line: number }[]; lines: number }>();
+  let pendingTaxesKept = 0;
+  /** lines whose tax could not be kept to judge (more than MAX_PENDING_TAXES distinct taxes before the TaxTable) */
+  let taxesUnjudged = 0;
 
   parser.on('opentag', (t) => {
     const tag = t as SaxesTagNS;
@@ -308,6 +341,7 @@ export async function parseSaft(
     }
     const parent = stack[stack.length - 2];
     if (parent === 'MasterFiles' && ['Customer', 'Supplier', 'Product'].includes(name)) masterRecord = {};
+    else if (name === 'TaxTableEntry' && parent === 'TaxTable' && stack[1] === 'MasterFiles') taxEntry = { type: '', region: '', code: '', pct: null, amount: false };
     const section = stack[2] as SectionName | undefined;
     if (stack[1] === 'SourceDocuments' && section && SECTIONS[section] && name === SECTIONS[section].doc && stack.length === 4)
       doc = { section, line: parser.line, fields: {}, debit: 0, credit: 0, lines: 0, quantity: 0, products: [], settles: [], badAmounts: [], ln: newLine(), taxCredit: 0, taxDebit: 0, taxedLines: 0, mechanisms: [] };
@@ -315,7 +349,7 @@ export async function parseSaft(
       const ln = doc.ln;
       ln.number = '';
       ln.credit = ln.debit = ln.taxBase = ln.quantity = null;
-      ln.pct = ln.taxAmount = ln.region = ln.taxType = null;
+      ln.pct = ln.taxAmount = ln.region = ln.taxType = ln.taxCode = null;
       ln.hasTax = ln.exempt = false;
     }
   });
@@ -368,7 +402,19 @@ export async function parseSaft(
       masterRecord = null;
     }
     // tax table entries sit one level deeper: MasterFiles/TaxTable/TaxTableEntry
-    if (name === 'TaxTableEntry' && parent === 'TaxTable' && stack[1] === 'MasterFiles') counts.tax_table_entries!++;
+    if (taxEntry && parent === 'TaxTableEntry' && depth === 5) {
+      if (name === 'TaxType') taxEntry.type = own(value);
+      else if (name === 'TaxCountryRegion') taxEntry.region = own(value);
+      else if (name === 'TaxCode') taxEntry.code = own(value);
+      else if (name === 'TaxPercentage') taxEntry.pct = value;
+      else if (name === 'TaxAmount') taxEntry.amount = true;
+    }
+    if (name === 'TaxTableEntry' && parent === 'TaxTable' && stack[1] === 'MasterFiles') {
+      counts.tax_table_entries!++;
+      if (taxEntry) addTaxEntry(taxEntry);
+      taxEntry = null;
+    }
+    if (name === 'TaxTable' && parent === 'MasterFiles' && depth === 3) taxTableRead = true;
     // section headers (declared totals)
     const section = stack[2] as SectionName | undefined;
     if (stack[1] === 'SourceDocuments' && section && SECTIONS[section] && depth === 4 && !doc) {
@@ -396,7 +442,10 @@ export async function parseSaft(
         if (name === 'LineNumber') ln.number = value.slice(0, 20);
         else if ((name === 'CreditAmount' || name === 'DebitAmount') && DECIMAL.test(value)) ln[name === 'CreditAmount' ? 'credit' : 'debit'] = Number(value);
         // (either one given says it: an empty code element after a reason does not take it back)
-        else if (name === 'TaxExemptionCode' || name === 'TaxExemptionReason') ln.exempt ||= !!value.trim();
+        else if (name === 'TaxExemptionCode' || name === 'TaxExemptionReason') {
+          ln.exempt ||= !!value.trim();
+          if (name === 'TaxExemptionCode') exemptionCode(doc, value);
+        }
         else if (name === 'Quantity' && DECIMAL.test(value)) ln.quantity = Number(value);
         else if (name === 'Tax') ln.hasTax = true;
         else if (name === 'TaxBase' && DECIMAL.test(value)) ln.taxBase = Number(value);
@@ -406,6 +455,7 @@ export async function parseSaft(
         else if (name === 'TaxAmount') ln.taxAmount = value;
         else if (name === 'TaxCountryRegion') ln.region = value;
         else if (name === 'TaxType') ln.taxType = value;
+        else if (name === 'TaxCode') ln.taxCode = value;
       }
       if (name === 'Line' && depth === 5) doc.lines++, lineDone(doc);
       if (name === 'PaymentMechanism' && parent === 'PaymentMethod' && depth === 6 && doc.mechanisms.length < 16) doc.mechanisms.push(value.slice(0, 2));
@@ -552,6 +602,76 @@ export async function parseSaft(
     }
   }
 
+  function addTaxEntry(e: { type: string; region: string; code: string; pct: string | null; amount: boolean }) {
+    let regions = taxTable.get(e.type);
+    if (!regions) taxTable.set(e.type, (regions = new Map()));
+    let codes = regions.get(e.region);
+    if (!codes) regions.set(e.region, (codes = new Map()));
+    let entry = codes.get(e.code);
+    if (!entry) {
+      if (++taxTableKeys > MAX_TAX_TABLE_KEYS) return; // (not judged then: see taxTableKeys)
+      codes.set(e.code, (entry = { pcts: [], amount: false }));
+    }
+    if (e.pct !== null && DECIMAL.test(e.pct)) entry.pcts.push(Number(e.pct));
+    entry.amount ||= e.amount;
+  }
+
+  /**
+   * A line's tax against the TaxTable: 'unknown' (no entry of its TaxType, TaxCountryRegion and
+   * TaxCode), 'rate' (its TaxPercentage is none of its entries'), or null. A line's TaxAmount is the
+   * line's own amount of tax (its entry's may be a unit amount, or a rate): only its entry is looked for.
+   */
+  function taxFault(type: string | null, region: string | null, code: string | null, pct: number | null): 'unknown' | 'rate' | null {
+    const entry = taxTable.get(type ?? '')?.get(region ?? '')?.get(code ?? '');
+    if (!entry) return 'unknown';
+    if (pct !== null && !entry.pcts.includes(pct)) return 'rate';
+    return null;
+  }
+
+  const taxName = (type: string | null, region: string | null, code: string | null) => `${type || '(no TaxType)'} ${region || '(no TaxCountryRegion)'} ${code || '(no TaxCode)'}`;
+  /** a line's tax not in the TaxTable: an error on the line's Tax (its TaxPercentage for a rate) */
+  function reportTax(fault: 'unknown' | 'rate', type: string | null, region: string | null, code: string | null, pct: number | null, lineWhere: string, line: number, more = 0) {
+    const doc = lineWhere.slice(0, lineWhere.lastIndexOf('/Line '));
+    const lineName = lineWhere.slice(doc.length + 1);
+    const also = more ? `; and ${more} more line${more > 1 ? 's' : ''} with this tax, not listed` : '';
+    if (fault === 'unknown')
+      add('error', 'tax_unknown', `${doc}: ${lineName} Tax ${taxName(type, region, code)} has no TaxTableEntry in MasterFiles/TaxTable (TaxType, TaxCountryRegion, TaxCode)${also}`, `${lineWhere}/Tax`, line);
+    else {
+      const entry = taxTable.get(type ?? '')!.get(region ?? '')!.get(code ?? '')!;
+      const its = entry.pcts.length ? `${entry.pcts.join(' % or ')} %` : 'a TaxAmount, no TaxPercentage';
+      add('error', 'tax_table_rate', `${doc}: ${lineName} TaxPercentage ${pct} differs from its TaxTableEntry's (${taxName(type, region, code)}: ${its})${also}`, `${lineWhere}/Tax/TaxPercentage`, line);
+    }
+  }
+
+  /** a line's tax read before the TaxTable (MasterFiles come first in a valid file): kept, bounded, and judged at the end */
+  function deferTax(type: string | null, region: string | null, code: string | null, pct: number | null, lineWhere: string) {
+    const k = `${type}\u0000${region}\u0000${code}\u0000${pct}`;
+    let p = pendingTaxes.get(k);
+    if (!p) {
+      if (pendingTaxes.size >= MAX_PENDING_TAXES) return void taxesUnjudged++;
+      pendingTaxes.set(own(k), (p = { type: type === null ? null : own(type), region: region === null ? null : own(region), code: code === null ? null : own(code), pct, at: [], lines: 0 }));
+    }
+    p.lines++;
+    if (pendingTaxesKept < maxChecks) p.at.push({ path: own(lineWhere), line: parser.line }), pendingTaxesKept++;
+  }
+
+  /** a line's TaxExemptionCode: the XSD's pattern (an error), the AT's table (a warning, once per code) */
+  function exemptionCode(d: Doc, value: string) {
+    const spec = SECTIONS[d.section];
+    const where = `${spec.doc} ${d.fields[spec.number] ?? ''}`;
+    if (!EXEMPTION_CODE.test(value)) {
+      add('error', 'tax_exemption_code', `${where}: Line ${d.ln.number} TaxExemptionCode "${value.slice(0, 40)}" is not the XSD's (M and two digits: M01…M99)`, `${where}/Line ${d.ln.number}/TaxExemptionCode`);
+      return;
+    }
+    for (let i = 0; i < value.length; i += 3) {
+      const code = value.length === 3 ? value : value.slice(i, i + 3);
+      if (AT_EXEMPTION_CODES.has(code) || exemptionWarned.has(code) || exemptionWarned.size >= 100) continue;
+      exemptionWarned.add(own(code));
+      const why = REPEALED_EXEMPTION_CODES.has(code) ? 'a repealed code (earlier tables of the AT)' : 'not in the AT\'s table of exemption reasons (M01, M02, M04–M07, M09–M16, M19–M26, M30–M34, M40–M46, M99)';
+      add('warning', 'tax_exemption_code_unknown', `${where}: Line ${d.ln.number} TaxExemptionCode ${code} is ${why}; reported once a code`, `${where}/Line ${d.ln.number}/TaxExemptionCode`);
+    }
+  }
+
   /** a line read whole: its tax into its document's, its rate and exemption checked */
   function lineDone(d: Doc) {
     const ln = d.ln;
@@ -574,6 +694,13 @@ export async function parseSaft(
     else if (ln.debit !== null) d.taxDebit += tax;
     const spec = SECTIONS[d.section];
     const where = () => `${spec.doc} ${d.fields[spec.number] ?? ''}`;
+    // its tax is one of the file's TaxTable (no lookup string built: three Map reads)
+    if (taxTableRead) {
+      if (taxTableKeys <= MAX_TAX_TABLE_KEYS) {
+        const fault = taxFault(ln.taxType, ln.region, ln.taxCode, pct);
+        if (fault) reportTax(fault, ln.taxType, ln.region, ln.taxCode, pct, `${where()}/Line ${ln.number}`, parser.line);
+      }
+    } else deferTax(ln.taxType, ln.region, ln.taxCode, pct, `${where()}/Line ${ln.number}`);
     // the XSD's assert: a line without tax (0 %, or a TaxAmount of 0) says why (TaxExemptionReason and TaxExemptionCode)
     if ((ln.pct !== null ? pct === 0 : tax === 0) && !ln.exempt)
       add('error', 'tax_exemption_missing', `${where()}: Line ${ln.number} has no tax (${ln.pct !== null ? `TaxPercentage ${ln.pct}` : `TaxAmount ${ln.taxAmount}`}) and no TaxExemptionReason / TaxExemptionCode`, where());
@@ -599,6 +726,16 @@ export async function parseSaft(
     if (header.AuditFileVersion && header.AuditFileVersion !== '1.04_01') add('error', 'version', `AuditFileVersion ${header.AuditFileVersion}, expected 1.04_01`, 'Header/AuditFileVersion', headerLine.AuditFileVersion);
     if (header.TaxRegistrationNumber && !isValidNif(header.TaxRegistrationNumber)) add('error', 'company_nif_invalid', `TaxRegistrationNumber ${header.TaxRegistrationNumber} fails the check digit`, 'Header/TaxRegistrationNumber', headerLine.TaxRegistrationNumber);
     if (header.CurrencyCode && header.CurrencyCode !== 'EUR') add('error', 'currency', 'CurrencyCode must be EUR', 'Header/CurrencyCode', headerLine.CurrencyCode);
+    // lines read before the TaxTable (or in a file without one), judged now
+    if (taxTableKeys <= MAX_TAX_TABLE_KEYS)
+      for (const p of pendingTaxes.values()) {
+        const fault = taxFault(p.type, p.region, p.code, p.pct);
+        if (!fault) continue;
+        p.at.forEach((at, i) => reportTax(fault, p.type, p.region, p.code, p.pct, at.path, at.line, i === p.at.length - 1 ? p.lines - p.at.length : 0));
+        if (!p.at.length) add('error', fault === 'unknown' ? 'tax_unknown' : 'tax_table_rate', `${p.lines} lines with Tax ${taxName(p.type, p.region, p.code)}${p.pct === null ? '' : ` ${p.pct} %`} are not in MasterFiles/TaxTable (not listed)`, 'MasterFiles/TaxTable', null);
+      }
+    if (taxesUnjudged) add('warning', 'tax_table_unchecked', `${taxesUnjudged} lines read before MasterFiles/TaxTable were not checked against it (more than ${MAX_PENDING_TAXES} distinct taxes)`, 'MasterFiles/TaxTable', null);
+    if (taxTableKeys > MAX_TAX_TABLE_KEYS) add('warning', 'tax_table_unchecked', `MasterFiles/TaxTable has more than ${MAX_TAX_TABLE_KEYS} distinct taxes: lines were not checked against it`, 'MasterFiles/TaxTable', null);
     for (const r of pendingRefs) {
       if (r.kind === 'customer' && !customers.has(r.id)) add('error', 'customer_unknown', `CustomerID ${r.id} is not in MasterFiles`, r.path, r.line);
       if (r.kind === 'supplier' && !suppliers.has(r.id)) add('error', 'supplier_unknown', `SupplierID ${r.id} is not in MasterFiles`, r.path, r.line);

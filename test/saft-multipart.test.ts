@@ -1,0 +1,105 @@
+/**
+ * SAF-T multipart uploads: a part sent after the file part is not read (the file streams through
+ * the parse as it arrives, so its options must come first); it had been ignored unsaid (an
+ * `import=true` after the file: a parse without its import). Now 422 validation_failed on the
+ * part's name once the body is read, nothing imported, no run kept; at once (200) and through the
+ * background path (202) alike. A file part of another name is an unknown field, as a text field is.
+ */
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
+import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
+import { Value } from '@sinclair/typebox/value';
+import { SaftParseResponse } from '../src/features/saft';
+import { expectError, makeApp, ROOT, type TestApp } from './helpers';
+setDefaultTimeout(30_000);
+
+const DEMO = join(ROOT, 'fixtures/saft/saft_idemo599999999.xml');
+let demo = new Uint8Array(0);
+
+/** a multipart/form-data body as a browser or `curl -F` sends it, its parts in the order given */
+async function multipart(parts: [string, string | Blob, string?][]) {
+  const fd = new FormData();
+  for (const [name, value, filename] of parts) {
+    if (typeof value === 'string') fd.append(name, value);
+    else fd.append(name, value, filename);
+  }
+  const r = new Response(fd);
+  const contentType = r.headers.get('content-type')!;
+  return { bytes: new Uint8Array(await r.arrayBuffer()), contentType };
+}
+const xmlPart = () => new Blob([demo], { type: 'application/xml' });
+
+describe('multipart: parts after the file part', () => {
+  let h: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    demo = await Bun.file(DEMO).bytes();
+    h = await makeApp();
+    key = (await h.tenant()).api_key;
+  });
+  afterAll(() => h.close());
+  const send = (m: { bytes: Uint8Array; contentType: string }, headers: Record<string, string> = {}) => h.json('POST', '/v1/saft/parse', { key, rawBody: m.bytes as never, headers: { 'content-type': m.contentType, ...headers } });
+  const runs = async () => (await h.ctx.database.db.select().from(h.ctx.database.t.saftRuns)).length;
+
+  test('the fields before the file: read (200, imported), as before', async () => {
+    const r = await send(await multipart([['import', 'true'], ['customer_reference', 'before'], ['file', xmlPart(), 'demo.xml']]));
+    expect(r.status).toBe(200);
+    expect(Value.Check(SaftParseResponse, r.body)).toBe(true);
+    expect(r.body).toMatchObject({ valid: true, import: { imported: true, customer_reference: 'before', invoices: 24 } });
+  });
+
+  test('import and customer_reference after the file: 422 on each, nothing imported, no run kept', async () => {
+    const before = await runs();
+    const r = await send(await multipart([['file', xmlPart(), 'demo.xml'], ['import', 'true'], ['customer_reference', 'after']]));
+    const body = expectError(r, 422, 'validation_failed');
+    expect(body.fields).toEqual([
+      { path: 'import', message: expect.stringContaining('sent after the file part, so not read') },
+      { path: 'customer_reference', message: expect.stringContaining('go before the part named file') },
+    ]);
+    expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=after', { key })).body.data).toEqual([]);
+    expect(await runs()).toBe(before);
+    // with import=true before the file (an import under way, in its transaction) and a field after it: rolled back
+    const mixed = await send(await multipart([['import', 'true'], ['customer_reference', 'mixed'], ['file', xmlPart(), 'demo.xml'], ['public_key', 'late']]));
+    expect(expectError(mixed, 422, 'validation_failed').fields).toEqual([{ path: 'public_key', message: expect.stringContaining('sent after the file part') }]);
+    expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=mixed', { key })).body.data).toEqual([]);
+    expect(await runs()).toBe(before);
+  });
+
+  test('an unknown field or a second file after the file, a gzip file part: the same 422, on the part', async () => {
+    const r = await send(await multipart([['file', new Blob([gzipSync(demo)], { type: 'application/gzip' }), 'demo.xml.gz'], ['colour', 'red'], ['file', xmlPart(), 'again.xml']]));
+    expect(expectError(r, 422, 'validation_failed').fields).toEqual([
+      { path: 'colour', message: expect.stringContaining('sent after the file part') },
+      { path: 'file', message: expect.stringContaining('a file part after the file part is not read') },
+    ]);
+  });
+
+  test('a file part of another name before the file is an unknown field: 422 on its name', async () => {
+    const r = await send(await multipart([['attachment', new Blob(['x'], { type: 'text/plain' }), 'x.txt'], ['file', xmlPart(), 'demo.xml']]));
+    expect(expectError(r, 422, 'validation_failed').fields).toEqual([{ path: 'attachment', message: expect.stringContaining('unknown file part') }]);
+  });
+});
+
+describe('multipart: parts after the file of a large upload (202 path)', () => {
+  let h: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    demo = await Bun.file(DEMO).bytes();
+    h = await makeApp({ SAFT_SYNC_MAX_BYTES: '1000' }, { workers: false }); // the demo file counts as large here
+    key = (await h.tenant()).api_key;
+  });
+  afterAll(() => h.close());
+
+  test('422 on the field once the upload is read; the stored upload and its run are removed', async () => {
+    const m = await multipart([['file', xmlPart(), 'demo.xml'], ['import', 'true']]);
+    const r = await h.json('POST', '/v1/saft/parse', { key, rawBody: m.bytes as never, headers: { 'content-type': m.contentType, 'content-length': String(m.bytes.length) } });
+    expect(expectError(r, 422, 'validation_failed').fields).toEqual([{ path: 'import', message: expect.stringContaining('sent after the file part') }]);
+    const { db, t } = h.ctx.database;
+    expect(await db.select().from(t.saftRuns)).toEqual([]);
+    expect(await db.select().from(t.saftChunks)).toEqual([]);
+    // the same upload with the field first: 202, queued
+    const ok = await multipart([['import', 'true'], ['file', xmlPart(), 'demo.xml']]);
+    const queued = await h.json('POST', '/v1/saft/parse', { key, rawBody: ok.bytes as never, headers: { 'content-type': ok.contentType, 'content-length': String(ok.bytes.length) } });
+    expect(queued.status).toBe(202);
+    expect(queued.body).toMatchObject({ status: 'queued' });
+  });
+});

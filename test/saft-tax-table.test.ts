@@ -1,0 +1,166 @@
+/**
+ * SAF-T: each line's Tax against the file's own MasterFiles/TaxTable (tax_unknown, tax_table_rate:
+ * errors, as a reference to a customer or a product not in MasterFiles is), judged at the end for
+ * lines read before the table; a line's TaxExemptionCode against the XSD's pattern (an error) and
+ * the AT's table of exemption reasons (a warning, once a code). Through POST /v1/saft/parse, as an
+ * integrator gets them: status, checks with their code, severity and path, and no import of a file
+ * with errors.
+ */
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
+import { join } from 'node:path';
+import { Value } from '@sinclair/typebox/value';
+import { SaftParseResponse } from '../src/features/saft';
+import { makeApp, ROOT, type TestApp } from './helpers';
+setDefaultTimeout(30_000);
+
+const DEMO = join(ROOT, 'fixtures/saft/saft_idemo599999999.xml');
+let demoText = '';
+let demoBytes = new Uint8Array(0);
+/** a copy of the demo file with one change, re-declared as UTF-8 */
+const variant = (change: (xml: string) => string) => new TextEncoder().encode(change(demoText).replace('encoding="Windows-1252"', 'encoding="UTF-8"'));
+/** a change within one invoice only */
+const inInvoice = (no: string, change: (invoice: string) => string) => (xml: string) => {
+  const at = xml.indexOf(`<InvoiceNo>${no}</InvoiceNo>`);
+  const end = xml.indexOf('</Invoice>', at);
+  return xml.slice(0, at) + change(xml.slice(at, end)) + xml.slice(end);
+};
+/** the demo's TaxTable element, whole */
+const taxTable = (xml: string) => xml.slice(xml.indexOf('<TaxTable>'), xml.indexOf('</TaxTable>') + '</TaxTable>'.length);
+
+let h: TestApp;
+let key: string;
+beforeAll(async () => {
+  demoBytes = await Bun.file(DEMO).bytes();
+  demoText = new TextDecoder('windows-1252').decode(demoBytes);
+  h = await makeApp();
+  key = (await h.tenant()).api_key;
+});
+afterAll(() => h.close());
+const post = (bytes: Uint8Array, url = '/v1/saft/parse') => h.json('POST', url, { key, rawBody: bytes as never, headers: { 'content-type': 'application/xml' } });
+type Check = { code: string; severity: string; message: string; path: string | null; line: number | null };
+const errorsOf = (body: { checks: Check[] }): Check[] => body.checks.filter((c) => c.severity === 'error');
+
+describe("a line's tax against the file's TaxTable", () => {
+  test('the demo file: every line has its entry (no new check); its TaxTable is read', async () => {
+    const r = await post(demoBytes);
+    expect(r.status).toBe(200);
+    expect(Value.Check(SaftParseResponse, r.body)).toBe(true);
+    expect(r.body.valid).toBe(true);
+    expect(r.body.checks.map((c: { code: string }) => c.code)).toEqual(['customer_nif_invalid', 'tax_rate', 'tax_rate']);
+    expect(r.body.counts.tax_table_entries).toBe(14);
+  });
+
+  test("a line's tax with no entry (IVA PT-AC NOR) is an error on the line's Tax; a file with it is not imported", async () => {
+    // 1T 1/1: one line, IVA PT NOR 20 % (the demo's table has PT-AC only for NS)
+    const azores = inInvoice('1T 1/1', (x) => x.replace('<TaxCountryRegion>PT</TaxCountryRegion>', '<TaxCountryRegion>PT-AC</TaxCountryRegion>'));
+    const r = await post(variant(azores), '/v1/saft/parse?import=true&customer_reference=tax-unknown');
+    expect(r.status).toBe(200);
+    expect(Value.Check(SaftParseResponse, r.body)).toBe(true);
+    expect(r.body.valid).toBe(false);
+    expect(errorsOf(r.body)).toEqual([
+      { code: 'tax_unknown', severity: 'error', message: expect.stringContaining('Invoice 1T 1/1: Line 1 Tax IVA PT-AC NOR has no TaxTableEntry in MasterFiles/TaxTable'), path: 'Invoice 1T 1/1/Line 1/Tax', line: expect.any(Number) },
+    ]);
+    expect(r.body.import).toMatchObject({ imported: false, invoices: 0 });
+    expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=tax-unknown', { key })).body.data).toEqual([]);
+    // a TaxCode the table does not have (IVA PT INT), in another section too (a working document's line)
+    const intermediate = (xml: string) => xml.replace(/(<DocumentNumber>CGF C1\/1<\/DocumentNumber>[\s\S]*?<TaxCode>)\w+(<\/TaxCode>)/, '$1INT$2');
+    const wd = await post(variant(intermediate));
+    expect(errorsOf(wd.body).map((c) => `${c.code}@${c.path}`)).toEqual(['tax_unknown@WorkDocument CGF C1/1/Line 1/Tax']);
+  });
+
+  test("a line's TaxPercentage that is none of its entry's rates is an error on the TaxPercentage (23 where IVA PT NOR is 16 or 20)", async () => {
+    // 23 % of 23.3938 is 5.38: the document's own totals agree, only the table does not
+    const at23 = inInvoice('1T 1/1', (x) => x.replace('<TaxPercentage>20</TaxPercentage>', '<TaxPercentage>23</TaxPercentage>').replace('<TaxPayable>4.68</TaxPayable>', '<TaxPayable>5.38</TaxPayable>').replace('<GrossTotal>28.07</GrossTotal>', '<GrossTotal>28.77</GrossTotal>'));
+    const r = await post(variant(at23));
+    expect(r.status).toBe(200);
+    expect(r.body.valid).toBe(false);
+    expect(errorsOf(r.body)).toEqual([
+      { code: 'tax_table_rate', severity: 'error', message: expect.stringContaining("Line 1 TaxPercentage 23 differs from its TaxTableEntry's (IVA PT NOR: 16 % or 20 %)"), path: 'Invoice 1T 1/1/Line 1/Tax/TaxPercentage', line: expect.any(Number) },
+    ]);
+    // the same rate written otherwise is the same rate; given its entry, the file is valid again
+    expect((await post(variant(inInvoice('1T 1/1', (x) => x.replace('<TaxPercentage>20</TaxPercentage>', '<TaxPercentage>20.00</TaxPercentage>'))))).body.valid).toBe(true);
+    const entry23 = (xml: string) => xml.replace('</TaxTable>', '<TaxTableEntry><TaxType>IVA</TaxType><TaxCountryRegion>PT</TaxCountryRegion><TaxCode>NOR</TaxCode><Description>Normal</Description><TaxPercentage>23</TaxPercentage></TaxTableEntry></TaxTable>');
+    const withEntry = await post(variant((x) => at23(entry23(x))));
+    expect(errorsOf(withEntry.body)).toEqual([]);
+    // a line's fixed TaxAmount is the line's own tax: its entry is looked for, not its amount
+    const fixed = await post(variant(inInvoice('1T 1/1', (x) => x.replace('<TaxPercentage>20</TaxPercentage>', '<TaxAmount>4.68</TaxAmount>'))));
+    expect(errorsOf(fixed.body)).toEqual([]);
+  });
+
+  test('a TaxTable after the documents (not the XSD order): the lines are judged at the end, the same', async () => {
+    // the table moved into a MasterFiles after SourceDocuments: nothing of it known while the lines are read
+    const late = (xml: string) => {
+      const table = taxTable(xml);
+      return xml.replace(table, '').replace('</SourceDocuments>', `</SourceDocuments><MasterFiles>${table}</MasterFiles>`);
+    };
+    const ok = await post(variant(late));
+    expect(ok.status).toBe(200);
+    expect(errorsOf(ok.body)).toEqual([]);
+    expect(ok.body.counts.tax_table_entries).toBe(14);
+    const azores = inInvoice('1T 1/1', (x) => x.replace('<TaxCountryRegion>PT</TaxCountryRegion>', '<TaxCountryRegion>PT-AC</TaxCountryRegion>'));
+    const bad = await post(variant((x) => late(azores(x))));
+    expect(bad.body.valid).toBe(false);
+    expect(errorsOf(bad.body)).toEqual([
+      { code: 'tax_unknown', severity: 'error', message: expect.stringContaining('Invoice 1T 1/1: Line 1 Tax IVA PT-AC NOR has no TaxTableEntry'), path: 'Invoice 1T 1/1/Line 1/Tax', line: expect.any(Number) },
+    ]);
+    // the line is the invoice line's, as when the table comes first
+    const first = await post(variant(azores));
+    expect(bad.body.checks.find((c: { code: string }) => c.code === 'tax_unknown').line).toBe(first.body.checks.find((c: { code: string }) => c.code === 'tax_unknown').line - (taxTable(demoText).split('\n').length - 1));
+  });
+
+  test('lines kept to judge at the end are bounded (as many as the checks kept): the last one kept names how many more', async () => {
+    const { parseSaft } = await import('../src/features/saft/parser');
+    const bytes = variant((x) => x.replace(taxTable(x), ''));
+    const r = await parseSaft((async function* () {
+      yield bytes;
+    })(), { maxChecks: 8 });
+    expect(r.valid).toBe(false);
+    // 3 warnings, then the first 5 lines of IVA PT NOR (of 28), the last of them naming the 23 others
+    expect(r.checks.filter((c) => c.code === 'tax_unknown').map((c) => c.path)).toEqual(['Invoice 1T 1/1/Line 1/Tax', 'Invoice 1T 1/2/Line 1/Tax', 'Invoice 1T 1/2/Line 2/Tax', 'Invoice 1T 1/3/Line 4/Tax', 'Invoice 1T 1/4/Line 1/Tax']);
+    expect(r.checks.at(-1)!.message).toContain('IVA PT NOR has no TaxTableEntry in MasterFiles/TaxTable (TaxType, TaxCountryRegion, TaxCode); and 23 more lines with this tax, not listed');
+  });
+
+  test('a file without a TaxTable: every line with Tax is reported', async () => {
+    const none = await post(variant((x) => x.replace(taxTable(x), '')));
+    expect(none.status).toBe(200);
+    expect(none.body.valid).toBe(false);
+    expect(none.body.counts.tax_table_entries).toBe(0);
+    const unknown = none.body.checks.filter((c: { code: string }) => c.code === 'tax_unknown');
+    expect(unknown.length).toBeGreaterThan(40); // every taxed line of every section
+    expect(unknown[0]).toMatchObject({ severity: 'error', path: expect.stringMatching(/^Invoice 1T 1\/1\/Line 1\/Tax$/) });
+    expect(none.body.checks.every((c: { code: string }) => c.code !== 'tax_table_rate')).toBe(true);
+  });
+});
+
+describe("a line's TaxExemptionCode", () => {
+  test("one outside the XSD's pattern (M and two digits) is an error on its field", async () => {
+    const r = await post(variant((x) => x.replace('<TaxExemptionCode>M11</TaxExemptionCode>', '<TaxExemptionCode>X11</TaxExemptionCode>')));
+    expect(r.status).toBe(200);
+    expect(Value.Check(SaftParseResponse, r.body)).toBe(true);
+    expect(r.body.valid).toBe(false);
+    expect(errorsOf(r.body)).toEqual([
+      { code: 'tax_exemption_code', severity: 'error', message: expect.stringContaining('Line 2 TaxExemptionCode "X11" is not the XSD\'s'), path: 'Invoice 1R RE1/1/Line 2/TaxExemptionCode', line: expect.any(Number) },
+    ]);
+    // an empty one is not the XSD's either (its reason still says why: no tax_exemption_missing)
+    const empty = await post(variant((x) => x.replace('<TaxExemptionCode>M11</TaxExemptionCode>', '<TaxExemptionCode></TaxExemptionCode>')));
+    expect(errorsOf(empty.body).map((c) => `${c.code}@${c.path}`)).toEqual(['tax_exemption_code@Invoice 1R RE1/1/Line 2/TaxExemptionCode']);
+  });
+
+  test("a well-formed code not in the AT's table is a warning on its field, once a code; a repealed one says so", async () => {
+    const m77 = (x: string) => x.replaceAll('<TaxExemptionCode>M11</TaxExemptionCode>', '<TaxExemptionCode>M77</TaxExemptionCode>');
+    const r = await post(variant(m77));
+    expect(r.status).toBe(200);
+    expect(r.body.valid).toBe(true);
+    // the demo carries M11 twice: reported once
+    expect(r.body.checks.filter((c: { code: string }) => c.code.startsWith('tax_exemption'))).toEqual([
+      { code: 'tax_exemption_code_unknown', severity: 'warning', message: expect.stringContaining("TaxExemptionCode M77 is not in the AT's table of exemption reasons"), path: 'Invoice 1R RE1/1/Line 2/TaxExemptionCode', line: expect.any(Number) },
+    ]);
+    const m08 = await post(variant((x) => x.replace('<TaxExemptionCode>M11</TaxExemptionCode>', '<TaxExemptionCode>M08</TaxExemptionCode>')));
+    expect(m08.body.checks.filter((c: { code: string }) => c.code === 'tax_exemption_code_unknown')).toEqual([expect.objectContaining({ severity: 'warning', message: expect.stringContaining('M08 is a repealed code') })]);
+    // the codes of the AT's table pass: M26 (2023), M44, M99
+    for (const code of ['M26', 'M44', 'M99']) {
+      const ok = await post(variant((x) => x.replace('<TaxExemptionCode>M11</TaxExemptionCode>', `<TaxExemptionCode>${code}</TaxExemptionCode>`)));
+      expect(ok.body.checks.filter((c: { code: string }) => c.code.startsWith('tax_exemption'))).toEqual([]);
+    }
+  });
+});
