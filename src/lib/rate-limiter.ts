@@ -31,6 +31,12 @@ export interface RateRequest {
    */
   expectGeneration?: number;
   nowMs: number;
+  /**
+   * what the request weighs (default 1): charged to both budgets at once, all or nothing (a
+   * POST /v1/score/batch of N items weighs N). A request that weighs more than a budget can ever
+   * hold is always denied.
+   */
+  units?: number;
 }
 
 export interface RateDecision {
@@ -84,10 +90,10 @@ const DAY_MS = 86_400_000;
 const dayStart = (now: number) => now - (now % DAY_MS);
 
 /** Pure GCRA step shared by the in-process limiter (the Lua script mirrors it); `consume: false` only reports. */
-function gcra(storedTat: number | undefined, limit: number, now: number, consume = true) {
+function gcra(storedTat: number | undefined, limit: number, now: number, consume = true, units = 1) {
   const T = WINDOW_MS / limit;
   const tat = Math.max(storedTat ?? now, now);
-  const newTat = tat + T;
+  const newTat = tat + units * T;
   const allowed = newTat - now <= WINDOW_MS + 1e-6;
   const effTat = allowed && consume ? newTat : tat;
   const remaining = Math.max(0, Math.floor((WINDOW_MS - (effTat - now)) / T + 1e-9));
@@ -132,9 +138,10 @@ export class MemoryRateLimiter implements RateLimiter {
       this.dirtyTats.set(req.bucket, this.tats.get(req.bucket)!);
       if (req.daily) {
         const day = dayStart(req.nowMs);
+        const units = req.units ?? 1;
         const cur = this.dirtyDays.get(req.daily.tenantId);
-        if (cur && cur.day === day) cur.count++;
-        else this.dirtyDays.set(req.daily.tenantId, { day, count: 1 });
+        if (cur && cur.day === day) cur.count += units;
+        else this.dirtyDays.set(req.daily.tenantId, { day, count: units });
       }
     }
     return d;
@@ -169,25 +176,25 @@ export class MemoryRateLimiter implements RateLimiter {
     return standing(this.tats.get(bucket), limitPerMinute, nowMs);
   }
 
-  consumeSync({ bucket, limitPerMinute, daily, nowMs }: RateRequest): RateDecision {
+  consumeSync({ bucket, limitPerMinute, daily, nowMs, units = 1 }: RateRequest): RateDecision {
     this.decisions.process++;
     this.sweep(nowMs);
-    const g = gcra(this.tats.get(bucket), limitPerMinute, nowMs);
+    const g = gcra(this.tats.get(bucket), limitPerMinute, nowMs, true, units);
     let dailyState: RateDecision['daily'];
     if (daily) {
       const day = dayStart(nowMs);
       const cur = this.days.get(daily.tenantId);
       const count = cur && cur.day === day ? cur.count : 0;
       const resetAtMs = day + DAY_MS;
-      if (count >= daily.quota) {
+      if (count + units > daily.quota) {
         // nothing is consumed: the minute budget is reported as it stands, not as if charged
         const minute = standing(this.tats.get(bucket), limitPerMinute, nowMs);
-        return { ...minute, allowed: false, deniedBy: 'daily', retryAfterMs: resetAtMs - nowMs, daily: { quota: daily.quota, remaining: 0, resetAtMs } };
+        return { ...minute, allowed: false, deniedBy: 'daily', retryAfterMs: resetAtMs - nowMs, daily: { quota: daily.quota, remaining: Math.max(0, daily.quota - count), resetAtMs } };
       }
-      dailyState = { quota: daily.quota, remaining: daily.quota - count - (g.allowed ? 1 : 0), resetAtMs };
+      dailyState = { quota: daily.quota, remaining: daily.quota - count - (g.allowed ? units : 0), resetAtMs };
       if (g.allowed) {
-        if (cur && cur.day === day) cur.count = count + 1;
-        else this.days.set(daily.tenantId, { day, count: count + 1 });
+        if (cur && cur.day === day) cur.count = count + units;
+        else this.days.set(daily.tenantId, { day, count: count + units });
       }
     }
     if (g.allowed) this.tats.set(bucket, g.tat);
@@ -220,7 +227,8 @@ export class MemoryRateLimiter implements RateLimiter {
 //   not used, now, the bucket's state the grant left, the state the process replayed from its own
 //   requests or -1; see the script for what each does);
 // - runs: consecutive requests of one term at one instant (ms) are one run of 3 values: term, now,
-//   count. A turn's requests of one key are then one run, however many they are.
+//   count. A turn's requests of one key are then one run, however many they are. A request that
+//   weighs more than one unit (RateRequest.units) is a run of its own whose count is minus its units.
 // ARGV = number of terms, lease span (ms), number of settlements, the terms, the settlements, the
 // runs. The answer: every key's value as the batch's requests found it (after the settlements;
 // generations created where missing), then one character per request: its outcome (1 allowed,
@@ -307,6 +315,9 @@ end
 local outcomes = {}
 for r = 4 + nt * 8 + nr * 6, #ARGV, 3 do
   local term, now, n = terms[tonumber(ARGV[r])], tonumber(ARGV[r + 1]), tonumber(ARGV[r + 2])
+  -- a negative count: one request that weighs that many units (all or nothing)
+  local w = 1
+  if n < 0 then w = -n; n = 1 end
   term[10] = now
   if term[9] then
     outcomes[#outcomes + 1] = string.rep('3', n)
@@ -321,11 +332,11 @@ for r = 4 + nt * 8 + nr * 6, #ARGV, 3 do
       local tat = now
       if stored and stored > now then tat = stored end
       -- a denial consumes nothing, so the run's remaining requests meet the same denial
-      if quota >= 0 and count >= quota then denial = '2'; break end
-      if (tat + T - now) > 60000.000001 then denial = '0'; break end
-      stored = tat + T
+      if quota >= 0 and count + w > quota then denial = '2'; break end
+      if (tat + w * T - now) > 60000.000001 then denial = '0'; break end
+      stored = tat + w * T
       allowed = allowed + 1
-      if quota >= 0 then count = count + 1 end
+      if quota >= 0 then count = count + w end
     end
     if allowed > 0 then
       cur[bi] = stored
@@ -500,7 +511,8 @@ export class RedisRateLimiter implements RateLimiter {
    * generations are known as current (GenerationFeed); undefined: ask Redis (consume).
    */
   consumeSync(req: RateRequest): RateDecision | undefined {
-    const lease = this.feed && req.generationOf !== undefined ? this.leases.get(req.bucket) : undefined;
+    // (a request of several units is decided by Redis, which settles the key's lease first)
+    const lease = this.feed && req.generationOf !== undefined && (req.units ?? 1) === 1 ? this.leases.get(req.bucket) : undefined;
     if (!lease) return undefined;
     if (
       lease.cells === 0 ||
@@ -611,7 +623,9 @@ export class RedisRateLimiter implements RateLimiter {
       termOf[i] = t;
       terms[t]!.lastNowMs = req.nowMs; // the script's term now: its last run's
       const n = runs.length;
-      if (n && runs[n - 3] === t + 1 && runs[n - 2] === req.nowMs) runs[n - 1]!++;
+      const units = req.units ?? 1;
+      if (units !== 1) runs.push(t + 1, req.nowMs, -units);
+      else if (n && runs[n - 3] === t + 1 && runs[n - 2] === req.nowMs && runs[n - 1]! > 0) runs[n - 1]!++;
       else runs.push(t + 1, req.nowMs, 1);
     }
     // (lost if the call fails: it may have run, and settling twice would give back twice; a lost
@@ -797,11 +811,12 @@ function replayBatch(batch: PendingDecision[], terms: Term[], termOf: number[], 
       resolve({ allowed: false, stale: true, generation: gen, scoreGeneration: sgen, limit: req.limitPerMinute, remaining: 0, resetAtMs: req.nowMs, retryAfterMs: 0 });
       continue;
     }
-    const g = gcra(values[term.bucket - 1], req.limitPerMinute, req.nowMs, outcome === 1);
+    const units = req.units ?? 1;
+    const g = gcra(values[term.bucket - 1], req.limitPerMinute, req.nowMs, outcome === 1, units);
     let count = term.day ? (values[term.day - 1] ?? 0) : 0;
     if (outcome === 1) {
       values[term.bucket - 1] = g.tat;
-      if (term.day) values[term.day - 1] = ++count;
+      if (term.day) values[term.day - 1] = count += units;
     }
     resolve(decision(req, outcome, g, count, gen, sgen));
   }

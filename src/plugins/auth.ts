@@ -7,7 +7,7 @@ import { rateLimitHeaders, type RateDecision, type RateRequest } from '../lib/ra
 import type { MaybePromise } from '../lib/maybe-promise';
 import { IDEMPOTENCY_KEY_FORMAT } from '../features/idempotency/service';
 import { inputHeaders, requestTarget } from '../features/idempotency/fingerprint';
-import { effectiveRateLimit, hashKey, KEY_FORMAT, keyStatus, type Env, type KeyRow, type Scope, type TenantRow } from '../features/tenants/service';
+import { effectiveRateLimit, hashKey, isClientPrincipal, KEY_FORMAT, keyStatus, type Env, type KeyRow, type Scope, type TenantRow } from '../features/tenants/service';
 import { requestState } from './request-state';
 import { JWT_SHAPE } from '../features/oauth/tokens';
 
@@ -98,6 +98,29 @@ function admitted(ctx: AppContext, request: Request, set: { headers: Record<stri
   const current = confirmKey(ctx, found, d, now);
   if (current instanceof Promise) return current.then((k) => (k instanceof ApiError ? k : applyBudgetDecision(request, set, k, d, now)));
   return current instanceof ApiError ? current : applyBudgetDecision(request, set, current, d, now);
+}
+
+/**
+ * Charges an admitted request `units` more to its key's budgets (the same as admitKey's), all or
+ * nothing: for a request that weighs more than the one unit admitKey charged, known once its body
+ * is read (POST /v1/score/batch). The answer's rate-limit headers become this decision's. Not
+ * allowed: nothing more was charged (the unit admitKey charged stays), and the caller answers 429.
+ */
+export async function chargeMore(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, auth: Pick<AuthContext, 'tenant' | 'key'>, units: number): Promise<RateDecision> {
+  const { tenant, key } = auth;
+  const nowMs = ctx.clock.now().getTime();
+  const d = await ctx.limiter.consume({
+    bucket: `key:${key.id}`,
+    limitPerMinute: effectiveRateLimit(tenant, key),
+    daily: { tenantId: `${tenant.id}:${key.env}`, quota: tenant.dailyQuota },
+    nowMs,
+    units,
+  });
+  const state = requestState(request);
+  state.rateHeaders = rateLimitHeaders(d, nowMs);
+  Object.assign(set.headers, state.rateHeaders);
+  if (!d.allowed) state.limitedBy = d.deniedBy ?? 'minute';
+  return d;
 }
 
 /**
@@ -229,7 +252,7 @@ function usableKey(found: FoundKey | null, hash: string, now: Date): FoundKey | 
  * too, since a replay hands over what the first request got (a rotated secret, a new `*` key) and
  * a token issued with fewer scopes must not get it, nor the other way round a refusal it stored.
  */
-const idempotencyPrincipal = (key: KeyRow) => (key.keyPrefix.startsWith('oc_') ? `${key.id}#${[...key.scopes].sort().join(',')}` : key.id);
+const idempotencyPrincipal = (key: KeyRow) => (isClientPrincipal(key) ? `${key.id}#${[...key.scopes].sort().join(',')}` : key.id);
 
 /** Whether a key may call an endpoint that needs `scope`. */
 const hasScope = (key: KeyRow, scope: Scope) => key.scopes.includes('*') || key.scopes.includes(scope);
@@ -277,6 +300,10 @@ export function jsonAnswer(text: string, headers: Record<string, unknown> | unde
   return res;
 }
 
+/** The scope a route's key must hold, marked on its authentication hook: /openapi.json reads it (the oauth2 requirement's scopes). */
+export const ROUTE_SCOPE = Symbol('route scope');
+const withRouteScope = <F extends object>(scope: Scope | null, hook: F): F => Object.assign(hook, { [ROUTE_SCOPE]: scope });
+
 /** `scope` null: any valid key of an active tenant (read-only service information). */
 /**
  * `options.dailyQuota: false`: the route is not counted against the tenant's daily quota (its
@@ -284,7 +311,7 @@ export function jsonAnswer(text: string, headers: Record<string, unknown> | unde
  */
 export function authed(ctx: AppContext, scope: Scope | null, options: { dailyQuota?: false } = {}) {
   return new Elysia()
-    .derive({ as: 'scoped' }, async ({ headers, request, set, server }) => {
+    .derive({ as: 'scoped' }, withRouteScope(scope, async ({ headers, request, set, server }) => {
       const state = requestState(request);
       const reject = async (err: ApiError) => {
         throw (await limitAnonymous(ctx, request, server as ServerLike, set)) ?? err;
@@ -308,7 +335,7 @@ export function authed(ctx: AppContext, scope: Scope | null, options: { dailyQuo
       if (state.repeatedQuery) throw state.repeatedQuery;
       if (state.deferredBodyError) throw state.deferredBodyError;
       return { auth };
-    })
+    }))
     .onBeforeHandle({ as: 'scoped' }, async ({ request, headers, body, auth, path, set }) => {
       const state = requestState(request);
       if (state.nonObjectBody) throw notAnObject();

@@ -1,11 +1,12 @@
 import { Elysia, t } from 'elysia';
 import type { AppContext } from '../../context';
-import { authed } from '../../plugins/auth';
-import { langOf, localised } from '../../plugins/request-state';
+import { authed, chargeMore } from '../../plugins/auth';
+import { langOf, localised, requestState } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
 import { ApiError } from '../../lib/errors';
 import { adaptersFromEnv } from './adapters';
-import { FixturesResponse, ScoreBatchRequest, ScoreBatchResponse, ScoreRequest, ScoreResponse } from './model';
+import { FixturesResponse, judgeScoreBatch, ScoreBatchRequest, ScoreBatchResponse, ScoreRequest, ScoreResponse, type JudgedBatchItem } from './model';
+import type { RateDecision } from '../../lib/rate-limiter';
 import { ScoreService } from './service';
 import type { RescoreService } from './rescore';
 import { Int } from '../../lib/schemas';
@@ -15,7 +16,35 @@ export function scoreService(ctx: AppContext) {
   return new ScoreService(ctx.database, ctx.usage, () => ctx.clock.now(), ctx.liveAdapters ?? adaptersFromEnv(ctx.config.adapters), ctx.config.roadmapUrl ?? `${base}/roadmap`, (tenantId) => ctx.generations?.inputs(tenantId));
 }
 
+/** a batch's items as judged by its transform (the handler reads these, not the stand-ins) */
+const judgedBatches = new WeakMap<Request, JudgedBatchItem[]>();
+/** what an invalid item becomes for Elysia's validation (never scored: the handler reads judgedBatches) */
+const STAND_IN_NIF = '599000015';
+
+/** The 429 of a batch its key's budget or its tenant's daily quota cannot hold (the shape of any 429 of the guard). */
+function batchRefused(d: RateDecision, n: number, retryAfter: string): ApiError {
+  const headers = { 'retry-after': retryAfter };
+  if (d.deniedBy === 'daily') {
+    const quota = d.daily?.quota ?? 0;
+    return new ApiError(
+      'daily_quota_exceeded',
+      n > quota
+        ? `A batch weighs one request per item: ${n} items are more than the tenant's daily quota of ${quota} requests; send smaller batches. Nothing was scored or billed.`
+        : `The tenant's daily quota of ${quota} requests cannot hold this batch: its ${n} items weigh ${n} requests, and ${(d.daily?.remaining ?? 0) + 1} were left with this call. Nothing was scored or billed.`,
+      { headers },
+    );
+  }
+  return new ApiError(
+    'rate_limited',
+    n > d.limit
+      ? `A batch weighs one request per item: ${n} items are more than this key's rate limit of ${d.limit} requests per minute can ever take; send at most ${d.limit} items per batch. Nothing was scored or billed.`
+      : `Rate limit of ${d.limit} requests per minute exceeded for this key: a batch weighs one request per item, and ${n} do not fit in the ${d.remaining + 1} left with this call. Nothing was scored or billed.`,
+    { headers },
+  );
+}
+
 export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: RescoreService) {
+  const docsBase = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
   return new Elysia({ name: 'score' })
     .use(authed(ctx, 'score'))
     .post(
@@ -39,19 +68,45 @@ export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: Res
     )
     .post(
       '/v1/score/batch',
-      ({ auth, body, headers, set }) =>
-        service.scoreBatch({ tenantId: auth.tenantId, keyId: auth.keyId, env: auth.env, requestId: auth.requestId, scoreGeneration: auth.scoreGeneration }, body.items, body.refresh ?? 'cached_ok', localised(set, langOf(headers))),
+      async ({ auth, body, headers, set, request }) => {
+        const items = judgedBatches.get(request);
+        if (!items) throw new Error('score batch: items not judged'); // (the transform always judges them)
+        // a batch weighs one request per item against the key's rate limit and the tenant's daily
+        // quota: admission charged one, the rest now, all or nothing
+        if (items.length > 1) {
+          const d = await chargeMore(ctx, request, set, auth, items.length - 1);
+          if (!d.allowed) {
+            // not stored under its Idempotency-Key (no 429 is): the same key may be sent again later
+            const state = requestState(request);
+            const claim = state.idempotencyClaim;
+            state.idempotencyClaim = undefined;
+            if (claim) await ctx.idempotency.complete(claim, 503, ''); // (a 5xx status releases the key)
+            throw batchRefused(d, items.length, state.rateHeaders?.['retry-after'] ?? '1');
+          }
+        }
+        const caller = { tenantId: auth.tenantId, keyId: auth.keyId, env: auth.env, requestId: auth.requestId, scoreGeneration: auth.scoreGeneration };
+        return service.scoreBatch(caller, items, body.refresh ?? 'cached_ok', localised(set, langOf(headers)), docsBase);
+      },
       {
+        // the envelope judged here (its problems the whole call's 422); each item's own problems
+        // become that item's 422, so Elysia's validation sees a stand-in for an invalid item
+        transform({ body, request }) {
+          const items = judgeScoreBatch(body);
+          if (!items) return;
+          judgedBatches.set(request, items);
+          const sent = (body as { items: unknown[] }).items;
+          for (const x of items) if (!('item' in x)) sent[x.index] = { nif: STAND_IN_NIF };
+        },
         body: ScoreBatchRequest,
         response: { 200: ScoreBatchResponse },
         detail: apiDoc({
           summary: 'Score a portfolio: up to 1,000 NIFs in one call, each item\u2019s result or error in order',
           description:
-            'Each item is scored exactly as POST /v1/score would (the 24 h cache with cached_ok, fixtures in the sandbox), and answered in request order with its status: 200 and the result, or the status and code POST /v1/score would have given it (422 validation_failed for a NIF not of 9 digits, 422 invalid_nif, 404 company_not_found). With cached_ok a NIF met again in the batch is answered from its first item (cache: cached), as a second POST /v1/score would be. New results are stored in one transaction; one usage line (meter score) per scored item. Safe to retry with an Idempotency-Key. An outage of a data source fails the whole call (503), nothing billed.',
+            'Each item is scored exactly as POST /v1/score would (the 24 h cache with cached_ok, fixtures in the sandbox), and answered in request order with its status: 200 and the result, or the status POST /v1/score would have given it and its error body (§2.8: code, message, status, requestId, docsUrl, and fields with paths in this request, e.g. items.3.nif). Every problem inside an item is that item\u2019s 422 (validation_failed; invalid_nif for a check digit alone), the other items are scored; the whole call is 422 only for the envelope: items missing, not an array, empty, over 1,000, or holding something other than an object, or an unknown refresh. Each distinct NIF is looked up or computed once: a NIF met again is answered from its first valid item (duplicate_of; cache: cached), with force_refresh too. A batch weighs one request per item against the key\u2019s per-minute rate limit and the tenant\u2019s daily quota: if what is left cannot hold it, 429 rate_limited or daily_quota_exceeded with Retry-After, nothing scored or billed (the call itself counts one request, as any refused call does). New results are stored in one transaction; one usage line (meter score) per item answered 200, one bureau lookup per computation. Safe to retry with an Idempotency-Key (a replay weighs one request). An outage of a data source fails the whole call (503), nothing billed.',
           tag: 'score',
           security: 'BearerAuth',
           operationId: 'scoreBatch',
-          errors: ['live_tier_not_available', 'upstream_unavailable'],
+          errors: ['rate_limited', 'daily_quota_exceeded', 'live_tier_not_available', 'upstream_unavailable'],
           localised: true,
           examples: { portfolio: { summary: 'Three sandbox NIFs, one unknown', value: { items: [{ nif: '599000015', customer_reference: 'loan-1' }, { nif: '599000031' }, { nif: '599000074' }], refresh: 'force_refresh' } } },
         }),

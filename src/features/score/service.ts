@@ -1,7 +1,7 @@
 import { and, desc, eq, max, sql, type SQLWrapper } from 'drizzle-orm';
 import type { Database, Db } from '../../db/client';
-import { ApiError, nifCheckFails, validationError } from '../../lib/errors';
-import { isValidNif, NIF_SHAPE, NIF_SHAPE_MESSAGE } from '../../lib/nif';
+import { ApiError, errorBody, nifCheckFails, withFieldPath } from '../../lib/errors';
+import { isValidNif } from '../../lib/nif';
 import { plainCommitsGeneration, ReadCache } from '../../lib/read-cache';
 import { TurnReads } from '../../lib/turn-reads';
 import type { UsageMeter } from '../usage/service';
@@ -9,7 +9,7 @@ import type { Env } from '../tenants/service';
 import { composeLiveProfile, UpstreamError, type LiveAdapters } from './adapters';
 import { ALGORITHM_VERSION, reasonLabel, scoreCompany, type CompanyProfile, type Lang, type Reason } from './engine';
 import { sandboxLookup, SANDBOX_FIXTURES } from './fixtures';
-import type { ScoreResponseBody } from './model';
+import type { JudgedBatchItem, ScoreResponseBody } from './model';
 import type { MaybePromise } from '../../lib/maybe-promise';
 import { erpPresence, loadErpObservations, type ErpObservations } from '../erp/observations-store';
 import { REFERENCE_DAYS_BEYOND_TERMS, REFERENCE_DSO_DAYS, REFERENCE_TOP_CUSTOMER_SHARE } from './engine';
@@ -69,58 +69,75 @@ export class ScoreService {
 
   /**
    * A portfolio in one call: every item scored as POST /v1/score would (cache, fixtures, live
-   * adapters), its error kept in place of its result, all new results stored in one transaction,
-   * one usage line per scored item.
+   * adapters), its error (the §2.8 body, field paths in the whole request) kept in place of its
+   * result. Each distinct NIF is looked up or computed once (a NIF met again is answered from its
+   * first item: `duplicate_of`, cache: cached), all new results stored in one transaction, one
+   * usage line per item answered 200, one bureau lookup per computation. An outage fails the call.
    */
-  async scoreBatch(caller: ScoreCaller, items: { nif: string; customer_reference?: string }[], refresh: 'cached_ok' | 'force_refresh', lang: Lang) {
-    type Item = { index: number; nif: string; status: number; result: ScoreResponseBody | null; error: { code: string; message: string } | null };
-    const out: Item[] = [];
-    const toStore: { index: number; nif: string; evaluated: Evaluated; ref: string | null }[] = [];
-    // items in flight a few at a time: PostgreSQL answers their reads in parallel (SQLite runs them in turn anyway)
-    // with cached_ok, a NIF met again in the batch is answered from its first item's result, as
-    // POST /v1/score called again would be from the cache (computed once, stored once)
-    // (set before its first await: items run several at a time on PostgreSQL)
-    const firstOf = new Map<string, Promise<{ row: ScoreRow } | { evaluated: Evaluated }>>();
-    const one = async (index: number, item: { nif: string; customer_reference?: string }) => {
+  async scoreBatch(caller: ScoreCaller, items: JudgedBatchItem[], refresh: 'cached_ok' | 'force_refresh', lang: Lang, docsBase: string) {
+    this.checkLiveTier(caller); // the whole call, whatever its items (as POST /v1/score with a valid body)
+    type Item = { index: number; nif: string; status: number; duplicate_of?: number; result: ScoreResponseBody | null; error: ReturnType<typeof errorBody> | null };
+    type Outcome = { row: ScoreRow } | { evaluated: Evaluated } | { error: ApiError };
+    // each distinct NIF once, at its first valid item; the others are answered from it
+    const firstOf = new Map<string, number>();
+    const distinct: number[] = [];
+    const duplicateOf: (number | undefined)[] = new Array(items.length);
+    for (const x of items) {
+      if (!('item' in x)) continue;
+      const at = firstOf.get(x.item.nif);
+      if (at === undefined) {
+        firstOf.set(x.item.nif, x.index);
+        distinct.push(x.index);
+      } else duplicateOf[x.index] = at;
+    }
+    const outcomes = new Map<number, Outcome>();
+    const one = async (index: number) => {
+      const nif = (items[index] as { item: { nif: string } }).item.nif;
       try {
-        // the shape too, per item: one NIF a spreadsheet stripped of its leading zero does not refuse the portfolio
-        if (!NIF_SHAPE.test(item.nif)) throw validationError([{ path: 'nif', message: NIF_SHAPE_MESSAGE }]);
-        this.checkScorable(caller, item.nif);
-        const echo = item.customer_reference !== undefined ? { customer_reference: item.customer_reference } : {};
-        let evaluated: Evaluated;
+        if (!isValidNif(nif)) throw nifCheckFails('nif'); // (judged before: never here)
         if (refresh === 'cached_ok') {
-          const earlier = firstOf.get(item.nif);
-          const found = earlier ?? (async () => {
-            const row = await this.servable(caller, item.nif);
-            return row ? { row } : { evaluated: await this.evaluate(caller, item.nif, 'request') };
-          })();
-          if (!earlier) firstOf.set(item.nif, found);
-          const got = await found;
-          if ('row' in got) {
-            out[index] = { index, nif: item.nif, status: 200, result: { ...this.cachedBody(got.row, lang), ...echo }, error: null };
-            return;
-          }
-          if (earlier) {
-            const { result } = got.evaluated;
-            out[index] = { index, nif: item.nif, status: 200, result: { ...result, reasons: relabel(result.reasons, lang), cache: 'cached' as const, ...echo }, error: null };
-            return;
-          }
-          evaluated = got.evaluated;
-        } else evaluated = await this.evaluate(caller, item.nif, 'request');
-        toStore.push({ index, nif: item.nif, evaluated, ref: item.customer_reference ?? null });
-        out[index] = { index, nif: item.nif, status: 200, result: { ...evaluated.result, reasons: relabel(evaluated.result.reasons, lang), cache: 'fresh' as const, ...echo }, error: null };
+          const row = await this.servable(caller, nif);
+          if (row) return void outcomes.set(index, { row });
+        }
+        outcomes.set(index, { evaluated: await this.evaluate(caller, nif, 'request') });
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500) throw err; // an outage fails the call (nothing stored or billed), not one item
-        // an item has no fields of its own: its field problems are the message ("see fields" would point nowhere)
-        const fields = err.extra.fields;
-        const message = fields?.length ? `${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}.` : err.message;
-        out[index] = { index, nif: item.nif, status: err.status, result: null, error: { code: err.code, message } };
+        outcomes.set(index, { error: err });
       }
     };
+    // a few at a time: PostgreSQL answers their reads in parallel (SQLite runs them in turn anyway)
     const IN_FLIGHT = this.database.dialect === 'postgres' ? 16 : 1;
-    for (let i = 0; i < items.length; i += IN_FLIGHT) await Promise.all(items.slice(i, i + IN_FLIGHT).map((item, j) => one(i + j, item)));
-    toStore.sort((a, b) => a.index - b.index);
-    if (toStore.length) await this.database.withTx((tx) => this.storeMany(tx, caller, toStore.map((x) => ({ nif: x.nif, evaluated: x.evaluated, customerReference: x.ref })), 'request'));
+    for (let i = 0; i < distinct.length; i += IN_FLIGHT) await Promise.all(distinct.slice(i, i + IN_FLIGHT).map(one));
+
+    const requestId = caller.requestId ?? '';
+    const failed = (index: number, nif: string, err: ApiError, duplicate?: number): Item => ({
+      index,
+      nif,
+      status: err.status,
+      ...(duplicate !== undefined ? { duplicate_of: duplicate } : {}),
+      result: null,
+      error: errorBody(withFieldPath(err, 'nif', `items.${index}.nif`) as ApiError, requestId, docsBase),
+    });
+    const toStore: { nif: string; evaluated: Evaluated; customerReference: string | null }[] = [];
+    const relabelled = new Map<number, Reason[]>();
+    const out: Item[] = items.map((x) => {
+      if (!('item' in x)) return failed(x.index, x.nif, x.error);
+      const { index, item } = x;
+      const duplicate = duplicateOf[index];
+      const source = duplicate ?? index;
+      const got = outcomes.get(source)!;
+      const echo = item.customer_reference !== undefined ? { customer_reference: item.customer_reference } : {};
+      const dup = duplicate !== undefined ? { duplicate_of: duplicate } : {};
+      if ('error' in got) return failed(index, item.nif, got.error, duplicate);
+      if ('row' in got) return { index, nif: item.nif, status: 200, ...dup, result: { ...this.cachedBody(got.row, lang), ...echo }, error: null };
+      const { result } = got.evaluated;
+      let reasons = relabelled.get(source);
+      if (!reasons) relabelled.set(source, (reasons = relabel(result.reasons, lang)));
+      if (duplicate === undefined) toStore.push({ nif: item.nif, evaluated: got.evaluated, customerReference: item.customer_reference ?? null });
+      // a NIF met again: the first item's result, as a second POST /v1/score would get it from the cache
+      return { index, nif: item.nif, status: 200, ...dup, result: { ...result, reasons, cache: duplicate === undefined ? ('fresh' as const) : ('cached' as const), ...echo }, error: null };
+    });
+    if (toStore.length) await this.database.withTx((tx) => this.storeMany(tx, caller, toStore, 'request'));
     for (const x of toStore) this.billBureauLookup(caller, x.evaluated.bureauCostCents);
     const succeeded = out.filter((o) => o.status === 200).length;
     for (let i = 0; i < succeeded; i++) this.bill(caller, 'score');
@@ -161,6 +178,11 @@ export class ScoreService {
   /** The checks every scoring answer starts with: a valid NIF, and a live tier when the key is live. */
   checkScorable(caller: Pick<ScoreCaller, 'env'>, nif: string) {
     if (!isValidNif(nif)) throw nifCheckFails('nif');
+    this.checkLiveTier(caller);
+  }
+
+  /** 503 for a live key while the live tier is not configured */
+  private checkLiveTier(caller: Pick<ScoreCaller, 'env'>) {
     if (caller.env === 'live' && !this.liveAdapters)
       throw new ApiError('live_tier_not_available', 'Live scoring is not available yet for this deployment. Test against the sandbox (sk_test_ keys) meanwhile.', {
         body: { roadmap_url: this.roadmapUrl },
