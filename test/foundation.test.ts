@@ -259,13 +259,16 @@ describe('OpenAPI 3.1', () => {
       return s.$ref ? doc.components.schemas[s.$ref.split('/').at(-1)] : s;
     };
     // ignored (stripped): the document does not claim they are refused
-    for (const path of ['/v1/score', '/v1/esg', '/v1/admin/webhooks', '/v1/admin/keys/revoke', '/v1/erp-connector/sync'])
+    for (const path of ['/v1/score', '/v1/esg', '/v1/admin/webhooks', '/v1/erp-connector/sync'])
       expect([path, schemaOf(path).additionalProperties]).toEqual([path, undefined]);
     expect((await h.json('POST', '/v1/score', { key, body: { nif: '599000015', unknown_field: 1 } })).status).toBe(200);
     // refused: the document says so, and the service does
     expect(schemaOf('/v1/decision').properties.context.additionalProperties).toBe(false);
     expect(schemaOf('/v1/esg').properties.answers.additionalProperties).toBe(false);
     expect(schemaOf('/v1/admin/credit-policy', 'patch').additionalProperties).toBe(false);
+    // the credential requests: a misspelt field would grant more, or keep an old credential working
+    for (const path of ['/v1/admin/keys', '/v1/admin/keys/rotate', '/v1/admin/keys/revoke', '/v1/admin/oauth-clients', '/v1/admin/oauth-clients/{id}/rotate-secret'])
+      expect([path, schemaOf(path).additionalProperties]).toEqual([path, false]);
     const refused = await h.json('POST', '/v1/decision', { key, body: { nif: '599000015', context: { operation_type: 'factoring', amount_eur: 1000, expected_term_days: 30, insurance_id: 'x' } } });
     expect(expectError(refused, 422, 'validation_failed').fields.map((f: { path: string }) => f.path)).toEqual(['context.insurance_id']);
   });
@@ -314,10 +317,14 @@ describe('OpenAPI 3.1', () => {
     // every POST that takes a body documents it (those without one: rescore, webhook test, rotate-secret, replay, retry)
     const bodyless = ['/v1/sandbox/rescore', '/v1/admin/webhooks/{id}/test', '/v1/admin/webhooks/{id}/rotate-secret', '/v1/admin/webhooks/{id}/replay', '/v1/admin/webhooks/{id}/deliveries/{delivery_id}/retry'];
     for (const { p, m, op } of ops) if (m === 'post' && !bodyless.includes(p)) expect(op.requestBody, `${m} ${p}`).toBeDefined();
-    expect(doc.paths['/v1/admin/keys'].get.security).toEqual([{ bearerAuth: [] }, { oauth2: [] }]);
+    expect(doc.paths['/v1/admin/keys'].get.security).toEqual([{ bearerAuth: [] }, { oauth2: ['keys:manage'] }]);
     // spec §5.3 rule 3: every admin endpoint under bearerAuth, the rest under BearerAuth
     for (const { p, m, op } of ops) if (p.startsWith('/v1/admin/') && op.security) expect({ p, m, scheme: Object.keys(op.security[0])[0] }).toEqual({ p, m, scheme: 'bearerAuth' });
-    expect(doc.paths['/v1/score'].post.security).toEqual([{ BearerAuth: [] }, { oauth2: [] }]);
+    expect(doc.paths['/v1/score'].post.security).toEqual([{ BearerAuth: [] }, { oauth2: ['score'] }]);
+    // the oauth2 requirement names the scope the route checks; only routes any key may call name none
+    const anyKey = ops.filter(({ op }) => op.security?.some((r: Record<string, string[]>) => 'oauth2' in r && !r.oauth2!.length)).map(({ m, p }) => `${m} ${p}`);
+    expect(anyKey.sort()).toEqual(['get /v1/catalog', 'post /v1/bond/issue']);
+    expect(doc.paths['/v1/admin/usage'].get.security).toEqual([{ bearerAuth: [] }, { oauth2: ['usage:read'] }]);
     expect(doc.paths['/v1/score'].post.requestBody.required).toBe(true);
     expect(doc.paths['/v1/admin/keys/rotate'].post.requestBody.required).toBe(false);
     expect(deref(doc.paths['/v1/score'].post.requestBody.content['application/json'].schema).properties.nif.pattern).toBe('^[0-9]{9}$');

@@ -465,7 +465,7 @@ describe('POST /v1/admin/gdpr/export', () => {
     const era = doc.paths['/v1/admin/gdpr/erase'].post;
     expect(exp.operationId).toBe('gdprExport');
     expect(era.operationId).toBe('gdprErase');
-    expect(era.security).toEqual([{ bearerAuth: [] }, { oauth2: [] }]);
+    expect(era.security).toEqual([{ bearerAuth: [] }, { oauth2: ['gdpr:manage'] }]);
     expect(era.requestBody.required).toBe(true);
     expect(era.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/EraseRequest' });
     expect(JSON.stringify(doc.components.schemas.EraseRequest)).toContain('ERASE-MY-DATA');

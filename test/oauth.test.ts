@@ -11,6 +11,7 @@ import * as oauth from 'oauth4webapi';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { eq } from 'drizzle-orm';
 import { dispatch } from '../src/app';
+import { PUBLISH_AHEAD_MS } from '../src/features/oauth/tokens';
 import { expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
@@ -113,6 +114,41 @@ describe('the token endpoint, as an OAuth library uses it', () => {
     expect(payload.exp! - payload.iat!).toBe(900);
   });
 
+  test('RFC 6749 §3.2 parameters: an empty one is as if omitted, an unknown one ignored, a known one given twice refused; one Authorization header', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key);
+    const auth = { authorization: basic(c.client_id, c.client_secret) };
+    // scope= (empty): the client's scopes, as without it
+    const empty = await tokenRequest('grant_type=client_credentials&scope=', auth);
+    expect(empty.status).toBe(200);
+    expect(empty.body.scope).toBe('score esg');
+    // empty client_secret / client_id beside Basic: not a second authentication method
+    for (const form of ['grant_type=client_credentials&client_secret=', 'grant_type=client_credentials&client_id=&client_secret='])
+      expect({ form, status: (await tokenRequest(form, auth)).status }).toEqual({ form, status: 200 });
+    // client_secret_post with an empty scope and an unknown parameter given twice
+    const post = await tokenRequest(`grant_type=client_credentials&client_id=${c.client_id}&client_secret=${c.client_secret}&scope=&foo=1&foo=2`);
+    expect(post.status).toBe(200);
+    expect(post.body.scope).toBe('score esg');
+    // a known parameter given twice (both with values) is refused; with one of them empty it is not
+    expect(expectError(await tokenRequest('grant_type=client_credentials&scope=score&scope=esg', auth), 400, 'invalid_request').error_description).toBe('The parameter scope is repeated.');
+    expect((await tokenRequest('grant_type=client_credentials&scope=score&scope=', auth)).body.scope).toBe('score');
+    // an empty grant_type is a missing one
+    expect(expectError(await tokenRequest('grant_type=', auth), 400, 'invalid_request').error_description).toBe('grant_type is missing.');
+    // two Authorization headers (joined by a comma), whatever their order or scheme: refused, no token
+    const other = await newClient(t.api_key, { name: 'other', scopes: ['*'] });
+    for (const authorization of [`${basic(c.client_id, c.client_secret)}, ${basic(other.client_id, other.client_secret)}`, `${basic(other.client_id, other.client_secret)}, Bearer x`]) {
+      const r = await tokenRequest('grant_type=client_credentials', { authorization });
+      expect(expectError(r, 400, 'invalid_request').error_description).toBe('Send one Authorization header: this request carries several.');
+      expect(r.body.access_token).toBeUndefined();
+    }
+    // Basic credentials with anything after them that is not base64: malformed, not read as the first part
+    expectError(await tokenRequest('grant_type=client_credentials', { authorization: `${basic(c.client_id, c.client_secret)} junk` }), 401, 'invalid_client');
+    // the server metadata claims no response type (there is no authorization endpoint)
+    const meta = (await h.json('GET', '/.well-known/oauth-authorization-server')).body;
+    expect(meta.response_types_supported).toEqual([]);
+    expect(meta.grant_types_supported).toEqual(['client_credentials']);
+  });
+
   test('RFC 6749 §5.2 errors with the §2.8 fields; invalid_client is 401 with a Basic challenge; no-store', async () => {
     const t = await h.tenant();
     const c = await newClient(t.api_key);
@@ -191,7 +227,10 @@ describe('clients, revocation, rotation', () => {
     await h.ctx.tenants.setStatus(t.tenant_id, 'active');
     const del = await h.json('DELETE', `/v1/admin/oauth-clients/${c.client_id}`, { key: t.api_key });
     expect(del.body).toMatchObject({ deleted: true, client_id: c.client_id });
-    expectError(await h.json('POST', '/v1/score', { key: tok, body: { nif: '599000015' } }), 401, 'invalid_api_key');
+    const refused = await h.json('POST', '/v1/score', { key: tok, body: { nif: '599000015' } });
+    expectError(refused, 401, 'access_token_revoked');
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="api", error="invalid_token", error_description="The access token is not valid: its client was deleted."');
+    expectError(await h.json('GET', '/v1/admin/usage', { key: tok }), 401, 'access_token_revoked');
     expectError(await tokenRequest('grant_type=client_credentials', { authorization: basic(c.client_id, c.client_secret) }), 401, 'invalid_client');
     expectError(await h.json('DELETE', `/v1/admin/oauth-clients/${c.client_id}`, { key: t.api_key }), 404, 'resource_not_found');
     expect((await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' } })).status).toBe(200);
@@ -274,15 +313,27 @@ describe('clients, revocation, rotation', () => {
     const old = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
     const oldKid = decodeProtectedHeader(old).kid;
     const newKid = await h.ctx.oauth!.rotate();
+    expect(newKid).not.toBe(oldKid);
+    // the new key is published at once, and signs only once a verifier's cached JWKS (max-age 300 s) holds it
+    const kids = async () => (await h.json('GET', '/.well-known/jwks.json')).body.keys.map((k: any) => k.kid);
+    expect(await kids()).toEqual(expect.arrayContaining([oldKid, newKid]));
+    expect(decodeProtectedHeader((await tokenWithLibrary(c.client_id, c.client_secret)).access_token).kid).toBe(oldKid);
+    h.clock.advance(PUBLISH_AHEAD_MS + 1000);
     const fresh = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
     expect(decodeProtectedHeader(fresh).kid).toBe(newKid);
-    expect(newKid).not.toBe(oldKid);
-    const kids = (await h.json('GET', '/.well-known/jwks.json')).body.keys.map((k: any) => k.kid);
-    expect(kids).toEqual(expect.arrayContaining([oldKid, newKid]));
+    expect(await kids()).toEqual(expect.arrayContaining([oldKid, newKid])); // retired, still published for a token lifetime
     expect((await h.json('POST', '/v1/score', { key: old, body: { nif: '599000015' } })).status).toBe(200);
-    h.clock.advance(16 * 60_000);
-    expectError(await h.json('POST', '/v1/score', { key: old, body: { nif: '599000015' } }), 401, 'invalid_api_key');
-    expectError(await h.json('POST', '/v1/score', { key: `${old.slice(0, -4)}AAAA`, body: { nif: '599000015' } }), 401, 'invalid_api_key');
+    h.clock.advance(5.5 * 60_000); // past the old token's 15 minutes; its key still published
+    expect(await kids()).toContain(oldKid);
+    expectError(await h.json('POST', '/v1/score', { key: old, body: { nif: '599000015' } }), 401, 'access_token_expired');
+    h.clock.advance(11 * 60_000); // its key withdrawn too: still told it expired
+    const expired = await h.json('POST', '/v1/score', { key: old, body: { nif: '599000015' } });
+    expectError(expired, 401, 'access_token_expired');
+    expect(expired.headers.get('www-authenticate')).toBe('Bearer realm="api", error="invalid_token", error_description="The access token is not valid: expired; request a new one."');
+    expectError(await h.json('GET', '/v1/admin/keys', { key: old }), 401, 'access_token_expired');
+    expectError(await h.json('POST', '/v1/score', { key: `${fresh.slice(0, -4)}AAAA`, body: { nif: '599000015' } }), 401, 'invalid_api_key');
+    // the old key's tokens have all expired: it is withdrawn from the JWKS
+    expect(await kids()).not.toContain(oldKid);
   });
 });
 
@@ -330,5 +381,97 @@ describe('the audit log of what a token did', () => {
     expect(typeof byToken.actor_key_id).toBe('string');
     const byKey = log.find((r: any) => r.details?.name === 'made by a key' || (r.target !== made.body.api_key_id && r.actor === 'key'));
     expect(byKey).toMatchObject({ actor: 'key', actor_client_id: null });
+  });
+});
+
+describe('the signing keys on a new service', () => {
+  test('the JWKS is never empty: asked before any token, it publishes the key the first token is signed with', async () => {
+    const app = await makeApp({}, { workers: false });
+    try {
+      const jwks = await app.json('GET', '/.well-known/jwks.json');
+      expect(jwks.headers.get('cache-control')).toBe('public, max-age=300');
+      expect(jwks.body.keys).toHaveLength(1);
+      const t = await app.tenant();
+      const created = await app.json('POST', '/v1/admin/oauth-clients', { key: t.api_key, body: { name: 'backend', scopes: ['score'] } });
+      const tok = await app.json('POST', '/v1/oauth/token', { rawBody: 'grant_type=client_credentials', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(created.body.client_id, created.body.client_secret) } });
+      expect(decodeProtectedHeader(tok.body.access_token).kid).toBe(jwks.body.keys[0].kid);
+      // a successor is made ahead of the rotation and signs only once published for PUBLISH_AHEAD_MS
+      app.clock.advance(30 * 86_400_000 - PUBLISH_AHEAD_MS + 1000);
+      const issue = async () => decodeProtectedHeader((await app.json('POST', '/v1/oauth/token', { rawBody: 'grant_type=client_credentials', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(created.body.client_id, created.body.client_secret) } })).body.access_token).kid;
+      expect(await issue()).toBe(jwks.body.keys[0].kid);
+      const published = (await app.json('GET', '/.well-known/jwks.json')).body.keys.map((k: any) => k.kid);
+      expect(published).toHaveLength(2);
+      app.clock.advance(PUBLISH_AHEAD_MS);
+      const next = await issue();
+      expect(next).not.toBe(jwks.body.keys[0].kid);
+      expect(published).toContain(next);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('what an integrator reuses between keys and clients', () => {
+  test('usage by key names the OAuth client (client_id) whose tokens made it; an API key\u2019s lines have client_id null', async () => {
+    const t = await h.tenant();
+    const a = await newClient(t.api_key, { name: 'a', scopes: ['score'] });
+    const b = await newClient(t.api_key, { name: 'b', scopes: ['score'] });
+    for (const [c, n] of [[a, 2], [b, 1]] as const) {
+      const tok = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
+      for (let i = 0; i < n; i++) expect((await h.json('POST', '/v1/score', { key: tok, body: { nif: '599000015' } })).status).toBe(200);
+    }
+    expect((await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' } })).status).toBe(200);
+    await h.ctx.usage.flush();
+    const totals = (await h.json('GET', '/v1/admin/usage?group_by=key', { key: t.api_key })).body.totals as { client_id: string | null; quantity: number; api_key_id: string }[];
+    const byClient = Object.fromEntries(totals.map((r) => [r.client_id ?? r.api_key_id, r.quantity]));
+    expect(byClient).toEqual({ [a.client_id]: 2, [b.client_id]: 1, [t.api_key_id]: 1 });
+    // per meter (the default): no key columns
+    expect((await h.json('GET', '/v1/admin/usage', { key: t.api_key })).body.totals[0].client_id).toBeUndefined();
+  });
+
+  test('credential requests refuse fields they do not have: the other rotation\u2019s grace field, a misspelt scopes; blank names', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key);
+    const fieldsOf = (r: Awaited<ReturnType<typeof h.json>>) => expectError(r, 422, 'validation_failed').fields;
+    // the key rotation's field on a client's secret: the old secret is not left working for 24 h
+    expect(fieldsOf(await h.json('POST', `/v1/admin/oauth-clients/${c.client_id}/rotate-secret`, { key: t.api_key, body: { grace_days: 0 } }))).toEqual([{ path: 'grace_days', message: 'is not a field of this request' }]);
+    expect(await tokenWithLibrary(c.client_id, c.client_secret).then((r) => typeof r.access_token)).toBe('string'); // nothing rotated
+    expect(fieldsOf(await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { grace_hours: 0 } }))).toEqual([{ path: 'grace_hours', message: 'is not a field of this request' }]);
+    expect((await h.json('GET', '/v1/admin/keys', { key: t.api_key })).body.keys).toHaveLength(1); // nothing issued
+    // `scope` for `scopes` would have granted every scope of the caller
+    expect(fieldsOf(await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'batch', scope: ['score'] } }))).toEqual([{ path: 'scope', message: 'is not a field of this request' }]);
+    expect(fieldsOf(await h.json('POST', '/v1/admin/oauth-clients', { key: t.api_key, body: { name: 'batch', scope: ['score'] } }))).toEqual([{ path: 'scope', message: 'is not a field of this request' }]);
+    expect(fieldsOf(await h.json('POST', '/v1/admin/keys/revoke', { key: t.api_key, body: { api_key_id: t.api_key_id, reasn: 'x' } }))).toEqual([{ path: 'reasn', message: 'is not a field of this request' }]);
+    // a name of spaces names nothing
+    for (const path of ['/v1/admin/keys', '/v1/admin/oauth-clients']) expect(fieldsOf(await h.json('POST', path, { key: t.api_key, body: { name: '   ' } })).map((f: { path: string }) => f.path)).toEqual(['name']);
+    expect((await h.json('GET', '/v1/admin/oauth-clients', { key: t.api_key })).body.clients).toHaveLength(1);
+  });
+
+  test('a token rotating "its own key" is told to name one (422 api_key_id), not a 404 on its principal\u2019s id', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key, { name: 'admin', scopes: ['keys:manage'] });
+    const tok = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
+    const r = await h.json('POST', '/v1/admin/keys/rotate', { key: tok, body: {} });
+    expect(expectError(r, 422, 'validation_failed').fields).toEqual([{ path: 'api_key_id', message: 'is required with an OAuth access token (it is not an API key)' }]);
+    // a key within the client's own scopes, named: rotated
+    const narrow = await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: 'narrow', scopes: ['keys:manage'] } });
+    const named = await h.json('POST', '/v1/admin/keys/rotate', { key: tok, body: { api_key_id: narrow.body.api_key_id, grace_days: 0 } });
+    expect(named.status).toBe(201);
+    expect(named.body.rotated_from).toBe(narrow.body.api_key_id);
+  });
+
+  test('audited like keys (the rate limit too); a live key lists both environments\u2019 clients, a sandbox key its own', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key, { name: 'limited', scopes: ['score'], rate_limit_per_minute: 50 });
+    const { db, t: tb } = h.ctx.database;
+    const [entry] = await db.select().from(tb.auditLog).where(eq(tb.auditLog.target, c.client_id));
+    expect(entry!.details).toMatchObject({ name: 'limited', scopes: ['score'], rate_limit_per_minute: 50 });
+    const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live', name: 'prod admin', scopes: ['keys:manage'] });
+    const liveClient = await newClient(live.api_key, { name: 'prod', scopes: ['keys:manage'] });
+    const ids = async (key: string) => (await h.json('GET', '/v1/admin/oauth-clients', { key })).body.clients.map((x: { client_id: string; env: string }) => `${x.env}:${x.client_id}`).sort();
+    expect(await ids(live.api_key)).toEqual([`live:${liveClient.client_id}`, `sandbox:${c.client_id}`].sort());
+    expect(await ids(t.api_key)).toEqual([`sandbox:${c.client_id}`]);
+    // listing is not managing: a live key still cannot rotate a sandbox client
+    expectError(await h.json('POST', `/v1/admin/oauth-clients/${c.client_id}/rotate-secret`, { key: live.api_key, body: {} }), 403, 'cross_environment_forbidden');
   });
 });

@@ -95,9 +95,9 @@ describe('usage ledger', () => {
     expect(byKey.body.group_by).toBe('key');
     expect(byKey.body.totals).toEqual(
       [
-        { api_key_id: a.api_key_id, meter: 'esg', quantity: 1, billable_quantity: 0, amount_cents: 0 },
-        { api_key_id: a.api_key_id, meter: 'score', quantity: 3, billable_quantity: 0, amount_cents: 0 },
-        { api_key_id: a2.api_key_id, meter: 'score', quantity: 1, billable_quantity: 0, amount_cents: 0 },
+        { api_key_id: a.api_key_id, meter: 'esg', quantity: 1, billable_quantity: 0, amount_cents: 0, client_id: null },
+        { api_key_id: a.api_key_id, meter: 'score', quantity: 3, billable_quantity: 0, amount_cents: 0, client_id: null },
+        { api_key_id: a2.api_key_id, meter: 'score', quantity: 1, billable_quantity: 0, amount_cents: 0, client_id: null },
       ].sort((x, y) => x.api_key_id.localeCompare(y.api_key_id) || x.meter.localeCompare(y.meter)),
     );
   });

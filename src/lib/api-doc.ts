@@ -67,6 +67,8 @@ export const AUTH_ERRORS: ErrorCode[] = [
   'invalid_api_key',
   'api_key_revoked',
   'api_key_expired',
+  'access_token_expired',
+  'access_token_revoked',
   'tenant_suspended',
   'insufficient_scope',
   'rate_limited',

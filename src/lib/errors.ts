@@ -30,6 +30,8 @@ export const ERROR_CATALOGUE = {
   invalid_api_key: { status: 401, meaning: 'The API key is unknown, malformed, or belongs to a terminated tenant.' },
   api_key_revoked: { status: 401, meaning: 'The API key was revoked.' },
   api_key_expired: { status: 401, meaning: 'The API key expired (for example at the end of a rotation grace period).' },
+  access_token_expired: { status: 401, meaning: 'The OAuth access token expired: request a new one at /v1/oauth/token.' },
+  access_token_revoked: { status: 401, meaning: 'The OAuth client of this access token was deleted: no new token will be issued to it either.' },
   tenant_suspended: { status: 403, meaning: 'The tenant is suspended; contact support.' },
   insufficient_scope: { status: 403, meaning: 'The API key lacks the scope this endpoint requires.' },
   cross_tenant_forbidden: { status: 403, meaning: 'The resource belongs to another tenant.' },

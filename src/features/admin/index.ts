@@ -2,9 +2,10 @@ import { Elysia } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
-import { ApiError } from '../../lib/errors';
+import { ApiError, validationError } from '../../lib/errors';
+import { closedBody } from '../../lib/request-problems';
 import { iso } from '../../lib/schemas';
-import { keyStatus } from '../tenants/service';
+import { isClientPrincipal, keyStatus } from '../tenants/service';
 import { AuditLog, AuditLogQuery, CreateKeyRequest, CreateKeyResponse, ListKeysResponse, RevokeRequest, RevokeResponse, RotateRequest, RotateResponse, UsageQuery, UsageResponse } from './model';
 import { actorOf, AdminService } from './service';
 
@@ -55,6 +56,7 @@ export function adminRoutes(ctx: AppContext) {
         return res;
       },
       {
+        transform: closedBody(CreateKeyRequest),
         body: CreateKeyRequest,
         response: { 201: CreateKeyResponse },
         detail: apiDoc({
@@ -71,12 +73,15 @@ export function adminRoutes(ctx: AppContext) {
     .post(
       '/v1/admin/keys/rotate',
       async ({ auth, body, set }) => {
+        // an OAuth access token is not a key: which key to rotate must be said
+        if (!body?.api_key_id && isClientPrincipal(auth.key)) throw validationError([{ path: 'api_key_id', message: 'is required with an OAuth access token (it is not an API key)' }]);
         // a key id is a UUID, in either case (RFC 9562)
         const res = await admin.rotate(actorOf(auth), await admin.callerOf(auth), body?.api_key_id?.toLowerCase() ?? auth.keyId, body?.grace_days ?? 7);
         set.status = 201;
         return res;
       },
       {
+        transform: closedBody(RotateRequest),
         body: RotateRequest,
         response: { 201: RotateResponse },
         detail: apiDoc({
@@ -89,6 +94,7 @@ export function adminRoutes(ctx: AppContext) {
       },
     )
     .post('/v1/admin/keys/revoke', async ({ auth, body }) => admin.revoke(actorOf(auth), await admin.callerOf(auth), body.api_key_id.toLowerCase(), body.reason ?? null), {
+      transform: closedBody(RevokeRequest),
       body: RevokeRequest,
       response: { 200: RevokeResponse },
       detail: apiDoc({

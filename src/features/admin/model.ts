@@ -1,6 +1,6 @@
 import { t } from 'elysia';
 import { Type } from '@sinclair/typebox';
-import { DateTime, NullableDateTime, Uuid, Int, Page, RequestDate, RequestDateTime, PageLimit } from '../../lib/schemas';
+import { DateTime, NullableDateTime, Uuid, Int, Page, RequestDate, RequestDateTime, PageLimit, refusesUnknownFieldsDeep, Text } from '../../lib/schemas';
 import { SCOPES } from '../tenants/service';
 
 export const AdminKey = t.Object(
@@ -22,13 +22,13 @@ export const AdminKey = t.Object(
 
 export const ListKeysResponse = t.Object({ keys: t.Array(AdminKey) });
 
-export const RotateRequest = t.Optional(
+export const RotateRequest = refusesUnknownFieldsDeep(t.Optional(
   t.Object({
     api_key_id: t.Optional(t.String({ format: 'uuid', description: 'Key to rotate; default: the calling key' })),
     // TypeBox's own Integer: Elysia's t.Integer would accept the string "7"
     grace_days: t.Optional(Type.Integer({ minimum: 0, maximum: 30, default: 7, description: 'Days the old key keeps working (0 = stops now)' })),
   }),
-);
+));
 export const RotateResponse = t.Object({
   api_key: t.String({ pattern: '^sk_(test|live)_[0-9a-f]{28}$', description: 'The new key, shown once' }),
   api_key_id: t.String({ format: 'uuid' }),
@@ -37,10 +37,10 @@ export const RotateResponse = t.Object({
   grace_days: Int({ description: 'the grace asked for; old_expires_at is when the old key really stops (earlier if it was already to expire sooner)' }),
   warning: t.String(),
 });
-export const RevokeRequest = t.Object({
+export const RevokeRequest = refusesUnknownFieldsDeep(t.Object({
   api_key_id: t.String({ format: 'uuid' }),
   reason: t.Optional(t.String({ maxLength: 256 })),
-});
+}));
 export const RevokeResponse = t.Object({ revoked: t.Boolean(), revoked_at: t.String({ format: 'date-time' }), api_key_id: t.String() });
 
 export const AuditRecord = t.Object({
@@ -77,6 +77,7 @@ export const UsageResponse = t.Object({
     t.Object({
       day: t.Optional(RequestDate()),
       api_key_id: t.Optional(t.Union([t.String(), t.Null()], { description: 'With group_by=key' })),
+      client_id: t.Optional(t.Union([t.String(), t.Null()], { description: 'With group_by=key: the OAuth client (oc_…) whose tokens made this usage; null for an API key\u2019s' })),
       meter: t.String(),
       quantity: Int(),
       billable_quantity: Int(),
@@ -85,13 +86,15 @@ export const UsageResponse = t.Object({
   ),
 });
 
-export const CreateKeyRequest = t.Object({
-  name: t.String({ minLength: 1, maxLength: 100, description: 'What the key is for (e.g. "portfolio batch job")' }),
+// credential requests refuse fields they do not have: a misspelt `scope` would grant every scope
+// of the caller, a `grace_hours` here would leave the old key working for the default 7 days
+export const CreateKeyRequest = refusesUnknownFieldsDeep(t.Object({
+  name: Text(100, 'What the key is for (e.g. "portfolio batch job"); not blank'),
   env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: 'Must be the calling key\u2019s environment (default)' })),
   scopes: t.Optional(t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, uniqueItems: true, description: 'A subset of the calling key\u2019s scopes (default: the same); only a * key may grant *' })),
   expires_at: t.Optional(RequestDateTime({ description: 'When the key stops working: no later than the calling key\u2019s own expiry (default: that expiry; never when the caller never expires)' })),
   rate_limit_per_minute: t.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit (default: the caller\u2019s own)' })),
-});
+}));
 export const CreateKeyResponse = t.Object({
   api_key: t.String({ pattern: '^sk_(test|live)_[0-9a-f]{28}$', description: 'The new key, shown once' }),
   api_key_id: t.String({ format: 'uuid' }),

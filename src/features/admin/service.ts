@@ -3,7 +3,7 @@ import type { Database, Db } from '../../db/client';
 import { ApiError, validationError } from '../../lib/errors';
 import { pageOf } from '../../lib/schemas';
 import { afterTimeCursor, timeCursorOf } from '../../lib/page-cursor';
-import { effectiveRateLimit, TenantService, keyStatus, type Env, type KeyRow, type TenantRow } from '../tenants/service';
+import { clientIdsByKey, effectiveRateLimit, TenantService, keyStatus, type Env, type KeyRow, type TenantRow } from '../tenants/service';
 
 /** active API keys a tenant may hold per environment through the API (rotation) */
 export const MAX_ACTIVE_KEYS = 20;
@@ -133,12 +133,7 @@ export class AdminService {
     if (q.target) conds.push(eq(a.target, q.target));
     conds.push(afterTimeCursor(a.createdAt, a.id, q.cursor));
     const rows = await this.database.db.select().from(a).where(and(...conds)).orderBy(desc(a.createdAt), desc(a.id)).limit(limit + 1);
-    // an OAuth client acts through its principal key row, whose id no list shows: named by its client_id
-    const c = this.database.t.oauthClients;
-    const actorKeys = [...new Set(rows.map((r) => r.actorKeyId).filter((k): k is string => k !== null))];
-    const clientOf = new Map(
-      actorKeys.length ? (await this.database.db.select({ id: c.id, keyId: c.keyId }).from(c).where(and(eq(c.tenantId, actor.tenantId), inArray(c.keyId, actorKeys)))).map((x) => [x.keyId, x.id] as const) : [],
-    );
+    const clientOf = await clientIdsByKey(this.database, actor.tenantId, rows.map((r) => r.actorKeyId));
     return pageOf(
       rows,
       limit,

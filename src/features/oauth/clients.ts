@@ -62,7 +62,7 @@ export class OAuthClients {
         .insert(t.oauthClients)
         .values({ id, tenantId: actor.tenantId, env, keyId: principal.api_key_id, name: body.name, secretHash: sha256Hex(secret), secretPrefix: secret.slice(0, SECRET_PREFIX_LENGTH), createdAt: now })
         .returning();
-      await this.admin.audit(tx, actor, 'oauth_client.created', id, { name: body.name, scopes });
+      await this.admin.audit(tx, actor, 'oauth_client.created', id, { name: body.name, scopes, rate_limit_per_minute: rateLimitPerMinute });
       this.ctx.database.touchTenant(actor.tenantId, 'access');
       return c!;
     });
@@ -88,7 +88,8 @@ export class OAuthClients {
       .select({ client: t.oauthClients, key: t.apiKeys })
       .from(t.oauthClients)
       .innerJoin(t.apiKeys, eq(t.apiKeys.id, t.oauthClients.keyId))
-      .where(and(eq(t.oauthClients.tenantId, actor.tenantId), eq(t.oauthClients.env, actor.env), isNull(t.oauthClients.deletedAt)))
+      // as the key list: a sandbox key sees sandbox clients only, a live key both environments'
+      .where(and(eq(t.oauthClients.tenantId, actor.tenantId), actor.env === 'live' ? undefined : eq(t.oauthClients.env, actor.env), isNull(t.oauthClients.deletedAt)))
       .orderBy(t.oauthClients.createdAt);
     return { clients: rows.map((r) => this.view(r.client, r.key)) };
   }

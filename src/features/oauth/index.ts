@@ -10,7 +10,8 @@ import { rateLimitHeaders } from '../../lib/rate-limiter';
 import { requestState } from '../../plugins/request-state';
 import { OAuthClients } from './clients';
 import { OAuthTokens } from './tokens';
-import { Int } from '../../lib/schemas';
+import { Int, refusesUnknownFieldsDeep, Text } from '../../lib/schemas';
+import { closedBody } from '../../lib/request-problems';
 
 export { OAuthTokens } from './tokens';
 
@@ -28,6 +29,18 @@ const oauthError = (error: OAuthError, description: string) =>
 const oauthRateLimited = (err: ApiError) =>
   new ApiError('rate_limited', err.message, { body: { error: 'rate_limited', error_description: err.message }, headers: { ...err.extra.headers, 'cache-control': 'no-store', pragma: 'no-cache' } });
 
+// credential requests refuse fields they do not have (a misspelt `scope` would grant every scope of the caller)
+const CreateClientRequest = refusesUnknownFieldsDeep(
+  t.Object({
+    name: Text(100, 'What the client is for; not blank'),
+    env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: 'Must be the calling key\u2019s environment (default)' })),
+    scopes: t.Optional(t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, uniqueItems: true, description: 'A subset of the calling key\u2019s scopes (default: the same)' })),
+    rate_limit_per_minute: t.Optional(Int({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit' })),
+  }),
+);
+const RotateSecretRequest = refusesUnknownFieldsDeep(
+  t.Optional(t.Object({ grace_hours: t.Optional(Int({ minimum: 0, maximum: 168, default: 24, description: 'Hours the old secret keeps working (0: stops now)' })) })),
+);
 const ClientView = t.Object({
   client_id: t.String({ pattern: '^oc_[0-9a-f]{24}$' }),
   name: t.String(),
@@ -47,11 +60,30 @@ export const TokenResponse = t.Object({
   scope: t.String({ description: 'Space-separated scopes granted' }),
 });
 
+/** the token request's parameters (RFC 6749 §3.2) */
+const TOKEN_PARAMS = ['grant_type', 'scope', 'client_id', 'client_secret'] as const;
+/**
+ * The token request's parameters, by RFC 6749 §3.2: one sent without a value is as if omitted,
+ * an unrecognised one is ignored, and a recognised one may not be given twice.
+ */
+function tokenParams(form: URLSearchParams): Map<(typeof TOKEN_PARAMS)[number], string> {
+  const params = new Map<(typeof TOKEN_PARAMS)[number], string>();
+  for (const name of TOKEN_PARAMS) {
+    const values = form.getAll(name).filter((v) => v !== '');
+    if (values.length > 1) throw oauthError('invalid_request', `The parameter ${name} is repeated.`);
+    if (values.length) params.set(name, values[0]!);
+  }
+  return params;
+}
+
 /** HTTP Basic client authentication (RFC 6749 §2.3.1: both parts form-urlencoded before base64). */
 function basicCredentials(authorization: string | null): { id: string; secret: string } | null | 'malformed' {
   if (!authorization || !/^basic\s/i.test(authorization)) return null;
+  const encoded = authorization.slice(6).trim();
+  // Buffer's decoder skips what is not base64: "Basic <a> junk" would pass as <a>
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) return 'malformed';
   try {
-    const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
+    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
     const i = decoded.indexOf(':');
     if (i < 0) return 'malformed';
     return { id: decodeURIComponent(decoded.slice(0, i).replace(/\+/g, ' ')), secret: decodeURIComponent(decoded.slice(i + 1).replace(/\+/g, ' ')) };
@@ -71,18 +103,20 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
     if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')) throw oauthError('invalid_request', 'The body must be application/x-www-form-urlencoded.');
     const text = await readCapped(request, 4096);
     if (text === null) throw oauthError('invalid_request', 'The body exceeds 4096 bytes.');
-    const params = new URLSearchParams(text);
-    for (const name of new Set(params.keys())) if (params.getAll(name).length > 1) throw oauthError('invalid_request', `The parameter ${name.slice(0, 40)} is repeated.`);
+    const params = tokenParams(new URLSearchParams(text));
     const grant = params.get('grant_type');
     if (!grant) throw oauthError('invalid_request', 'grant_type is missing.');
     if (grant !== 'client_credentials') throw oauthError('unsupported_grant_type', `grant_type ${grant.slice(0, 40)} is not supported; use client_credentials.`);
-    const basic = basicCredentials(request.headers.get('authorization'));
+    const authorization = request.headers.get('authorization');
+    // (two Authorization headers arrive joined by a comma, which base64 never holds)
+    if (authorization?.includes(',')) throw oauthError('invalid_request', 'Send one Authorization header: this request carries several.');
+    const basic = basicCredentials(authorization);
     if (basic === 'malformed') throw oauthError('invalid_client', 'The Basic credentials are malformed.');
-    const posted = params.get('client_id') !== null || params.get('client_secret') !== null;
-    if (basic && params.get('client_secret') !== null) throw oauthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret_post, not both.');
+    const posted = params.has('client_id') || params.has('client_secret');
+    if (basic && params.has('client_secret')) throw oauthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret_post, not both.');
     const id = basic ? basic.id : params.get('client_id');
     const secret = basic ? basic.secret : params.get('client_secret');
-    if (basic && params.get('client_id') !== null && params.get('client_id') !== basic.id) throw oauthError('invalid_request', 'client_id differs from the Basic credentials.');
+    if (basic && params.has('client_id') && params.get('client_id') !== basic.id) throw oauthError('invalid_request', 'client_id differs from the Basic credentials.');
     if (!id || !secret) throw oauthError('invalid_client', posted || basic ? 'The client secret is missing.' : 'Authenticate the client: HTTP Basic (client_id:client_secret) or client_id and client_secret in the body.');
     const found = await clients.authenticate(id, secret);
     if (!found) throw oauthError('invalid_client', 'Unknown client or wrong secret.');
@@ -112,7 +146,7 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
         const granted = found.key.scopes;
         const requested = found.params.get('scope');
         let scopes = granted;
-        if (requested !== null) {
+        if (requested !== undefined) {
           const asked = requested.split(' ').filter(Boolean);
           const unknown = asked.filter((s) => !(SCOPES as readonly string[]).includes(s));
           const refused = asked.filter((s) => !granted.includes('*') && !granted.includes(s));
@@ -159,7 +193,8 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
         grant_types_supported: ['client_credentials'],
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
         scopes_supported: SCOPES.filter((s) => s !== '*'),
-        response_types_supported: ['token'],
+        // (RFC 8414 requires the member; with no authorization endpoint, no response type is supported)
+        response_types_supported: [],
       }),
       { detail: { hide: true } },
     );
@@ -173,12 +208,8 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
         return clients.create(actorOf(auth), await admin.callerOf(auth), body);
       },
       {
-        body: t.Object({
-          name: t.String({ minLength: 1, maxLength: 100 }),
-          env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: 'Must be the calling key\u2019s environment (default)' })),
-          scopes: t.Optional(t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, uniqueItems: true, description: 'A subset of the calling key\u2019s scopes (default: the same)' })),
-          rate_limit_per_minute: t.Optional(Int({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit' })),
-        }),
+        transform: closedBody(CreateClientRequest),
+        body: CreateClientRequest,
         response: { 201: ClientWithSecret },
         detail: doc('Create an OAuth client (client credentials); the secret is shown once', 'createOAuthClient', ['cross_environment_forbidden', 'too_many_active_keys'], 'At most 20 OAuth clients per environment (each has its own per-minute budget, as a key has).', {
           platform: { summary: 'A scoring client for a platform\u2019s backend', value: { name: 'platform backend', scopes: ['score', 'esg'] } },
@@ -187,11 +218,12 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
     )
     .get('/v1/admin/oauth-clients', ({ auth }) => clients.list(actorOf(auth)), {
       response: { 200: t.Object({ clients: t.Array(ClientView) }) },
-      detail: doc('The OAuth clients of this environment (never a secret)', 'listOAuthClients'),
+      detail: doc('The OAuth clients (never a secret): a sandbox key lists sandbox clients only, a live key both environments\u2019', 'listOAuthClients'),
     })
     .post('/v1/admin/oauth-clients/:id/rotate-secret', async ({ auth, params, body }) => clients.rotateSecret(actorOf(auth), await admin.callerOf(auth), params.id, body?.grace_hours ?? 24), {
       params: ClientIdParams,
-      body: t.Optional(t.Object({ grace_hours: t.Optional(Int({ minimum: 0, maximum: 168, default: 24, description: 'Hours the old secret keeps working (0: stops now)' })) })),
+      transform: closedBody(RotateSecretRequest),
+      body: RotateSecretRequest,
       response: { 200: ClientWithSecret },
       detail: doc('Rotate a client\u2019s secret (the old one works for grace_hours)', 'rotateOAuthClientSecret', ['resource_not_found', 'cross_environment_forbidden']),
     })

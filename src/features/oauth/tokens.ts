@@ -1,5 +1,5 @@
-import { desc, eq, isNull, or, gt } from 'drizzle-orm';
-import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import { and, desc, inArray, isNull, or, gt } from 'drizzle-orm';
+import { decodeJwt, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { AppContext } from '../../context';
 import { ApiError } from '../../lib/errors';
 import { hashKey, type KeyRow, type TenantRow } from '../tenants/service';
@@ -12,6 +12,8 @@ import { hashKey, type KeyRow, type TenantRow } from '../tenants/service';
  * at /.well-known/jwks.json while tokens it signed can still be valid.
  */
 export const TOKEN_TYPE = 'at+jwt';
+/** how long a new signing key is published before it signs: more than the JWKS's max-age (300 s) and a replica's key reload (60 s) */
+export const PUBLISH_AHEAD_MS = 10 * 60_000;
 export const ALG = 'ES256';
 /** a JWT's shape: three base64url parts, a JSON header */
 export const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -47,7 +49,7 @@ export class OAuthTokens {
   }
 
   private async load(force = false) {
-    if (!force && Date.now() - this.loadedAtMs < 60_000 && this.keys.size) return;
+    if (!force && this.now().getTime() - this.loadedAtMs < 60_000 && this.keys.size) return;
     this.loading ??= (async () => {
       try {
         const t = this.ctx.database.t.oauthSigningKeys;
@@ -60,7 +62,7 @@ export class OAuthTokens {
           next.set(r.kid, cached ? { ...cached, retiredAt: r.retiredAt } : await this.materialise(r));
         }
         this.keys = next;
-        this.loadedAtMs = Date.now();
+        this.loadedAtMs = this.now().getTime();
       } finally {
         this.loading = null;
       }
@@ -80,36 +82,58 @@ export class OAuthTokens {
     };
   }
 
-  /** The key new tokens are signed with: the newest unretired one, made (and the others retired) when it is due. */
+  /**
+   * The key new tokens are signed with: the newest unretired key published for PUBLISH_AHEAD_MS
+   * (so every verifier that caches the JWKS by its max-age already holds it), or the first key
+   * while there is no other. A successor is made PUBLISH_AHEAD_MS before the signing key is due
+   * for rotation; once it signs, the older keys are retired (still published for a token lifetime).
+   */
   private async signingKey(): Promise<LoadedKey> {
     await this.load();
-    const rotateMs = this.ctx.config.oauthKeyRotateDays * 86_400_000;
+    const now = this.now().getTime();
     // newest first (kids are time-ordered: they break a tie of created_at)
-    const fresh = [...this.keys.values()].filter((k) => !k.retiredAt).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.kid < b.kid ? 1 : -1))[0];
-    if (fresh && this.now().getTime() - fresh.createdAt.getTime() < rotateMs) return fresh;
-    await this.rotate();
-    return this.signingKey();
+    const live = [...this.keys.values()].filter((k) => !k.retiredAt).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.kid < b.kid ? 1 : -1));
+    if (!live.length) {
+      await this.addKey();
+      return this.signingKey();
+    }
+    const signer = live.find((k) => now - k.createdAt.getTime() >= PUBLISH_AHEAD_MS) ?? live[live.length - 1]!;
+    const older = live.slice(live.indexOf(signer) + 1);
+    if (older.length) await this.retire(older);
+    const successor = live[0] !== signer;
+    if (!successor && now - signer.createdAt.getTime() >= this.ctx.config.oauthKeyRotateDays * 86_400_000 - PUBLISH_AHEAD_MS) await this.addKey();
+    return signer;
   }
 
-  /** A new signing key; the older ones stop signing but stay published for a token lifetime. */
+  /**
+   * A new signing key, published at once; it signs once it has been published PUBLISH_AHEAD_MS,
+   * and the key signing until then stays published for a token lifetime after.
+   */
   async rotate(): Promise<string> {
+    return this.addKey();
+  }
+
+  private async addKey(): Promise<string> {
     const { publicKey, privateKey } = await generateKeyPair(ALG, { extractable: true });
     const kid = `k_${Bun.randomUUIDv7().replaceAll('-', '').slice(0, 20)}`;
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
     const privateJwk = await exportJWK(privateKey);
-    const now = this.now();
     const t = this.ctx.database.t.oauthSigningKeys;
-    await this.ctx.database.withTx(async (tx) => {
-      await tx.update(t).set({ retiredAt: now }).where(isNull(t.retiredAt));
-      await tx.insert(t).values({ kid, alg: ALG, publicJwk, privateJwkEnc: this.ctx.secretBox.seal(JSON.stringify(privateJwk)), createdAt: now, retiredAt: null });
-    });
+    await this.ctx.database.withTx((tx) => tx.insert(t).values({ kid, alg: ALG, publicJwk, privateJwkEnc: this.ctx.secretBox.seal(JSON.stringify(privateJwk)), createdAt: this.now(), retiredAt: null }));
     await this.load(true);
     return kid;
   }
 
-  /** GET /.well-known/jwks.json */
+  private async retire(keys: LoadedKey[]) {
+    const t = this.ctx.database.t.oauthSigningKeys;
+    await this.ctx.database.withTx((tx) => tx.update(t).set({ retiredAt: this.now() }).where(and(inArray(t.kid, keys.map((k) => k.kid)), isNull(t.retiredAt))));
+    await this.load(true);
+  }
+
+  /** GET /.well-known/jwks.json: never empty (a verifier caching an empty set would refuse the first tokens) */
   async jwks() {
     await this.load();
+    if (![...this.keys.values()].some((k) => !k.retiredAt)) await this.signingKey();
     return { keys: [...this.keys.values()].map((k) => k.publicJwk) };
   }
 
@@ -134,7 +158,12 @@ export class OAuthTokens {
    * and usage attribution), with the token's scopes; an ApiError for anything not acceptable.
    */
   async verify(token: string): Promise<{ key: KeyRow; tenant: TenantRow } | ApiError> {
-    const invalid = (why: string) => new ApiError('invalid_api_key', `The access token is not valid: ${why}.`);
+    const invalid = (why: string, code: 'invalid_api_key' | 'access_token_expired' | 'access_token_revoked' = 'invalid_api_key') => {
+      const message = `The access token is not valid: ${why}.`;
+      // RFC 6750 §3: the reason in the challenge too, in the characters it allows (no quote, backslash or non-ASCII)
+      const description = message.replaceAll('\u2019', "'").replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '');
+      return new ApiError(code, message, { headers: { 'www-authenticate': `Bearer realm="api", error="invalid_token", error_description="${description}"` } });
+    };
     let payload: JWTPayload;
     try {
       const header = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString('utf8')) as { kid?: string; alg?: string };
@@ -145,15 +174,22 @@ export class OAuthTokens {
         await this.load(true); // a key made by another replica since
         key = this.keys.get(header.kid);
       }
-      if (!key) return invalid('signed with an unknown or withdrawn key');
+      if (!key) {
+        // a key is withdrawn a token lifetime after it stopped signing: a token of it read past
+        // its expiry says so (unverified: either way it is refused, and the client asks again)
+        const { exp } = decodeJwt(token);
+        if (typeof exp === 'number' && exp * 1000 < this.now().getTime()) return invalid('expired; request a new one', 'access_token_expired');
+        return invalid('signed with an unknown or withdrawn key');
+      }
       ({ payload } = await jwtVerify(token, key.verify, { issuer: this.issuer, audience: this.issuer, algorithms: [ALG], typ: TOKEN_TYPE, currentDate: this.now(), clockTolerance: 5 }));
     } catch (err) {
       const code = (err as { code?: string }).code;
-      return invalid(code === 'ERR_JWT_EXPIRED' ? 'expired; request a new one' : 'bad signature or claims');
+      return code === 'ERR_JWT_EXPIRED' ? invalid('expired; request a new one', 'access_token_expired') : invalid('bad signature or claims');
     }
     if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || typeof payload.scope !== 'string') return invalid('claims missing');
     const found = await this.ctx.tenants.findByHash(clientKeyHash(payload.sub));
-    if (!found || found.tenant.id !== payload.tid || found.key.revokedAt || found.tenant.status === 'terminated') return invalid('the client was deleted');
+    if (!found || found.tenant.id !== payload.tid || found.tenant.status === 'terminated') return invalid('the client is unknown');
+    if (found.key.revokedAt) return invalid('its client was deleted', 'access_token_revoked');
     const granted = new Set(found.key.scopes);
     const scopes = payload.scope.split(' ').filter((s) => granted.has('*') || granted.has(s));
     return { key: { ...found.key, scopes }, tenant: found.tenant };

@@ -3,6 +3,7 @@ import { toOpenAPISchema } from '@elysiajs/openapi';
 import { ERROR_CATALOGUE, isResourceIdParam, type ErrorCode } from '../../lib/errors';
 import { SCOPES } from '../tenants/service';
 import { AUTH_ERRORS, BODY_ERRORS, groupByStatus, IDEMPOTENCY_ERRORS } from '../../lib/api-doc';
+import { ROUTE_SCOPE } from '../../plugins/auth';
 import { REFUSES_UNKNOWN_FIELDS } from '../../lib/schemas';
 import * as adminModel from '../admin/model';
 import * as erpModel from '../erp/model';
@@ -148,9 +149,13 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
   const named: Record<string, unknown> = {};
   const bodies = new Map<string, { schema: unknown; required: boolean }>();
   const responseSchemas = new Map<string, Record<string, unknown>>();
+  // the scope each secured route's key must hold (on its authentication hook: plugins/auth.ts)
+  const scopes = new Map<string, string | null>();
   for (const r of app.routes) {
-    const hooks = r.hooks as { body?: Record<PropertyKey, unknown>; response?: Record<string, unknown> } | undefined;
+    const hooks = r.hooks as { body?: Record<PropertyKey, unknown>; response?: Record<string, unknown>; transform?: { fn?: Record<PropertyKey, unknown> }[] } | undefined;
     const route = `${r.method.toLowerCase()} ${r.path.replace(/:([^/]+)/g, '{$1}')}`;
+    const authHook = hooks?.transform?.find((h) => h.fn && ROUTE_SCOPE in h.fn);
+    if (authHook) scopes.set(route, authHook.fn![ROUTE_SCOPE] as string | null);
     if (hooks?.response && typeof hooks.response === 'object') responseSchemas.set(route, hooks.response);
     const body = hooks?.body;
     if (!body || typeof body !== 'object') continue;
@@ -182,6 +187,9 @@ export function buildOpenApi(app: AnyElysia, serverUrl: string) {
       delete op['x-binary-body'];
       const secured = Array.isArray(op.security) && op.security.length > 0;
       if (secured) errors.push(...AUTH_ERRORS);
+      // an OAuth token needs the route's scope (or *), as an API key does
+      const scope = scopes.get(`${method} ${path}`);
+      if (secured && scope) op.security = (op.security as Record<string, string[]>[]).map((req) => ('oauth2' in req ? { oauth2: [scope] } : req));
       const body = bodies.get(`${method} ${path}`);
       if (form) op.requestBody = { required: true, content: { 'application/x-www-form-urlencoded': { schema: form } } };
       else if (alternatives)

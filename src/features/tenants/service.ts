@@ -1,4 +1,4 @@
-import { and, eq, like, sql } from 'drizzle-orm';
+import { and, eq, inArray, like, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { randomHex, sha256Hex } from '../../lib/crypto';
 import { plainCommitsGeneration, ReadCache } from '../../lib/read-cache';
@@ -15,6 +15,19 @@ export const PLAN_RATE_LIMITS: Record<Plan, number | null> = { free: 60, starter
 
 export type TenantRow = Database['t']['tenants']['$inferSelect'];
 export type KeyRow = Database['t']['apiKeys']['$inferSelect'];
+/** the api_keys row standing for an OAuth client (its prefix is the client id's), not an API key */
+export const isClientPrincipal = (key: Pick<KeyRow, 'keyPrefix'>) => key.keyPrefix.startsWith('oc_');
+/**
+ * The OAuth client (`oc_…`) each of these api_keys rows stands for, if any: a client acts through
+ * its principal row, whose id no list shows, so what is attributed to it is named by its client_id.
+ */
+export async function clientIdsByKey(database: Database, tenantId: string, keyIds: (string | null)[]): Promise<Map<string, string>> {
+  const ids = [...new Set(keyIds.filter((k): k is string => k !== null))];
+  if (!ids.length) return new Map();
+  const c = database.t.oauthClients;
+  const rows = await database.db.select({ id: c.id, keyId: c.keyId }).from(c).where(and(eq(c.tenantId, tenantId), inArray(c.keyId, ids)));
+  return new Map(rows.map((x) => [x.keyId, x.id] as const));
+}
 
 export const keyPrefixOf = (plaintext: string) => plaintext.slice(0, 12);
 export const hashKey = (plaintext: string) => sha256Hex(plaintext);

@@ -1,6 +1,7 @@
 import { and, eq, gte, lt } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { FlushBuffer } from '../../lib/flush-buffer';
+import { clientIdsByKey } from '../tenants/service';
 import type { Logger } from '../../lib/log';
 
 /**
@@ -159,6 +160,10 @@ export class UsageMeter {
       if (r.billable) g.billable_quantity += r.quantity;
       groups.set(k, g);
     }
-    return [...groups.values()].sort((a, b) => (a.day ?? '').localeCompare(b.day ?? '') || (a.api_key_id ?? '').localeCompare(b.api_key_id ?? '') || a.meter.localeCompare(b.meter));
+    const totals = [...groups.values()].sort((a, b) => (a.day ?? '').localeCompare(b.day ?? '') || (a.api_key_id ?? '').localeCompare(b.api_key_id ?? '') || a.meter.localeCompare(b.meter));
+    if (groupBy !== 'key') return totals;
+    // usage of an OAuth client's tokens is named by its client_id (its principal key id is in no list)
+    const clientOf = await clientIdsByKey(this.database, tenantId, totals.map((g) => g.api_key_id ?? null));
+    return totals.map((g) => ({ ...g, client_id: (g.api_key_id && clientOf.get(g.api_key_id)) || null }));
   }
 }
