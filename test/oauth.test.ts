@@ -398,7 +398,8 @@ describe('the signing keys on a new service', () => {
       // a successor is made ahead of the rotation and signs only once published for PUBLISH_AHEAD_MS
       app.clock.advance(30 * 86_400_000 - PUBLISH_AHEAD_MS + 1000);
       const issue = async () => decodeProtectedHeader((await app.json('POST', '/v1/oauth/token', { rawBody: 'grant_type=client_credentials', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(created.body.client_id, created.body.client_secret) } })).body.access_token).kid;
-      expect(await issue()).toBe(jwks.body.keys[0].kid);
+      // twenty token requests of one moment make one successor, not twenty
+      expect(new Set(await Promise.all(Array.from({ length: 20 }, issue)))).toEqual(new Set([jwks.body.keys[0].kid]));
       const published = (await app.json('GET', '/.well-known/jwks.json')).body.keys.map((k: any) => k.kid);
       expect(published).toHaveLength(2);
       app.clock.advance(PUBLISH_AHEAD_MS);

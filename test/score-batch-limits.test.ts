@@ -60,10 +60,12 @@ for (const limiter of ['in-process', 'redis'] as const) {
       expect(Object.keys(body).sort()).toEqual(Object.keys(singleBody).sort());
       for (const name of HEADERS) expect([name, refused.headers.get(name) !== null]).toEqual([name, single.headers.get(name) !== null]);
 
-      // more items than the limit can ever take: said so
+      // more items than the limit can ever take: the request's own problem (422, no Retry-After), nothing charged past the call
       h.clock.advance(60_000);
-      const tooMany = expectError(await batch(t.api_key, { items: itemsOf(11) }), 429, 'rate_limited');
-      expect(tooMany.message).toContain('send at most 10 items per batch');
+      const tooManyRes = await batch(t.api_key, { items: itemsOf(11) });
+      const tooMany = expectError(tooManyRes, 422, 'validation_failed');
+      expect(tooMany.fields).toEqual([{ path: 'items', message: "a batch weighs one request per item: at most 10 items (this key's rate limit per minute); send smaller batches" }]);
+      expect(tooManyRes.headers.get('retry-after')).toBeNull();
       // the whole budget (one was taken by the refused call)
       h.clock.advance(60_000);
       const full = await batch(t.api_key, { items: itemsOf(10) });
@@ -98,9 +100,11 @@ for (const limiter of ['in-process', 'redis'] as const) {
       expect(remaining(rest)).toBe('0');
       const single = expectError(await h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' } }), 429, 'daily_quota_exceeded');
       expect(Object.keys(body).sort()).toEqual(Object.keys(single).sort());
-      // larger than the whole quota: said so
+      // larger than the whole quota: 422, said so
       const other = await h.tenant({ dailyQuota: 5 });
-      expect(expectError(await batch(other.api_key, { items: itemsOf(6) }), 429, 'daily_quota_exceeded').message).toContain('more than the tenant\'s daily quota of 5');
+      expect(expectError(await batch(other.api_key, { items: itemsOf(6) }), 422, 'validation_failed').fields).toEqual([
+        { path: 'items', message: "a batch weighs one request per item: at most 5 items (the tenant's daily quota); send smaller batches" },
+      ]);
     });
 
     test('a refused batch does not spend its Idempotency-Key; a replay weighs one request, an envelope 422 one', async () => {

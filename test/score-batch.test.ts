@@ -201,5 +201,25 @@ describe('POST /v1/score/batch', () => {
     const live = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'live', name: 'live' });
     expectError(await batch(live.api_key, { items: [{ nif: '599000015' }] }), 503, 'live_tier_not_available');
     expectError(await batch(live.api_key, { items: [{ nif: '12345' }] }), 503, 'live_tier_not_available'); // whatever its items
+    // a batch of many items: 503 before it is charged for them (not 429, and the quota not spent)
+    const small = await h.tenant({ rateLimitPerMinute: 5, dailyQuota: 50 });
+    const smallLive = await h.ctx.tenants.createKey({ tenantId: small.tenant_id, env: 'live', name: 'live' });
+    const big = await batch(smallLive.api_key, { items: Array.from({ length: 4 }, () => ({ nif: '599000015' })) });
+    expectError(big, 503, 'live_tier_not_available');
+    expect(big.headers.get('x-ratelimit-remaining')).toBe('4'); // the call's one request only
+  });
+
+  test('an Idempotency-Key is fingerprinted on the items as sent: a batch with another invalid item, or a valid one in its place, is not its replay', async () => {
+    const t = await h.tenant();
+    const first = await batch(t.api_key, { items: [{ nif: '12' }] }, { 'idempotency-key': 'fp-1' });
+    expect(first.status).toBe(200);
+    expect(first.body.data[0]).toMatchObject({ nif: '12', status: 422 });
+    // the same key with other items (an invalid item was validated as a stand-in NIF): refused as a reuse, not replayed
+    for (const items of [[{ nif: '599000015' }], [{ nif: '13' }], [{ nif: '1', customer_reference: 'x'.repeat(200) }]])
+      expectError(await batch(t.api_key, { items }, { 'idempotency-key': 'fp-1' }), 422, 'idempotency_key_reused');
+    // the very same body: replayed
+    const again = await batch(t.api_key, { items: [{ nif: '12' }] }, { 'idempotency-key': 'fp-1' });
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
   });
 });

@@ -21,21 +21,22 @@ export class RequestProblems {
   /**
    * the body's schema problems; `body` judged as given, or as `judged` (e.g. a list cut to its
    * limit + 1). `compiled`: the schema compiled, checked first (a hot path: the error list, which
-   * walks generators, only for a body that fails). `leave`: paths the route judges itself.
+   * walks generators, only for a body that fails).
    */
   constructor(
     private readonly schema: TSchema & { properties?: Record<string, unknown> },
     private readonly body: unknown,
-    private readonly o: { judged?: unknown; refuseUnknown?: boolean; compiled?: { Check(value: unknown): boolean }; leave?: (path: string) => boolean } = {},
+    private readonly o: { judged?: unknown; refuseUnknown?: boolean; compiled?: { Check(value: unknown): boolean } } = {},
   ) {
     if (!isJsonObject(body)) {
       this.add(NOT_AN_OBJECT);
       return;
     }
     const judged = o.judged ?? body;
-    if (o.compiled?.Check(judged)) return;
+    // (a closed body's unknown fields are looked for whatever the compiled check says)
+    if (!o.refuseUnknown && o.compiled?.Check(judged)) return;
     const errors: ValueError[] = [];
-    for (const e of Value.Errors(schema, judged)) if (!o.leave?.(pathOf(e)) && errors.push(e) >= MAX_SCHEMA_ERRORS) break;
+    for (const e of Value.Errors(schema, judged)) if (errors.push(e) >= MAX_SCHEMA_ERRORS) break;
     // a closed schema's unknown field is ignored unless something else is wrong (`describe` says so)
     const real = errors.some((e) => e.type !== ValueErrorType.ObjectAdditionalProperties);
     for (const e of real ? errors : []) this.add({ path: pathOf(e), message: o.refuseUnknown && e.type === ValueErrorType.ObjectAdditionalProperties ? NOT_A_FIELD : describe(e) });

@@ -61,6 +61,12 @@ export async function peekAnonymous(ctx: AppContext, request: Request, server: S
 // a key's budget names and daily quota, built once per key record (the limiter looks its Redis keys
 // up by the names; the quota is rebuilt if the tenant record it came from changed)
 const budgetNames = new WeakMap<object, { bucket: string; daily: { tenantId: string; quota: number } }>();
+/** a key's budgets: its own per-minute bucket, and its tenant's daily quota in its environment */
+function budgetNamesOf(tenant: TenantRow, key: KeyRow) {
+  let names = budgetNames.get(key);
+  if (!names || names.daily.quota !== tenant.dailyQuota) budgetNames.set(key, (names = { bucket: `key:${key.id}`, daily: { tenantId: `${tenant.id}:${key.env}`, quota: tenant.dailyQuota } }));
+  return names;
+}
 
 /**
  * Admits one request of a verified key: charges its per-minute budget and its tenant's daily quota
@@ -77,8 +83,7 @@ const budgetNames = new WeakMap<object, { bucket: string; daily: { tenantId: str
 /** `daily`: false for the routes the tenant's daily quota does not count (reading its own usage: authed's option) */
 export function admitKey(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, found: FoundKey, now: Date, rereads = 2, daily = true): MaybePromise<FoundKey | ApiError> {
   const { tenant, key } = found;
-  let names = budgetNames.get(key);
-  if (!names || names.daily.quota !== tenant.dailyQuota) budgetNames.set(key, (names = { bucket: `key:${key.id}`, daily: { tenantId: `${tenant.id}:${key.env}`, quota: tenant.dailyQuota } }));
+  const names = budgetNamesOf(tenant, key);
   const budget: RateRequest = {
     bucket: names.bucket,
     limitPerMinute: effectiveRateLimit(tenant, key),
@@ -108,18 +113,10 @@ function admitted(ctx: AppContext, request: Request, set: { headers: Record<stri
  */
 export async function chargeMore(ctx: AppContext, request: Request, set: { headers: Record<string, unknown> }, auth: Pick<AuthContext, 'tenant' | 'key'>, units: number): Promise<RateDecision> {
   const { tenant, key } = auth;
-  const nowMs = ctx.clock.now().getTime();
-  const d = await ctx.limiter.consume({
-    bucket: `key:${key.id}`,
-    limitPerMinute: effectiveRateLimit(tenant, key),
-    daily: { tenantId: `${tenant.id}:${key.env}`, quota: tenant.dailyQuota },
-    nowMs,
-    units,
-  });
-  const state = requestState(request);
-  state.rateHeaders = rateLimitHeaders(d, nowMs);
-  Object.assign(set.headers, state.rateHeaders);
-  if (!d.allowed) state.limitedBy = d.deniedBy ?? 'minute';
+  const now = ctx.clock.now();
+  const names = budgetNamesOf(tenant, key);
+  const d = await ctx.limiter.consume({ bucket: names.bucket, limitPerMinute: effectiveRateLimit(tenant, key), daily: names.daily, nowMs: now.getTime(), units });
+  applyBudgetDecision(request, set, auth, d, now);
   return d;
 }
 
@@ -348,7 +345,7 @@ export function authed(ctx: AppContext, scope: Scope | null, options: { dailyQuo
         throw new ApiError('validation_failed', 'The Idempotency-Key header is invalid.', {
           fields: [{ path: 'header.Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
         });
-      const res = await ctx.idempotency.begin({ tenantId: auth.tenantId, env: auth.env, principalId: idempotencyPrincipal(auth.key) }, idemKey, request.method, requestTarget(path, request.url), body, inputHeaders(headers));
+      const res = await ctx.idempotency.begin({ tenantId: auth.tenantId, env: auth.env, principalId: idempotencyPrincipal(auth.key) }, idemKey, request.method, requestTarget(path, request.url), state.bodyAsSent ?? body, inputHeaders(headers));
       if ('replay' in res) {
         return new Response(res.replay.body, {
           status: res.replay.status,

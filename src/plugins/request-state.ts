@@ -18,6 +18,8 @@ export interface RequestState {
   nonObjectBody?: boolean;
   /** the JSON body as parsed, before Elysia's normalisation (validation errors are named on it) */
   parsedBody?: unknown;
+  /** the body as sent, where a route's transform gave Elysia another to validate: an Idempotency-Key's fingerprint is taken of it */
+  bodyAsSent?: unknown;
   /** a body problem found at parsing, answered once the key has been judged (auth guard) */
   deferredBodyError?: Error;
   /** a query parameter given twice: refused once the key is judged (the auth guard) */

@@ -475,6 +475,9 @@ const isNear = (q: string, c: string, s: number) => s >= NEAR_SIMILARITY || (Mat
  */
 const isNearPair = (q: string, c: string, s: number, qShown: string, cShown: string) => isNear(q, c, s) || (Math.min(qShown.length, cShown.length) >= 4 && withinOneEdit(qShown, cShown));
 
+/** whether a whole birth date given is one of the list's whole, exact dates */
+const bornSameDay = (births: BirthInfo[], asked: string | undefined) => asked?.length === 10 && births.some((b) => b.date === asked && !b.approximate);
+
 function birthAgreement(births: BirthInfo[], asked: string | undefined): Agreement {
   if (!asked || !births.length) return 'unknown';
   const year = Number(asked.slice(0, 4));
@@ -589,10 +592,12 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     // one word: a person's name of one word of four letters or more the list's entries do not
     // share, the very word ("HIDAYATULLAH"; not "Hassan"), or one edit from it (oneWordNear above)
     const oneWordKept = oneWord && identical && n.spelled[0]!.length >= ONE_WORD_FLOOR_LETTERS && !n.shared.has(n.spelled[0]!);
-    // words of the name, each given as the list writes it, two at least, with the birth date agreeing
-    // ("Sergey Ivanov" born when "SERGEY IVANOVICH IVANOV" was: a patronymic or second surname left
-    // out is how such a name is usually written): reviewed, however common the words
-    const givenWithBirth = birth === 'agrees' && qt.length >= 2 && sim.exactTokens === qt.length && sim.pairs.length === qt.length;
+    // words of the name, each given as the list writes it, two at least, born the same day as the
+    // listed person ("Sergey Ivanov" born on SERGEY IVANOVICH IVANOV's birthday: a patronymic or
+    // second surname left out is how such a name is usually written): reviewed, however common the
+    // words. A birth year alone (±1) does not do it: "Ahmed Mohamed" born in 1970 would be every
+    // listed AHMED … MOHAMED born 1969–1971
+    const givenWithBirth = entry.entry_type === 'person' && bornSameDay(entry.births, q.birth_date) && qt.length >= 2 && sim.exactTokens === qt.length && sim.pairs.length === qt.length;
     const keptForReview = !weakAlias && score < IDENTICAL_NAME_MIN && (oneWordNear || givenWithBirth || ((identical || nearIdentical) && (n.tokens.length >= 2 || oneWordKept) && nameScore >= IDENTICAL_NAME_MIN));
     if (keptForReview) score = IDENTICAL_NAME_MIN;
     score = round3(Math.max(0, Math.min(1, score)));
@@ -608,7 +613,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       match_type: matchType,
       exactTokens: sim.exactTokens,
       explanation: {
-        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${(similarOnly || looseSimilar) && !contained ? ` (${looseSimilar ? 'loosely ' : ''}similar tokens only, none identical)` : ''}${partialCommon && sim.exactTokens ? ' (common words only of a longer name)' : ''}${similarCommon ? ' (common words only, none identical)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${keptForReview ? (givenWithBirth && !identical && !nearIdentical && !oneWordNear ? ' (words of the name with the birth date agreeing: reviewed)' : ` (${nearIdentical || oneWordNear ? 'a near spelling of the name' : 'the same name'}: reviewed, whatever attributes disagree)`) : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${(similarOnly || looseSimilar) && !contained ? ` (${looseSimilar ? 'loosely ' : ''}similar tokens only, none identical)` : ''}${partialCommon && sim.exactTokens ? ' (common words only of a longer name)' : ''}${similarCommon ? ' (common words only, none identical)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${keptForReview ? (givenWithBirth && !identical && !nearIdentical && !oneWordNear ? ' (words of the name, born the same day: reviewed)' : ` (${nearIdentical || oneWordNear ? 'a near spelling of the name' : 'the same name'}: reviewed, whatever attributes disagree)`) : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
         tokens: sim.pairs,
         unmatched_tokens: sim.unmatched,
         name_score: round3(nameScore),

@@ -25,7 +25,8 @@ const envelope = TypeCompiler.Compile(EsgEnvelope);
  * sector, and each answer (unknown key, wrong type, out of range, not_applicable rules).
  */
 export function validateEsgBody(body: unknown): FieldError[] {
-  const problems = new RequestProblems(EsgEnvelope, body, { compiled: envelope, leave: (path) => path.startsWith('answers.') });
+  // (the envelope's answers are an object of any keys: each answer is the questionnaire's to judge)
+  const problems = new RequestProblems(EsgEnvelope, body, { compiled: envelope });
   const b = problems.object;
   if (!b) return problems.done();
   if (typeof b.sector === 'string' && !isValidSector(b.sector))

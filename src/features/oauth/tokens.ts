@@ -34,6 +34,7 @@ interface LoadedKey {
 export class OAuthTokens {
   private keys = new Map<string, LoadedKey>();
   private loadedAtMs = 0;
+  private forcedLoadAtMs = -Infinity;
   private loading: Promise<void> | null = null;
 
   constructor(private readonly ctx: AppContext) {}
@@ -94,14 +95,14 @@ export class OAuthTokens {
     // newest first (kids are time-ordered: they break a tie of created_at)
     const live = [...this.keys.values()].filter((k) => !k.retiredAt).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.kid < b.kid ? 1 : -1));
     if (!live.length) {
-      await this.addKey();
+      await this.addKey(new Date(0));
       return this.signingKey();
     }
     const signer = live.find((k) => now - k.createdAt.getTime() >= PUBLISH_AHEAD_MS) ?? live[live.length - 1]!;
     const older = live.slice(live.indexOf(signer) + 1);
     if (older.length) await this.retire(older);
     const successor = live[0] !== signer;
-    if (!successor && now - signer.createdAt.getTime() >= this.ctx.config.oauthKeyRotateDays * 86_400_000 - PUBLISH_AHEAD_MS) await this.addKey();
+    if (!successor && now - signer.createdAt.getTime() >= this.ctx.config.oauthKeyRotateDays * 86_400_000 - PUBLISH_AHEAD_MS) await this.addKey(signer.createdAt);
     return signer;
   }
 
@@ -110,18 +111,31 @@ export class OAuthTokens {
    * and the key signing until then stays published for a token lifetime after.
    */
   async rotate(): Promise<string> {
-    return this.addKey();
+    return (await this.addKey(null))!;
   }
 
-  private async addKey(): Promise<string> {
-    const { publicKey, privateKey } = await generateKeyPair(ALG, { extractable: true });
-    const kid = `k_${Bun.randomUUIDv7().replaceAll('-', '').slice(0, 20)}`;
-    const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
-    const privateJwk = await exportJWK(privateKey);
-    const t = this.ctx.database.t.oauthSigningKeys;
-    await this.ctx.database.withTx((tx) => tx.insert(t).values({ kid, alg: ALG, publicJwk, privateJwkEnc: this.ctx.secretBox.seal(JSON.stringify(privateJwk)), createdAt: this.now(), retiredAt: null }));
-    await this.load(true);
-    return kid;
+  private adding: Promise<string | null> | null = null;
+  /**
+   * A new key, unless an unretired one newer than `after` exists by then (null: always). One at a
+   * time in a process (the token requests of one moment would each make one); across replicas the
+   * check is made in the inserting transaction, and two made at once are both published (the newest signs).
+   */
+  private addKey(after: Date | null): Promise<string | null> {
+    this.adding ??= (async () => {
+      const { publicKey, privateKey } = await generateKeyPair(ALG, { extractable: true });
+      const kid = `k_${Bun.randomUUIDv7().replaceAll('-', '').slice(0, 20)}`;
+      const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
+      const privateJwk = await exportJWK(privateKey);
+      const t = this.ctx.database.t.oauthSigningKeys;
+      const made = await this.ctx.database.withTx(async (tx) => {
+        if (after && (await tx.select({ kid: t.kid }).from(t).where(and(isNull(t.retiredAt), gt(t.createdAt, after))).limit(1)).length) return null;
+        await tx.insert(t).values({ kid, alg: ALG, publicJwk, privateJwkEnc: this.ctx.secretBox.seal(JSON.stringify(privateJwk)), createdAt: this.now(), retiredAt: null });
+        return kid;
+      });
+      await this.load(true);
+      return made;
+    })().finally(() => (this.adding = null));
+    return this.adding;
   }
 
   private async retire(keys: LoadedKey[]) {
@@ -171,15 +185,18 @@ export class OAuthTokens {
       await this.load();
       let key = this.keys.get(header.kid);
       if (!key) {
-        await this.load(true); // a key made by another replica since
-        key = this.keys.get(header.kid);
-      }
-      if (!key) {
         // a key is withdrawn a token lifetime after it stopped signing: a token of it read past
         // its expiry says so (unverified: either way it is refused, and the client asks again)
         const { exp } = decodeJwt(token);
-        if (typeof exp === 'number' && exp * 1000 < this.now().getTime()) return invalid('expired; request a new one', 'access_token_expired');
-        return invalid('signed with an unknown or withdrawn key');
+        if (typeof exp === 'number' && exp * 1000 < this.now().getTime() - 5_000) return invalid('expired; request a new one', 'access_token_expired');
+        // a first key made by another replica since (later keys are published ahead of signing):
+        // read again, at most once a second whatever unknown kids are sent
+        if (this.now().getTime() - this.forcedLoadAtMs >= 1_000) {
+          this.forcedLoadAtMs = this.now().getTime();
+          await this.load(true);
+          key = this.keys.get(header.kid);
+        }
+        if (!key) return invalid('signed with an unknown or withdrawn key');
       }
       ({ payload } = await jwtVerify(token, key.verify, { issuer: this.issuer, audience: this.issuer, algorithms: [ALG], typ: TOKEN_TYPE, currentDate: this.now(), clockTolerance: 5 }));
     } catch (err) {

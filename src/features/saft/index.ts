@@ -59,6 +59,40 @@ function formOptions(fields: Record<string, string>): { public_key?: string; imp
   return out;
 }
 
+/**
+ * The stream's first bytes, up to `max`, read now: `whole` if that was all of it. The stream
+ * returned gives them again, then the rest (not read yet) if there is more.
+ */
+async function readUpTo(stream: ReadableStream<Uint8Array>, max: number): Promise<{ stream: ReadableStream<Uint8Array>; whole: boolean }> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let whole = false;
+  while (size <= max) {
+    const { done, value } = await reader.read();
+    if (done) {
+      whole = true;
+      break;
+    }
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  return {
+    whole,
+    stream: new ReadableStream<Uint8Array>({
+      pull: async (c) => {
+        const next = chunks.shift();
+        if (next) return c.enqueue(next);
+        if (whole) return c.close();
+        const { done, value } = await reader.read();
+        if (done) c.close();
+        else c.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    }),
+  };
+}
+
 /** a form field's name as a path (a NUL named as such, as formOptions does) */
 const fieldPath = (name: string) => name.replaceAll('\0', '\\0');
 
@@ -692,9 +726,18 @@ export function saftRoutes(ctx: AppContext) {
         const file = await unlessEmpty(b.stream, b.fields ? 'file' : '(body)');
         // parts after the file are known once the body is read: refused then (422), never ignored unsaid
         const after = b.fields ? partsAfterFile(b.fields) : undefined;
-        const stream = after ? refusingPartsAfter(file, after) : file;
+        let stream = after ? refusingPartsAfter(file, after) : file;
         ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'saft_parse' });
-        if (b.length !== null && b.length > ctx.config.saftSyncMaxBytes) {
+        let large = b.length !== null && b.length > ctx.config.saftSyncMaxBytes;
+        if (importAs !== null && !large) {
+          // an import parses in one transaction, which holds the database's writes: the upload is
+          // read first (up to SAFT_SYNC_MAX_BYTES), so a slow or stalled client never holds them;
+          // one larger than declared (or of no declared length) goes the background way
+          const read = await readUpTo(stream, ctx.config.saftSyncMaxBytes);
+          stream = read.stream;
+          large = !read.whole;
+        }
+        if (large) {
           // a large file: stored, parsed by the job queue, polled
           const run = await storeUpload(ctx, auth, { ...b, stream }, { publicKeyPem: key, importAs });
           set.status = 202;

@@ -3,7 +3,8 @@ import type { AppContext } from '../../context';
 import { authed, chargeMore } from '../../plugins/auth';
 import { langOf, localised, requestState } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
-import { ApiError } from '../../lib/errors';
+import { ApiError, validationError } from '../../lib/errors';
+import { effectiveRateLimit } from '../tenants/service';
 import { adaptersFromEnv } from './adapters';
 import { FixturesResponse, judgeScoreBatch, ScoreBatchRequest, ScoreBatchResponse, ScoreRequest, ScoreResponse, type JudgedBatchItem } from './model';
 import type { RateDecision } from '../../lib/rate-limiter';
@@ -21,24 +22,18 @@ const judgedBatches = new WeakMap<Request, JudgedBatchItem[]>();
 /** what an invalid item becomes for Elysia's validation (never scored: the handler reads judgedBatches) */
 const STAND_IN_NIF = '599000015';
 
-/** The 429 of a batch its key's budget or its tenant's daily quota cannot hold (the shape of any 429 of the guard). */
+/** The 429 of a batch its key's budget or its tenant's daily quota cannot hold now (the shape of any 429 of the guard). */
 function batchRefused(d: RateDecision, n: number, retryAfter: string): ApiError {
   const headers = { 'retry-after': retryAfter };
-  if (d.deniedBy === 'daily') {
-    const quota = d.daily?.quota ?? 0;
+  if (d.deniedBy === 'daily')
     return new ApiError(
       'daily_quota_exceeded',
-      n > quota
-        ? `A batch weighs one request per item: ${n} items are more than the tenant's daily quota of ${quota} requests; send smaller batches. Nothing was scored or billed.`
-        : `The tenant's daily quota of ${quota} requests cannot hold this batch: its ${n} items weigh ${n} requests, and ${(d.daily?.remaining ?? 0) + 1} were left with this call. Nothing was scored or billed.`,
+      `The tenant's daily quota of ${d.daily?.quota ?? 0} requests cannot hold this batch: its ${n} items weigh ${n} requests, and ${(d.daily?.remaining ?? 0) + 1} were left with this call. Nothing was scored or billed.`,
       { headers },
     );
-  }
   return new ApiError(
     'rate_limited',
-    n > d.limit
-      ? `A batch weighs one request per item: ${n} items are more than this key's rate limit of ${d.limit} requests per minute can ever take; send at most ${d.limit} items per batch. Nothing was scored or billed.`
-      : `Rate limit of ${d.limit} requests per minute exceeded for this key: a batch weighs one request per item, and ${n} do not fit in the ${d.remaining + 1} left with this call. Nothing was scored or billed.`,
+    `Rate limit of ${d.limit} requests per minute exceeded for this key: a batch weighs one request per item, and ${n} do not fit in the ${d.remaining + 1} left with this call. Nothing was scored or billed.`,
     { headers },
   );
 }
@@ -71,8 +66,16 @@ export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: Res
       async ({ auth, body, headers, set, request }) => {
         const items = judgedBatches.get(request);
         if (!items) throw new Error('score batch: items not judged'); // (the transform always judges them)
+        // a live key without the live tier: 503 before anything is charged (as POST /v1/score answers it)
+        service.assertLiveTier(auth);
         // a batch weighs one request per item against the key's rate limit and the tenant's daily
-        // quota: admission charged one, the rest now, all or nothing
+        // quota: more items than either can ever hold is the request's own problem (no retry helps)
+        const perMinute = effectiveRateLimit(auth.tenant, auth.key);
+        if (items.length > perMinute || items.length > auth.tenant.dailyQuota) {
+          const [limit, what] = items.length > perMinute ? [perMinute, "this key's rate limit per minute"] : [auth.tenant.dailyQuota, "the tenant's daily quota"];
+          throw validationError([{ path: 'items', message: `a batch weighs one request per item: at most ${limit} items (${what}); send smaller batches` }]);
+        }
+        // admission charged one, the rest now, all or nothing
         if (items.length > 1) {
           const d = await chargeMore(ctx, request, set, auth, items.length - 1);
           if (!d.allowed) {
@@ -94,15 +97,21 @@ export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: Res
           const items = judgeScoreBatch(body);
           if (!items) return;
           judgedBatches.set(request, items);
-          const sent = (body as { items: unknown[] }).items;
-          for (const x of items) if (!('item' in x)) sent[x.index] = { nif: STAND_IN_NIF };
+          // Elysia validates a copy of the list with stand-ins; the body as sent (its fingerprint
+          // for an Idempotency-Key) keeps the items as they were
+          const envelope = body as { items: unknown[] };
+          const sent = envelope.items;
+          requestState(request).bodyAsSent = { ...envelope, items: sent };
+          const checked = sent.slice();
+          for (const x of items) if (!('item' in x)) checked[x.index] = { nif: STAND_IN_NIF };
+          envelope.items = checked;
         },
         body: ScoreBatchRequest,
         response: { 200: ScoreBatchResponse },
         detail: apiDoc({
           summary: 'Score a portfolio: up to 1,000 NIFs in one call, each item\u2019s result or error in order',
           description:
-            'Each item is scored exactly as POST /v1/score would (the 24 h cache with cached_ok, fixtures in the sandbox), and answered in request order with its status: 200 and the result, or the status POST /v1/score would have given it and its error body (§2.8: code, message, status, requestId, docsUrl, and fields with paths in this request, e.g. items.3.nif). Every problem inside an item is that item\u2019s 422 (validation_failed; invalid_nif for a check digit alone), the other items are scored; the whole call is 422 only for the envelope: items missing, not an array, empty, over 1,000, or holding something other than an object, or an unknown refresh. Each distinct NIF is looked up or computed once: a NIF met again is answered from its first valid item (duplicate_of; cache: cached), with force_refresh too. A batch weighs one request per item against the key\u2019s per-minute rate limit and the tenant\u2019s daily quota: if what is left cannot hold it, 429 rate_limited or daily_quota_exceeded with Retry-After, nothing scored or billed (the call itself counts one request, as any refused call does). New results are stored in one transaction; one usage line (meter score) per item answered 200, one bureau lookup per computation. Safe to retry with an Idempotency-Key (a replay weighs one request). An outage of a data source fails the whole call (503), nothing billed.',
+            'Each item is scored exactly as POST /v1/score would (the 24 h cache with cached_ok, fixtures in the sandbox), and answered in request order with its status: 200 and the result, or the status POST /v1/score would have given it and its error body (§2.8: code, message, status, requestId, docsUrl, and fields with paths in this request, e.g. items.3.nif). Every problem inside an item is that item\u2019s 422 (validation_failed; invalid_nif for a check digit alone), the other items are scored; the whole call is 422 only for the envelope: items missing, not an array, empty, over 1,000, or holding something other than an object, or an unknown refresh. Each distinct NIF is looked up or computed once: a NIF met again is answered from its first valid item (duplicate_of; cache: cached), with force_refresh too. A batch weighs one request per item against the key\u2019s per-minute rate limit and the tenant\u2019s daily quota: more items than either can ever hold is 422 on items (send smaller batches); if what is left now cannot hold it, 429 rate_limited or daily_quota_exceeded with Retry-After, nothing scored or billed (the call itself counts one request, as any refused call does). A batch answered 503 (a data source down) keeps what it was charged, as any answered call counts. New results are stored in one transaction; one usage line (meter score) per item answered 200, one bureau lookup per computation. Safe to retry with an Idempotency-Key (a replay weighs one request). An outage of a data source fails the whole call (503), nothing billed.',
           tag: 'score',
           security: 'BearerAuth',
           operationId: 'scoreBatch',

@@ -84,7 +84,7 @@ export const ScoreBatchResponse = t.Object({
   data: t.Array(
     t.Object({
       index: Int({ description: 'The item\u2019s position in the request' }),
-      nif: t.String({ description: 'The item\u2019s nif as sent when it is a string (cut to 64 characters), else ""' }),
+      nif: t.String({ description: 'The item\u2019s nif as sent when it is a string (one longer than 64 characters cut to its first 64 and \u2026), else ""' }),
       status: Int({ description: '200, or the status POST /v1/score would have answered for this item' }),
       duplicate_of: t.Optional(Int({ description: 'The index of the first valid item with the same NIF, when this one is not it: this item is answered from that item\u2019s result or error (computed once; cache: cached)' })),
       result: t.Union([ScoreResponse, t.Null()]),

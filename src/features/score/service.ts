@@ -75,7 +75,7 @@ export class ScoreService {
    * usage line per item answered 200, one bureau lookup per computation. An outage fails the call.
    */
   async scoreBatch(caller: ScoreCaller, items: JudgedBatchItem[], refresh: 'cached_ok' | 'force_refresh', lang: Lang, docsBase: string) {
-    this.checkLiveTier(caller); // the whole call, whatever its items (as POST /v1/score with a valid body)
+    this.assertLiveTier(caller); // the whole call, whatever its items (as POST /v1/score with a valid body)
     type Item = { index: number; nif: string; status: number; duplicate_of?: number; result: ScoreResponseBody | null; error: ReturnType<typeof errorBody> | null };
     type Outcome = { row: ScoreRow } | { evaluated: Evaluated } | { error: ApiError };
     // each distinct NIF once, at its first valid item; the others are answered from it
@@ -178,11 +178,11 @@ export class ScoreService {
   /** The checks every scoring answer starts with: a valid NIF, and a live tier when the key is live. */
   checkScorable(caller: Pick<ScoreCaller, 'env'>, nif: string) {
     if (!isValidNif(nif)) throw nifCheckFails('nif');
-    this.checkLiveTier(caller);
+    this.assertLiveTier(caller);
   }
 
   /** 503 for a live key while the live tier is not configured */
-  private checkLiveTier(caller: Pick<ScoreCaller, 'env'>) {
+  assertLiveTier(caller: Pick<ScoreCaller, 'env'>) {
     if (caller.env === 'live' && !this.liveAdapters)
       throw new ApiError('live_tier_not_available', 'Live scoring is not available yet for this deployment. Test against the sandbox (sk_test_ keys) meanwhile.', {
         body: { roadmap_url: this.roadmapUrl },
