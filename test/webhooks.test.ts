@@ -377,6 +377,8 @@ describe('signed delivery (Standard Webhooks)', () => {
     const news = answers.map((a) => a.body.signing_secret_prefix);
     expect(replaced).toContain(c.body.signing_secret_prefix);
     expect(news.filter((n) => !replaced.includes(n)).length).toBe(1);
+    // each answer's prefix is its own secret's (it had been read after the rotation: another's could show)
+    for (const a of answers) expect(a.body.signing_secret_prefix).toBe(a.body.signing_secret.slice(0, 12));
   });
 
   test('the audit log says what a change of endpoint changed: its url and events, from and to; creation and deletion name them', async () => {

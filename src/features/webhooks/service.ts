@@ -416,14 +416,16 @@ export class WebhookService {
       const now = this.now();
       const previousExpires = new Date(now.getTime() + PREVIOUS_SECRET_TTL_MS);
       const ended = ep.previousSecretEnc && ep.previousSecretExpiresAt && ep.previousSecretExpiresAt > now ? this.box.open(ep.previousSecretEnc).slice(0, SECRET_PREFIX_LENGTH) : null;
-      await tx
+      const [row] = await tx
         .update(w)
         .set({ secretEnc: this.box.seal(secret), secretPrefix: secret.slice(0, SECRET_PREFIX_LENGTH), previousSecretEnc: ep.secretEnc, previousSecretExpiresAt: previousExpires })
-        .where(eq(w.id, id));
+        .where(eq(w.id, id))
+        .returning();
       await audit(tx, 'webhook.secret_rotated', id, { signing_secret_prefix: secret.slice(0, SECRET_PREFIX_LENGTH), previous_secret_prefix: ep.secretPrefix, previous_secret_expires_at: previousExpires.toISOString(), ended_secret_prefix: ended });
-      return { previous: ep.secretPrefix, previousExpires, ended };
+      return { row: row!, previous: ep.secretPrefix, previousExpires, ended };
     });
-    return { ...endpointView(await this.get(scope, id)), signing_secret: secret, previous_secret_prefix: done.previous, previous_secret_expires_at: done.previousExpires.toISOString(), ended_secret_prefix: done.ended };
+    // the endpoint as this rotation left it (read again after it, another rotation's secret could show)
+    return { ...endpointView(done.row), signing_secret: secret, previous_secret_prefix: done.previous, previous_secret_expires_at: done.previousExpires.toISOString(), ended_secret_prefix: done.ended };
   }
 
   /** webhook.test: an event delivered to this endpoint only. */
