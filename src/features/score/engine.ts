@@ -271,6 +271,8 @@ const LO = SPEC('lo');
 const HI = SPEC('hi');
 const REF = SPEC('ref');
 const N_FEATURES = FEATURE_NAMES.length;
+const RAW = new Float64Array(N_FEATURES);
+const CONTRIB = new Float64Array(N_FEATURES);
 const GROUP_MEMBERS: readonly (readonly FeatureName[])[] = COMPONENT_NAMES.map((g) =>
   FEATURE_NAMES.filter((name) => FEATURES[name].group === g),
 );
@@ -478,7 +480,9 @@ export function scoreCompany(profile: CompanyProfile, lang: Lang): ScoreResult {
   const ev = profile.events;
 
   // (the blocks write into one object: spreading one object per block was ~10 % of an evaluation)
-  const raw: Values = new Float64Array(N_FEATURES).fill(NaN);
+  // scratch arrays of the module, reused: an evaluation runs to its end without yielding, and
+  // nothing of them leaves it (allocating two typed arrays a call cost more than filling them)
+  const raw: Values = RAW.fill(NaN);
   raw[I.log_age] = Math.log1p(clamp(num(profile.age_years), 0, 50));
   if (fin) financialFeatures(fin, raw);
   if (pay) paymentFeatures(pay, raw);
@@ -487,7 +491,7 @@ export function scoreCompany(profile: CompanyProfile, lang: Lang): ScoreResult {
   if (ev) eventFeatures(ev, raw);
 
   // Contributions (absent features sit at their reference value: contribution 0).
-  const c = new Float64Array(N_FEATURES);
+  const c = CONTRIB;
   for (let i = 0; i < N_FEATURES; i++) {
     const v = raw[i]!;
     c[i] = v !== v ? 0 : BETA[i]! * (clamp(v, LO[i]!, HI[i]!) - REF[i]!);
