@@ -225,3 +225,31 @@ describe('POST /v1/aml/screen: the floors and the Slavic common words', () => {
     expect((await screenReq({ name: 'Fais', type: 'person', birth_date: '1999' })).body.status).toBe('clear');
   });
 });
+
+describe('4. the listed name within a longer query, and a match only when corroborated (outside-in review, 2026-11-28)', () => {
+  test('every word of a listed name plus one (a middle name, "bin", a surname the list leaves out), a wrong birth date: reviewed at 0.85, said so', () => {
+    for (const [name, id] of [['Muhammad Yassin Syawal', 'QDi.123'], ['Eric Mutombo Badege', 'CDi.001'], ['Eric Badege Junior', 'CDi.001'], ['Shamsuddin Ahmad', 'TAi.103']] as const) {
+      const m = of(index, name, id, { birth_date: '1999-01-01', type: 'person' });
+      expect({ name, score: m.score, status: m.status }).toEqual({ name, score: 0.85, status: 'potential_match' });
+      expect(m.summary).toContain('the name within a longer one: reviewed, whatever attributes disagree');
+    }
+    // a name of common words only within a longer query is not the listed person (nor a common one-word name)
+    expect(of(index, 'Ali Mohammed Pereira', 'CFi.010', { birth_date: '1999-01-01' }).score).toBeNull();
+    expect(of(index, 'Hassan Pereira', 'IQi.061', { birth_date: '1999-01-01' }).score).toBeNull();
+    // two words more is another person's name holding it: left to the score
+    expect(of(index, 'Eric Mutombo Badege Kalala', 'CDi.001', { birth_date: '1999-01-01' }).score).toBeNull();
+  });
+
+  test('a name spelt otherwise than the list writes it is a potential match at most unless a birth date or country agrees; the very name, or one without an initial, stays a match', () => {
+    const kim = of(index, 'Kim Yong Il', 'KPi.067');
+    expect(kim).toMatchObject({ score: 0.96, status: 'potential_match' });
+    expect(kim.summary).toContain('spelt otherwise, nothing else agreeing: a potential match at most');
+    expect(of(index, 'Bambang Sukirmo', 'QDi.349')).toMatchObject({ score: 0.96, status: 'potential_match' });
+    // corroborated: a match
+    expect(of(index, 'Kim Yong Il', 'KPi.067', { country: 'KP' }).status).toBe('match');
+    // the very name: a match alone, as before
+    expect(of(index, 'Ahmed Ghailani', 'QDi.028')).toMatchObject({ score: 1, status: 'match' });
+    // a score under the match line is left as it was (not lowered to the cap)
+    expect(of(index, 'Saddam Hussein Tikriti', 'IQi.001').score).toBe(0.964);
+  });
+});

@@ -563,7 +563,16 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     // common ("Hidaytaullah"): kept for review below whatever its name score (a letter replaced in
     // seven letters scores 0.84 as a one-word name)
     const oneWordNear = oneWord && qt.length === 1 && !exact && sim.pairs.length === 1 && n.spelled[0]!.length >= ONE_WORD_NEAR_LETTERS && !n.common.has(n.spelled[0]!) && !index.common.has(qs[0]!) && !COMMON_NAME_WORDS.has(qt[0]!) && isNearPair(qs[0]!, n.spelled[0]!, 0, qt[0]!, n.tokens[0]!);
-    if (nameScore < q.min_score - 0.1 && !oneWordNear) continue; // attributes can add at most 0.05
+    // identical: the same words, in any order ("Chol Song Jang" is "JANG SONG CHOL")
+    const identical = exact || (sim.exactTokens === qt.length && qt.length === n.tokens.length);
+    // the list's name whole within the query, one word more ("Muhammad Yassin Syawal" for YASSIN
+    // SYAWAL, "Eric Mutombo Badege", "Shamsuddin Ahmad" for SHAMSUDDIN): a middle name, a "bin" or
+    // a surname the list leaves out is how an onboarding form writes the listed person. Every word of
+    // the name identical, not all of them words many people share (nor a one-word name's)
+    const nameWithin =
+      !identical && qt.length === n.tokens.length + 1 && sim.exactTokens === n.tokens.length && sim.pairs.length === n.tokens.length &&
+      (oneWord ? n.spelled[0]!.length >= ONE_WORD_FLOOR_LETTERS && !n.shared.has(n.spelled[0]!) && !n.common.has(n.spelled[0]!) : !n.spelled.every((t) => n.common.has(t)));
+    if (nameScore < q.min_score - 0.1 && !oneWordNear && !nameWithin) continue; // attributes can add at most 0.05
     const birth = entry.entry_type === 'person' ? birthAgreement(entry.births, q.birth_date) : 'unknown';
     const country: Agreement = !q.country || !entry.countries.length ? 'unknown' : entry.countries.includes(q.country) ? 'agrees' : 'disagrees';
     const type: Agreement = q.type === 'any' ? 'unknown' : q.type === entry.entry_type ? 'agrees' : 'disagrees';
@@ -582,8 +591,6 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     // that disagrees: lists' dates are often wrong, and listed people travel on other papers. Every
     // token of the name given, so even a name of common words ("Tariq Aziz", "Mohamed Omar Mohamed"):
     // the common-word caps are for a query holding only some of a name's words
-    // identical: the same words, in any order ("Chol Song Jang" is "JANG SONG CHOL")
-    const identical = exact || (sim.exactTokens === qt.length && qt.length === n.tokens.length);
     // near-identical: as many tokens, all paired, one at least identical, and the others each at
     // Jaro–Winkler ≥ 0.9 — or one only, one edit apart, as compared or as written ("Erik Badege",
     // "Jang Song Chul", "Abdul Bari Akuhnd"; not "Jang Sang Chul")
@@ -598,8 +605,16 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     // words. A birth year alone (±1) does not do it: "Ahmed Mohamed" born in 1970 would be every
     // listed AHMED … MOHAMED born 1969–1971
     const givenWithBirth = entry.entry_type === 'person' && bornSameDay(entry.births, q.birth_date) && qt.length >= 2 && sim.exactTokens === qt.length && sim.pairs.length === qt.length;
-    const keptForReview = !weakAlias && score < IDENTICAL_NAME_MIN && (oneWordNear || givenWithBirth || ((identical || nearIdentical) && (n.tokens.length >= 2 || oneWordKept) && nameScore >= IDENTICAL_NAME_MIN));
+    const keptForReview = !weakAlias && score < IDENTICAL_NAME_MIN && (oneWordNear || givenWithBirth || nameWithin || ((identical || nearIdentical) && (n.tokens.length >= 2 || oneWordKept) && nameScore >= IDENTICAL_NAME_MIN));
     if (keptForReview) score = IDENTICAL_NAME_MIN;
+    // a `match` says the listed person is meant: a name spelt otherwise than the list writes it (a
+    // letter off, or words left out or added) is one only with a birth date or country agreeing;
+    // alone it is a potential match ("Kim Yong Il" for KIM KYONG IL, "Bambang Sukirmo")
+    // (an initial the query leaves out is no other spelling: "Erik Badegov" is ERIK P. BADEGOV)
+    const withoutInitials = sim.exactTokens === qt.length && sim.pairs.length === qt.length && n.tokens.length - qt.length <= n.tokens.filter((t) => t.length === 1).length;
+    const uncorroborated = !identical && !withoutInitials && birth !== 'agrees' && country !== 'agrees';
+    const capped = uncorroborated && score >= MATCH_SCORE;
+    if (capped) score = MATCH_SCORE - 0.01;
     score = round3(Math.max(0, Math.min(1, score)));
     if (score < q.min_score) continue;
     const previous = best.get(n.entry);
@@ -613,7 +628,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       match_type: matchType,
       exactTokens: sim.exactTokens,
       explanation: {
-        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${(similarOnly || looseSimilar) && !contained ? ` (${looseSimilar ? 'loosely ' : ''}similar tokens only, none identical)` : ''}${partialCommon && sim.exactTokens ? ' (common words only of a longer name)' : ''}${similarCommon ? ' (common words only, none identical)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${keptForReview ? (givenWithBirth && !identical && !nearIdentical && !oneWordNear ? ' (words of the name, born the same day: reviewed)' : ` (${nearIdentical || oneWordNear ? 'a near spelling of the name' : 'the same name'}: reviewed, whatever attributes disagree)`) : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
+        summary: `${exact ? 'same name' : `${sim.pairs.length} of ${qt.length} tokens paired`} with the list's ${n.kind === 'primary' ? 'name' : n.kind === 'alias' ? `${weakAlias ? `${n.quality} ` : ''}alias` : 'original-script name'} "${n.name}"${oneWord ? ' (one word)' : ''}${contained ? ' (found whole within a longer name)' : ''}${foundWhole ? ' (every query token within a longer name)' : ''}${(similarOnly || looseSimilar) && !contained ? ` (${looseSimilar ? 'loosely ' : ''}similar tokens only, none identical)` : ''}${partialCommon && sim.exactTokens ? ' (common words only of a longer name)' : ''}${similarCommon ? ' (common words only, none identical)' : ''}${commonOnly && nameScore > COMMON_NAME_CAP ? ' (common names only, nothing else agreeing)' : ''}${keptForReview ? (givenWithBirth && !identical && !nearIdentical && !oneWordNear && !nameWithin ? ' (words of the name, born the same day: reviewed)' : ` (${nearIdentical || oneWordNear ? 'a near spelling of the name' : nameWithin ? 'the name within a longer one' : 'the same name'}: reviewed, whatever attributes disagree)`) : ''}${capped ? ' (spelt otherwise, nothing else agreeing: a potential match at most)' : ''}${agreed.length ? `; ${agreed.join(', ')}` : ''}`,
         tokens: sim.pairs,
         unmatched_tokens: sim.unmatched,
         name_score: round3(nameScore),
