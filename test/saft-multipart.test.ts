@@ -73,6 +73,30 @@ describe('multipart: parts after the file part', () => {
     ]);
   });
 
+  test('an option in the query (or X-Public-Key) and in a form field with other values: 422 naming both; the same value in both is read', async () => {
+    const before = await runs();
+    const sendWith = async (query: string, parts: [string, string | Blob, string?][], headers: Record<string, string> = {}) => {
+      const m = await multipart(parts);
+      return h.json('POST', `/v1/saft/parse${query}`, { key, rawBody: m.bytes as never, headers: { 'content-type': m.contentType, ...headers } });
+    };
+    const imp = await sendWith('?import=true', [['import', 'false'], ['file', xmlPart(), 'demo.xml']]);
+    expect(expectError(imp, 422, 'validation_failed').fields).toEqual([
+      { path: 'query.import', message: 'differs from the form field import: give it once' },
+      { path: 'import', message: 'differs from query.import: give it once' },
+    ]);
+    const ref = await sendWith('?customer_reference=q4', [['import', 'true'], ['customer_reference', 'c4'], ['file', xmlPart(), 'demo.xml']]);
+    expect(expectError(ref, 422, 'validation_failed').fields.map((f: { path: string }) => f.path)).toEqual(['query.customer_reference', 'customer_reference']);
+    const pem = await Bun.file(join(ROOT, 'fixtures/saft/saft_demo_public_key.pem')).text();
+    const keyTwice = await sendWith('', [['public_key', pem], ['file', xmlPart(), 'demo.xml']], { 'x-public-key': 'MIIB-another' });
+    expect(expectError(keyTwice, 422, 'validation_failed').fields.map((f: { path: string }) => f.path)).toEqual(['header.X-Public-Key', 'public_key']);
+    for (const r of ['q4', 'c4']) expect((await h.json('GET', `/v1/erp/saft/invoices?customer_reference=${r}`, { key })).body.data).toEqual([]);
+    expect(await runs()).toBe(before);
+    // the same value in both: no conflict
+    const same = await sendWith('?import=true&customer_reference=same', [['import', 'true'], ['customer_reference', 'same'], ['file', xmlPart(), 'demo.xml']]);
+    expect(same.status).toBe(200);
+    expect(same.body.import).toMatchObject({ imported: true, customer_reference: 'same' });
+  });
+
   test('a file part of another name before the file is an unknown field: 422 on its name', async () => {
     const r = await send(await multipart([['attachment', new Blob(['x'], { type: 'text/plain' }), 'x.txt'], ['file', xmlPart(), 'demo.xml']]));
     expect(expectError(r, 422, 'validation_failed').fields).toEqual([{ path: 'attachment', message: expect.stringContaining('unknown file part') }]);

@@ -61,6 +61,9 @@ describe("a line's tax against the file's TaxTable", () => {
       { code: 'tax_unknown', severity: 'error', message: expect.stringContaining('Invoice 1T 1/1: Line 1 Tax IVA PT-AC NOR has no TaxTableEntry in MasterFiles/TaxTable'), path: 'Invoice 1T 1/1/Line 1/Tax', line: expect.any(Number) },
     ]);
     expect(r.body.import).toMatchObject({ imported: false, invoices: 0 });
+    // its line is the file's line of the Tax's TaxType (an accountant lands on the Tax, not on </Line>)
+    const lines = new TextDecoder().decode(variant(azores)).split('\n');
+    expect(lines[errorsOf(r.body)[0]!.line! - 1]).toContain('<TaxType>IVA</TaxType>');
     expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=tax-unknown', { key })).body.data).toEqual([]);
     // a TaxCode the table does not have (IVA PT INT), in another section too (a working document's line)
     const intermediate = (xml: string) => xml.replace(/(<DocumentNumber>CGF C1\/1<\/DocumentNumber>[\s\S]*?<TaxCode>)\w+(<\/TaxCode>)/, '$1INT$2');
@@ -77,6 +80,7 @@ describe("a line's tax against the file's TaxTable", () => {
     expect(errorsOf(r.body)).toEqual([
       { code: 'tax_table_rate', severity: 'error', message: expect.stringContaining("Line 1 TaxPercentage 23 differs from its TaxTableEntry's (IVA PT NOR: 16 % or 20 %)"), path: 'Invoice 1T 1/1/Line 1/Tax/TaxPercentage', line: expect.any(Number) },
     ]);
+    expect(new TextDecoder().decode(variant(at23)).split('\n')[errorsOf(r.body)[0]!.line! - 1]).toContain('<TaxPercentage>23</TaxPercentage>');
     // the same rate written otherwise is the same rate; given its entry, the file is valid again
     expect((await post(variant(inInvoice('1T 1/1', (x) => x.replace('<TaxPercentage>20</TaxPercentage>', '<TaxPercentage>20.00</TaxPercentage>'))))).body.valid).toBe(true);
     const entry23 = (xml: string) => xml.replace('</TaxTable>', '<TaxTableEntry><TaxType>IVA</TaxType><TaxCountryRegion>PT</TaxCountryRegion><TaxCode>NOR</TaxCode><Description>Normal</Description><TaxPercentage>23</TaxPercentage></TaxTableEntry></TaxTable>');

@@ -719,6 +719,20 @@ export function saftRoutes(ctx: AppContext) {
           throw new ApiError('unsupported_media_type', 'Send the SAF-T file itself as the body, with Content-Type: application/xml (gzip with Content-Encoding: gzip).');
         const b = body as StreamBody;
         const form = formOptions(b.fields ?? {});
+        // an option given both as a form field and in the query (or the key's header) with other
+        // values is refused, naming both: neither is the one the client surely meant
+        const twice = (
+          [
+            ['import', query.import, form.import, 'query.import'],
+            ['customer_reference', query.customer_reference, form.customer_reference, 'query.customer_reference'],
+            ['public_key', headers['x-public-key'], form.public_key, 'header.X-Public-Key'],
+          ] as const
+        ).filter(([, other, field]) => other !== undefined && field !== undefined && other !== field);
+        if (twice.length)
+          throw validationError(twice.flatMap(([name, , , otherPath]) => [
+            { path: otherPath, message: `differs from the form field ${name}: give it once` },
+            { path: name, message: `differs from ${otherPath}: give it once` },
+          ]));
         const key = form.public_key !== undefined ? publicKeyFrom(form.public_key, 'public_key') : publicKeyFrom(headers['x-public-key']);
         if (b.contentEncoding && b.contentEncoding.toLowerCase() !== 'gzip') throw new ApiError('unsupported_media_type', `Content-Encoding ${b.contentEncoding} is not supported (gzip is).`);
         const importAs = (query.import ?? form.import) ? (query.customer_reference ?? form.customer_reference ?? 'saft') : null;

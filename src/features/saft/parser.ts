@@ -96,8 +96,11 @@ interface LineState {
   quantity: number | null;
   hasTax: boolean;
   exempt: boolean;
+  /** where its Tax's TaxType and TaxPercentage are (the file's lines): a check of them points there, not at </Line> */
+  taxLine: number;
+  pctLine: number;
 }
-const EMPTY_LINE: Readonly<LineState> = { number: '', credit: null, debit: null, pct: null, taxAmount: null, region: null, taxType: null, taxCode: null, taxBase: null, quantity: null, hasTax: false, exempt: false };
+const EMPTY_LINE: Readonly<LineState> = { number: '', credit: null, debit: null, pct: null, taxAmount: null, region: null, taxType: null, taxCode: null, taxBase: null, quantity: null, hasTax: false, exempt: false, taxLine: 0, pctLine: 0 };
 const newLine = (): LineState => ({ ...EMPTY_LINE });
 
 interface Doc {
@@ -322,7 +325,7 @@ export async function parseSaft(
   /** the TaxTableEntry being read */
   let taxEntry: { type: string; region: string; code: string; pct: string | null; amount: boolean } | null = null;
   /** lines' taxes read before the TaxTable, by tax: where (up to maxChecks of them in all) and how many lines */
-  const pendingTaxes = new Map<string, { type: string | null; region: string | null; code: string | null; pct: number | null; at: { path: string; line: number }[]; lines: number }>();
+  const pendingTaxes = new Map<string, { type: string | null; region: string | null; code: string | null; pct: number | null; at: { path: string; line: number; pctLine: number }[]; lines: number }>();
   let pendingTaxesKept = 0;
   /** lines whose tax could not be kept to judge (more than MAX_PENDING_TAXES distinct taxes before the TaxTable) */
   let taxesUnjudged = 0;
@@ -351,6 +354,7 @@ export async function parseSaft(
       ln.credit = ln.debit = ln.taxBase = ln.quantity = null;
       ln.pct = ln.taxAmount = ln.region = ln.taxType = ln.taxCode = null;
       ln.hasTax = ln.exempt = false;
+      ln.taxLine = ln.pctLine = 0;
     }
   });
   const addText = (t: string) => {
@@ -451,10 +455,10 @@ export async function parseSaft(
         else if (name === 'TaxBase' && DECIMAL.test(value)) ln.taxBase = Number(value);
       } else if (parent === 'Tax' && depth === 7 && stack[4] === 'Line') {
         const ln = doc.ln;
-        if (name === 'TaxPercentage') ln.pct = value;
+        if (name === 'TaxPercentage') (ln.pct = value), (ln.pctLine = parser.line);
         else if (name === 'TaxAmount') ln.taxAmount = value;
         else if (name === 'TaxCountryRegion') ln.region = value;
-        else if (name === 'TaxType') ln.taxType = value;
+        else if (name === 'TaxType') (ln.taxType = value), (ln.taxLine = parser.line);
         else if (name === 'TaxCode') ln.taxCode = value;
       }
       if (name === 'Line' && depth === 5) doc.lines++, lineDone(doc);
@@ -644,7 +648,9 @@ export async function parseSaft(
   }
 
   /** a line's tax read before the TaxTable (MasterFiles come first in a valid file): kept, bounded, and judged at the end */
-  function deferTax(type: string | null, region: string | null, code: string | null, pct: number | null, lineWhere: string) {
+  /** the file line a tax check points at: its TaxType's (the Tax), or its TaxPercentage's for a rate; </Line>'s if the line has neither */
+  const taxCheckLine = (fault: 'unknown' | 'rate', ln: LineState) => (fault === 'rate' ? ln.pctLine : ln.taxLine) || parser.line;
+  function deferTax(type: string | null, region: string | null, code: string | null, pct: number | null, lineWhere: string, ln: LineState) {
     const k = `${type}\u0000${region}\u0000${code}\u0000${pct}`;
     let p = pendingTaxes.get(k);
     if (!p) {
@@ -652,7 +658,7 @@ export async function parseSaft(
       pendingTaxes.set(own(k), (p = { type: type === null ? null : own(type), region: region === null ? null : own(region), code: code === null ? null : own(code), pct, at: [], lines: 0 }));
     }
     p.lines++;
-    if (pendingTaxesKept < maxChecks) p.at.push({ path: own(lineWhere), line: parser.line }), pendingTaxesKept++;
+    if (pendingTaxesKept < maxChecks) p.at.push({ path: own(lineWhere), line: ln.taxLine || parser.line, pctLine: ln.pctLine || parser.line }), pendingTaxesKept++;
   }
 
   /** a line's TaxExemptionCode: the XSD's pattern (an error), the AT's table (a warning, once per code) */
@@ -698,9 +704,9 @@ export async function parseSaft(
     if (taxTableRead) {
       if (taxTableKeys <= MAX_TAX_TABLE_KEYS) {
         const fault = taxFault(ln.taxType, ln.region, ln.taxCode, pct);
-        if (fault) reportTax(fault, ln.taxType, ln.region, ln.taxCode, pct, `${where()}/Line ${ln.number}`, parser.line);
+        if (fault) reportTax(fault, ln.taxType, ln.region, ln.taxCode, pct, `${where()}/Line ${ln.number}`, taxCheckLine(fault, ln));
       }
-    } else deferTax(ln.taxType, ln.region, ln.taxCode, pct, `${where()}/Line ${ln.number}`);
+    } else deferTax(ln.taxType, ln.region, ln.taxCode, pct, `${where()}/Line ${ln.number}`, ln);
     // the XSD's assert: a line without tax (0 %, or a TaxAmount of 0) says why (TaxExemptionReason and TaxExemptionCode)
     if ((ln.pct !== null ? pct === 0 : tax === 0) && !ln.exempt)
       add('error', 'tax_exemption_missing', `${where()}: Line ${ln.number} has no tax (${ln.pct !== null ? `TaxPercentage ${ln.pct}` : `TaxAmount ${ln.taxAmount}`}) and no TaxExemptionReason / TaxExemptionCode`, where());
@@ -731,7 +737,7 @@ export async function parseSaft(
       for (const p of pendingTaxes.values()) {
         const fault = taxFault(p.type, p.region, p.code, p.pct);
         if (!fault) continue;
-        p.at.forEach((at, i) => reportTax(fault, p.type, p.region, p.code, p.pct, at.path, at.line, i === p.at.length - 1 ? p.lines - p.at.length : 0));
+        p.at.forEach((at, i) => reportTax(fault, p.type, p.region, p.code, p.pct, at.path, fault === 'rate' ? at.pctLine : at.line, i === p.at.length - 1 ? p.lines - p.at.length : 0));
         if (!p.at.length) add('error', fault === 'unknown' ? 'tax_unknown' : 'tax_table_rate', `${p.lines} lines with Tax ${taxName(p.type, p.region, p.code)}${p.pct === null ? '' : ` ${p.pct} %`} are not in MasterFiles/TaxTable (not listed)`, 'MasterFiles/TaxTable', null);
       }
     if (taxesUnjudged) add('warning', 'tax_table_unchecked', `${taxesUnjudged} lines read before MasterFiles/TaxTable were not checked against it (more than ${MAX_PENDING_TAXES} distinct taxes)`, 'MasterFiles/TaxTable', null);
