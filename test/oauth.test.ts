@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import * as oauth from 'oauth4webapi';
-import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import { eq } from 'drizzle-orm';
 import { dispatch } from '../src/app';
 import { PUBLISH_AHEAD_MS } from '../src/features/oauth/tokens';
@@ -143,6 +143,13 @@ describe('the token endpoint, as an OAuth library uses it', () => {
     }
     // Basic credentials with anything after them that is not base64: malformed, not read as the first part
     expectError(await tokenRequest('grant_type=client_credentials', { authorization: `${basic(c.client_id, c.client_secret)} junk` }), 401, 'invalid_client');
+    // what the description quotes keeps to RFC 6749 §5.2's characters (a NUL, a quote, a backslash, an é: "?")
+    const quoted = expectError(await tokenRequest('grant_type=client_credentials&scope=score%00%22%5C%C3%A9', auth), 400, 'invalid_scope');
+    expect(quoted.error_description).toBe('Unknown scope(s): score????.');
+    expect(quoted.error_description).toMatch(/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/);
+    // Basic credentials sent to an API route: told where they belong
+    const basicOnApi = expectError(await h.json('GET', '/v1/admin/keys', { headers: { authorization: basic(c.client_id, c.client_secret) } }), 401, 'missing_api_key');
+    expect(basicOnApi.message).toContain('Basic credentials are for the OAuth token endpoint');
     // the server metadata claims no response type (there is no authorization endpoint)
     const meta = (await h.json('GET', '/.well-known/oauth-authorization-server')).body;
     expect(meta.response_types_supported).toEqual([]);
@@ -406,6 +413,12 @@ describe('the signing keys on a new service', () => {
       const next = await issue();
       expect(next).not.toBe(jwks.body.keys[0].kid);
       expect(published).toContain(next);
+      // a token of a key this service does not know, its exp passed: "expired" only if it names this issuer
+      const { privateKey } = await generateKeyPair('ES256');
+      const forged = (iss: string) =>
+        new SignJWT({ scope: 'score', tid: t.tenant_id, env: 'sandbox' }).setProtectedHeader({ alg: 'ES256', kid: 'k_00000000000000000000', typ: 'at+jwt' }).setIssuer(iss).setAudience(iss).setSubject(created.body.client_id).setIssuedAt(1).setExpirationTime(2).sign(privateKey);
+      expectError(await app.json('POST', '/v1/score', { key: await forged(app.ctx.oauth!.issuer), body: { nif: '599000015' } }), 401, 'access_token_expired');
+      expectError(await app.json('POST', '/v1/score', { key: await forged('https://another.example'), body: { nif: '599000015' } }), 401, 'invalid_api_key');
     } finally {
       await app.close();
     }

@@ -77,6 +77,19 @@ for (const limiter of ['in-process', 'redis'] as const) {
       else expect(h.ctx.limiter.decisions.redis).toBe(0);
     });
 
+    test('a client that waits the 429\'s Retry-After and sends the same batch again gets it through (the retry\'s admission unit counted)', async () => {
+      const t = await h.tenant({ rateLimitPerMinute: 10 });
+      expect((await batch(t.api_key, { items: itemsOf(2) })).status).toBe(200); // 8 left
+      const refused = await batch(t.api_key, { items: itemsOf(10) }); // its admission: 7 left, 9 more asked
+      expectError(refused, 429, 'rate_limited');
+      const wait = Number(refused.headers.get('retry-after'));
+      expect(wait).toBeGreaterThanOrEqual(1);
+      h.clock.advance(wait * 1000);
+      const again = await batch(t.api_key, { items: itemsOf(10) });
+      expect(again.status).toBe(200);
+      expect(again.body.summary.succeeded).toBe(10);
+    });
+
     test('daily quota: N items count N; a batch the day cannot hold is 429 daily_quota_exceeded with Retry-After to UTC midnight, nothing scored or billed', async () => {
       const t = await h.tenant({ dailyQuota: 10 });
       const ok = await batch(t.api_key, { items: itemsOf(6) });

@@ -223,7 +223,9 @@ export function verifyKey(ctx: AppContext, authorization: string | null | undefi
     // (two Authorization headers arrive joined by a comma: a key was sent, more than one)
     return /^Bearer\s+\S+\s*,\s*Bearer\s/i.test(authorization ?? '')
       ? new ApiError('invalid_api_key', 'Send one Authorization header: this request carries several.')
-      : new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_test_…".');
+      : /^basic\s/i.test(authorization ?? '')
+        ? new ApiError('missing_api_key', 'Basic credentials are for the OAuth token endpoint (POST /v1/oauth/token): send your API key or an access token as "Authorization: Bearer …".')
+        : new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_test_…".');
   if (!KEY_FORMAT.test(token)) {
     // an OAuth access token (client credentials): the client's principal, with the token's scopes
     if (ctx.oauth && JWT_SHAPE.test(token)) return ctx.oauth.verify(token).then((v) => (v instanceof ApiError ? v : usableKey({ ...v }, v.key.keyHash, now)));

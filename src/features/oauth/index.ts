@@ -18,12 +18,18 @@ export { OAuthTokens } from './tokens';
 type ServerLike = Parameters<typeof limitAnonymous>[2];
 type OAuthError = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope';
 
-/** RFC 6749 §5.2 `error` and `error_description`, in the §2.8 body. invalid_client is 401 with a Basic challenge. */
-const oauthError = (error: OAuthError, description: string) =>
-  new ApiError(error satisfies ErrorCode, description, {
+/**
+ * RFC 6749 §5.2 `error` and `error_description`, in the §2.8 body. invalid_client is 401 with a
+ * Basic challenge. The description may quote what was sent (a scope): it keeps to the characters
+ * §5.2 allows (printable ASCII but " and \), anything else shown as "?".
+ */
+const oauthError = (error: OAuthError, text: string) => {
+  const description = text.replaceAll('\u2019', "'").replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?');
+  return new ApiError(error satisfies ErrorCode, description, {
     body: { error, error_description: description },
     headers: { 'cache-control': 'no-store', pragma: 'no-cache', ...(error === 'invalid_client' ? { 'www-authenticate': 'Basic realm="oauth", charset="UTF-8"' } : {}) },
   });
+};
 
 /** a 429 at the token endpoint, with the RFC 6749 members beside the §2.8 ones (OAuth libraries read `error`) */
 const oauthRateLimited = (err: ApiError) =>

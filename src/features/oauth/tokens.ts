@@ -187,8 +187,8 @@ export class OAuthTokens {
       if (!key) {
         // a key is withdrawn a token lifetime after it stopped signing: a token of it read past
         // its expiry says so (unverified: either way it is refused, and the client asks again)
-        const { exp } = decodeJwt(token);
-        if (typeof exp === 'number' && exp * 1000 < this.now().getTime() - 5_000) return invalid('expired; request a new one', 'access_token_expired');
+        const { exp, iss } = decodeJwt(token);
+        if (iss === this.issuer && typeof exp === 'number' && exp * 1000 < this.now().getTime() - 5_000) return invalid('expired; request a new one', 'access_token_expired');
         // a first key made by another replica since (later keys are published ahead of signing):
         // read again, at most once a second whatever unknown kids are sent
         if (this.now().getTime() - this.forcedLoadAtMs >= 1_000) {
