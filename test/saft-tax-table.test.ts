@@ -86,6 +86,13 @@ describe("a line's tax against the file's TaxTable", () => {
     const entry23 = (xml: string) => xml.replace('</TaxTable>', '<TaxTableEntry><TaxType>IVA</TaxType><TaxCountryRegion>PT</TaxCountryRegion><TaxCode>NOR</TaxCode><Description>Normal</Description><TaxPercentage>23</TaxPercentage></TaxTableEntry></TaxTable>');
     const withEntry = await post(variant((x) => at23(entry23(x))));
     expect(errorsOf(withEntry.body)).toEqual([]);
+    // an entry with a fixed TaxAmount beside its rate is named in the message too (IS PT 23.1: 0.5 % or 1.00)
+    const stamp = (xml: string) => {
+      const docs = xml.indexOf('</MasterFiles>');
+      return xml.slice(0, docs) + xml.slice(docs).replace(/<TaxCode>1\.1<\/TaxCode>(\s*<TaxPercentage>0\.8<\/TaxPercentage>)/, '<TaxCode>23.1</TaxCode>$1');
+    };
+    const stamped = errorsOf((await post(variant(stamp))).body).filter((c) => c.code === 'tax_table_rate');
+    expect(stamped.map((c) => c.message)).toEqual([expect.stringContaining("TaxPercentage 0.8 differs from its TaxTableEntry's (IS PT 23.1: 0.5 %, or a fixed TaxAmount)")]);
     // a line's fixed TaxAmount is the line's own tax: its entry is looked for, not its amount
     const fixed = await post(variant(inInvoice('1T 1/1', (x) => x.replace('<TaxPercentage>20</TaxPercentage>', '<TaxAmount>4.68</TaxAmount>'))));
     expect(errorsOf(fixed.body)).toEqual([]);

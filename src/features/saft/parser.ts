@@ -642,7 +642,8 @@ export async function parseSaft(
       add('error', 'tax_unknown', `${doc}: ${lineName} Tax ${taxName(type, region, code)} has no TaxTableEntry in MasterFiles/TaxTable (TaxType, TaxCountryRegion, TaxCode)${also}`, `${lineWhere}/Tax`, line);
     else {
       const entry = taxTable.get(type ?? '')!.get(region ?? '')!.get(code ?? '')!;
-      const its = entry.pcts.length ? `${entry.pcts.join(' % or ')} %` : 'a TaxAmount, no TaxPercentage';
+      // (an entry with a fixed TaxAmount beside its rates is named too: a line may carry that amount instead)
+      const its = entry.pcts.length ? `${entry.pcts.join(' % or ')} %${entry.amount ? ', or a fixed TaxAmount' : ''}` : 'a TaxAmount, no TaxPercentage';
       add('error', 'tax_table_rate', `${doc}: ${lineName} TaxPercentage ${pct} differs from its TaxTableEntry's (${taxName(type, region, code)}: ${its})${also}`, `${lineWhere}/Tax/TaxPercentage`, line);
     }
   }
