@@ -309,3 +309,15 @@ export const bureauCompany = (name: string) => ({
   },
   payment_behaviour: { dso_days: 50, days_beyond_terms_avg: 3, share_of_receivables_from_top_customer: 0.15 },
 });
+
+/** a multipart/form-data body as a browser or `curl -F` sends it, its parts in the order given: its bytes and its Content-Type */
+export async function multipart(parts: [string, string | Blob, string?][]) {
+  const fd = new FormData();
+  for (const [name, value, filename] of parts) {
+    if (typeof value === 'string') fd.append(name, value);
+    else fd.append(name, value, filename);
+  }
+  const r = new Response(fd);
+  const contentType = r.headers.get('content-type')!; // (read before the body: Bun drops it after)
+  return { bytes: new Uint8Array(await r.arrayBuffer()), contentType };
+}

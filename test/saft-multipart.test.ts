@@ -10,23 +10,12 @@ import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { SaftParseResponse } from '../src/features/saft';
-import { expectError, makeApp, ROOT, type TestApp } from './helpers';
+import { expectError, makeApp, ROOT, type TestApp, multipart } from './helpers';
 setDefaultTimeout(30_000);
 
 const DEMO = join(ROOT, 'fixtures/saft/saft_idemo599999999.xml');
 let demo = new Uint8Array(0);
 
-/** a multipart/form-data body as a browser or `curl -F` sends it, its parts in the order given */
-async function multipart(parts: [string, string | Blob, string?][]) {
-  const fd = new FormData();
-  for (const [name, value, filename] of parts) {
-    if (typeof value === 'string') fd.append(name, value);
-    else fd.append(name, value, filename);
-  }
-  const r = new Response(fd);
-  const contentType = r.headers.get('content-type')!;
-  return { bytes: new Uint8Array(await r.arrayBuffer()), contentType };
-}
 const xmlPart = () => new Blob([demo], { type: 'application/xml' });
 
 describe('multipart: parts after the file part', () => {

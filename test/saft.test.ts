@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parseSaft } from '../src/features/saft/parser';
 import { SaftParseResponse } from '../src/features/saft';
-import { expectError, makeApp, ROOT, type TestApp } from './helpers';
+import { expectError, makeApp, ROOT, type TestApp, multipart } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const DEMO = join(ROOT, 'fixtures/saft/saft_idemo599999999.xml');
@@ -376,17 +376,6 @@ describe('large files: 202 and a run to poll', () => {
   });
 });
 
-/** a multipart/form-data body as a browser or `curl -F` sends it: its bytes and its Content-Type */
-async function multipart(parts: [string, string | Blob, string?][]) {
-  const fd = new FormData();
-  for (const [name, value, filename] of parts) {
-    if (typeof value === 'string') fd.append(name, value);
-    else fd.append(name, value, filename);
-  }
-  const r = new Response(fd);
-  const contentType = r.headers.get('content-type')!; // (read before the body: Bun drops it after)
-  return { bytes: new Uint8Array(await r.arrayBuffer()), contentType };
-}
 
 describe('multipart uploads', () => {
   let h: TestApp;
