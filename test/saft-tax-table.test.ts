@@ -98,7 +98,7 @@ describe("a line's tax against the file's TaxTable", () => {
     expect(errorsOf(fixed.body)).toEqual([]);
   });
 
-  test('a TaxTable after the documents (not the XSD order): the lines are judged at the end, the same', async () => {
+  test('a TaxTable after the documents (not the XSD order: an error of its own): the lines are judged at the end, the same', async () => {
     // the table moved into a MasterFiles after SourceDocuments: nothing of it known while the lines are read
     const late = (xml: string) => {
       const table = taxTable(xml);
@@ -106,12 +106,14 @@ describe("a line's tax against the file's TaxTable", () => {
     };
     const ok = await post(variant(late));
     expect(ok.status).toBe(200);
-    expect(errorsOf(ok.body)).toEqual([]);
+    const order = { code: 'structure_order', severity: 'error', message: "MasterFiles comes after SourceDocuments: the XSD's order is Header, MasterFiles, GeneralLedgerEntries, SourceDocuments", path: 'MasterFiles', line: expect.any(Number) };
+    expect(errorsOf(ok.body)).toEqual([order]);
     expect(ok.body.counts.tax_table_entries).toBe(14);
     const azores = inInvoice('1T 1/1', (x) => x.replace('<TaxCountryRegion>PT</TaxCountryRegion>', '<TaxCountryRegion>PT-AC</TaxCountryRegion>'));
     const bad = await post(variant((x) => late(azores(x))));
     expect(bad.body.valid).toBe(false);
     expect(errorsOf(bad.body)).toEqual([
+      order,
       { code: 'tax_unknown', severity: 'error', message: expect.stringContaining('Invoice 1T 1/1: Line 1 Tax IVA PT-AC NOR has no TaxTableEntry'), path: 'Invoice 1T 1/1/Line 1/Tax', line: expect.any(Number) },
     ]);
     // the line is the invoice line's, as when the table comes first
@@ -121,25 +123,28 @@ describe("a line's tax against the file's TaxTable", () => {
 
   test('lines kept to judge at the end are bounded (as many as the checks kept): the last one kept names how many more', async () => {
     const { parseSaft } = await import('../src/features/saft/parser');
-    const bytes = variant((x) => x.replace(taxTable(x), ''));
+    // a TaxTable of one unrelated entry, after the documents: every taxed line kept to judge at the end
+    const oneEntry = '<MasterFiles><TaxTable><TaxTableEntry><TaxType>IS</TaxType><TaxCountryRegion>PT</TaxCountryRegion><TaxCode>ISE</TaxCode><Description>x</Description><TaxPercentage>0</TaxPercentage></TaxTableEntry></TaxTable></MasterFiles>';
+    const bytes = variant((x) => x.replace(taxTable(x), '').replace('</AuditFile>', `${oneEntry}</AuditFile>`));
     const r = await parseSaft((async function* () {
       yield bytes;
     })(), { maxChecks: 8 });
     expect(r.valid).toBe(false);
-    // 3 warnings, then the first 5 lines of IVA PT NOR (of 28), the last of them naming the 23 others
-    expect(r.checks.filter((c) => c.code === 'tax_unknown').map((c) => c.path)).toEqual(['Invoice 1T 1/1/Line 1/Tax', 'Invoice 1T 1/2/Line 1/Tax', 'Invoice 1T 1/2/Line 2/Tax', 'Invoice 1T 1/3/Line 4/Tax', 'Invoice 1T 1/4/Line 1/Tax']);
-    expect(r.checks.at(-1)!.message).toContain('IVA PT NOR has no TaxTableEntry in MasterFiles/TaxTable (TaxType, TaxCountryRegion, TaxCode); and 23 more lines with this tax, not listed');
+    // 3 warnings and the order's error, then the first lines of IVA PT NOR (of 28), the last of them naming the others
+    expect(r.checks.filter((c) => c.code === 'tax_unknown').map((c) => c.path)).toEqual(['Invoice 1T 1/1/Line 1/Tax', 'Invoice 1T 1/2/Line 1/Tax', 'Invoice 1T 1/2/Line 2/Tax', 'Invoice 1T 1/3/Line 4/Tax']);
+    // the last one the answer has room for names the others (it had been cut off when the list filled first)
+    expect(r.checks.at(-1)!.message).toContain('IVA PT NOR has no TaxTableEntry in MasterFiles/TaxTable (TaxType, TaxCountryRegion, TaxCode); and 24 more lines with this tax, not listed');
   });
 
-  test('a file without a TaxTable: every line with Tax is reported', async () => {
+  test('a file without a TaxTable: one error for the file, counting its taxed lines (not one a line)', async () => {
     const none = await post(variant((x) => x.replace(taxTable(x), '')));
     expect(none.status).toBe(200);
     expect(none.body.valid).toBe(false);
     expect(none.body.counts.tax_table_entries).toBe(0);
-    const unknown = none.body.checks.filter((c: { code: string }) => c.code === 'tax_unknown');
-    expect(unknown.length).toBeGreaterThan(40); // every taxed line of every section
-    expect(unknown[0]).toMatchObject({ severity: 'error', path: expect.stringMatching(/^Invoice 1T 1\/1\/Line 1\/Tax$/) });
-    expect(none.body.checks.every((c: { code: string }) => c.code !== 'tax_table_rate')).toBe(true);
+    const missing = none.body.checks.filter((c: { code: string }) => c.code === 'tax_table_missing');
+    expect(missing).toEqual([{ code: 'tax_table_missing', severity: 'error', message: expect.stringMatching(/^MasterFiles has no TaxTable: the taxes of \d+ lines have no TaxTableEntry/), path: 'MasterFiles/TaxTable', line: null }]);
+    expect(Number(/of (\d+) lines/.exec(missing[0].message)![1])).toBeGreaterThan(40); // every taxed line of every section
+    expect(none.body.checks.filter((c: { code: string }) => c.code === 'tax_unknown' || c.code === 'tax_table_rate' || c.code === 'tax_table_unchecked')).toEqual([]);
   });
 });
 
@@ -155,6 +160,11 @@ describe("a line's TaxExemptionCode", () => {
     // an empty one is not the XSD's either (its reason still says why: no tax_exemption_missing)
     const empty = await post(variant((x) => x.replace('<TaxExemptionCode>M11</TaxExemptionCode>', '<TaxExemptionCode></TaxExemptionCode>')));
     expect(errorsOf(empty.body).map((c) => `${c.code}@${c.path}`)).toEqual(['tax_exemption_code@Invoice 1R RE1/1/Line 2/TaxExemptionCode']);
+    // spaces around a code: the XSD's pattern is on the text as written (xs:string keeps them)
+    for (const padded of [' M11', 'M11 ']) {
+      const sp = await post(variant((x) => x.replace('<TaxExemptionCode>M11</TaxExemptionCode>', `<TaxExemptionCode>${padded}</TaxExemptionCode>`)));
+      expect(errorsOf(sp.body).map((c) => [c.code, c.path, c.message.includes('has spaces around it')])).toEqual([['tax_exemption_code', 'Invoice 1R RE1/1/Line 2/TaxExemptionCode', true]]);
+    }
   });
 
   test("a well-formed code not in the AT's table is a warning on its field, once a code; a repealed one says so", async () => {

@@ -100,6 +100,8 @@ interface LineState {
   taxLine: number;
   pctLine: number;
 }
+/** AuditFile's children in the XSD's order */
+const TOP_ORDER = ['Header', 'MasterFiles', 'GeneralLedgerEntries', 'SourceDocuments'];
 const EMPTY_LINE: Readonly<LineState> = { number: '', credit: null, debit: null, pct: null, taxAmount: null, region: null, taxType: null, taxCode: null, taxBase: null, quantity: null, hasTax: false, exempt: false, taxLine: 0, pctLine: 0 };
 const newLine = (): LineState => ({ ...EMPTY_LINE });
 
@@ -330,6 +332,8 @@ export async function parseSaft(
   /** lines whose tax could not be kept to judge (more than MAX_PENDING_TAXES distinct taxes before the TaxTable) */
   let taxesUnjudged = 0;
 
+  let lastTop = -1;
+  let orderReported = false;
   parser.on('opentag', (t) => {
     const tag = t as SaxesTagNS;
     const name = tag.local;
@@ -341,6 +345,15 @@ export async function parseSaft(
     if (stack.length === 1) {
       if (name !== 'AuditFile' || tag.uri !== SAFT_NAMESPACE) add('error', 'not_saft', `the root element is ${tag.name} in namespace "${tag.uri}", expected AuditFile in ${SAFT_NAMESPACE}`);
       else rootOk = true;
+    } else if (stack.length === 2) {
+      // the XSD's sequence: Header, MasterFiles, GeneralLedgerEntries, SourceDocuments (the AT's
+      // validator refuses another order; the file is still read whole, and judged as it comes)
+      const at = TOP_ORDER.indexOf(name);
+      if (at >= 0 && at < lastTop && !orderReported) {
+        orderReported = true;
+        add('error', 'structure_order', `${name} comes after ${TOP_ORDER[lastTop]}: the XSD's order is ${TOP_ORDER.join(', ')}`, name);
+      }
+      if (at >= 0) lastTop = Math.max(lastTop, at);
     }
     const parent = stack[stack.length - 2];
     if (parent === 'MasterFiles' && ['Customer', 'Supplier', 'Product'].includes(name)) masterRecord = {};
@@ -448,7 +461,7 @@ export async function parseSaft(
         // (either one given says it: an empty code element after a reason does not take it back)
         else if (name === 'TaxExemptionCode' || name === 'TaxExemptionReason') {
           ln.exempt ||= !!value.trim();
-          if (name === 'TaxExemptionCode') exemptionCode(doc, value);
+          if (name === 'TaxExemptionCode') exemptionCode(doc, value, value !== text);
         }
         else if (name === 'Quantity' && DECIMAL.test(value)) ln.quantity = Number(value);
         else if (name === 'Tax') ln.hasTax = true;
@@ -663,9 +676,14 @@ export async function parseSaft(
   }
 
   /** a line's TaxExemptionCode: the XSD's pattern (an error), the AT's table (a warning, once per code) */
-  function exemptionCode(d: Doc, value: string) {
+  /** `padded`: spaces around the code as written (the XSD's pattern is on the text as it is: xs:string keeps them) */
+  function exemptionCode(d: Doc, value: string, padded: boolean) {
     const spec = SECTIONS[d.section];
     const where = `${spec.doc} ${d.fields[spec.number] ?? ''}`;
+    if (padded && value) {
+      add('error', 'tax_exemption_code', `${where}: Line ${d.ln.number} TaxExemptionCode "${value.slice(0, 40)}" has spaces around it: the XSD's pattern (M and two digits) allows none`, `${where}/Line ${d.ln.number}/TaxExemptionCode`);
+      return;
+    }
     if (!EXEMPTION_CODE.test(value)) {
       add('error', 'tax_exemption_code', `${where}: Line ${d.ln.number} TaxExemptionCode "${value.slice(0, 40)}" is not the XSD's (M and two digits: M01…M99)`, `${where}/Line ${d.ln.number}/TaxExemptionCode`);
       return;
@@ -733,15 +751,23 @@ export async function parseSaft(
     if (header.AuditFileVersion && header.AuditFileVersion !== '1.04_01') add('error', 'version', `AuditFileVersion ${header.AuditFileVersion}, expected 1.04_01`, 'Header/AuditFileVersion', headerLine.AuditFileVersion);
     if (header.TaxRegistrationNumber && !isValidNif(header.TaxRegistrationNumber)) add('error', 'company_nif_invalid', `TaxRegistrationNumber ${header.TaxRegistrationNumber} fails the check digit`, 'Header/TaxRegistrationNumber', headerLine.TaxRegistrationNumber);
     if (header.CurrencyCode && header.CurrencyCode !== 'EUR') add('error', 'currency', 'CurrencyCode must be EUR', 'Header/CurrencyCode', headerLine.CurrencyCode);
-    // lines read before the TaxTable (or in a file without one), judged now
-    if (taxTableKeys <= MAX_TAX_TABLE_KEYS)
+    // a file without a TaxTable whose lines carry taxes: one error for the file (each line's would
+    // say the same), how many lines it leaves without their entry
+    if (!taxTableRead && pendingTaxes.size) {
+      const lines = [...pendingTaxes.values()].reduce((n, p) => n + p.lines, 0) + taxesUnjudged;
+      add('error', 'tax_table_missing', `MasterFiles has no TaxTable: the taxes of ${lines} line${lines > 1 ? 's' : ''} have no TaxTableEntry (TaxType, TaxCountryRegion, TaxCode)`, 'MasterFiles/TaxTable', null);
+    }
+    // lines read before the TaxTable, judged now
+    else if (taxTableKeys <= MAX_TAX_TABLE_KEYS)
       for (const p of pendingTaxes.values()) {
         const fault = taxFault(p.type, p.region, p.code, p.pct);
         if (!fault) continue;
-        p.at.forEach((at, i) => reportTax(fault, p.type, p.region, p.code, p.pct, at.path, fault === 'rate' ? at.pctLine : at.line, i === p.at.length - 1 ? p.lines - p.at.length : 0));
+        // as many as the answer still has room for, the last one listed naming the lines left out
+        const shown = p.at.slice(0, Math.max(1, maxChecks - checks.length));
+        shown.forEach((at, i) => reportTax(fault, p.type, p.region, p.code, p.pct, at.path, fault === 'rate' ? at.pctLine : at.line, i === shown.length - 1 ? p.lines - shown.length : 0));
         if (!p.at.length) add('error', fault === 'unknown' ? 'tax_unknown' : 'tax_table_rate', `${p.lines} lines with Tax ${taxName(p.type, p.region, p.code)}${p.pct === null ? '' : ` ${p.pct} %`} are not in MasterFiles/TaxTable (not listed)`, 'MasterFiles/TaxTable', null);
       }
-    if (taxesUnjudged) add('warning', 'tax_table_unchecked', `${taxesUnjudged} lines read before MasterFiles/TaxTable were not checked against it (more than ${MAX_PENDING_TAXES} distinct taxes)`, 'MasterFiles/TaxTable', null);
+    if (taxesUnjudged && taxTableRead) add('warning', 'tax_table_unchecked', `${taxesUnjudged} lines read before MasterFiles/TaxTable were not checked against it (more than ${MAX_PENDING_TAXES} distinct taxes)`, 'MasterFiles/TaxTable', null);
     if (taxTableKeys > MAX_TAX_TABLE_KEYS) add('warning', 'tax_table_unchecked', `MasterFiles/TaxTable has more than ${MAX_TAX_TABLE_KEYS} distinct taxes: lines were not checked against it`, 'MasterFiles/TaxTable', null);
     for (const r of pendingRefs) {
       if (r.kind === 'customer' && !customers.has(r.id)) add('error', 'customer_unknown', `CustomerID ${r.id} is not in MasterFiles`, r.path, r.line);
