@@ -236,6 +236,9 @@ describe('4. the listed name within a longer query, and a match only when corrob
     // a name of common words only within a longer query is not the listed person (nor a common one-word name)
     expect(of(index, 'Ali Mohammed Pereira', 'CFi.010', { birth_date: '1999-01-01' }).score).toBeNull();
     expect(of(index, 'Hassan Pereira', 'IQi.061', { birth_date: '1999-01-01' }).score).toBeNull();
+    // not a one-word organisation name (NATA, ISI, RGB) nor a one-word alias that is an everyday given name (Adel, Bilal, Yaya)
+    for (const [name, type] of [['Nata Lisboa', 'organisation'], ['RGB Digital', 'organisation'], ['Nada Santos', 'person'], ['Jit Singh', 'any'], ['Yaya Toure', 'person'], ['Bilal Ahmed', 'person'], ['Adel Silva', 'person']] as const)
+      expect({ name, hits: screen(index, { name, type, birth_date: type === 'person' ? '1999-01-01' : undefined, min_score: 0.85 }).length }).toEqual({ name, hits: 0 });
     // two words more is another person's name holding it: left to the score
     expect(of(index, 'Eric Mutombo Badege Kalala', 'CDi.001', { birth_date: '1999-01-01' }).score).toBeNull();
   });

@@ -80,6 +80,10 @@ describe('multipart: parts after the file part', () => {
     expect(expectError(keyTwice, 422, 'validation_failed').fields.map((f: { path: string }) => f.path)).toEqual(['header.X-Public-Key', 'public_key']);
     for (const r of ['q4', 'c4']) expect((await h.json('GET', `/v1/erp/saft/invoices?customer_reference=${r}`, { key })).body.data).toEqual([]);
     expect(await runs()).toBe(before);
+    // the same key as a PEM form field and as its one-line body in the header: one key, read
+    const sameKey = await sendWith('', [['public_key', pem], ['file', xmlPart(), 'demo.xml']], { 'x-public-key': pem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '') });
+    expect(sameKey.status).toBe(200);
+    expect(sameKey.body.hash_chain).toBe('verified');
     // the same value in both: no conflict
     const same = await sendWith('?import=true&customer_reference=same', [['import', 'true'], ['customer_reference', 'same'], ['file', xmlPart(), 'demo.xml']]);
     expect(same.status).toBe(200);

@@ -569,9 +569,14 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     // SYAWAL, "Eric Mutombo Badege", "Shamsuddin Ahmad" for SHAMSUDDIN): a middle name, a "bin" or
     // a surname the list leaves out is how an onboarding form writes the listed person. Every word of
     // the name identical, not all of them words many people share (nor a one-word name's)
+    // (a one-word name only a person's primary name of six letters or more, no word many share: an
+    // alias "Adel" or "Bilal", or an organisation's "NATA" or "ISI", is too many people's first word)
     const nameWithin =
       !identical && qt.length === n.tokens.length + 1 && sim.exactTokens === n.tokens.length && sim.pairs.length === n.tokens.length &&
-      (oneWord ? n.spelled[0]!.length >= ONE_WORD_FLOOR_LETTERS && !n.shared.has(n.spelled[0]!) && !n.common.has(n.spelled[0]!) : !n.spelled.every((t) => n.common.has(t)));
+      (q.type === 'any' || q.type === entry.entry_type) &&
+      (oneWord
+        ? n.kind === 'primary' && n.spelled[0]!.length >= ONE_WORD_NEAR_LETTERS && !n.shared.has(n.spelled[0]!) && !n.common.has(n.spelled[0]!) && !COMMON_NAME_WORDS.has(n.tokens[0]!)
+        : n.tokens.length >= 2 && !n.spelled.every((t) => n.common.has(t)));
     if (nameScore < q.min_score - 0.1 && !oneWordNear && !nameWithin) continue; // attributes can add at most 0.05
     const birth = entry.entry_type === 'person' ? birthAgreement(entry.births, q.birth_date) : 'unknown';
     const country: Agreement = !q.country || !entry.countries.length ? 'unknown' : entry.countries.includes(q.country) ? 'agrees' : 'disagrees';

@@ -93,6 +93,9 @@ async function readUpTo(stream: ReadableStream<Uint8Array>, max: number): Promis
   };
 }
 
+/** a public key's base64 body, whatever its PEM armour, line breaks or spaces (one key sent as PEM and as one line is one key) */
+const keyBody = (key: string) => key.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '');
+
 /** a form field's name as a path (a NUL named as such, as formOptions does) */
 const fieldPath = (name: string) => name.replaceAll('\0', '\\0');
 
@@ -727,7 +730,7 @@ export function saftRoutes(ctx: AppContext) {
             ['customer_reference', query.customer_reference, form.customer_reference, 'query.customer_reference'],
             ['public_key', headers['x-public-key'], form.public_key, 'header.X-Public-Key'],
           ] as const
-        ).filter(([, other, field]) => other !== undefined && field !== undefined && other !== field);
+        ).filter(([name, other, field]) => other !== undefined && field !== undefined && (name === 'public_key' ? keyBody(other as string) !== keyBody(field as string) : other !== field));
         if (twice.length)
           throw validationError(twice.flatMap(([name, , , otherPath]) => [
             { path: otherPath, message: `differs from the form field ${name}: give it once` },
