@@ -143,6 +143,9 @@ function timeZone(tz: string): string {
   }
 }
 
+/** where clients reach the service (PUBLIC_BASE_URL, else this process on localhost): links in answers, the OAuth issuer */
+export const publicBaseUrl = (c: Pick<Config, 'publicBaseUrl' | 'port'>) => c.publicBaseUrl ?? `http://localhost:${c.port}`;
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const picked: Record<string, string> = {};
   for (const key of Object.keys(EnvSchema.properties)) {

@@ -1,4 +1,5 @@
 import { count } from 'drizzle-orm';
+import { publicBaseUrl } from './config';
 import type { AppContext } from './context';
 import { SANDBOX_FIXTURES } from './features/score/fixtures';
 
@@ -12,7 +13,7 @@ export async function seedDemoTenant(ctx: AppContext, print: (s: string) => void
   if ((row?.n ?? 0) > 0) return false;
   const created = await ctx.tenants.createTenant({ name: 'Demo tenant', plan: 'starter', env: 'sandbox', scopes: ['*'] });
   const nif = SANDBOX_FIXTURES.find((f) => f.outcome === 'tier_a_low_pd')?.nif ?? SANDBOX_FIXTURES[0]!.nif;
-  const base = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  const base = publicBaseUrl(ctx.config);
   print(
     [
       '',

@@ -1,4 +1,5 @@
 import { dependencyDown } from '../lib/dependency-down';
+import { publicBaseUrl } from '../config';
 import { assertNoCoercionTraps, assertWellFormedStrings, jsonTooDeep, kindsChangedByNormalisation, tooDeepError } from '../lib/json-guard';
 import { Elysia } from 'elysia';
 import { ValueErrorType } from '@sinclair/typebox/errors';
@@ -136,7 +137,7 @@ const pathOf = (url: string) => {
  * completes a claimed Idempotency-Key with it. Shared by the error hook and the score fast path.
  */
 export function errorResponder(ctx: AppContext) {
-  const docsBase = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  const docsBase = publicBaseUrl(ctx.config);
   return async (err: ApiError, request: Request, headers: Record<string, unknown>) => {
     const state = requestState(request);
     ctx.usage.settle(state.id, false); // a failed call is billed nothing
@@ -189,7 +190,7 @@ export function lastResort(ctx: AppContext, request: Request | null, error: unkn
   const err = request ? unexpectedError(ctx, request, error) : dependencyDown(error) ? serviceUnavailable() : new ApiError('internal_error', 'Something went wrong on our side.');
   if (!request) ctx.log.error('unhandled server error', { error: error instanceof Error ? error.message : String(error) });
   const id = request ? requestState(request).id : `req_${crypto.randomUUID().replaceAll('-', '')}`;
-  const docsBase = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  const docsBase = publicBaseUrl(ctx.config);
   return new Response(JSON.stringify(errorBody(err, id, docsBase)), {
     status: err.status,
     headers: { 'content-type': JSON_UTF8, 'x-request-id': id, ...(err.extra.headers ?? {}) },

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia';
+import { publicBaseUrl } from '../../config';
 import type { AppContext } from '../../context';
 import { authed, jsonAnswer, scoreGenerationNow } from '../../plugins/auth';
 import { langOf, localised, requestState } from '../../plugins/request-state';
@@ -17,7 +18,7 @@ import { DecisionService } from './service';
 const SCORE_ERRORS = ['invalid_nif', 'company_not_found', 'live_tier_not_available', 'upstream_unavailable'] as const;
 
 export function decisionService(ctx: AppContext, scores: ScoreService) {
-  const base = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  const base = publicBaseUrl(ctx.config);
   return new DecisionService(ctx.database, scores, ctx.usage, () => ctx.clock.now(), ctx.config.baseRate, base, (tenantId) => scoreGenerationNow(ctx, tenantId));
 }
 

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { publicBaseUrl } from '../../config';
 import { and, eq, gt, inArray, lt, ne } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import type { Database } from '../../db/client';
@@ -60,7 +61,7 @@ export class OAuthService {
   }
 
   baseUrl() {
-    return this.ctx.config.publicBaseUrl ?? `http://localhost:${this.ctx.config.port}`;
+    return publicBaseUrl(this.ctx.config);
   }
 
   redirectUri() {

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia';
+import { publicBaseUrl } from '../../config';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
@@ -7,7 +8,7 @@ import { NifParams, NifResponse } from './model';
 import { NifService } from './service';
 
 export function nifService(ctx: AppContext) {
-  const base = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  const base = publicBaseUrl(ctx.config);
   return new NifService(ctx.database, ctx.usage, ctx.liveAdapters ?? adaptersFromEnv(ctx.config.adapters), ctx.config.roadmapUrl ?? `${base}/roadmap`);
 }
 

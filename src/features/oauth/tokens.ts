@@ -1,4 +1,5 @@
 import { and, desc, inArray, isNull, or, gt } from 'drizzle-orm';
+import { publicBaseUrl } from '../../config';
 import { decodeJwt, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { AppContext } from '../../context';
 import { ApiError } from '../../lib/errors';
@@ -40,7 +41,7 @@ export class OAuthTokens {
   constructor(private readonly ctx: AppContext) {}
 
   get issuer() {
-    return this.ctx.config.publicBaseUrl ?? `http://localhost:${this.ctx.config.port}`;
+    return publicBaseUrl(this.ctx.config);
   }
   private now() {
     return this.ctx.clock.now();

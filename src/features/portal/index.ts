@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+import { publicBaseUrl } from '../../config';
 import { Elysia, t } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed, limitAnonymous } from '../../plugins/auth';
@@ -96,7 +97,7 @@ function page(lang: Lang, title: string, body: string) {
 }
 
 export function portalRoutes(ctx: AppContext, confirming: ConfirmingService) {
-  const base = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  const base = publicBaseUrl(ctx.config);
   const sign = (c: Claims) => {
     const payload = Buffer.from(JSON.stringify(c)).toString('base64url');
     return `${payload}.${ctx.secretBox.mac('supplier-portal', payload)}`;

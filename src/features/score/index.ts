@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia';
+import { publicBaseUrl } from '../../config';
 import type { AppContext } from '../../context';
 import { authed, chargeMore } from '../../plugins/auth';
 import { langOf, localised, requestState } from '../../plugins/request-state';
@@ -13,7 +14,7 @@ import type { RescoreService } from './rescore';
 import { Int } from '../../lib/schemas';
 
 export function scoreService(ctx: AppContext) {
-  const base = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  const base = publicBaseUrl(ctx.config);
   return new ScoreService(ctx.database, ctx.usage, () => ctx.clock.now(), ctx.liveAdapters ?? adaptersFromEnv(ctx.config.adapters), ctx.config.roadmapUrl ?? `${base}/roadmap`, (tenantId) => ctx.generations?.inputs(tenantId));
 }
 
@@ -39,7 +40,7 @@ function batchRefused(d: RateDecision, n: number, retryAfter: string): ApiError 
 }
 
 export function scoreRoutes(ctx: AppContext, service: ScoreService, rescore: RescoreService) {
-  const docsBase = ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  const docsBase = publicBaseUrl(ctx.config);
   return new Elysia({ name: 'score' })
     .use(authed(ctx, 'score'))
     .post(

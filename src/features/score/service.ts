@@ -73,9 +73,9 @@ export class ScoreService {
    * result. Each distinct NIF is looked up or computed once (a NIF met again is answered from its
    * first item: `duplicate_of`, cache: cached), all new results stored in one transaction, one
    * usage line per item answered 200, one bureau lookup per computation. An outage fails the call.
+   * The items come judged (judgeScoreBatch), and the live tier checked, by the route: before it charges the batch.
    */
   async scoreBatch(caller: ScoreCaller, items: JudgedBatchItem[], refresh: 'cached_ok' | 'force_refresh', lang: Lang, docsBase: string) {
-    this.assertLiveTier(caller); // the whole call, whatever its items (as POST /v1/score with a valid body)
     type Item = { index: number; nif: string; status: number; duplicate_of?: number; result: ScoreResponseBody | null; error: ReturnType<typeof errorBody> | null };
     type Outcome = { row: ScoreRow } | { evaluated: Evaluated } | { error: ApiError };
     // each distinct NIF once, at its first valid item; the others are answered from it
@@ -94,7 +94,6 @@ export class ScoreService {
     const one = async (index: number) => {
       const nif = (items[index] as { item: { nif: string } }).item.nif;
       try {
-        if (!isValidNif(nif)) throw nifCheckFails('nif'); // (judged before: never here)
         if (refresh === 'cached_ok') {
           const row = await this.servable(caller, nif);
           if (row) return void outcomes.set(index, { row });

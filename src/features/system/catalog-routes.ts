@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia';
+import { publicBaseUrl } from '../../config';
 import type { AppContext } from '../../context';
 import { authed } from '../../plugins/auth';
 import { apiDoc } from '../../lib/api-doc';
@@ -20,7 +21,7 @@ export const CatalogResponse = t.Object({
 
 /** GET /v1/catalog (any valid key) and the catalog's not-yet entries (501 with roadmap_url). */
 export function catalogRoutes(ctx: AppContext) {
-  const roadmapUrl = ctx.config.roadmapUrl ?? `${ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`}/roadmap`;
+  const roadmapUrl = ctx.config.roadmapUrl ?? `${publicBaseUrl(ctx.config)}/roadmap`;
   return new Elysia({ name: 'catalog' })
     .use(authed(ctx, null))
     .get(

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia';
+import { publicBaseUrl } from '../../config';
 // file imports: Bun embeds these assets in the single binary and gives a path that Bun.file can read
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' };
 import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' };
@@ -23,7 +24,7 @@ const html = (title: string, body: string) =>
 /** Probes, the OpenAPI document, the API reference UI and the error catalogue: no auth, no rate limit. */
 export function systemRoutes(ctx: AppContext, getApp: () => AnyElysia) {
   let spec: unknown = null;
-  const baseUrl = () => ctx.config.publicBaseUrl ?? `http://localhost:${ctx.config.port}`;
+  const baseUrl = () => publicBaseUrl(ctx.config);
   return new Elysia({ name: 'system' })
     .get('/healthz', () => ({ status: 'ok' }), { detail: { hide: true } })
     .get(
