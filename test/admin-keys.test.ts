@@ -83,6 +83,14 @@ describe('POST /v1/admin/keys/rotate', () => {
     const e = (await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: temporary.api_key_id } })).body;
     const after = await listed();
     expect([after[d.api_key_id], after[e.api_key_id]]).toEqual([until.toISOString(), until.toISOString()]);
+    // its first successor rotated in turn (its expires_at now its own grace end), then the key again:
+    // still the key's lifetime, down the chain, not the successor's grace end
+    const p2 = await h.ctx.tenants.createKey({ tenantId: t.tenant_id, env: 'sandbox', name: 'chain' });
+    const s1 = (await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: p2.api_key_id, grace_days: 30 } })).body;
+    const s1b = (await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: s1.api_key_id, grace_days: 5 } })).body;
+    const s2 = (await h.json('POST', '/v1/admin/keys/rotate', { key: t.api_key, body: { api_key_id: p2.api_key_id, grace_days: 1 } })).body;
+    const chain = await listed();
+    expect([chain[s1.api_key_id], chain[s1b.api_key_id], chain[s2.api_key_id]]).toEqual([new Date(h.clock.ms + 5 * DAY).toISOString(), null, null]);
   });
 
   test('without a body it rotates the calling key with 7 days of grace; grace_days 0 stops the old key at once', async () => {

@@ -141,6 +141,10 @@ describe('the token endpoint, as an OAuth library uses it', () => {
       expect(expectError(r, 400, 'invalid_request').error_description).toBe('Send one Authorization header: this request carries several.');
       expect(r.body.access_token).toBeUndefined();
     }
+    // a query parameter given twice on the token endpoint (no key): 422 on it, as on every API route
+    const twice = await h.json('POST', '/v1/oauth/token?a=1&a=2', { rawBody: 'grant_type=client_credentials', headers: { 'content-type': 'application/x-www-form-urlencoded', ...auth } });
+    expect(expectError(twice, 422, 'validation_failed').fields).toEqual([{ path: 'query.a', message: 'is given more than once (every parameter takes one value)' }]);
+    expect(twice.body.access_token).toBeUndefined();
     // Basic credentials with anything after them that is not base64: malformed, not read as the first part
     expectError(await tokenRequest('grant_type=client_credentials', { authorization: `${basic(c.client_id, c.client_secret)} junk` }), 401, 'invalid_client');
     // what the description quotes keeps to RFC 6749 §5.2's characters (a NUL, a quote, a backslash, an é: "?")

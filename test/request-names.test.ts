@@ -95,5 +95,12 @@ describe('headers given twice', () => {
     const res = await h.app.handle(new Request('http://localhost/v1/decisions', { headers }));
     const b = expectError({ status: res.status, body: await res.json(), headers: res.headers }, 401, 'invalid_api_key');
     expect(b.message).toContain('one Authorization header');
+    // a key and Basic credentials, in either order: the same (it had been "send your API key")
+    for (const pair of [[`Bearer ${h.key}`, 'Basic dTpw'], ['Basic dTpw', `Bearer ${h.key}`]]) {
+      const hs = new Headers();
+      for (const a of pair) hs.append('authorization', a);
+      const r = await h.app.handle(new Request('http://localhost/v1/decisions', { headers: hs }));
+      expect(expectError({ status: r.status, body: await r.json(), headers: r.headers }, 401, 'invalid_api_key').message).toContain('one Authorization header');
+    }
   });
 });

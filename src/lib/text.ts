@@ -4,3 +4,12 @@
  * a second invoice), runs of spaces as one, none at the ends. Case is the caller's to fold.
  */
 export const foldSpaces = (text: string) => text.normalize('NFKC').replace(/\p{Cf}+/gu, '').replace(/\s+/gu, ' ').trim();
+
+/**
+ * A text in the characters an OAuth error_description may hold (RFC 6749 §5.2, RFC 6750 §3:
+ * printable ASCII but " and \), anything else shown as "?" (a typographic apostrophe as ').
+ */
+export const oauthDescription = (text: string) => text.replaceAll('\u2019', "'").replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?');
+
+/** Whether an Authorization header holds several (two headers arrive joined by a comma, which no key, token or base64 holds) */
+export const severalAuthorizations = (authorization: string | null | undefined) => !!authorization?.includes(',');

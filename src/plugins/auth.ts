@@ -9,6 +9,7 @@ import { IDEMPOTENCY_KEY_FORMAT } from '../features/idempotency/service';
 import { inputHeaders, requestTarget } from '../features/idempotency/fingerprint';
 import { effectiveRateLimit, hashKey, isClientPrincipal, KEY_FORMAT, keyStatus, type Env, type KeyRow, type Scope, type TenantRow } from '../features/tenants/service';
 import { requestState } from './request-state';
+import { severalAuthorizations } from '../lib/text';
 import { JWT_SHAPE } from '../features/oauth/tokens';
 
 export interface AuthContext {
@@ -220,8 +221,7 @@ export const hasKeyShapedBearer = (authorization: string | null | undefined) => 
 export function verifyKey(ctx: AppContext, authorization: string | null | undefined, now: Date): MaybePromise<FoundKey | ApiError> {
   const token = bearerToken(authorization);
   if (token === null)
-    // (two Authorization headers arrive joined by a comma: a key was sent, more than one)
-    return /^Bearer\s+\S+\s*,\s*Bearer\s/i.test(authorization ?? '')
+    return severalAuthorizations(authorization)
       ? new ApiError('invalid_api_key', 'Send one Authorization header: this request carries several.')
       : /^basic\s/i.test(authorization ?? '')
         ? new ApiError('missing_api_key', 'Basic credentials are for the OAuth token endpoint (POST /v1/oauth/token): send your API key or an access token as "Authorization: Bearer …".')

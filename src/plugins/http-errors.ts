@@ -344,6 +344,12 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
   };
 
   return new Elysia({ name: 'http-plumbing' })
+    // a repeated query parameter on an API route without a key (the OAuth token endpoint): refused
+    // here; a keyed route's guard has refused it already, once the key was judged
+    .onBeforeHandle({ as: 'global' }, ({ request }) => {
+      const repeated = requestState(request).repeatedQuery;
+      if (repeated) throw repeated;
+    })
     .onRequest(async ({ request, set, server }) => {
       const state = requestState(request);
       set.headers['x-request-id'] = state.id;

@@ -100,14 +100,24 @@ export class AdminService {
    */
   async callerOf(auth: { key: KeyRow; tenant: TenantRow }): Promise<CallerKey> {
     if (!auth.key.expiresAt) return { key: auth.key, tenant: auth.tenant };
+    const expiresAt = await this.lifetimeOf(this.database.db, auth.key);
+    return { key: expiresAt === auth.key.expiresAt ? auth.key : { ...auth.key, expiresAt }, tenant: auth.tenant };
+  }
+
+  /**
+   * A key's own lifetime: its expires_at, or once it was rotated (expires_at then holds its grace
+   * end) what its first successor carried, down the chain of first successors (a successor rotated
+   * in turn holds its own grace end too). At most 64 links (MAX_ACTIVE_KEYS bounds a live chain).
+   */
+  private async lifetimeOf(db: Db, key: Pick<KeyRow, 'id' | 'tenantId' | 'expiresAt'>): Promise<Date | null> {
     const k = this.database.t.apiKeys;
-    const [successor] = await this.database.db
-      .select({ expiresAt: k.expiresAt })
-      .from(k)
-      .where(and(eq(k.tenantId, auth.key.tenantId), eq(k.rotatedFrom, auth.key.id), isNull(k.revokedAt)))
-      .orderBy(desc(k.createdAt))
-      .limit(1);
-    return { key: successor ? { ...auth.key, expiresAt: successor.expiresAt } : auth.key, tenant: auth.tenant };
+    let current = key;
+    for (let i = 0; i < 64; i++) {
+      const [first] = await db.select({ id: k.id, tenantId: k.tenantId, expiresAt: k.expiresAt }).from(k).where(and(eq(k.tenantId, current.tenantId), eq(k.rotatedFrom, current.id))).orderBy(k.createdAt).limit(1);
+      if (!first) break;
+      current = first;
+    }
+    return current.expiresAt;
   }
 
   /** Audit record in the caller's transaction: who (key id), what, when, request id. */
@@ -193,16 +203,15 @@ export class AdminService {
       const active = (await this.activeKeys(tx, actor.tenantId, now)).filter((k) => k.env === old.env).length;
       if (active + (oldExpiresAt > now ? 1 : 0) > MAX_ACTIVE_KEYS)
         throw new ApiError('too_many_active_keys', `The tenant holds ${active} active ${old.env} keys, the most allowed is ${MAX_ACTIVE_KEYS} (keys in their rotation grace count). Revoke one, or rotate with grace_days 0.`);
-      // the key's own lifetime carries over (a temporary key stays temporary). A key rotated before
-      // holds its grace end in expires_at: its lifetime is what its first successor carried
-      const [successor] = await tx.select({ expiresAt: t.apiKeys.expiresAt }).from(t.apiKeys).where(and(eq(t.apiKeys.tenantId, actor.tenantId), eq(t.apiKeys.rotatedFrom, old.id))).orderBy(t.apiKeys.createdAt).limit(1);
+      // the key's own lifetime carries over (a temporary key stays temporary)
+      const lifetime = await this.lifetimeOf(tx, old);
       const created = await this.tenants.createKey({
         tenantId: actor.tenantId,
         env: old.env as Env,
         name: old.name,
         scopes: old.scopes,
         rateLimitPerMinute: old.rateLimitPerMinute,
-        expiresAt: successor ? successor.expiresAt : old.expiresAt,
+        expiresAt: lifetime,
         rotatedFrom: old.id,
       });
       await tx.update(t.apiKeys).set({ expiresAt: oldExpiresAt }).where(eq(t.apiKeys.id, old.id));

@@ -562,7 +562,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
     // a one-word query one edit from a person's one-word name of six letters or more, neither word
     // common ("Hidaytaullah"): kept for review below whatever its name score (a letter replaced in
     // seven letters scores 0.84 as a one-word name)
-    const oneWordNear = oneWord && qt.length === 1 && !exact && sim.pairs.length === 1 && n.spelled[0]!.length >= ONE_WORD_NEAR_LETTERS && !n.common.has(n.spelled[0]!) && !index.common.has(qs[0]!) && !COMMON_NAME_WORDS.has(qt[0]!) && isNearPair(qs[0]!, n.spelled[0]!, 0, qt[0]!, n.tokens[0]!);
+    const oneWordNear = oneWord && qt.length === 1 && !exact && sim.pairs.length === 1 && n.spelled[0]!.length >= ONE_WORD_NEAR_LETTERS && !n.common.has(n.spelled[0]!) && !queryAllCommon && isNearPair(qs[0]!, n.spelled[0]!, 0, qt[0]!, n.tokens[0]!);
     // identical: the same words, in any order ("Chol Song Jang" is "JANG SONG CHOL")
     const identical = exact || (sim.exactTokens === qt.length && qt.length === n.tokens.length);
     // the list's name whole within the query, one word more ("Muhammad Yassin Syawal" for YASSIN
@@ -575,7 +575,7 @@ export function screen(index: ScreeningIndex, q: ScreenQuery): Match[] {
       !identical && qt.length === n.tokens.length + 1 && sim.exactTokens === n.tokens.length && sim.pairs.length === n.tokens.length &&
       (q.type === 'any' || q.type === entry.entry_type) &&
       (oneWord
-        ? n.kind === 'primary' && n.spelled[0]!.length >= ONE_WORD_NEAR_LETTERS && !n.shared.has(n.spelled[0]!) && !n.common.has(n.spelled[0]!) && !COMMON_NAME_WORDS.has(n.tokens[0]!)
+        ? n.kind === 'primary' && n.spelled[0]!.length >= ONE_WORD_NEAR_LETTERS && !n.common.has(n.spelled[0]!) // (common: shared by many entries, or a built-in word)
         : n.tokens.length >= 2 && !n.spelled.every((t) => n.common.has(t)));
     if (nameScore < q.min_score - 0.1 && !oneWordNear && !nameWithin) continue; // attributes can add at most 0.05
     const birth = entry.entry_type === 'person' ? birthAgreement(entry.births, q.birth_date) : 'unknown';

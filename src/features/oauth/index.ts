@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia';
 import type { AppContext } from '../../context';
 import { authed, limitAnonymous } from '../../plugins/auth';
 import { readCapped } from '../../plugins/http-errors';
+import { oauthDescription, severalAuthorizations } from '../../lib/text';
 import { apiDoc, routeDocs } from '../../lib/api-doc';
 import { ApiError, type ErrorCode } from '../../lib/errors';
 import { actorOf, AdminService } from '../admin/service';
@@ -24,7 +25,7 @@ type OAuthError = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unau
  * §5.2 allows (printable ASCII but " and \), anything else shown as "?".
  */
 const oauthError = (error: OAuthError, text: string) => {
-  const description = text.replaceAll('\u2019', "'").replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?');
+  const description = oauthDescription(text);
   return new ApiError(error satisfies ErrorCode, description, {
     body: { error, error_description: description },
     headers: { 'cache-control': 'no-store', pragma: 'no-cache', ...(error === 'invalid_client' ? { 'www-authenticate': 'Basic realm="oauth", charset="UTF-8"' } : {}) },
@@ -114,8 +115,7 @@ export function oauthRoutes(ctx: AppContext, tokens: OAuthTokens) {
     if (!grant) throw oauthError('invalid_request', 'grant_type is missing.');
     if (grant !== 'client_credentials') throw oauthError('unsupported_grant_type', `grant_type ${grant.slice(0, 40)} is not supported; use client_credentials.`);
     const authorization = request.headers.get('authorization');
-    // (two Authorization headers arrive joined by a comma, which base64 never holds)
-    if (authorization?.includes(',')) throw oauthError('invalid_request', 'Send one Authorization header: this request carries several.');
+    if (severalAuthorizations(authorization)) throw oauthError('invalid_request', 'Send one Authorization header: this request carries several.');
     const basic = basicCredentials(authorization);
     if (basic === 'malformed') throw oauthError('invalid_client', 'The Basic credentials are malformed.');
     const posted = params.has('client_id') || params.has('client_secret');

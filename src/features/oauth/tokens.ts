@@ -3,6 +3,7 @@ import { publicBaseUrl } from '../../config';
 import { decodeJwt, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { AppContext } from '../../context';
 import { ApiError } from '../../lib/errors';
+import { oauthDescription } from '../../lib/text';
 import { hashKey, type KeyRow, type TenantRow } from '../tenants/service';
 
 /**
@@ -112,17 +113,24 @@ export class OAuthTokens {
    * and the key signing until then stays published for a token lifetime after.
    */
   async rotate(): Promise<string> {
-    return (await this.addKey(null))!;
+    await this.adding; // (one made meanwhile for the rotation schedule does not stand for this one)
+    return (await this.makeKey(null))!;
   }
 
   private adding: Promise<string | null> | null = null;
   /**
-   * A new key, unless an unretired one newer than `after` exists by then (null: always). One at a
-   * time in a process (the token requests of one moment would each make one); across replicas the
-   * check is made in the inserting transaction, and two made at once are both published (the newest signs).
+   * A new key, unless an unretired one newer than `after` exists by then. One at a time in a
+   * process (the token requests of one moment would each make one); across replicas the check is
+   * made in the inserting transaction, and two made at once are both published (the newest signs).
    */
-  private addKey(after: Date | null): Promise<string | null> {
-    this.adding ??= (async () => {
+  private addKey(after: Date): Promise<string | null> {
+    this.adding ??= this.makeKey(after).finally(() => (this.adding = null));
+    return this.adding;
+  }
+
+  /** a new key (published at once), unless `after` is given and an unretired key newer than it exists */
+  private makeKey(after: Date | null): Promise<string | null> {
+    return (async () => {
       const { publicKey, privateKey } = await generateKeyPair(ALG, { extractable: true });
       const kid = `k_${Bun.randomUUIDv7().replaceAll('-', '').slice(0, 20)}`;
       const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
@@ -135,8 +143,7 @@ export class OAuthTokens {
       });
       await this.load(true);
       return made;
-    })().finally(() => (this.adding = null));
-    return this.adding;
+    })();
   }
 
   private async retire(keys: LoadedKey[]) {
@@ -175,9 +182,8 @@ export class OAuthTokens {
   async verify(token: string): Promise<{ key: KeyRow; tenant: TenantRow } | ApiError> {
     const invalid = (why: string, code: 'invalid_api_key' | 'access_token_expired' | 'access_token_revoked' = 'invalid_api_key') => {
       const message = `The access token is not valid: ${why}.`;
-      // RFC 6750 §3: the reason in the challenge too, in the characters it allows (no quote, backslash or non-ASCII)
-      const description = message.replaceAll('\u2019', "'").replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '');
-      return new ApiError(code, message, { headers: { 'www-authenticate': `Bearer realm="api", error="invalid_token", error_description="${description}"` } });
+      // RFC 6750 §3: the reason in the challenge too, in the characters it allows
+      return new ApiError(code, message, { headers: { 'www-authenticate': `Bearer realm="api", error="invalid_token", error_description="${oauthDescription(message)}"` } });
     };
     let payload: JWTPayload;
     try {

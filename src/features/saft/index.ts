@@ -15,10 +15,13 @@ import { Value } from '@sinclair/typebox/value';
 import { excludedSet } from '../erp/util';
 import { partsAfterFile, type PartAfterFile } from '../../lib/multipart';
 
+/** a public key's base64 body, whatever its PEM armour, line breaks or spaces (one key sent as PEM and as one line is one key) */
+const keyBody = (key: string) => key.replace(/-----(BEGIN|END) (RSA )?PUBLIC KEY-----/g, '').replace(/\s+/g, '');
+
 /** `X-Public-Key`: the producer's RSA public key, PEM on one line or just its base64 body. */
 function publicKeyFrom(header: string | undefined, path = 'header.X-Public-Key'): string | null {
   if (!header) return null;
-  const body = header.replace(/-----(BEGIN|END) (RSA )?PUBLIC KEY-----/g, '').replace(/\s+/g, '');
+  const body = keyBody(header);
   const refused = () => new ApiError('validation_failed', `${path.replace(/^(header|body)\./, '')} must be a PEM public key (or its base64 body).`, { fields: [{ path, message: 'not a PEM public key' }] });
   if (!/^[A-Za-z0-9+/]+=*$/.test(body) || body.length > 4096) throw refused();
   const pem = `-----BEGIN PUBLIC KEY-----\n${body.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
@@ -42,7 +45,7 @@ function formOptions(fields: Record<string, string>): { public_key?: string; imp
   for (const [name, value] of Object.entries(fields)) {
     // (NUL cannot be stored in PostgreSQL text: refused in form fields as in JSON bodies; bytes that
     // are not UTF-8 reach here as U+FFFD, which a JSON body's would not: refused as there)
-    if (name.includes('\0') || value.includes('\0')) errors.push({ path: name.replaceAll('\0', '\\0'), message: 'must not contain NUL characters' });
+    if (name.includes('\0') || value.includes('\0')) errors.push({ path: fieldPath(name), message: 'must not contain NUL characters' });
     else if (name.includes('\ufffd') || value.includes('\ufffd')) errors.push({ path: name, message: 'must be valid UTF-8' });
     else if (name === 'public_key') out.public_key = value;
     else if (name === 'import') {
@@ -60,10 +63,10 @@ function formOptions(fields: Record<string, string>): { public_key?: string; imp
 }
 
 /**
- * The stream's first bytes, up to `max`, read now: `whole` if that was all of it. The stream
+ * The stream's first bytes read now, until more than `max` (or its end: `whole`). The stream
  * returned gives them again, then the rest (not read yet) if there is more.
  */
-async function readUpTo(stream: ReadableStream<Uint8Array>, max: number): Promise<{ stream: ReadableStream<Uint8Array>; whole: boolean }> {
+async function peek(stream: ReadableStream<Uint8Array>, max: number): Promise<{ stream: ReadableStream<Uint8Array>; size: number; whole: boolean }> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -77,12 +80,14 @@ async function readUpTo(stream: ReadableStream<Uint8Array>, max: number): Promis
     chunks.push(value);
     size += value.byteLength;
   }
+  let next = 0;
   return {
+    size,
     whole,
     stream: new ReadableStream<Uint8Array>({
       pull: async (c) => {
-        const next = chunks.shift();
-        if (next) return c.enqueue(next);
+        if (next < chunks.length) return c.enqueue(chunks[next++]!);
+        chunks.length = 0;
         if (whole) return c.close();
         const { done, value } = await reader.read();
         if (done) c.close();
@@ -93,8 +98,6 @@ async function readUpTo(stream: ReadableStream<Uint8Array>, max: number): Promis
   };
 }
 
-/** a public key's base64 body, whatever its PEM armour, line breaks or spaces (one key sent as PEM and as one line is one key) */
-const keyBody = (key: string) => key.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '');
 
 /** a form field's name as a path (a NUL named as such, as formOptions does) */
 const fieldPath = (name: string) => name.replaceAll('\0', '\\0');
@@ -393,25 +396,9 @@ const EMPTY_FILE = 'is empty: send the SAF-T file (application/xml, gzip with Co
 
 /** The stream as it was, or 422 on `path` if it ends without a byte (its first bytes are read to know). */
 async function unlessEmpty(stream: ReadableStream<Uint8Array>, path: string): Promise<ReadableStream<Uint8Array>> {
-  const reader = stream.getReader();
-  let first: Uint8Array | undefined;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) throw validationError([{ path, message: EMPTY_FILE }]);
-    if (value.byteLength) {
-      first = value;
-      break;
-    }
-  }
-  return new ReadableStream<Uint8Array>({
-    start: (c) => c.enqueue(first),
-    pull: async (c) => {
-      const { done, value } = await reader.read();
-      if (done) c.close();
-      else c.enqueue(value);
-    },
-    cancel: (reason) => reader.cancel(reason),
-  });
+  const first = await peek(stream, 0);
+  if (!first.size) throw validationError([{ path, message: EMPTY_FILE }]);
+  return first.stream;
 }
 
 const CHUNK_BYTES = 1024 * 1024;
@@ -750,7 +737,7 @@ export function saftRoutes(ctx: AppContext) {
           // an import parses in one transaction, which holds the database's writes: the upload is
           // read first (up to SAFT_SYNC_MAX_BYTES), so a slow or stalled client never holds them;
           // one larger than declared (or of no declared length) goes the background way
-          const read = await readUpTo(stream, ctx.config.saftSyncMaxBytes);
+          const read = await peek(stream, ctx.config.saftSyncMaxBytes);
           stream = read.stream;
           large = !read.whole;
         }

@@ -362,12 +362,7 @@ export async function parseSaft(
     if (stack[1] === 'SourceDocuments' && section && SECTIONS[section] && name === SECTIONS[section].doc && stack.length === 4)
       doc = { section, line: parser.line, fields: {}, debit: 0, credit: 0, lines: 0, quantity: 0, products: [], settles: [], badAmounts: [], ln: newLine(), taxCredit: 0, taxDebit: 0, taxedLines: 0, mechanisms: [] };
     else if (doc && stack.length === 5 && name === 'Line') {
-      const ln = doc.ln;
-      ln.number = '';
-      ln.credit = ln.debit = ln.taxBase = ln.quantity = null;
-      ln.pct = ln.taxAmount = ln.region = ln.taxType = ln.taxCode = null;
-      ln.hasTax = ln.exempt = false;
-      ln.taxLine = ln.pctLine = 0;
+      Object.assign(doc.ln, EMPTY_LINE); // (the line's state reused, every field back to EMPTY_LINE's)
     }
   });
   const addText = (t: string) => {
@@ -400,7 +395,7 @@ export async function parseSaft(
       const inLine = doc && stack[4] === 'Line' ? `Line ${doc.ln.number} ` : '';
       add('error', 'amount_negative', `${where}: ${inLine}${name} ${value.slice(0, 40)} is negative (the XSD's amounts, totals, quantities and rates are at least 0; a credit note carries DebitAmount)`, where);
     }
-    else if (masterRecord && depth >= 4 && stack[1] === 'MasterFiles') {
+    if (masterRecord && depth >= 4 && stack[1] === 'MasterFiles') {
       if (!(name in masterRecord)) masterRecord[name] = value;
     }
     if (parent === 'MasterFiles' && masterRecord) {
@@ -449,21 +444,23 @@ export async function parseSaft(
       if (name === 'ProductCode' && parent === 'Line') doc.products.push(value);
       if (parent === 'Line' && name === 'UnitPrice' && !DECIMAL.test(value)) doc.badAmounts.push(`${name} ${value.slice(0, 40)}`);
       if (parent === 'Line' && (name === 'DebitAmount' || name === 'CreditAmount' || name === 'Quantity')) {
+        // (read once a line: the document's sums and the line's own value)
         if (!DECIMAL.test(value)) doc.badAmounts.push(`${name} ${value.slice(0, 40)}`);
-        else if (name === 'DebitAmount') doc.debit += Number(value);
-        else if (name === 'CreditAmount') doc.credit += Number(value);
-        else doc.quantity += Number(value);
+        else {
+          const n = Number(value);
+          if (name === 'DebitAmount') (doc.debit += n), (doc.ln.debit = n);
+          else if (name === 'CreditAmount') (doc.credit += n), (doc.ln.credit = n);
+          else (doc.quantity += n), (doc.ln.quantity = n);
+        }
       }
       if (parent === 'Line' && depth === 6) {
         const ln = doc.ln;
         if (name === 'LineNumber') ln.number = value.slice(0, 20);
-        else if ((name === 'CreditAmount' || name === 'DebitAmount') && DECIMAL.test(value)) ln[name === 'CreditAmount' ? 'credit' : 'debit'] = Number(value);
         // (either one given says it: an empty code element after a reason does not take it back)
         else if (name === 'TaxExemptionCode' || name === 'TaxExemptionReason') {
-          ln.exempt ||= !!value.trim();
+          ln.exempt ||= !!value;
           if (name === 'TaxExemptionCode') exemptionCode(doc, value, value !== text);
         }
-        else if (name === 'Quantity' && DECIMAL.test(value)) ln.quantity = Number(value);
         else if (name === 'Tax') ln.hasTax = true;
         else if (name === 'TaxBase' && DECIMAL.test(value)) ln.taxBase = Number(value);
       } else if (parent === 'Tax' && depth === 7 && stack[4] === 'Line') {
