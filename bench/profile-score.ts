@@ -25,9 +25,16 @@ if (off.has('limiter')) {
 const app = createApp(ctx);
 const t = await ctx.tenants.createTenant({ name: 'bench', plan: 'enterprise', rateLimitPerMinute: 1e9, dailyQuota: 1e9 });
 const headers: Record<string, string> = { authorization: `Bearer ${t.api_key}`, 'content-type': 'application/json', 'content-length': '19' };
-// ROUTE=esg profiles POST /v1/esg; REFRESH=force_refresh a force-refreshed score
-const route = process.env.ROUTE === 'esg' ? '/v1/esg' : '/v1/score';
-const body = process.env.ROUTE === 'esg' ? JSON.stringify(ESG_EXAMPLES.developing_manufacturer) : JSON.stringify({ nif: '599000015', ...(process.env.REFRESH ? { refresh: process.env.REFRESH } : {}) });
+// ROUTE=esg profiles POST /v1/esg, ROUTE=decision a repeated decision (bench/decision.ts's);
+// REFRESH=force_refresh a force-refreshed score (or decision)
+const refresh = process.env.REFRESH ? { refresh: process.env.REFRESH } : {};
+const ROUTES: Record<string, [string, unknown]> = {
+  esg: ['/v1/esg', ESG_EXAMPLES.developing_manufacturer],
+  decision: ['/v1/decision', { nif: '599000023', context: { operation_type: 'factoring', amount_eur: 150000, expected_term_days: 90 }, ...refresh }],
+  score: ['/v1/score', { nif: '599000015', ...refresh }],
+};
+const [route, sent] = ROUTES[process.env.ROUTE ?? 'score']!;
+const body = JSON.stringify(sent);
 headers['content-length'] = String(Buffer.byteLength(body));
 const CONC = Number(process.env.CONC ?? 1);
 const one = async () => {

@@ -13,6 +13,7 @@ import { registerJobs } from './workers';
 import { metricsRoutes } from './features/metrics';
 import { scoreFastPath } from './features/score/fast-path';
 import { decisionRoutes, decisionService } from './features/decision';
+import { decisionFastPath } from './features/decision/fast-path';
 import { amlRoutes, amlService } from './features/aml';
 import { nifRoutes, nifService } from './features/nif';
 import { kycRoutes } from './features/kyc';
@@ -66,6 +67,7 @@ export function createApp(ctx: AppContext) {
     '/v1/score': native(scoreFastPath(ctx, scores)),
     '/v1/esg': native(esgFastPath(ctx, esg, '/v1/esg')),
     '/v1/esg-score': native(esgFastPath(ctx, esg, '/v1/esg-score')),
+    '/v1/decision': native(decisionFastPath(ctx, decisions)),
   };
   app = new Elysia({ name: 'api', encodeSchema: false, serve: { routes: nativeRoutes as never } })
     .use(httpPlumbing(ctx, () => app.routes.map((r) => ({ method: r.method, path: r.path }))))
