@@ -25,6 +25,14 @@ if (off.has('limiter')) {
 const app = createApp(ctx);
 const t = await ctx.tenants.createTenant({ name: 'bench', plan: 'enterprise', rateLimitPerMinute: 1e9, dailyQuota: 1e9 });
 const headers: Record<string, string> = { authorization: `Bearer ${t.api_key}`, 'content-type': 'application/json', 'content-length': '19' };
+// TOKEN=1: authenticated by an OAuth access token (client credentials) instead of the API key
+if (process.env.TOKEN) {
+  const post = (path: string, body: string, h: Record<string, string>) => dispatch(app, new Request(`http://localhost${path}`, { method: 'POST', headers: h, body }));
+  const client = (await (await post('/v1/admin/oauth-clients', JSON.stringify({ name: 'bench', env: 'sandbox', scopes: ['score', 'esg'] }), { authorization: headers.authorization!, 'content-type': 'application/json' })).json()) as { client_id: string; client_secret: string };
+  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret });
+  const token = (await (await post('/v1/oauth/token', form.toString(), { 'content-type': 'application/x-www-form-urlencoded' })).json()) as { access_token: string };
+  headers.authorization = `Bearer ${token.access_token}`;
+}
 // ROUTE=esg profiles POST /v1/esg, ROUTE=decision a repeated decision (bench/decision.ts's);
 // REFRESH=force_refresh a force-refreshed score (or decision)
 const refresh = process.env.REFRESH ? { refresh: process.env.REFRESH } : {};

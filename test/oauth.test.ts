@@ -348,6 +348,33 @@ describe('clients, revocation, rotation', () => {
   });
 });
 
+describe('a token verified once', () => {
+  test('is not verified again on each request, yet a withdrawn signing key or its expiry refuses it at the next request; a token with fewer scopes is its own', async () => {
+    const t = await h.tenant();
+    const c = await newClient(t.api_key);
+    const tok = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
+    const kid = decodeProtectedHeader(tok).kid!;
+    for (let i = 0; i < 3; i++) expect((await h.json('POST', '/v1/score', { key: tok, body: { nif: '599000015' } })).status).toBe(200);
+    // another token of the client, with fewer scopes, is its own: score only
+    const narrow = (await tokenWithLibrary(c.client_id, c.client_secret, { scope: 'score' })).access_token;
+    expect((await h.json('POST', '/v1/score', { key: narrow, body: { nif: '599000015' } })).status).toBe(200);
+    expectError(await h.json('POST', '/v1/esg', { key: narrow, body: { nif: '599000015', sector: 'C', answers: {} } }), 403, 'insufficient_scope');
+    // its signing key taken away (as withdrawn): once the keys are read again, the token is refused within its lifetime
+    const keys = h.ctx.database.t.oauthSigningKeys;
+    await h.ctx.database.db.delete(keys).where(eq(keys.kid, kid));
+    h.clock.advance(61_000);
+    const refused = await h.json('POST', '/v1/score', { key: tok, body: { nif: '599000015' } });
+    expectError(refused, 401, 'invalid_api_key');
+    expect(refused.body.message).toBe('The access token is not valid: signed with an unknown or withdrawn key.');
+    expectError(await h.json('POST', '/v1/score', { key: narrow, body: { nif: '599000015' } }), 401, 'invalid_api_key');
+    // a new token (a new key) works, then expires while remembered
+    const next = (await tokenWithLibrary(c.client_id, c.client_secret)).access_token;
+    expect((await h.json('POST', '/v1/score', { key: next, body: { nif: '599000015' } })).status).toBe(200);
+    h.clock.advance(15 * 60_000 + 6_000);
+    expectError(await h.json('POST', '/v1/score', { key: next, body: { nif: '599000015' } }), 401, 'access_token_expired');
+  });
+});
+
 describe('the token endpoint\u2019s budgets', () => {
   test('failed requests spend their address\u2019s anonymous budget (then 429 with the RFC 6749 members); an authenticated client spends its own and is never refused for others\u2019 failures', async () => {
     const app = await makeApp({ ANON_RATE_LIMIT_PER_MINUTE: '3' }, { workers: false });

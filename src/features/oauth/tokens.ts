@@ -33,6 +33,23 @@ interface LoadedKey {
   retiredAt: Date | null;
 }
 
+/** jwtVerify's clock tolerance for exp and nbf */
+const CLOCK_TOLERANCE_MS = 5_000;
+/** verified tokens a process remembers (~1 KB each) */
+const VERIFIED_TOKENS_MAX = 10_000;
+
+/** What a verified token says (OAuthTokens.verify), and the principal last derived from it. */
+interface VerifiedToken {
+  kid: string;
+  /** the client's principal row's key hash (clientKeyHash of `sub`) */
+  keyHash: string;
+  tid: string;
+  scope: string;
+  expMs: number;
+  nbfMs: number;
+  principal?: { of: KeyRow; tenant: TenantRow; found: { key: KeyRow; tenant: TenantRow } };
+}
+
 export class OAuthTokens {
   private keys = new Map<string, LoadedKey>();
   private loadedAtMs = 0;
@@ -185,37 +202,77 @@ export class OAuthTokens {
       // RFC 6750 §3: the reason in the challenge too, in the characters it allows
       return new ApiError(code, message, { headers: { 'www-authenticate': `Bearer realm="api", error="invalid_token", error_description="${oauthDescription(message)}"` } });
     };
+    await this.load();
+    const nowMs = this.now().getTime();
+    let claims = this.verified.get(token);
+    // a token verified before is taken on its signature's word while its key is still accepted and
+    // it is within its times (with jwtVerify's tolerance); anything else is verified again
+    if (claims && !(this.keys.has(claims.kid) && nowMs <= claims.expMs + CLOCK_TOLERANCE_MS && nowMs >= claims.nbfMs - CLOCK_TOLERANCE_MS)) {
+      this.verified.delete(token);
+      claims = undefined;
+    }
+    if (!claims) {
+      const checked = await this.verifySignature(token, invalid);
+      if (checked instanceof ApiError) return checked;
+      claims = checked;
+      if (this.verified.size >= VERIFIED_TOKENS_MAX) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, claims);
+    }
+    // the client's principal read on every request (cached in process as API keys are): its
+    // deletion, or its tenant's suspension, refuses the token on the next request
+    const found = await this.ctx.tenants.findByHash(claims.keyHash);
+    if (!found || found.tenant.id !== claims.tid || found.tenant.status === 'terminated') return invalid('the client is unknown');
+    if (found.key.revokedAt) return invalid('its client was deleted', 'access_token_revoked');
+    // the principal with the token's scopes: the same object while the client's row is (the rate
+    // limiter names its budgets by key object)
+    const last = claims.principal;
+    if (last && last.of === found.key && last.tenant === found.tenant) return last.found;
+    const granted = new Set(found.key.scopes);
+    const scopes = claims.scope.split(' ').filter((s) => granted.has('*') || granted.has(s));
+    const principal = { key: { ...found.key, scopes }, tenant: found.tenant };
+    claims.principal = { of: found.key, tenant: found.tenant, found: principal };
+    return principal;
+  }
+
+  /** tokens whose signature and claims were verified, by their text (bounded: the oldest goes first) */
+  private readonly verified = new Map<string, VerifiedToken>();
+
+  /** The token's signature, issuer, audience, type and times checked (jose), and what the service reads from its claims. */
+  private async verifySignature(token: string, invalid: (why: string, code?: 'access_token_expired') => ApiError): Promise<VerifiedToken | ApiError> {
     let payload: JWTPayload;
+    let kid: string;
     try {
       const header = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString('utf8')) as { kid?: string; alg?: string };
       if (header.alg !== ALG || typeof header.kid !== 'string') return invalid('not one of this service\u2019s tokens');
-      await this.load();
-      let key = this.keys.get(header.kid);
+      kid = header.kid;
+      let key = this.keys.get(kid);
       if (!key) {
         // a key is withdrawn a token lifetime after it stopped signing: a token of it read past
         // its expiry says so (unverified: either way it is refused, and the client asks again)
         const { exp, iss } = decodeJwt(token);
-        if (iss === this.issuer && typeof exp === 'number' && exp * 1000 < this.now().getTime() - 5_000) return invalid('expired; request a new one', 'access_token_expired');
+        if (iss === this.issuer && typeof exp === 'number' && exp * 1000 < this.now().getTime() - CLOCK_TOLERANCE_MS) return invalid('expired; request a new one', 'access_token_expired');
         // a first key made by another replica since (later keys are published ahead of signing):
         // read again, at most once a second whatever unknown kids are sent
         if (this.now().getTime() - this.forcedLoadAtMs >= 1_000) {
           this.forcedLoadAtMs = this.now().getTime();
           await this.load(true);
-          key = this.keys.get(header.kid);
+          key = this.keys.get(kid);
         }
         if (!key) return invalid('signed with an unknown or withdrawn key');
       }
-      ({ payload } = await jwtVerify(token, key.verify, { issuer: this.issuer, audience: this.issuer, algorithms: [ALG], typ: TOKEN_TYPE, currentDate: this.now(), clockTolerance: 5 }));
+      ({ payload } = await jwtVerify(token, key.verify, { issuer: this.issuer, audience: this.issuer, algorithms: [ALG], typ: TOKEN_TYPE, currentDate: this.now(), clockTolerance: CLOCK_TOLERANCE_MS / 1000 }));
     } catch (err) {
       const code = (err as { code?: string }).code;
       return code === 'ERR_JWT_EXPIRED' ? invalid('expired; request a new one', 'access_token_expired') : invalid('bad signature or claims');
     }
-    if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || typeof payload.scope !== 'string') return invalid('claims missing');
-    const found = await this.ctx.tenants.findByHash(clientKeyHash(payload.sub));
-    if (!found || found.tenant.id !== payload.tid || found.tenant.status === 'terminated') return invalid('the client is unknown');
-    if (found.key.revokedAt) return invalid('its client was deleted', 'access_token_revoked');
-    const granted = new Set(found.key.scopes);
-    const scopes = payload.scope.split(' ').filter((s) => granted.has('*') || granted.has(s));
-    return { key: { ...found.key, scopes }, tenant: found.tenant };
+    if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string' || typeof payload.scope !== 'string' || typeof payload.exp !== 'number') return invalid('claims missing');
+    return {
+      kid,
+      keyHash: clientKeyHash(payload.sub),
+      tid: payload.tid,
+      scope: payload.scope,
+      expMs: payload.exp * 1000,
+      nbfMs: typeof payload.nbf === 'number' ? payload.nbf * 1000 : -Infinity,
+    };
   }
 }
