@@ -5,8 +5,7 @@ import * as mupdf from 'mupdf';
 import { CsrdReport } from '../src/features/csrd/model';
 import { BASIC_MODULE, COMPREHENSIVE_DATAPOINTS, formatNumber, indicatorRows, mapDisclosures, sdgLinks, SDG_TARGETS } from '../src/features/csrd/mapping';
 import { renderReportPdf } from '../src/features/csrd/pdf';
-import { acceptsReport } from '../src/features/csrd/index';
-import { preferredDocument, wantsPdf } from '../src/lib/accept';
+import { acceptsJsonOr, preferredDocument, wantsPdf } from '../src/lib/accept';
 import { ESG_EXAMPLES } from '../src/features/esg/examples';
 import { INDICATORS } from '../src/features/esg/questionnaire';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -462,9 +461,18 @@ describe('POST /v1/csrd/report — errors', () => {
       expect(b.message).toContain('application/json');
     }
     for (const accept of ['text/html, */*;q=0.1', 'application/json', 'application/*', '*/*']) expect((await report({ assessment_id: id }, { headers: { accept } })).status).toBe(201);
-    expect(acceptsReport(undefined)).toBe(true);
-    expect(acceptsReport('application/pdf')).toBe(true);
-    expect(acceptsReport('text/html')).toBe(false);
+    // a stored report, read back with such an Accept: the same 406
+    const made = await report({ assessment_id: id });
+    const read = await h.json('GET', `/v1/csrd/reports/${made.body.report_id}`, { key, headers: { accept: 'text/html' } });
+    expectError(read, 406, 'not_acceptable');
+    expect(read.headers.get('vary')).toBe('Accept');
+    expect((await h.json('GET', `/v1/csrd/reports/${made.body.report_id}`, { key, headers: { accept: 'text/html, application/json' } })).status).toBe(200);
+    expect(acceptsJsonOr(undefined, ['application/pdf'])).toBe(true);
+    expect(acceptsJsonOr('application/pdf', ['application/pdf'])).toBe(true);
+    expect(acceptsJsonOr('text/html', ['application/pdf'])).toBe(false);
+    expect(acceptsJsonOr('image/*', ['image/png'])).toBe(true);
+    expect(acceptsJsonOr('image/*', ['application/pdf'])).toBe(false);
+    expect(acceptsJsonOr('application/pdf;q=0, text/html', ['application/pdf'])).toBe(false);
   });
 
   test('GET an unknown report → 404', async () => {

@@ -113,6 +113,24 @@ describe('POST /v1/forecast', () => {
     expect((await h.json('POST', '/v1/forecast', { key: t.api_key, body: { ...saft, opening_balance_cents: { amount: 500_000 } } })).body).toMatchObject({ opening_balance_cents: 500_000, opening_balance_source: 'given' });
   });
 
+  test('an Accept naming neither JSON nor a chart (nor image/* or */*) is 406 not_acceptable with Vary: Accept, before anything is forecast or billed', async () => {
+    const billed = async () => {
+      await h.ctx.usage.flush();
+      const rows = await h.ctx.database.db.select().from(h.ctx.database.t.usageRecords);
+      return rows.filter((r) => r.meter === 'forecast').reduce((n, r) => n + r.quantity, 0);
+    };
+    const before = await billed();
+    for (const accept of ['text/html', 'application/pdf', 'application/json;q=0, image/svg+xml;q=0, text/csv']) {
+      const r = await h.json('POST', '/v1/forecast', { key, body, headers: { accept } });
+      const b = expectError(r, 406, 'not_acceptable');
+      expect(b.message).toBe('The Accept header names none of application/json, image/svg+xml, image/png (nor their type/* or */*): this route answers only those.');
+      expect(r.headers.get('vary')).toBe('Accept');
+    }
+    expect(await billed()).toBe(before);
+    for (const accept of ['image/*', '*/*', 'text/html, application/json;q=0.5', 'image/png;q=0.2, text/html'])
+      expect((await h.call('POST', '/v1/forecast', { key, body, headers: { accept } })).status).toBe(200);
+  });
+
   test('the chart: SVG (valid, a band, a line, 13 points) and PNG (rendered: not blank)', async () => {
     const svg = await h.call('POST', '/v1/forecast', { key, body, headers: { accept: 'image/svg+xml' } });
     expect(svg.headers.get('content-type')).toContain('image/svg+xml');

@@ -36,6 +36,20 @@ function pdfText(bytes: Uint8Array) {
 const post = (body: unknown, headers: Record<string, string> = {}, k = h.key) => h.call('POST', '/v1/notice/cession', { key: k, body, headers });
 
 describe('POST /v1/notice/cession', () => {
+  test('an Accept naming neither JSON nor the PDF (nor application/* or */*) is 406 not_acceptable with Vary: Accept, and no notice is made', async () => {
+    const listed = async () => (await h.ctx.database.db.select().from(h.ctx.database.t.cessionNotices)).length;
+    const before = await listed();
+    for (const accept of ['text/html', 'image/png, text/plain', 'application/pdf;q=0, text/html']) {
+      const r = await h.json('POST', '/v1/notice/cession', { key: h.key, body: given(), headers: { accept } });
+      const b = expectError(r, 406, 'not_acceptable');
+      expect(b.message).toBe('The Accept header names none of application/json, application/pdf (nor their type/* or */*): this route answers only those.');
+      expect(r.headers.get('vary')).toBe('Accept');
+    }
+    expect(await listed()).toBe(before);
+    expect((await post(given(), { accept: 'application/*' })).status).toBe(201);
+    expect((await post(given(), { accept: 'text/html, */*;q=0.1' })).status).toBe(201);
+  });
+
   test('the PDF in pt-PT: parties with NIFs and addresses, invoices, total, the IBAN, the legal basis, the acknowledgement', async () => {
     const res = await post(given(), { accept: 'application/pdf' });
     expect(res.status).toBe(201);

@@ -1,3 +1,5 @@
+import { ApiError } from './errors';
+
 /**
  * Content negotiation for the routes that answer JSON or a document (a PDF, a chart): the media
  * type of `documents` the Accept header prefers, or null for JSON. A document needs its own type
@@ -21,6 +23,31 @@ export function preferredDocument(accept: string | null | undefined, documents: 
   let best: string | null = null;
   for (const type of documents) if ((q.get(type) ?? 0) > 0 && (q.get(type) ?? 0) >= json && (best === null || q.get(type)! > q.get(best)!)) best = type;
   return best;
+}
+
+/**
+ * Whether an Accept header lets a route that answers JSON or one of `documents` answer at all:
+ * no header, or a part with q above 0 naming JSON, one of the documents, their `type/*` or `*∕*`.
+ */
+export function acceptsJsonOr(accept: string | null | undefined, documents: readonly string[]): boolean {
+  if (!accept || !accept.trim()) return true;
+  const offered = ['application/json', ...documents];
+  return accept.split(',').some((part) => {
+    const [type = '', ...params] = part.trim().toLowerCase().split(';').map((x) => x.trim());
+    const q = params.find((x) => x.startsWith('q='));
+    if (q !== undefined && !(Number(q.slice(2)) > 0)) return false;
+    return type === '*/*' || offered.some((o) => o === type || (type.endsWith('/*') && o.startsWith(type.slice(0, -1))));
+  });
+}
+
+/**
+ * The guard of a route that answers JSON or `documents` by Accept: 406 not_acceptable (with
+ * `Vary: Accept`) for an Accept that allows none of them, before the route does anything.
+ */
+export function refuseUnacceptable(accept: string | null | undefined, documents: readonly string[]) {
+  if (acceptsJsonOr(accept, documents)) return;
+  const types = ['application/json', ...documents];
+  throw new ApiError('not_acceptable', `The Accept header names none of ${types.join(', ')} (nor their type/* or */*): this route answers only those.`, { headers: { vary: 'Accept' } });
 }
 
 /** Whether the caller prefers the PDF to JSON. */

@@ -8,22 +8,9 @@ import { CsrdReport, CsrdReportRequest, ReportIdParams, validateReportBody, type
 import type { ReportLanguage } from './mapping';
 import { CsrdService } from './service';
 
-import { notModified, wantsPdf } from '../../lib/accept';
+import { notModified, refuseUnacceptable, wantsPdf } from '../../lib/accept';
 
 export const PDF = 'application/pdf';
-
-/**
- * Whether Accept allows an answer of this route: none given, or one naming JSON, the PDF, or a
- * wildcard (`*∕*`, `application/*`) with a q above 0. `text/html` alone names neither: 406.
- */
-export function acceptsReport(accept: string | null | undefined): boolean {
-  if (!accept || !accept.trim()) return true;
-  return accept.split(',').some((part) => {
-    const [type = '', ...params] = part.trim().toLowerCase().split(';').map((x) => x.trim());
-    const q = params.find((x) => x.startsWith('q='));
-    return (type === 'application/json' || type === PDF || type === 'application/*' || type === '*/*') && (q === undefined || Number(q.slice(2)) > 0);
-  });
-}
 
 /** The report language: the body's, else Accept-Language when it names pt or en, else pt-PT. */
 function reportLanguage(body: CsrdReportInput, headers: Record<string, string | undefined>): ReportLanguage {
@@ -104,7 +91,7 @@ export function csrdRoutes(ctx: AppContext) {
           },
           // before the report is made: an Accept this route cannot answer is 406
           beforeHandle({ request }) {
-            if (!acceptsReport(request.headers.get('accept'))) throw new ApiError('not_acceptable', 'The Accept header names neither application/json nor application/pdf (nor */*): this route answers only those.', { headers: { vary: 'Accept' } });
+            refuseUnacceptable(request.headers.get('accept'), [PDF]);
           },
           body: CsrdReportRequest,
           response: { 201: CsrdReport },
@@ -126,6 +113,7 @@ export function csrdRoutes(ctx: AppContext) {
       .get(
         '/v1/csrd/reports/:id',
         async ({ auth, params, headers, set }) => {
+          refuseUnacceptable(headers.accept, [PDF]);
           const pdf = wantsPdf(headers.accept);
           const { report, pdf: bytes } = await service.get(auth, params.id, pdf);
           set.headers['content-language'] = report.language;
@@ -142,7 +130,7 @@ export function csrdRoutes(ctx: AppContext) {
             tag: 'esg',
             security: 'BearerAuth',
             operationId: 'getCsrdReport',
-            errors: ['resource_not_found'],
+            errors: ['resource_not_found', 'not_acceptable'],
             alsoAnswers: { [PDF]: 'The stored PDF (Accept: application/pdf)' },
           }),
         },

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context';
 import { authed, replayedJson } from '../../plugins/auth';
-import { preferredDocument } from '../../lib/accept';
+import { preferredDocument, refuseUnacceptable } from '../../lib/accept';
 import { validationError } from '../../lib/errors';
 import { apiDoc } from '../../lib/api-doc';
 import { noBooks } from '../erp/util';
@@ -115,6 +115,10 @@ export function forecastRoutes(ctx: AppContext) {
       return drawn;
     },
     {
+      // before the forecast is made: an Accept this route cannot answer is 406
+      beforeHandle({ request }) {
+        refuseUnacceptable(request.headers.get('accept'), CHARTS);
+      },
       body: ForecastRequest,
       response: { 200: ForecastResponse },
       detail: apiDoc({
@@ -124,7 +128,7 @@ export function forecastRoutes(ctx: AppContext) {
         tag: 'erp',
         security: 'BearerAuth',
         operationId: 'forecast',
-        errors: ['resource_not_found'],
+        errors: ['resource_not_found', 'not_acceptable'],
         alsoAnswers: { 'image/svg+xml': 'The chart: the p10\u2013p90 band and the p50 line of the weekly balance, weeks at risk shaded', 'image/png': 'The same chart as PNG' },
         examples: { demo: { summary: 'The synced demo books of cliente-1', value: { source: { provider: 'demo', customer_reference: 'cliente-1' }, weeks: 13, payables: [{ due_date: '2026-12-20', amount_cents: 1_500_000, counterparty: 'Fornecedor A' }] } } },
       }),

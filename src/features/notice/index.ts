@@ -5,12 +5,14 @@ import { requestState } from '../../plugins/request-state';
 import { apiDoc, routeDocs } from '../../lib/api-doc';
 import type { AuditTrail } from '../audit/service';
 import type { FactoringService } from '../factoring/service';
-import { notModified, wantsPdf } from '../../lib/accept';
+import { notModified, refuseUnacceptable, wantsPdf } from '../../lib/accept';
 import { NoticeIdParams, NoticeRequest, NoticeResponse } from './model';
 import { NoticeService } from './service';
 import { bodyProblems, noticeProblems } from './checks';
 import { isJsonObject } from '../../lib/errors';
 import { printsWhole } from '../../lib/pdf-fonts';
+
+const PDF = 'application/pdf';
 
 
 const pdfResponse = (bytes: Uint8Array, id: string, sha256: string, status: number, headers: Record<string, unknown>) =>
@@ -67,12 +69,16 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
           const fields = bodyProblems(body, ctx.clock.now().toISOString().slice(0, 10), await printsWhole());
           if (fields.length) throw noticeProblems(fields, (body.payment as { iban?: unknown } | undefined)?.iban);
         },
+        // before the notice is made: an Accept this route cannot answer is 406
+        beforeHandle({ request }) {
+          refuseUnacceptable(request.headers.get('accept'), [PDF]);
+        },
         body: NoticeRequest,
         response: { 201: NoticeResponse },
         detail: doc(
           'Notice of assignment to a debtor (notificação de cessão de créditos), as PDF or JSON with its SHA-256 and download URL',
           'createCessionNotice',
-          ['invalid_iban', 'invalid_nif', 'resource_not_found', 'invalid_transition'],
+          ['invalid_iban', 'invalid_nif', 'resource_not_found', 'invalid_transition', 'not_acceptable'],
           'For a factoring operation (operation_id, and debtor_nif when it has several debtors) or for parties and invoices given in full: the notice that the credits were assigned, the new payment instruction (the IBAN checked), the legal basis (Civil Code arts. 583.º–585.º) and a block for the debtor\u2019s acknowledgement; pt-PT by default, en on request. Accept: application/pdf answers the PDF itself (an Idempotency-Key replay answers by its own Accept: the stored PDF or the JSON); otherwise JSON. Stored with its SHA-256; in the operation\u2019s audit trail. docs/notice.md.',
           {
             from_operation: { summary: 'From an operation with one debtor', value: { operation_id: 'fop_01936c1e-8a2f-7b3c-9d4e-5f60718293a4', parties: { factor: { name: 'Factor Exemplo, S.A.', nif: '599000015', address: 'Av. da Liberdade 1, 1250-096 Lisboa' } }, payment: { iban: 'PT50 0002 0123 1234 5678 9015 4' }, place: 'Lisboa' } },
