@@ -339,7 +339,7 @@ describe('OpenAPI 3.1', () => {
     for (const { p, m, op } of ops) if (op.responses['401']) expect(Object.keys(op.responses['401'].headers), `${m} ${p}`).toContain('WWW-Authenticate');
     const denied = await h.call('GET', '/v1/admin/keys', { key: 'sk_test_' + 'x'.repeat(40) });
     expect(denied.status).toBe(401);
-    expect(denied.headers.get('www-authenticate')).toBe('Bearer realm="api", error="invalid_token"');
+    expect(denied.headers.get('www-authenticate')).toBe('Bearer realm="api", error="invalid_token", error_description="The API key is not valid."');
   });
 });
 

@@ -62,8 +62,8 @@ describe('the token endpoint, as an OAuth library uses it', () => {
     const narrow = await h.json('POST', '/v1/esg', { key: viaPost.access_token, body: {} });
     expectError(narrow, 403, 'insufficient_scope');
     // RFC 6750 §3.1: the scope it lacks, on the fast path's routes and on the others alike
-    expect(narrow.headers.get('www-authenticate')).toBe('Bearer realm="api", error="insufficient_scope", scope="esg"');
-    expect((await h.json('GET', '/v1/erp/demo/invoices', { key: viaPost.access_token })).headers.get('www-authenticate')).toBe('Bearer realm="api", error="insufficient_scope", scope="erp"');
+    expect(narrow.headers.get('www-authenticate')).toBe('Bearer realm="api", error="insufficient_scope", error_description="This endpoint needs the \'esg\' scope (or \'*\').", scope="esg"');
+    expect((await h.json('GET', '/v1/erp/demo/invoices', { key: viaPost.access_token })).headers.get('www-authenticate')).toBe('Bearer realm="api", error="insufficient_scope", error_description="This endpoint needs the \'erp\' scope (or \'*\').", scope="erp"');
     expect((await h.json('POST', '/v1/esg', { key: viaBasic.access_token, body: {} })).status).toBe(422);
     // usage is attributed to the client's principal
     await h.ctx.usage.flush();
@@ -147,9 +147,9 @@ describe('the token endpoint, as an OAuth library uses it', () => {
     expect(twice.body.access_token).toBeUndefined();
     // Basic credentials with anything after them that is not base64: malformed, not read as the first part
     expectError(await tokenRequest('grant_type=client_credentials', { authorization: `${basic(c.client_id, c.client_secret)} junk` }), 401, 'invalid_client');
-    // what the description quotes keeps to RFC 6749 §5.2's characters (a NUL, a quote, a backslash, an é: "?")
+    // what the description quotes keeps to RFC 6749 §5.2's characters (a NUL, a backslash, an é: "?"; a quote: ')
     const quoted = expectError(await tokenRequest('grant_type=client_credentials&scope=score%00%22%5C%C3%A9', auth), 400, 'invalid_scope');
-    expect(quoted.error_description).toBe('Unknown scope(s): score????.');
+    expect(quoted.error_description).toBe("Unknown scope(s): score?'??.");
     expect(quoted.error_description).toMatch(/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/);
     // Basic credentials sent to an API route: told where they belong
     const basicOnApi = expectError(await h.json('GET', '/v1/admin/keys', { headers: { authorization: basic(c.client_id, c.client_secret) } }), 401, 'missing_api_key');
@@ -490,6 +490,28 @@ describe('what an integrator reuses between keys and clients', () => {
     // a name of spaces names nothing
     for (const path of ['/v1/admin/keys', '/v1/admin/oauth-clients']) expect(fieldsOf(await h.json('POST', path, { key: t.api_key, body: { name: '   ' } })).map((f: { path: string }) => f.path)).toEqual(['name']);
     expect((await h.json('GET', '/v1/admin/oauth-clients', { key: t.api_key })).body.clients).toHaveLength(1);
+  });
+
+  test('a client with a blank name (empty, spaces, or invisible characters only) is 422 validation_failed on name; no client is made', async () => {
+    const t = await h.tenant();
+    const clients = async () => (await h.json('GET', '/v1/admin/oauth-clients', { key: t.api_key })).body.clients.length;
+    const visible = 'must contain visible characters and no control characters (line breaks, tabs)';
+    for (const [name, message] of [
+      ['', 'must be at least 1 character'],
+      ['   ', visible],
+      ['\t', visible],
+      ['\u200b', visible],
+      ['\u200b \u2060\ufeff\u00ad', visible],
+      ['backend\n', visible],
+    ] as const) {
+      const r = await h.json('POST', '/v1/admin/oauth-clients', { key: t.api_key, body: { name, scopes: ['score'] } });
+      const b = expectError(r, 422, 'validation_failed');
+      expect([JSON.stringify(name), b.message, b.fields]).toEqual([JSON.stringify(name), 'The request is invalid.', [{ path: 'name', message }]]);
+    }
+    expect(await clients()).toBe(0);
+    // a visible character among them is a name
+    expect((await h.json('POST', '/v1/admin/oauth-clients', { key: t.api_key, body: { name: ' \u200bb ', scopes: ['score'] } })).status).toBe(201);
+    expect(await clients()).toBe(1);
   });
 
   test('a token rotating "its own key" is told to name one (422 api_key_id), not a 404 on its principal\u2019s id', async () => {

@@ -9,7 +9,7 @@ import { IDEMPOTENCY_KEY_FORMAT } from '../features/idempotency/service';
 import { inputHeaders, requestTarget } from '../features/idempotency/fingerprint';
 import { effectiveRateLimit, hashKey, isClientPrincipal, KEY_FORMAT, keyStatus, type Env, type KeyRow, type Scope, type TenantRow } from '../features/tenants/service';
 import { requestState } from './request-state';
-import { severalAuthorizations } from '../lib/text';
+import { bearerChallenge, severalAuthorizations } from '../lib/text';
 import { JWT_SHAPE } from '../features/oauth/tokens';
 
 export interface AuthContext {
@@ -260,8 +260,10 @@ const hasScope = (key: KeyRow, scope: Scope) => key.scopes.includes('*') || key.
 export function refusal({ tenant, key }: FoundKey, scope: Scope | null): ApiError | null {
   if (tenant.status === 'suspended') return new ApiError('tenant_suspended', 'The tenant is suspended.');
   // RFC 6750 §3.1: the scope the token lacks, for OAuth clients' libraries (API keys are Bearer tokens too)
-  if (scope !== null && !hasScope(key, scope))
-    return new ApiError('insufficient_scope', `This endpoint needs the "${scope}" scope (or "*").`, { headers: { 'www-authenticate': `Bearer realm="api", error="insufficient_scope", scope="${scope}"` } });
+  if (scope !== null && !hasScope(key, scope)) {
+    const message = `This endpoint needs the "${scope}" scope (or "*").`;
+    return new ApiError('insufficient_scope', message, { headers: { 'www-authenticate': bearerChallenge('insufficient_scope', message, scope) } });
+  }
   return null;
 }
 

@@ -7,6 +7,7 @@ import { ApiError, errorBody, fieldProblems, IGNORED_FIELD, isJsonObject, isReso
 import { NIF_SHAPE, NIF_SHAPE_MESSAGE } from '../lib/nif';
 import { HTTP_URL, HTTP_URL_MESSAGE, VISIBLE_TEXT, VISIBLE_TEXT_MESSAGE } from '../lib/schemas';
 import type { AppContext } from '../context';
+import { bearerChallenge } from '../lib/text';
 import { requestState } from './request-state';
 import { redactSecrets } from '../lib/log';
 import { unservedCatalogEntry } from '../features/system/catalog';
@@ -143,7 +144,7 @@ export function errorResponder(ctx: AppContext) {
     ctx.usage.settle(state.id, false); // a failed call is billed nothing
     for (const [k, v] of Object.entries(err.extra.headers ?? {})) headers[k] = v;
     // RFC 6750 §3.1: no error code when the request carried no credentials at all
-    if (err.status === 401 && !err.extra.headers?.['www-authenticate']) headers['www-authenticate'] = err.code === 'missing_api_key' ? 'Bearer realm="api"' : `Bearer realm="api", error="invalid_token"`;
+    if (err.status === 401 && !err.extra.headers?.['www-authenticate']) headers['www-authenticate'] = err.code === 'missing_api_key' ? 'Bearer realm="api"' : bearerChallenge('invalid_token', err.message);
     // an error is never for a cache to keep (most are about the caller's key or its budget)
     headers['cache-control'] = 'no-store';
     // error messages are English whatever Accept-Language asked (a localised route set pt-PT before it failed)

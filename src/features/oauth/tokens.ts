@@ -3,7 +3,7 @@ import { publicBaseUrl } from '../../config';
 import { decodeJwt, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { AppContext } from '../../context';
 import { ApiError } from '../../lib/errors';
-import { oauthDescription } from '../../lib/text';
+import { bearerChallenge } from '../../lib/text';
 import { hashKey, type KeyRow, type TenantRow } from '../tenants/service';
 
 /**
@@ -200,7 +200,7 @@ export class OAuthTokens {
     const invalid = (why: string, code: 'invalid_api_key' | 'access_token_expired' | 'access_token_revoked' = 'invalid_api_key') => {
       const message = `The access token is not valid: ${why}.`;
       // RFC 6750 §3: the reason in the challenge too, in the characters it allows
-      return new ApiError(code, message, { headers: { 'www-authenticate': `Bearer realm="api", error="invalid_token", error_description="${oauthDescription(message)}"` } });
+      return new ApiError(code, message, { headers: { 'www-authenticate': bearerChallenge('invalid_token', message) } });
     };
     await this.load();
     const nowMs = this.now().getTime();
