@@ -127,6 +127,9 @@ describe('POST /v1/basel/capital', () => {
     // one obligor, one treatment: a group figure below what its lines add up to is refused
     const under = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ nif: '599000015', pd: 0.01, ead_eur: 2e6, turnover_eur: 1e7, group_exposure_eur: 2e6 }, { nif: '599000015', pd: 0.01, ead_eur: 2e6, turnover_eur: 1e7 }] } });
     expect(expectError(under, 422, 'validation_failed').fields).toEqual([{ path: 'exposures.0.group_exposure_eur', message: expect.stringContaining('4000000') }]);
+    // what they add up to is said in cents, not in the binary noise of the sum (0.1 + 0.2)
+    const noise = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ nif: '599000015', pd: 0.01, ead_eur: 0.1, group_exposure_eur: 0.2 }, { nif: '599000015', pd: 0.01, ead_eur: 0.2 }] } });
+    expect(expectError(noise, 422, 'validation_failed').fields).toEqual([{ path: 'exposures.0.group_exposure_eur', message: "must be at least 0.3, what this portfolio's lines of 599000015 add up to" }]);
     const twoFigures = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ nif: '599000015', pd: 0.01, ead_eur: 5e5, turnover_eur: 1e7, group_exposure_eur: 1e6 }, { nif: '599000015', pd: 0.01, ead_eur: 5e5, turnover_eur: 1e7, group_exposure_eur: 3e6 }] } });
     expect(expectError(twoFigures, 422, 'validation_failed').fields).toEqual([{ path: 'exposures.1.group_exposure_eur', message: expect.stringContaining('one obligor owes one amount') }]);
     const alone = await h.json('POST', '/v1/basel/capital', { key, body: { exposures: [{ nif: '599000015', pd: 0.01, ead_eur: 2e6, turnover_eur: 1e7 }] } });

@@ -482,6 +482,10 @@ describe('credit policy', () => {
     expect(after.recommendation).toMatchObject({ approved: false, limit_eur: 0 });
     const spreadAfter = (await h.json('GET', '/v1/index/spreads?tier=A&term_days=30&modality=non_recourse', { key: t.api_key })).body.spreads[0].spread_bps;
     expect(spreadAfter).toBeGreaterThan(spreadBefore + 99);
+    // a maximum summed by the client in binary floating point is stored and shown as the cents it is
+    const summed = await h.json('PATCH', '/v1/admin/credit-policy', { key: t.api_key, body: { max_amount_eur: 1000.1 + 0.2 } });
+    expect(summed.body.max_amount_eur).toBe(1000.3);
+    expect((await h.json('GET', '/v1/admin/credit-policy', { key: t.api_key })).body.max_amount_eur).toBe(1000.3);
     // another tenant keeps the defaults
     expect((await h.json('GET', '/v1/admin/credit-policy', { key })).body.is_default).toBe(true);
     const audit = await h.json('GET', '/v1/admin/audit-log', { key: t.api_key });

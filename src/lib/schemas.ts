@@ -99,6 +99,8 @@ export const isWholeCents = (eur: number) => {
   return Math.abs(cents - Math.round(cents)) <= Math.max(1e-6, Math.abs(cents) * 4 * Number.EPSILON);
 };
 export const WHOLE_CENTS = 'must be whole cents (at most two decimals)';
+/** An amount that passed isWholeCents as the cents it is (0.1 + 0.2 is 0.3): what is decided, stored and echoed, never the client's binary noise. */
+export const wholeCents = (eur: number) => Math.round(eur * 100) / 100;
 
 /** TypeBox building blocks shared by feature models. */
 export const DateTime = t.String({ format: 'date-time' });

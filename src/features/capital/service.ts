@@ -1,6 +1,6 @@
 import { aboutField, ApiError, fieldProblems, NIF_CHECK_DIGIT_FAILS, repeatedIds, type FieldError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
-import { isWholeCents, WHOLE_CENTS } from '../../lib/schemas';
+import { isWholeCents, WHOLE_CENTS, wholeCents } from '../../lib/schemas';
 import type { ScoreCaller, ScoreService } from '../score/service';
 import type { UsageMeter } from '../usage/service';
 import { CAPITAL_RATIO, capitalFor, REGIME_IN_FORCE, REGIMES, SUPPORTING_FACTOR } from './formulas';
@@ -50,7 +50,7 @@ export class CapitalService {
       }
       const owed = e.nif !== undefined ? owedByNif.get(e.nif)! : e.ead_eur;
       if (e.group_exposure_eur !== undefined && e.group_exposure_eur < owed - 0.005)
-        errors.push({ path: `exposures.${i}.group_exposure_eur`, message: e.nif !== undefined && owed > e.ead_eur ? `must be at least ${owed}, what this portfolio's lines of ${e.nif} add up to` : `must be at least the line's ead_eur (${e.ead_eur}): the group's exposure includes it` });
+        errors.push({ path: `exposures.${i}.group_exposure_eur`, message: e.nif !== undefined && owed > e.ead_eur ? `must be at least ${wholeCents(owed)}, what this portfolio's lines of ${e.nif} add up to` : `must be at least the line's ead_eur (${e.ead_eur}): the group's exposure includes it` });
     });
     if (errors.length) throw fieldProblems(errors);
 

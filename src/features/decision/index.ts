@@ -5,7 +5,7 @@ import { authed, jsonAnswer, scoreGenerationNow } from '../../plugins/auth';
 import { langOf, localised, requestState } from '../../plugins/request-state';
 import { routeDocs } from '../../lib/api-doc';
 import { isJsonObject, unknownFields, validationError } from '../../lib/errors';
-import { isWholeCents, WHOLE_CENTS } from '../../lib/schemas';
+import { isWholeCents, WHOLE_CENTS, wholeCents } from '../../lib/schemas';
 import { MODALITIES } from './policy';
 import { actorOf, AdminService } from '../admin/service';
 import type { ScoreService } from '../score/service';
@@ -108,7 +108,7 @@ export function decisionRoutes(ctx: AppContext, service: DecisionService) {
         if (Object.keys(body).length === 0 || (body.lgd && Object.keys(body.lgd).length === 0 && Object.keys(body).length === 1))
           throw validationError([{ path: '(body)', message: 'must set at least one of: min_tier, max_amount_eur, lgd, margin_bps' }]);
         if (body.max_amount_eur !== undefined && !isWholeCents(body.max_amount_eur)) throw validationError([{ path: 'max_amount_eur', message: WHOLE_CENTS }]);
-        return service.updatePolicy({ ...actorOf(auth), env: auth.env }, body, admin);
+        return service.updatePolicy({ ...actorOf(auth), env: auth.env }, body.max_amount_eur === undefined ? body : { ...body, max_amount_eur: wholeCents(body.max_amount_eur) }, admin);
       },
       {
         // a setting misspelt would be dropped by the normalisation while the rest is saved (200):

@@ -4,7 +4,7 @@ import { sha256Hex } from '../../lib/crypto';
 import { ApiError, validationError, withFieldPath } from '../../lib/errors';
 import { GroupCommit } from '../../lib/group-commit';
 import { ReadCache } from '../../lib/read-cache';
-import { isWholeCents, pageOf, WHOLE_CENTS } from '../../lib/schemas';
+import { isWholeCents, pageOf, WHOLE_CENTS, wholeCents } from '../../lib/schemas';
 import type { Actor } from '../admin/service';
 import type { AdminService } from '../admin/service';
 import type { UsageMeter } from '../usage/service';
@@ -164,7 +164,7 @@ export class DecisionService {
   async decide(caller: ScoreCaller, body: DecisionBody, startedAt: number, lang: 'en' | 'pt' = 'en'): Promise<{ body: DecisionResponseBody; text: string }> {
     if (!isWholeCents(body.context.amount_eur)) throw validationError([{ path: 'context.amount_eur', message: WHOLE_CENTS }]);
     // decided, stored and echoed as the cents it is (0.30000000000000004 is 0.3: binary noise of a client's sum)
-    body = { ...body, context: { ...body.context, amount_eur: Math.round(body.context.amount_eur * 100) / 100 } };
+    body = { ...body, context: { ...body.context, amount_eur: wholeCents(body.context.amount_eur) } };
     const country = body.country ?? 'PT';
     if (country.toUpperCase() !== 'PT')
       throw new ApiError('unsupported_country', `Only companies registered in Portugal can be decided on (country "${country.slice(0, 8)}").`, {
