@@ -1,5 +1,4 @@
 import { t } from 'elysia';
-import { Type } from '@sinclair/typebox';
 import { DateTime, NullableDateTime, Uuid, Int, Page, RequestDate, RequestDateTime, PageLimit, refusesUnknownFieldsDeep, Text } from '../../lib/schemas';
 import { SCOPES } from '../tenants/service';
 
@@ -26,7 +25,7 @@ export const RotateRequest = refusesUnknownFieldsDeep(t.Optional(
   t.Object({
     api_key_id: t.Optional(t.String({ format: 'uuid', description: 'Key to rotate; default: the calling key' })),
     // TypeBox's own Integer: Elysia's t.Integer would accept the string "7"
-    grace_days: t.Optional(Type.Integer({ minimum: 0, maximum: 30, default: 7, description: 'Days the old key keeps working (0 = stops now)' })),
+    grace_days: t.Optional(Int({ minimum: 0, maximum: 30, default: 7, description: 'Days the old key keeps working (0 = stops now)' })),
   }),
 ));
 export const RotateResponse = t.Object({
@@ -88,12 +87,16 @@ export const UsageResponse = t.Object({
 
 // credential requests refuse fields they do not have: a misspelt `scope` would grant every scope
 // of the caller, a `grace_hours` here would leave the old key working for the default 7 days
+/** The environment and scopes of a new credential (a key, an OAuth client): within the calling key's. */
+export const CredentialEnv = t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: 'Must be the calling key\u2019s environment (default)' }));
+export const CredentialScopes = (description: string) => t.Optional(t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, uniqueItems: true, description }));
+
 export const CreateKeyRequest = refusesUnknownFieldsDeep(t.Object({
   name: Text(100, 'What the key is for (e.g. "portfolio batch job"); not blank'),
-  env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: 'Must be the calling key\u2019s environment (default)' })),
-  scopes: t.Optional(t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, uniqueItems: true, description: 'A subset of the calling key\u2019s scopes (default: the same); only a * key may grant *' })),
+  env: CredentialEnv,
+  scopes: CredentialScopes('A subset of the calling key\u2019s scopes (default: the same); only a * key may grant *'),
   expires_at: t.Optional(RequestDateTime({ description: 'When the key stops working: no later than the calling key\u2019s own expiry (default: that expiry; never when the caller never expires)' })),
-  rate_limit_per_minute: t.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit (default: the caller\u2019s own)' })),
+  rate_limit_per_minute: t.Optional(Int({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit (default: the caller\u2019s own)' })),
 }));
 export const CreateKeyResponse = t.Object({
   api_key: t.String({ pattern: '^sk_(test|live)_[0-9a-f]{28}$', description: 'The new key, shown once' }),

@@ -11,6 +11,7 @@ import { rateLimitHeaders } from '../../lib/rate-limiter';
 import { requestState } from '../../plugins/request-state';
 import { OAuthClients } from './clients';
 import { OAuthTokens } from './tokens';
+import { CredentialEnv, CredentialScopes } from '../admin/model';
 import { Int, refusesUnknownFieldsDeep, Text } from '../../lib/schemas';
 import { closedBody } from '../../lib/request-problems';
 
@@ -40,8 +41,8 @@ const oauthRateLimited = (err: ApiError) =>
 const CreateClientRequest = refusesUnknownFieldsDeep(
   t.Object({
     name: Text(100, 'What the client is for; not blank'),
-    env: t.Optional(t.Union([t.Literal('sandbox'), t.Literal('live')], { description: 'Must be the calling key\u2019s environment (default)' })),
-    scopes: t.Optional(t.Array(t.Union(SCOPES.map((s) => t.Literal(s))), { minItems: 1, uniqueItems: true, description: 'A subset of the calling key\u2019s scopes (default: the same)' })),
+    env: CredentialEnv,
+    scopes: CredentialScopes('A subset of the calling key\u2019s scopes (default: the same)'),
     rate_limit_per_minute: t.Optional(Int({ minimum: 1, maximum: 1_000_000, description: 'At most the calling key\u2019s own limit' })),
   }),
 );
