@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { fieldProblems, isJsonObject, NOT_AN_OBJECT, unknownFields, type FieldError } from './errors';
 import { describe } from '../plugins/http-errors';
@@ -33,8 +34,12 @@ export class RequestProblems {
       return;
     }
     const judged = o.judged ?? body;
-    // (a closed body's unknown fields are looked for whatever the compiled check says)
-    if (!o.refuseUnknown && o.compiled?.Check(judged)) return;
+    // a body that passes the compiled check has no schema problem; a closed one's unknown fields
+    // are then all there is to look for (the check may let them through)
+    if (o.compiled?.Check(judged)) {
+      if (o.refuseUnknown) for (const path of strayFields(schema, judged)) this.add({ path, message: NOT_A_FIELD });
+      return;
+    }
     const errors: ValueError[] = [];
     for (const e of Value.Errors(schema, judged)) if (errors.push(e) >= MAX_SCHEMA_ERRORS) break;
     // a closed schema's unknown field is ignored unless something else is wrong (`describe` says so)
@@ -109,10 +114,13 @@ export function strayFields(schema: TSchema, value: unknown, path = '', out: str
  * A route's `transform` for a closed body (every field counts: a misspelt one would change the
  * answer): its problems at once, unknown fields among them. An absent optional body passes.
  */
-export const closedBody =
-  (schema: TSchema) =>
-  ({ body }: { body: unknown }) => {
+export const closedBody = (schema: TSchema) => {
+  // compiled on first use (after every format is registered): a valid body is checked by it, and
+  // only a failing one walked by TypeBox's error iterator
+  let compiled: ReturnType<typeof TypeCompiler.Compile> | undefined;
+  return ({ body }: { body: unknown }) => {
     if (body === undefined || body === null) return;
-    const fields = new RequestProblems(schema, body, { refuseUnknown: true }).done();
+    const fields = new RequestProblems(schema, body, { refuseUnknown: true, compiled: (compiled ??= TypeCompiler.Compile(schema)) }).done();
     if (fields.length) throw fieldProblems(fields);
   };
+};
