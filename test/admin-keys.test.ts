@@ -317,6 +317,29 @@ describe('POST /v1/admin/keys', () => {
     expect((await h.json('POST', '/v1/admin/oauth-clients', { key: t.api_key, body: { name: 'backend', scopes: ['score'] } })).status).toBe(201);
   });
 
+  test('a blank name (empty, spaces, or invisible characters only) is 422 validation_failed on name; no key is made', async () => {
+    const t = await h.tenant();
+    const keys = async () => (await h.json('GET', '/v1/admin/keys', { key: t.api_key })).body.keys.length;
+    const before = await keys();
+    const visible = 'must contain visible characters and no control characters (line breaks, tabs)';
+    for (const [name, message] of [
+      ['', 'must be at least 1 character'],
+      ['   ', visible],
+      ['\t', visible],
+      ['\u200b', visible],
+      ['\u200b \u2060\ufeff\u00ad', visible],
+      ['batch\n', visible],
+    ] as const) {
+      const r = await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name } });
+      const b = expectError(r, 422, 'validation_failed');
+      expect([JSON.stringify(name), b.message, b.fields]).toEqual([JSON.stringify(name), 'The request is invalid.', [{ path: 'name', message }]]);
+    }
+    expect(await keys()).toBe(before);
+    expect((await auditOf(t.tenant_id)).filter((a) => a.action === 'api_key.created')).toEqual([]);
+    // a visible character among them is a name
+    expect((await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: ' \u200bb ' } })).status).toBe(201);
+  });
+
   test('at most MAX_ACTIVE_KEYS active keys per environment', async () => {
     const t = await h.tenant();
     for (let i = 1; i < MAX_ACTIVE_KEYS; i++) expect((await h.json('POST', '/v1/admin/keys', { key: t.api_key, body: { name: `k${i}` } })).status).toBe(201);

@@ -179,6 +179,51 @@ describe('POST /v1/gdpr/request', () => {
     expect((await monitored())[other.id]).toBe(true);
   });
 
+  test("erasure ends the monitoring of the person's screenings tied to them by NIF; namesakes with no NIF or another one stay monitored, and are counted", async () => {
+    const t = await h.tenant();
+    const { db, t: tb } = h.ctx.database;
+    const now = h.ctx.clock.now();
+    const screening = (name: string, nif: string | null, birth: string | null = null) => ({ id: `scr_${Bun.randomUUIDv7()}`, tenantId: t.tenant_id, env: 'sandbox', name, status: 'clear', topScore: 0, customerReference: 'onb-1', monitor: true, response: JSON.stringify({ status: 'clear', name, query: { name, type: 'person', birth_date: birth, country: null, nif } }), createdAt: now });
+    const mine = screening('Joana Maria Vasconcelos', PERSON_NIF);
+    const namesake = screening('Joana Maria Vasconcelos', null);
+    const otherNif = screening('JOANA MARIA VASCONCELOS', OTHER_NIF);
+    const other = screening('Rui Sousa', null);
+    await db.insert(tb.amlScreenings).values([mine, namesake, otherNif, other]);
+    const monitored = async () => Object.fromEntries((await db.select({ id: tb.amlScreenings.id, monitor: tb.amlScreenings.monitor }).from(tb.amlScreenings).where(eq(tb.amlScreenings.tenantId, t.tenant_id))).map((r) => [r.id, r.monitor]));
+    const erased = await settled(t.api_key, (await post(t.api_key, { type: 'erasure', subject: { name: 'Joana Maria Vasconcelos', nif: PERSON_NIF } })).body.request_id);
+    expect(erased.status).toBe('partially_completed');
+    expect(erased.found.aml_screenings).toBe(3);
+    expect(erased.actions.filter((a: { category: string }) => a.category === 'aml_screenings')).toEqual([
+      { category: 'aml_screenings', action: 'monitoring ended (the screenings are kept as AML evidence, not screened again)', count: 1 },
+      { category: 'aml_screenings', action: 'still monitored: screenings of the same name that no birth date or NIF ties to the person (give them to end it)', count: 2 },
+    ]);
+    expect(erased.retained).toContainEqual(expect.objectContaining({ category: 'aml_screenings', count: 3 }));
+    expect(await monitored()).toEqual({ [mine.id]: false, [namesake.id]: true, [otherNif.id]: true, [other.id]: true });
+    // the same erasure again: nothing left to end; the namesakes are still counted
+    const again = await settled(t.api_key, (await post(t.api_key, { type: 'erasure', subject: { name: 'Joana Maria Vasconcelos', nif: PERSON_NIF } })).body.request_id);
+    expect(again.actions.filter((a: { category: string }) => a.category === 'aml_screenings')).toEqual([{ category: 'aml_screenings', action: expect.stringContaining('still monitored'), count: 2 }]);
+  });
+
+  test('a birth date given beside the NIF does not hide a screening that recorded none: tied by its NIF, its monitoring ends', async () => {
+    const t = await h.tenant();
+    const { db, t: tb } = h.ctx.database;
+    const now = h.ctx.clock.now();
+    const screening = (nif: string | null, birth: string | null) => ({ id: `scr_${Bun.randomUUIDv7()}`, tenantId: t.tenant_id, env: 'sandbox', name: 'Joana Maria Vasconcelos', status: 'clear', topScore: 0, customerReference: 'onb-1', monitor: true, response: JSON.stringify({ status: 'clear', name: 'Joana Maria Vasconcelos', query: { name: 'Joana Maria Vasconcelos', type: 'person', birth_date: birth, country: null, nif } }), createdAt: now });
+    const byNif = screening(PERSON_NIF, null);
+    const byBirth = screening(null, '1980-05-02');
+    const namesake = screening(null, null);
+    const anotherBirth = screening(null, '1991-01-01'); // another person of that name: not theirs
+    await db.insert(tb.amlScreenings).values([byNif, byBirth, namesake, anotherBirth]);
+    const erased = await settled(t.api_key, (await post(t.api_key, { type: 'erasure', subject: { name: 'Joana Maria Vasconcelos', nif: PERSON_NIF, birth_date: '1980-05-02' } })).body.request_id);
+    expect(erased.found.aml_screenings).toBe(3);
+    expect(erased.actions.filter((a: { category: string }) => a.category === 'aml_screenings')).toEqual([
+      { category: 'aml_screenings', action: expect.stringContaining('monitoring ended'), count: 2 },
+      { category: 'aml_screenings', action: expect.stringContaining('still monitored'), count: 1 },
+    ]);
+    const rows = Object.fromEntries((await db.select({ id: tb.amlScreenings.id, monitor: tb.amlScreenings.monitor }).from(tb.amlScreenings).where(eq(tb.amlScreenings.tenantId, t.tenant_id))).map((r) => [r.id, r.monitor]));
+    expect(rows).toEqual({ [byNif.id]: false, [byBirth.id]: false, [namesake.id]: true, [anotherBirth.id]: true });
+  });
+
   test("a sole trader's cession notice (the person as debtor): in an access bundle; erasure keeps it, listed with why", async () => {
     const t = await h.tenant();
     const notice = await h.json('POST', '/v1/notice/cession', {

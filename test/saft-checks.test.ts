@@ -131,6 +131,46 @@ describe('a document against its lines and the XSD', () => {
     const bomOk = await parse(new Uint8Array([0xef, 0xbb, 0xbf, ...variant((x) => x)]));
     expect(bomOk.valid).toBe(true);
   });
+
+  /** the text as UTF-16 code units, without a byte order mark */
+  const utf16NoBom = (text: string, le: boolean) => {
+    const out = new Uint8Array(text.length * 2);
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      out[2 * i + (le ? 0 : 1)] = c & 0xff;
+      out[2 * i + (le ? 1 : 0)] = c >> 8;
+    }
+    return out;
+  };
+  const inPieces = (bytes: Uint8Array, size: number) =>
+    parseSaft((async function* () {
+      for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
+    })(), { publicKeyPem: null });
+
+  test('UTF-16 without a byte order mark ("<?" in 16-bit units): the same encoding error, at line 1, and nothing else read; in whatever pieces it arrives', async () => {
+    const text = demoText.replace('encoding="Windows-1252"', 'encoding="UTF-16"');
+    for (const le of [true, false])
+      for (const size of [4096, 3, 1]) {
+        const r = await inPieces(utf16NoBom(text, le), size);
+        expect([le, size, r.checks]).toEqual([le, size, [{ code: 'encoding', severity: 'error', message: 'the file is UTF-16: not supported (SAF-T files are Windows-1252 or UTF-8); the rest is not read', path: null, line: 1 }]]);
+        expect(r).toMatchObject({ valid: false, hash_chain: 'not_verified', bytes: text.length * 2 });
+        expect(r.header).toEqual({});
+        expect(r.counts.invoices).toBe(0);
+      }
+  });
+
+  test('UTF-16 without a byte order mark nor an XML declaration is not recognised as UTF-16: read as UTF-8, an encoding error and malformed XML (invalid either way)', async () => {
+    const text = demoText.slice(demoText.indexOf('<AuditFile'));
+    for (const le of [true, false]) {
+      const r = await parse(utf16NoBom(text, le));
+      expect(r.valid).toBe(false);
+      expect(r.checks.map((c) => [c.code, c.severity, c.line])).toEqual([
+        ['encoding', 'error', 1],
+        ['xml_malformed', 'error', 1],
+      ]);
+      expect(r.counts.invoices).toBe(0);
+    }
+  });
 });
 
 describe('?import=true', () => {
@@ -155,6 +195,19 @@ describe('?import=true', () => {
     expect(r.body.import).toMatchObject({ imported: false, invoices: 0, payments: 0 });
     expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=bad', { key: t.api_key })).body.data).toEqual([]);
     expect((await h.json('GET', '/v1/erp/saft/transactions?customer_reference=bad', { key: t.api_key })).body.data).toEqual([]);
+  });
+
+  test('a UTF-16 file without a byte order mark: 200 with its one encoding error, nothing stored', async () => {
+    const t = await h.tenant();
+    const text = demoText.replace('encoding="Windows-1252"', 'encoding="UTF-16"');
+    const bytes = new Uint8Array(text.length * 2);
+    for (let i = 0; i < text.length; i++) (bytes[2 * i] = text.charCodeAt(i) & 0xff), (bytes[2 * i + 1] = text.charCodeAt(i) >> 8);
+    const r = await importAs(t.api_key, 'utf16', bytes);
+    expect(r.status).toBe(200);
+    expect(Value.Check(SaftParseResponse, r.body)).toBe(true);
+    expect(r.body).toMatchObject({ valid: false, hash_chain: 'not_verified', bytes: bytes.length, import: { imported: false, invoices: 0, payments: 0 } });
+    expect(r.body.checks).toEqual([{ code: 'encoding', severity: 'error', message: 'the file is UTF-16: not supported (SAF-T files are Windows-1252 or UTF-8); the rest is not read', path: null, line: 1 }]);
+    expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=utf16', { key: t.api_key })).body.data).toEqual([]);
   });
 
   test('payments: a cancelled receipt is not stored (and one stored before it was cancelled is removed); each invoice named once; its means named', async () => {
@@ -189,5 +242,46 @@ describe('lines of tax only, and exemptions (a review of the checks)', () => {
   test('an empty TaxExemptionCode after a reason does not take the reason back', async () => {
     const emptyCode = (x: string) => x.replace('<TaxExemptionCode>M11</TaxExemptionCode>', '<TaxExemptionCode></TaxExemptionCode>');
     expect((await checksOf(emptyCode)).filter((c) => c.code === 'tax_exemption_missing')).toEqual([]);
+  });
+
+  // 1R RE1/1's line 2: IVA PT ISE at 0 %, with its reason and code (M11); the only exempt line of the demo
+  const withoutExemption = (tax: (line: string) => string) =>
+    inInvoice('1R RE1/1', (x) => tax(x.replace(/<TaxExemptionReason>[^<]*<\/TaxExemptionReason>\s*<TaxExemptionCode>[^<]*<\/TaxExemptionCode>/, '')));
+  const missing = async (bytes: Uint8Array) => (await parse(bytes)).checks.filter((c) => c.code === 'tax_exemption_missing');
+
+  test("tax_exemption_missing is an error on the line's document (its path), at the line's end (its line), naming the line and its 0 %", async () => {
+    const bytes = variant(withoutExemption((x) => x));
+    const r = await parse(bytes);
+    expect(r.valid).toBe(false);
+    expect(r.checks.filter((c) => c.severity === 'error')).toEqual([
+      { code: 'tax_exemption_missing', severity: 'error', message: 'Invoice 1R RE1/1: Line 2 has no tax (TaxPercentage 0) and no TaxExemptionReason / TaxExemptionCode', path: 'Invoice 1R RE1/1', line: expect.any(Number) },
+    ]);
+    const lines = new TextDecoder().decode(bytes).split('\n');
+    const at = r.checks.find((c) => c.code === 'tax_exemption_missing')!.line!;
+    expect(lines[at - 1]!.trim()).toBe('</Line>');
+    expect(lines.slice(at - 8, at).join('\n')).toContain('<TaxPercentage>0</TaxPercentage>');
+    // 0 written otherwise is 0 %
+    expect((await missing(variant(withoutExemption((x) => x.replace('<TaxPercentage>0</TaxPercentage>', '<TaxPercentage>0.00</TaxPercentage>'))))).map((c) => c.message)).toEqual([
+      'Invoice 1R RE1/1: Line 2 has no tax (TaxPercentage 0.00) and no TaxExemptionReason / TaxExemptionCode',
+    ]);
+    // either the reason or the code alone says why
+    for (const why of ['<TaxExemptionReason>Artigo 9.º do CIVA</TaxExemptionReason>', '<TaxExemptionCode>M07</TaxExemptionCode>'])
+      expect(await missing(variant(withoutExemption((x) => x.replace(/(<TaxCode>ISE<\/TaxCode>\s*<TaxPercentage>0<\/TaxPercentage>\s*<\/Tax>)/, `$1${why}`))))).toEqual([]);
+  });
+
+  test('a line whose tax is a TaxAmount of 0 needs its exemption too (the branch of TaxAmount); a TaxAmount above 0 does not', async () => {
+    const amount = (value: string) => withoutExemption((x) => x.replace('<TaxPercentage>0</TaxPercentage>', `<TaxAmount>${value}</TaxAmount>`));
+    const r = await parse(variant(amount('0')));
+    expect(r.valid).toBe(false);
+    expect(r.checks.filter((c) => c.severity === 'error')).toEqual([
+      { code: 'tax_exemption_missing', severity: 'error', message: 'Invoice 1R RE1/1: Line 2 has no tax (TaxAmount 0) and no TaxExemptionReason / TaxExemptionCode', path: 'Invoice 1R RE1/1', line: expect.any(Number) },
+    ]);
+    expect((await missing(variant(amount('0.00')))).map((c) => c.message)).toEqual(['Invoice 1R RE1/1: Line 2 has no tax (TaxAmount 0.00) and no TaxExemptionReason / TaxExemptionCode']);
+    // with its reason and code kept: no error
+    expect(await missing(variant(inInvoice('1R RE1/1', (x) => x.replace('<TaxPercentage>0</TaxPercentage>', '<TaxAmount>0</TaxAmount>'))))).toEqual([]);
+    // a TaxAmount above 0 is a tax (the document's TaxPayable and GrossTotal given it): nothing to explain
+    const taxed = (xml: string) => amount('100.00')(xml).replace(/(<InvoiceNo>1R RE1\/1<\/InvoiceNo>[\s\S]*?)<TaxPayable>1000<\/TaxPayable>([\s\S]*?)<GrossTotal>7000.00<\/GrossTotal>/, '$1<TaxPayable>1100.00</TaxPayable>$2<GrossTotal>7100.00</GrossTotal>');
+    const ok = await parse(variant(taxed));
+    expect(ok.checks.filter((c) => c.severity === 'error')).toEqual([]);
   });
 });

@@ -94,6 +94,28 @@ describe('multipart: parts after the file part', () => {
     const r = await send(await multipart([['attachment', new Blob(['x'], { type: 'text/plain' }), 'x.txt'], ['file', xmlPart(), 'demo.xml']]));
     expect(expectError(r, 422, 'validation_failed').fields).toEqual([{ path: 'attachment', message: expect.stringContaining('unknown file part') }]);
   });
+
+  test('a file part of another name and no part named file: 422 on that part (not "file is required"), nothing parsed, no run kept', async () => {
+    const before = await runs();
+    const unknown = { path: 'attachment', message: 'unknown file part: the file goes in the part named "file"' };
+    // the demo file itself, in a part of another name (alone, or after the form fields)
+    for (const parts of [
+      [['attachment', xmlPart(), 'demo.xml']],
+      [['import', 'true'], ['customer_reference', 'unnamed'], ['attachment', xmlPart(), 'demo.xml']],
+    ] as [string, string | Blob, string?][][]) {
+      const r = await send(await multipart(parts));
+      const body = expectError(r, 422, 'validation_failed');
+      expect(body).toEqual({ code: 'validation_failed', message: 'The request is invalid.', status: 422, requestId: r.headers.get('x-request-id'), docsUrl: expect.stringContaining('/docs/errors#validation_failed'), fields: [unknown] });
+    }
+    // two of them: the first one named
+    const two = await send(await multipart([['attachment', xmlPart(), 'demo.xml'], ['upload', xmlPart(), 'again.xml']]));
+    expect(expectError(two, 422, 'validation_failed').fields).toEqual([unknown]);
+    // with no file part at all, the part named file is what is missing
+    const none = await send(await multipart([['import', 'true']]));
+    expect(expectError(none, 422, 'validation_failed').fields).toEqual([{ path: 'file', message: 'a file part named "file" is required' }]);
+    expect(await runs()).toBe(before);
+    expect((await h.json('GET', '/v1/erp/saft/invoices?customer_reference=unnamed', { key })).body.data).toEqual([]);
+  });
 });
 
 describe('multipart: parts after the file of a large upload (202 path)', () => {

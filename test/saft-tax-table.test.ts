@@ -185,3 +185,104 @@ describe("a line's TaxExemptionCode", () => {
     }
   });
 });
+
+/**
+ * A file of the demo's Header and MasterFiles (customers, products) with one invoice (1T 1/1's
+ * head) whose lines are given as [TaxCode, TaxPercentage] of IS PT (stamp duty: no VAT rate
+ * warnings), each of amount 0 (the document's totals stay 0), and a TaxTable of IS PT entries
+ * [TaxCode, TaxPercentage]. `late`: MasterFiles after SourceDocuments, so that every line is read
+ * before the TaxTable (and kept to judge at the end).
+ */
+function stampDutyFile(lines: [code: string, pct: string][], entries: [code: string, pct: string][], late = true) {
+  const head = demoText.slice(0, demoText.indexOf('<MasterFiles>'));
+  const master = demoText.slice(demoText.indexOf('<MasterFiles>'), demoText.indexOf('</MasterFiles>') + '</MasterFiles>'.length);
+  const invoice = demoText.slice(demoText.indexOf('<Invoice>'), demoText.indexOf('<Line>', demoText.indexOf('<Invoice>')));
+  const line = ([code, pct]: [string, string], i: number) =>
+    `<Line><LineNumber>${i + 1}</LineNumber><Quantity>1</Quantity><UnitPrice>0</UnitPrice><CreditAmount>0</CreditAmount><Tax><TaxType>IS</TaxType><TaxCountryRegion>PT</TaxCountryRegion><TaxCode>${code}</TaxCode><TaxPercentage>${pct}</TaxPercentage></Tax></Line>\n`;
+  const entry = ([code, pct]: [string, string]) => `<TaxTableEntry><TaxType>IS</TaxType><TaxCountryRegion>PT</TaxCountryRegion><TaxCode>${code}</TaxCode><Description>x</Description><TaxPercentage>${pct}</TaxPercentage></TaxTableEntry>\n`;
+  const documents = `<SourceDocuments><SalesInvoices><NumberOfEntries>1</NumberOfEntries><TotalDebit>0</TotalDebit><TotalCredit>0</TotalCredit>${invoice}${lines.map(line).join('')}<DocumentTotals><TaxPayable>0.00</TaxPayable><NetTotal>0.00</NetTotal><GrossTotal>0.00</GrossTotal></DocumentTotals></Invoice></SalesInvoices></SourceDocuments>`;
+  const masterFiles = master.replace(taxTable(master), `<TaxTable>${entries.map(entry).join('')}</TaxTable>`);
+  const xml = head + (late ? documents + masterFiles : masterFiles + documents) + '</AuditFile>';
+  return new TextEncoder().encode(xml.replace('encoding="Windows-1252"', 'encoding="UTF-8"'));
+}
+/** n distinct rates of IS PT X: 0.001, 0.002, … */
+const rates = (n: number, from = 1): [string, string][] => Array.from({ length: n }, (_, i) => ['X', ((from + i) / 1000).toFixed(3)]);
+const ORDER = { code: 'structure_order', severity: 'error', message: "MasterFiles comes after SourceDocuments: the XSD's order is Header, MasterFiles, GeneralLedgerEntries, SourceDocuments", path: 'MasterFiles', line: expect.any(Number) };
+const PP = { code: 'customer_nif_invalid', severity: 'warning', message: 'customer PP: NIF 129999998 fails the check digit', path: 'Customer PP', line: expect.any(Number) };
+
+describe('taxes not judged against the TaxTable, and taxes judged but not listed', () => {
+  test('the file of one invoice of stamp-duty lines is valid with its TaxTable first; with it last, only the order is an error', async () => {
+    const first = await post(stampDutyFile(rates(3), rates(3), false));
+    expect(first.status).toBe(200);
+    expect(Value.Check(SaftParseResponse, first.body)).toBe(true);
+    expect(first.body.valid).toBe(true);
+    expect(first.body.checks).toEqual([PP]);
+    expect((await post(stampDutyFile(rates(3), rates(3)))).body.checks).toEqual([ORDER, PP]);
+  });
+
+  test(`more than 1000 distinct taxes read before the TaxTable: the lines of the ones beyond are not judged, and tax_table_unchecked (a warning) counts them`, async () => {
+    // Z (no entry) first, then 999 rates of X that the table has: 1000 distinct taxes kept to judge
+    const kept: [string, string][] = [['Z', '5'], ...rates(999)];
+    // three lines of taxes beyond those (none in the table): not judged, counted
+    const r = await post(stampDutyFile([...kept, ['Y', '7'], ['Y', '7'], ['X', '99']], rates(999)));
+    expect(r.status).toBe(200);
+    expect(Value.Check(SaftParseResponse, r.body)).toBe(true);
+    expect(r.body.valid).toBe(false); // (the order's error and Z's)
+    expect(r.body.checks).toEqual([
+      ORDER,
+      PP,
+      { code: 'tax_unknown', severity: 'error', message: 'Invoice 1T 1/1: Line 1 Tax IS PT Z has no TaxTableEntry in MasterFiles/TaxTable (TaxType, TaxCountryRegion, TaxCode)', path: 'Invoice 1T 1/1/Line 1/Tax', line: expect.any(Number) },
+      { code: 'tax_table_unchecked', severity: 'warning', message: '3 lines read before MasterFiles/TaxTable were not checked against it (more than 1000 distinct taxes)', path: 'MasterFiles/TaxTable', line: null },
+    ]);
+    // at 1000 distinct taxes every line is judged: X at 99 % (line 1000) is reported, and nothing is left unchecked
+    const at1000 = await post(stampDutyFile([...rates(999), ['X', '99']], rates(999)));
+    expect(at1000.body.checks.map((c: Check) => `${c.code}@${c.path}`)).toEqual(['structure_order@MasterFiles', 'customer_nif_invalid@Customer PP', 'tax_table_rate@MasterFiles/TaxTable']);
+  });
+
+  test('a TaxTable of more than 10000 distinct taxes (TaxType, TaxCountryRegion, TaxCode): lines are not judged against it, and tax_table_unchecked says so', async () => {
+    const keys = new Set([...taxTable(demoText).matchAll(/<TaxType>([^<]*)<\/TaxType>\s*<TaxCountryRegion>([^<]*)<\/TaxCountryRegion>\s*<TaxCode>([^<]*)<\/TaxCode>/g)].map((m) => `${m[1]} ${m[2]} ${m[3]}`));
+    expect(keys.size).toBe(12); // the demo's 14 entries: NOR of PT twice (16 and 20 %), …
+    const grown = (extra: number) => (xml: string) =>
+      xml.replace('</TaxTable>', `${Array.from({ length: extra }, (_, i) => `<TaxTableEntry><TaxType>IS</TaxType><TaxCountryRegion>PT</TaxCountryRegion><TaxCode>K${i}</TaxCode><Description>x</Description><TaxPercentage>1</TaxPercentage></TaxTableEntry>`).join('')}</TaxTable>`);
+    // 1T 1/1's line with IVA PT-AC NOR: no entry
+    const azores = inInvoice('1T 1/1', (x) => x.replace('<TaxCountryRegion>PT</TaxCountryRegion>', '<TaxCountryRegion>PT-AC</TaxCountryRegion>'));
+    const unchecked = { code: 'tax_table_unchecked', severity: 'warning', message: 'MasterFiles/TaxTable has more than 10000 distinct taxes: lines were not checked against it', path: 'MasterFiles/TaxTable', line: null };
+    // 10000 distinct taxes: still judged
+    const at = await post(variant((x) => azores(grown(10_000 - keys.size)(x))));
+    expect(at.status).toBe(200);
+    expect(at.body.valid).toBe(false);
+    expect(at.body.counts.tax_table_entries).toBe(14 + 10_000 - keys.size);
+    expect(errorsOf(at.body).map((c) => `${c.code}@${c.path}`)).toEqual(['tax_unknown@Invoice 1T 1/1/Line 1/Tax']);
+    expect(at.body.checks.filter((c: Check) => c.code === 'tax_table_unchecked')).toEqual([]);
+    // one more: not judged (the file is valid: a warning), and said so once, for the file
+    const beyond = await post(variant((x) => azores(grown(10_001 - keys.size)(x))));
+    expect(beyond.status).toBe(200);
+    expect(Value.Check(SaftParseResponse, beyond.body)).toBe(true);
+    expect(beyond.body.valid).toBe(true);
+    expect(errorsOf(beyond.body)).toEqual([]);
+    expect(beyond.body.checks.filter((c: Check) => c.code.startsWith('tax_table') || c.code === 'tax_unknown')).toEqual([unchecked]);
+    expect(beyond.body.checks.at(-1)).toEqual(unchecked);
+  });
+
+  test('a tax judged at the end whose lines were read after the places kept were used up: one error for its lines, "(not listed)", on MasterFiles/TaxTable', async () => {
+    // 500 lines (as many as the checks an answer keeps) of a tax the table has: every place kept
+    // is theirs; then two lines of a tax with no entry, and one of a rate its entry has not
+    const r = await post(stampDutyFile([...Array.from({ length: 500 }, (): [string, string] => ['X', '0.001']), ['Z', '5'], ['Z', '5'], ['X', '7']], rates(1)));
+    expect(r.status).toBe(200);
+    expect(Value.Check(SaftParseResponse, r.body)).toBe(true);
+    expect(r.body.valid).toBe(false);
+    expect(r.body.checks).toEqual([
+      ORDER,
+      PP,
+      { code: 'tax_unknown', severity: 'error', message: '2 lines with Tax IS PT Z 5 % are not in MasterFiles/TaxTable (not listed)', path: 'MasterFiles/TaxTable', line: null },
+      { code: 'tax_table_rate', severity: 'error', message: '1 line with Tax IS PT X 7 % is not in MasterFiles/TaxTable (not listed)', path: 'MasterFiles/TaxTable', line: null },
+    ]);
+    // with one line fewer of the known tax, the first line of each is listed where it is (and names the other)
+    const listed = await post(stampDutyFile([...Array.from({ length: 499 }, (): [string, string] => ['X', '0.001']), ['Z', '5'], ['Z', '5'], ['X', '7']], rates(1)));
+    expect(errorsOf(listed.body).map((c) => [c.code, c.path, c.message.endsWith('; and 1 more line with this tax, not listed')])).toEqual([
+      ['structure_order', 'MasterFiles', false],
+      ['tax_unknown', 'Invoice 1T 1/1/Line 500/Tax', true],
+      ['tax_table_rate', 'MasterFiles/TaxTable', false],
+    ]);
+  });
+});

@@ -259,7 +259,9 @@ export class SubjectRequests {
     const amNames = await namesIn(am, am.name);
     if (amNames.length) {
       const rows = await db.select().from(am).where(and(eq(am.tenantId, tenantId), eq(am.env, env), inArray(am.name, amNames)));
-      push('aml_screenings', s.birth_date ? rows.filter((r) => !r.response.includes('"birth_date"') || r.response.includes(s.birth_date!)) : rows);
+      // a birth date narrows them to the screenings that recorded none, or the person's (their query's
+      // birth date or NIF); the query records `birth_date: null` when none was given
+      push('aml_screenings', s.birth_date ? rows.filter((r) => screenedPerson(r, s) || !recordedBirthDate(r)) : rows);
     }
     // KYC verifications: the company's NIF, or a representative's NIF or name as the verification
     // recorded them (names compared as normName: a substring of the stored text matched "an" in
@@ -505,6 +507,15 @@ function kycSubjects(response: string): { names: Set<string>; nifs: Set<string> 
 /** Whether two requests are about the same person: a NIF, a name (as normName) or an e-mail in common. */
 function sameSubject(a: Subject, b: Subject): boolean {
   return (!!a.nif && a.nif === b.nif) || (!!a.name && !!b.name && normName(a.name) === normName(b.name)) || (!!a.email && !!b.email && a.email.toLowerCase() === b.email.toLowerCase());
+}
+
+/** the birth date a stored screening's query recorded: null when none (or the record does not parse) */
+function recordedBirthDate(row: Record<string, unknown>): string | null {
+  try {
+    return (JSON.parse(String(row.response)) as { query?: { birth_date?: string | null } }).query?.birth_date ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /** whether a stored screening is of the subject by more than a name: its query's birth date or NIF */

@@ -762,7 +762,7 @@ export async function parseSaft(
         // as many as the answer still has room for, the last one listed naming the lines left out
         const shown = p.at.slice(0, Math.max(1, maxChecks - checks.length));
         shown.forEach((at, i) => reportTax(fault, p.type, p.region, p.code, p.pct, at.path, fault === 'rate' ? at.pctLine : at.line, i === shown.length - 1 ? p.lines - shown.length : 0));
-        if (!p.at.length) add('error', fault === 'unknown' ? 'tax_unknown' : 'tax_table_rate', `${p.lines} lines with Tax ${taxName(p.type, p.region, p.code)}${p.pct === null ? '' : ` ${p.pct} %`} are not in MasterFiles/TaxTable (not listed)`, 'MasterFiles/TaxTable', null);
+        if (!p.at.length) add('error', fault === 'unknown' ? 'tax_unknown' : 'tax_table_rate', `${p.lines} line${p.lines > 1 ? 's' : ''} with Tax ${taxName(p.type, p.region, p.code)}${p.pct === null ? '' : ` ${p.pct} %`} ${p.lines > 1 ? 'are' : 'is'} not in MasterFiles/TaxTable (not listed)`, 'MasterFiles/TaxTable', null);
       }
     if (taxesUnjudged && taxTableRead) add('warning', 'tax_table_unchecked', `${taxesUnjudged} lines read before MasterFiles/TaxTable were not checked against it (more than ${MAX_PENDING_TAXES} distinct taxes)`, 'MasterFiles/TaxTable', null);
     if (taxTableKeys > MAX_TAX_TABLE_KEYS) add('warning', 'tax_table_unchecked', `MasterFiles/TaxTable has more than ${MAX_TAX_TABLE_KEYS} distinct taxes: lines were not checked against it`, 'MasterFiles/TaxTable', null);
