@@ -84,14 +84,13 @@ export function csrdRoutes(ctx: AppContext) {
           return pdfResponse(report, pdf, 201, set.headers);
         },
         {
-          transform({ body }) {
+          transform({ body, request }) {
+            // an Accept this route cannot answer is 406, before the Idempotency-Key is looked up or
+            // claimed (a replay, too, is answered in the replay's Accept; a 406 is not stored)
+            refuseUnacceptable(request.headers.get('accept'), [PDF]);
             // the NIF's check digit is one of the fields (format nif): invalid_nif when it is the only problem
             const fields = validateReportBody(body, ctx.clock.now().toISOString().slice(0, 10));
             if (fields.length) throw fieldProblems(fields);
-          },
-          // before the report is made: an Accept this route cannot answer is 406
-          beforeHandle({ request }) {
-            refuseUnacceptable(request.headers.get('accept'), [PDF]);
           },
           body: CsrdReportRequest,
           response: { 201: CsrdReport },

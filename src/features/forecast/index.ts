@@ -115,8 +115,8 @@ export function forecastRoutes(ctx: AppContext) {
       return drawn;
     },
     {
-      // before the forecast is made: an Accept this route cannot answer is 406
-      beforeHandle({ request }) {
+      // an Accept this route cannot answer is 406, before the Idempotency-Key is looked up or claimed
+      transform({ request }) {
         refuseUnacceptable(request.headers.get('accept'), CHARTS);
       },
       body: ForecastRequest,

@@ -64,14 +64,12 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
         // digit or holder type, the IBAN, parties not distinct, the invoices' dates…) in one 422,
         // judged here, after the auth guard and before Elysia's validation (which would answer the
         // schema's alone); a body that is not an object is left to it (named as on every route)
-        async transform({ body }) {
+        async transform({ body, request }) {
+          // an Accept this route cannot answer is 406, before the Idempotency-Key is looked up or claimed
+          refuseUnacceptable(request.headers.get('accept'), [PDF]);
           if (!isJsonObject(body)) return;
           const fields = bodyProblems(body, ctx.clock.now().toISOString().slice(0, 10), await printsWhole());
           if (fields.length) throw noticeProblems(fields, (body.payment as { iban?: unknown } | undefined)?.iban);
-        },
-        // before the notice is made: an Accept this route cannot answer is 406
-        beforeHandle({ request }) {
-          refuseUnacceptable(request.headers.get('accept'), [PDF]);
         },
         body: NoticeRequest,
         response: { 201: NoticeResponse },
