@@ -8,7 +8,8 @@ import { Value } from '@sinclair/typebox/value';
 import { eq } from 'drizzle-orm';
 import { loadConfiguredLists } from '../src/features/aml';
 import { NifResponse } from '../src/features/nif/model';
-import { entityTypeOf, legalFormOf } from '../src/features/nif/entity-types';
+import { entityTypeOf } from '../src/features/nif/entity-types';
+import { legalFormOf } from '../src/lib/company-form';
 import { nifCheckDigit } from '../src/lib/nif';
 import { connectSandboxErp, expectError, makeApp, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
@@ -105,6 +106,31 @@ describe('GET /v1/nif/{nif}', () => {
     const kyc = await h.json('POST', '/v1/kyc/verify', { key: t.api_key, body: { nif: company!.nif, representatives: [{ name: 'Ana Rita Costa', birth_date: '1975-04-12', role: 'manager' }] } });
     expect(kyc.status).toBe(200);
     expect(kyc.body.checks.find((x: any) => x.check === 'company_found_active')).toMatchObject({ result: 'review', detail: expect.stringContaining('not from a registry') });
+  });
+
+  test('a record\'s legal form by its name\'s written shape: "Rui Sá" (a sole trader in the books) is no sociedade anónima', async () => {
+    const t = await h.tenant();
+    const { db, t: tables } = h.ctx.database;
+    const soleTrader = withCheck('81234567');
+    const soleTraderCaps = withCheck('81234568');
+    const holding = withCheck('51234567');
+    const quotas = withCheck('51234568');
+    const book = (nif: string, name: string) => ({
+      id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'books', providerDocumentId: nif, documentType: 'FT', number: `FT 2026/${nif}`, atcud: null,
+      issueDate: '2026-06-01', dueDate: '2026-07-01', customerNif: nif, customerName: name, currency: 'EUR', netTotalCents: 100_00, taxTotalCents: 23_00, grossTotalCents: 123_00, status: 'N', data: {}, sourceUpdatedAt: '2026-06-01T00:00:00Z', syncedAt: h.clock.now(),
+    });
+    await db.insert(tables.invoices).values([book(soleTrader, 'Rui Sá'), book(soleTraderCaps, 'RUI SA'), book(holding, 'EDP SA'), book(quotas, 'Sá & Filhos, Lda')] as never);
+    const formOf = async (nif: string) => {
+      const r = await lookup(nif, t.api_key);
+      expect(r.status).toBe(200);
+      return { name: r.body.company.name, legal_form: r.body.company.legal_form };
+    };
+    // the surname Sá, with or without its accent, states no company form
+    expect(await formOf(soleTrader)).toEqual({ name: 'Rui Sá', legal_form: null });
+    expect(await formOf(soleTraderCaps)).toEqual({ name: 'RUI SA', legal_form: null });
+    // a company's NIF (prefix 5): its name in capitals states its form
+    expect(await formOf(holding)).toEqual({ name: 'EDP SA', legal_form: 'Sociedade anónima' });
+    expect(await formOf(quotas)).toEqual({ name: 'Sá & Filhos, Lda', legal_form: 'Sociedade por quotas' });
   });
 
   test('live keys: validation and holder type without adapters; a company record needs them (503)', async () => {

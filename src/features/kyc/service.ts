@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { ApiError } from '../../lib/errors';
 import { isValidNif } from '../../lib/nif';
+import { isCompanyName } from '../../lib/company-form';
 import type { UsageMeter } from '../usage/service';
 import type { ScoreCaller, ScoreService } from '../score/service';
 import type { AmlService } from '../aml/service';
@@ -152,21 +153,16 @@ const named = (r: KycBody['representatives'][number], role: string | null) => `$
  * 25 %; when no natural person qualifies, the law's fallback is the senior managing officials, which
  * the caller states with role senior_managing_official (docs/kyc.md).
  */
-/** company forms that end an organisation's name, written as companies write them (never "Sá" nor "Co") */
-const NAME_ENDS = /(?:^|[\s,])(?:lda|l\.da|limitada|unipessoal|s\.\s?a|sgps|ltd|limited|llc|inc|plc|gmbh|b\.v|n\.v|s\.r\.l|s\.a\.r\.l|s\.p\.a)\.?$/i;
-/** "SA" undotted only in capitals after a mixed-case name ("Epsilon SA", not "Rui Sa") */
-const SA_ENDS = /[a-zà-ÿ].*\sSA$/;
-
 /**
  * A representative that is an organisation, not a natural person: by its NIF when given (a valid one
- * whose holder type is not a natural person's), else by a company form ending its name as written
- * ("Alfa Holdings SGPS, S.A.", "Beta, Lda"), or SGPS anywhere in it: a surname such as Sá, or a
- * word like Bank, says nothing.
+ * whose holder type is not a natural person's), else by its name as written: a company form ending
+ * it ("Alfa Holdings SGPS, S.A.", "Beta, Lda") or a word only a company's name holds (SGPS,
+ * Sociedade, Cooperativa); a surname such as Sá, or a word like Bank, says nothing
+ * (src/lib/company-form.ts).
  */
 export function isOrganisation(r: { name: string; nif?: string }): boolean {
   if (r.nif !== undefined && isValidNif(r.nif)) return !entityTypeOf(r.nif).natural_person;
-  const name = r.name.normalize('NFC').trim();
-  return NAME_ENDS.test(name) || SA_ENDS.test(name) || /\bSGPS\b/i.test(name);
+  return isCompanyName(r.name);
 }
 
 export function whoIsIdentified(body: KycBody): Check[] {

@@ -46,14 +46,3 @@ export function entityTypeOf(nif: string): EntityType {
   for (const [prefix, type] of BY_PREFIX) if (nif.startsWith(prefix)) return type;
   return UNKNOWN_ENTITY;
 }
-
-/** Legal form from a Portuguese company name's ending. */
-export function legalFormOf(name: string): string | null {
-  const n = name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
-  if (/unipessoal,?\s*lda\.?$/.test(n)) return 'Sociedade unipessoal por quotas';
-  if (/\blda\.?$|\blimitada$/.test(n)) return 'Sociedade por quotas';
-  if (/\bs\.?\s?a\.?$/.test(n)) return 'Sociedade anónima';
-  if (/\bcrl\.?$/.test(n)) return 'Cooperativa';
-  if (/^municipio\b|^agrupamento de escolas\b/.test(n)) return 'Pessoa coletiva pública';
-  return null;
-}

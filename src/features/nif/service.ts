@@ -5,11 +5,20 @@ import { isValidNif } from '../../lib/nif';
 import type { UsageMeter } from '../usage/service';
 import type { ScoreCaller } from '../score/service';
 import { UpstreamError, type LiveAdapters } from '../score/adapters';
-import { entityTypeOf, legalFormOf } from './entity-types';
+import { legalFormOf } from '../../lib/company-form';
+import { entityTypeOf } from './entity-types';
 import type { NifResponseBody } from './model';
 import { REGISTRY_AS_OF, SANDBOX_REGISTRY, UNRECOGNISED_FIXTURE } from './registry';
 
 type Company = NonNullable<NifResponseBody['company']>;
+
+/**
+ * holder types that are companies: their record's name in capitals ("EDP SA", as a bureau writes
+ * it) states its form; a sole trader's, an inheritance's or a condominium's may be a person's name
+ * ("RUI SA" is Rui Sá), whose form is said only by its shape (src/lib/company-form.ts)
+ */
+const COMPANY_HOLDERS = new Set(['legal_person', 'non_resident_legal_person']);
+const formOf = (nif: string, name: string) => legalFormOf(name, { knownCompany: COMPANY_HOLDERS.has(entityTypeOf(nif).code) });
 
 /** What a live record is made of: the bureau's answer (null: the company is unknown to it), and whether the tax authority knows the NIF. */
 export interface KnownSources {
@@ -59,7 +68,7 @@ export class NifService {
   private async company(caller: ScoreCaller, nif: string, known?: KnownSources): Promise<Company | null> {
     if (caller.env === 'sandbox') {
       const fixture = SANDBOX_REGISTRY[nif];
-      if (fixture) return { ...fixture, legal_form: legalFormOf(fixture.name), source: 'sandbox_registry', as_of: REGISTRY_AS_OF };
+      if (fixture) return { ...fixture, legal_form: formOf(nif, fixture.name), source: 'sandbox_registry', as_of: REGISTRY_AS_OF };
       return this.fromBooks(caller, nif);
     }
     if (!this.liveAdapters)
@@ -82,7 +91,7 @@ export class NifService {
     if (!bureau) return this.fromBooks(caller, nif);
     return {
       name: bureau.name,
-      legal_form: legalFormOf(bureau.name),
+      legal_form: formOf(nif, bureau.name),
       address: null,
       cae: null,
       nace: bureau.sector ? { section: bureau.sector, division: null } : null,
@@ -105,7 +114,7 @@ export class NifService {
     if (!row?.name) return null;
     return {
       name: row.name,
-      legal_form: legalFormOf(row.name),
+      legal_form: formOf(nif, row.name),
       address: null,
       cae: null,
       nace: null,

@@ -17,6 +17,7 @@
  * `work` counts the steps taken (a test bounds it).
  */
 import anyAscii from 'any-ascii';
+import { formWordsAtEnd } from '../../lib/company-form';
 
 export interface BankTransaction {
   id: string;
@@ -133,12 +134,14 @@ const KNOWN_TYPE_PREFIX = /^(FT|FR|FS|NC|ND|FA|VD)[A-Z0-9]/;
 const tails = (word: string) => [word, ...[...word.matchAll(/[-._]/g)].map((m) => word.slice(m.index! + 1)).filter(Boolean)];
 const seqOf = (n: string) => Number(/\/\s?(\d+)\s*$/.exec(n)?.[1] ?? NaN);
 
-/** Portuguese company forms: "Lda", "S.A.", "Unipessoal" say nothing of who pays */
-const COMPANY_FORMS = new Set(['LDA', 'LIMITADA', 'SA', 'UNIPESSOAL', 'SGPS', 'CRL', 'EIRL', 'ACE', 'SU']);
 interface PayerName {
   /** as a bank prints it: ASCII upper case, punctuation as spaces */
   printed: string;
-  /** printed without the company forms at its end ("S A" too): the payer's identity */
+  /**
+   * printed without the company forms at its end ("S A" too): the payer's identity. "Lda", "S.A.",
+   * "Unipessoal" say nothing of who pays; a bank's capitals have lost the shape that tells "SA" from
+   * Sá, so both sides are read by the letters alone (src/lib/company-form.ts)
+   */
   core: string;
 }
 function payerName(name: string): PayerName {
@@ -149,13 +152,7 @@ function payerName(name: string): PayerName {
     .replace(/\s*&\s*/g, ' & ')
     .trim();
   const words = printed ? printed.split(' ') : [];
-  let end = words.length;
-  for (;;) {
-    if (end > 1 && COMPANY_FORMS.has(words[end - 1]!)) end -= 1;
-    else if (end > 2 && COMPANY_FORMS.has(words[end - 2]! + words[end - 1]!)) end -= 2;
-    else break;
-  }
-  return { printed, core: words.slice(0, end).join(' ') };
+  return { printed, core: words.slice(0, words.length - formWordsAtEnd(words)).join(' ') };
 }
 
 /**
