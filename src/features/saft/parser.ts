@@ -725,7 +725,7 @@ export async function parseSaft(
     } else deferTax(ln.taxType, ln.region, ln.taxCode, pct, `${where()}/Line ${ln.number}`, ln);
     // the XSD's assert: a line without tax (0 %, or a TaxAmount of 0) says why (TaxExemptionReason and TaxExemptionCode)
     if ((ln.pct !== null ? pct === 0 : tax === 0) && !ln.exempt)
-      add('error', 'tax_exemption_missing', `${where()}: Line ${ln.number} has no tax (${ln.pct !== null ? `TaxPercentage ${ln.pct}` : `TaxAmount ${ln.taxAmount}`}) and no TaxExemptionReason / TaxExemptionCode`, where());
+      add('error', 'tax_exemption_missing', `${where()}: Line ${ln.number} has no tax (${ln.pct !== null ? `TaxPercentage ${ln.pct}` : `TaxAmount ${ln.taxAmount}`}) and no TaxExemptionReason / TaxExemptionCode`, `${where()}/Line ${ln.number}`);
     if (pct === null || ln.taxType !== 'IVA' || !ln.region) return;
     const periods = VAT_RATES[ln.region];
     if (!periods) return; // another country's VAT: not ours to know
@@ -736,7 +736,7 @@ export async function parseSaft(
     const k = `${ln.region} ${pct} ${period[0]}`;
     if (rateWarned.has(k) || rateWarned.size >= 100) return;
     rateWarned.add(k);
-    add('warning', 'tax_rate', `${where()}: Line ${ln.number} TaxPercentage ${ln.pct} is not a VAT rate of ${ln.region} on ${date} (${period[1].join(', ')} %); reported once a rate`, where());
+    add('warning', 'tax_rate', `${where()}: Line ${ln.number} TaxPercentage ${ln.pct} is not a VAT rate of ${ln.region} on ${date} (${period[1].join(', ')} %); reported once a rate`, `${where()}/Line ${ln.number}/Tax/TaxPercentage`);
   }
 
   function endOfFile() {
