@@ -159,17 +159,15 @@ describe('a document against its lines and the XSD', () => {
       }
   });
 
-  test('UTF-16 without a byte order mark nor an XML declaration is not recognised as UTF-16: read as UTF-8, an encoding error and malformed XML (invalid either way)', async () => {
+  test('UTF-16 without a byte order mark nor an XML declaration (\"<A\", or a space first, in 16-bit units): the same encoding error, nothing else read', async () => {
     const text = demoText.slice(demoText.indexOf('<AuditFile'));
-    for (const le of [true, false]) {
-      const r = await parse(utf16NoBom(text, le));
-      expect(r.valid).toBe(false);
-      expect(r.checks.map((c) => [c.code, c.severity, c.line])).toEqual([
-        ['encoding', 'error', 1],
-        ['xml_malformed', 'error', 1],
-      ]);
-      expect(r.counts.invoices).toBe(0);
-    }
+    for (const le of [true, false])
+      for (const body of [text, `  ${text}`]) {
+        const r = await parse(utf16NoBom(body, le));
+        expect(r.valid).toBe(false);
+        expect(r.checks.map((c) => [c.code, c.severity, c.line, c.message])).toEqual([['encoding', 'error', 1, 'the file is UTF-16: not supported (SAF-T files are Windows-1252 or UTF-8); the rest is not read']]);
+        expect(r.counts.invoices).toBe(0);
+      }
   });
 });
 

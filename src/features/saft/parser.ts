@@ -826,8 +826,9 @@ export async function parseSaft(
       joined.set(head);
       joined.set(chunk, head.length);
       head = joined;
-      // UTF-16 (a byte order mark, or "<?" as 16-bit units): SAF-T files are Windows-1252 or UTF-8
-      if (head.length >= 4 && ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff) || (head[0] === 0x3c && head[1] === 0 && head[2] === 0x3f && head[3] === 0) || (head[0] === 0 && head[1] === 0x3c && head[2] === 0 && head[3] === 0x3f))) {
+      // UTF-16 (a byte order mark, or two ASCII characters as 16-bit units: "<?", "<A", " <"; XML
+      // holds no NUL, so zero bytes there are no UTF-8 or Windows-1252 file): SAF-T files are neither
+      if (head.length >= 4 && ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff) || (head[0] !== 0 && head[1] === 0 && head[2] !== 0 && head[3] === 0) || (head[0] === 0 && head[1] !== 0 && head[2] === 0 && head[3] !== 0))) {
         add('error', 'encoding', 'the file is UTF-16: not supported (SAF-T files are Windows-1252 or UTF-8); the rest is not read', null, 1);
         broken = malformed = unreadable = true;
         continue;
