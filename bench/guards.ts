@@ -2,7 +2,8 @@
  * The request guards' overhead per request, in process (no HTTP, no load generator): the same
  * JSON answer from a bare Elysia route and from GET /v1/sandbox/fixtures behind the guards (request
  * id, key lookup, rate limit + daily quota, scope, headers, metrics, access log), then POST
- * /v1/score (cached) without and with a fresh Idempotency-Key. Run: bun run bench/guards.ts
+ * /v1/score (cached) without and with a fresh Idempotency-Key, and with an OAuth access token instead
+ * of the API key. Run: bun run bench/guards.ts
  */
 import { Elysia } from 'elysia';
 import { cpus } from 'node:os';
@@ -43,6 +44,11 @@ const body = '{"nif":"599000015"}';
 const post = (extra: Record<string, string>) => new Request('http://localhost/v1/score', { method: 'POST', headers: { ...auth, 'content-type': 'application/json', ...extra }, body });
 const s = await measure('POST /v1/score cached', () => post({}), (r) => dispatch(app, r));
 const si = await measure('POST /v1/score cached + new Idempotency-Key', (i) => post({ 'idempotency-key': `bench-${i}-${Math.random()}` }), (r) => dispatch(app, r));
-console.log(`\nGuards overhead: ${(g - b).toFixed(1)} µs per request; Idempotency-Key adds ${(si - s).toFixed(1)} µs (two writes: claim and result).`);
+// the same with an OAuth access token (client credentials) instead of the API key
+const send = (path: string, payload: string, headers: Record<string, string>) => dispatch(app, new Request(`http://localhost${path}`, { method: 'POST', headers, body: payload }));
+const client = (await (await send('/v1/admin/oauth-clients', JSON.stringify({ name: 'bench', scopes: ['score'] }), { ...auth, 'content-type': 'application/json' })).json()) as { client_id: string; client_secret: string };
+const token = (await (await send('/v1/oauth/token', new URLSearchParams({ grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret }).toString(), { 'content-type': 'application/x-www-form-urlencoded' })).json()) as { access_token: string };
+const st = await measure('POST /v1/score cached, OAuth access token', () => new Request('http://localhost/v1/score', { method: 'POST', headers: { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' }, body }), (r) => dispatch(app, r));
+console.log(`\nGuards overhead: ${(g - b).toFixed(1)} µs per request; Idempotency-Key adds ${(si - s).toFixed(1)} µs (two writes: claim and result); an access token instead of the key ${(st - s).toFixed(1)} µs.`);
 await ctx.close();
 process.exit(0);
