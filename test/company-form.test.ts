@@ -103,11 +103,23 @@ describe('text that has lost its shape (letters alone, both sides alike)', () =>
     expect(samePayer('ACME LIMITED', 'Acme Ltd')).toBe(true);
     expect(samePayer('COOPERATIVA AGRICOLA DE X', 'Cooperativa Agrícola de X, CRL')).toBe(true);
     expect(samePayer('PADARIA CENTRAL LDA', 'Padaria Central Unipessoal Lda')).toBe(true);
+    // SU (sociedade unipessoal) is a form on a bank's print
+    expect(samePayer('ALFA SU LDA', 'Alfa Lda')).toBe(true);
+    expect(samePayer('ALFA SU', 'Alfa')).toBe(true);
+    // a foreign form that is also a word is kept: another payer
+    expect(samePayer('HOTEL LISBOA SPA', 'Hotel Lisboa')).toBe(false);
+    expect(samePayer('TERMAS SPA', 'Termas Lda')).toBe(false);
+    expect(samePayer('BETA AG', 'Beta Lda')).toBe(false);
+    expect(samePayer('JOAO SILVA CO', 'Joao Silva')).toBe(false);
   });
 
   test('AML: forms set aside in the query and the list alike', () => {
     expect(tokens('Cooperativa Agrícola de X, CRL')).toEqual(['cooperativa', 'agricola', 'x']);
     expect(tokens('Alfa Holdings SGPS, S.A.')).toEqual(['alfa', 'holdings']);
     expect(tokens('Rui Sá')).toEqual(tokens('RUI SA'));
+    // ACE and SU are words and syllables of names: screened on, initials kept
+    expect(tokens('Ace Ltd')).toEqual(['ace']);
+    expect(tokens('Ahmed A C E')).toEqual(['ahmed', 'a', 'c']); // ("e" is the connective "and")
+    expect(tokens('Kim Su')).toEqual(['kim', 'su']);
   });
 });

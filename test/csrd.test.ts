@@ -571,9 +571,10 @@ describe('mapping (pure)', () => {
     expect(wantsPdf('application/pdf, */*;q=0.8')).toBe(true);
     expect(wantsPdf('application/json, application/pdf;q=0.5')).toBe(false);
     expect(wantsPdf('application/pdf;q=0')).toBe(false);
-    // the forecast's charts: q=0 refuses one; a wildcard alone picks none; the higher q wins
+    // the forecast's charts: q=0 refuses one; */* alone picks none, image/* the first chart; the higher q wins
     expect(preferredDocument('image/svg+xml;q=0, application/json', ['image/svg+xml', 'image/png'])).toBeNull();
-    expect(preferredDocument('image/*', ['image/svg+xml', 'image/png'])).toBeNull();
+    expect(preferredDocument('*/*', ['image/svg+xml', 'image/png'])).toBeNull();
+    expect(preferredDocument('image/*', ['image/svg+xml', 'image/png'])).toBe('image/svg+xml');
     expect(preferredDocument('image/svg+xml;q=0.5, image/png', ['image/svg+xml', 'image/png'])).toBe('image/png');
     expect(preferredDocument('image/svg+xml', ['image/svg+xml', 'image/png'])).toBe('image/svg+xml');
   });

@@ -1,44 +1,57 @@
 import { ApiError } from './errors';
 
-/**
- * Content negotiation for the routes that answer JSON or a document (a PDF, a chart): the media
- * type of `documents` the Accept header prefers, or null for JSON. A document needs its own type
- * named with a q above 0 (RFC 9110 §12.4.2: q=0 is "not acceptable") and not below JSON's, which
- * `application/json`, `application/*` and `*∕*` give (the wildcards a hair less than JSON named);
- * a wildcard alone never picks a document. No Accept, or nothing acceptable offered: JSON.
- */
-export function preferredDocument(accept: string | null | undefined, documents: readonly string[]): string | null {
-  if (!accept) return null;
-  const q = new Map<string, number>();
-  let json = 0;
-  for (const part of accept.split(',')) {
-    const [type = '', ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim());
-    const qp = params.find((p) => p.startsWith('q='));
-    const value = qp ? Number(qp.slice(2)) : 1;
-    if (!Number.isFinite(value)) continue;
-    if (type === 'application/json') json = Math.max(json, value);
-    else if (type === 'application/*' || type === '*/*') json = Math.max(json, value - 0.0001);
-    else if (documents.includes(type)) q.set(type, Math.max(q.get(type) ?? 0, value));
-  }
-  let best: string | null = null;
-  for (const type of documents) if ((q.get(type) ?? 0) > 0 && (q.get(type) ?? 0) >= json && (best === null || q.get(type)! > q.get(best)!)) best = type;
-  return best;
-}
+/** how specifically a media range names a type: `*∕*`, `type/*`, the type itself */
+const Named = { Any: 0, Type: 1, Exactly: 2 } as const;
+type Named = (typeof Named)[keyof typeof Named];
+/** a weight as RFC 9110 §12.4.2 writes it: 0 to 1, at most three decimals */
+const QVALUE = /^q=(0(\.\d{0,3})?|1(\.0{0,3})?)$/i;
 
 /**
- * Whether an Accept header lets a route that answers JSON or one of `documents` answer at all:
- * no header, or a part with q above 0 naming JSON, one of the documents, their `type/*` or `*∕*`.
+ * Content negotiation for the routes that answer JSON or a document (a PDF, a chart), RFC 9110
+ * §12.5.1: each type's weight is that of the most specific range naming it (`application/json;q=0,
+ * *∕*` refuses JSON and accepts the PDF; `image/*` accepts both charts); q=0 is "not acceptable"; a
+ * part whose weight is not a qvalue (`q=1.5`, `q = 0`) counts for nothing. The highest weight
+ * wins; at equal weight JSON wins unless the document was named more specifically than JSON
+ * (`*∕*` alone, or `application/*`, is JSON; `application/pdf, application/json` the PDF, as named
+ * first by the route's own order of preference). `acceptable`: JSON or a document may be answered;
+ * `document`: the document preferred (null: JSON, or nothing acceptable). No Accept (or only empty
+ * elements): JSON.
  */
-export function acceptsJsonOr(accept: string | null | undefined, documents: readonly string[]): boolean {
-  if (!accept || !accept.trim()) return true;
-  const offered = ['application/json', ...documents];
-  return accept.split(',').some((part) => {
-    const [type = '', ...params] = part.trim().toLowerCase().split(';').map((x) => x.trim());
-    const q = params.find((x) => x.startsWith('q='));
-    if (q !== undefined && !(Number(q.slice(2)) > 0)) return false;
-    return type === '*/*' || offered.some((o) => o === type || (type.endsWith('/*') && o.startsWith(type.slice(0, -1))));
-  });
+export function negotiate(accept: string | null | undefined, documents: readonly string[]): { acceptable: boolean; document: string | null } {
+  const weights = new Map<string, { q: number; named: Named }>();
+  let any = false;
+  for (const part of (accept ?? '').split(',')) {
+    const [range = '', ...params] = part.trim().toLowerCase().split(';').map((x) => x.trim());
+    if (!range) continue;
+    any = true;
+    const weight = params.find((p) => p.startsWith('q') && !/^q[a-z]/.test(p));
+    if (weight !== undefined && !QVALUE.test(weight)) continue;
+    const q = weight === undefined ? 1 : Number(weight.slice(2));
+    const named: Named = range === '*/*' ? Named.Any : range.endsWith('/*') ? Named.Type : Named.Exactly;
+    for (const type of ['application/json', ...documents]) {
+      const covers = named === Named.Any || (named === Named.Type ? type.startsWith(range.slice(0, -1)) : type === range);
+      if (!covers) continue;
+      const had = weights.get(type);
+      if (!had || named > had.named || (named === had.named && q > had.q)) weights.set(type, { q, named });
+    }
+  }
+  if (!any) return { acceptable: true, document: null };
+  const json: { q: number; named: Named } = weights.get('application/json') ?? { q: 0, named: Named.Any };
+  let best: string | null = null;
+  for (const type of documents) {
+    const w = weights.get(type);
+    if (!w || w.q <= 0) continue;
+    if (w.q < json.q || (w.q === json.q && w.named <= json.named && !(w.named === Named.Exactly && json.named === Named.Exactly))) continue;
+    if (best === null || w.q > weights.get(best)!.q) best = type;
+  }
+  return { acceptable: json.q > 0 || best !== null, document: best };
 }
+
+/** The document of `documents` the Accept header prefers to JSON, or null (JSON: also when nothing offered is acceptable, which refuseUnacceptable answers first). */
+export const preferredDocument = (accept: string | null | undefined, documents: readonly string[]) => negotiate(accept, documents).document;
+
+/** Whether an Accept header lets a route that answers JSON or one of `documents` answer at all. */
+export const acceptsJsonOr = (accept: string | null | undefined, documents: readonly string[]) => negotiate(accept, documents).acceptable;
 
 /**
  * The guard of a route that answers JSON or `documents` by Accept: 406 not_acceptable (with

@@ -43,6 +43,7 @@ export const FORMS: readonly FormDef[] = [
   F('crl', COOPERATIVA),
   F('eirl', 'Estabelecimento individual de responsabilidade limitada'),
   F('ace', 'Agrupamento complementar de empresas', true),
+  F('su', UNIPESSOAL, true), // "sociedade unipessoal"; also a syllable of Korean and Chinese names
   F('ltd'), F('limited'), F('llc'), F('inc'), F('plc'), F('corp'), F('corporation'), F('company', null, true), // the Catalan surname Company
   F('gmbh'), F('bv'), F('nv'), F('srl'), F('sarl'),
   F('co', null, true), F('ag', null, true), F('sl', null, true), F('sas', null, true), F('spa', null, true),
@@ -51,6 +52,12 @@ const BY_LETTERS = new Map(FORMS.map((f) => [f.letters, f]));
 
 /** every form's letters (lower case): for text that has lost its shape, compared with like text */
 export const FORM_LETTERS: ReadonlySet<string> = new Set(BY_LETTERS.keys());
+/**
+ * The forms a bank's print is read without (reconcile): every form but the foreign ones that are
+ * also words (a "HOTEL LISBOA SPA", a "BETA AG" and a "JOAO SILVA CO" are not Hotel Lisboa, Beta
+ * Lda or Joao Silva); the Portuguese ones that are also names (SA, ACE, SU) stay forms, as banks print them.
+ */
+export const PRINT_FORM_LETTERS: ReadonlySet<string> = new Set(FORMS.filter((f) => !f.nameWord || f.legalForm !== null).map((f) => f.letters));
 
 /** words only a company's name holds, wherever they stand ("Sociedade Agrícola do Vale", "Sonae SGPS") */
 const COMPANY_WORDS = new Set(['sgps', 'sociedade', 'cooperativa']);
@@ -168,13 +175,13 @@ export function legalFormOf(name: string, opts: FormOptions = {}): string | null
  * of its last words are company forms, a form spelt over short words ("S A", "L DA") as one; never
  * all of them ("LDA" alone stays). The same words are set aside on both sides of a comparison.
  */
-export function formWordsAtEnd(words: readonly string[]): number {
+export function formWordsAtEnd(words: readonly string[], forms: ReadonlySet<string> = FORM_LETTERS): number {
   let end = words.length;
   outer: while (end > 1) {
     for (let size = 1; size <= MAX_SPELT && size < end; size++) {
       const group = words.slice(end - size, end);
       if (size > 1 && group.some((w) => w.length > 2)) break;
-      if (FORM_LETTERS.has(group.join('').toLowerCase())) {
+      if (forms.has(group.join('').toLowerCase())) {
         end -= size;
         continue outer;
       }

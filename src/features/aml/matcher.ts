@@ -11,6 +11,8 @@ import anyAscii from 'any-ascii';
 import { FORM_LETTERS } from '../../lib/company-form';
 import type { BirthInfo, ListEntry } from './lists';
 
+/** the company forms set aside here: not ACE nor SU, a word and a syllable of listed names ("Ace Ltd", "Kim Su" are screened on them; "Ahmed A C E" keeps its initials) */
+const FORMS: ReadonlySet<string> = new Set([...FORM_LETTERS].filter((f) => f !== 'ace' && f !== 'su'));
 // honorifics, connectives and company forms that say nothing about who is meant. Tokens have lost
 // the shape that tells "S.A." from the surname Sá (transliterated, lower case; list names in
 // capitals), so a form is known here by its letters (src/lib/company-form.ts), wherever it stands
@@ -18,7 +20,7 @@ import type { BirthInfo, ListEntry } from './lists';
 // "RUI SA" still pair. A surname Sá set aside on both sides costs an alert at most, never a match
 const NOISE = new Set([
   'mr', 'mrs', 'ms', 'dr', 'sr', 'sra', 'dona', 'don', 'sheikh', 'shaykh', 'haji', 'hajji', 'mullah', 'maulvi', 'general',
-  ...FORM_LETTERS,
+  ...FORMS,
   'the', 'and', 'of', 'e', 'de', 'da', 'do', 'das', 'dos', 'del', 'la', 'le',
 ]);
 
@@ -69,7 +71,7 @@ function joinSpeltForms(all: string[]): string[] {
   for (let i = 0; i < all.length; ) {
     let form = 0;
     for (let end = i + 1; end < all.length && all[end]!.length === 1 && all[i]!.length === 1; end++)
-      if (FORM_LETTERS.has(all.slice(i, end + 1).join('')) && atEnd(end + 1)) form = end + 1 - i;
+      if (FORMS.has(all.slice(i, end + 1).join('')) && atEnd(end + 1)) form = end + 1 - i;
     if (form) {
       out.push(all.slice(i, i + form).join(''));
       i += form;

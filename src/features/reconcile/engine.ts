@@ -17,7 +17,7 @@
  * `work` counts the steps taken (a test bounds it).
  */
 import anyAscii from 'any-ascii';
-import { formWordsAtEnd } from '../../lib/company-form';
+import { formWordsAtEnd, PRINT_FORM_LETTERS } from '../../lib/company-form';
 
 export interface BankTransaction {
   id: string;
@@ -152,7 +152,7 @@ function payerName(name: string): PayerName {
     .replace(/\s*&\s*/g, ' & ')
     .trim();
   const words = printed ? printed.split(' ') : [];
-  return { printed, core: words.slice(0, words.length - formWordsAtEnd(words)).join(' ') };
+  return { printed, core: words.slice(0, words.length - formWordsAtEnd(words, PRINT_FORM_LETTERS)).join(' ') };
 }
 
 /**
