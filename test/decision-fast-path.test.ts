@@ -27,7 +27,7 @@ describe('POST /v1/decision fast path', () => {
     const cases: [unknown, Record<string, string>][] = [
       [plain, {}],
       [{ ...plain, customer_reference: 'deal-7', country: 'pt' }, { 'accept-language': 'pt-PT' }],
-      [{ ...plain, context: { ...plain.context, insurance_submission_id: undefined, operation_type: 'credit_line', amount_eur: 20000.5 }, refresh: 'cached_ok' }, { 'content-type': 'application/json; charset=utf-8' }],
+      [{ ...plain, context: { ...plain.context, operation_type: 'credit_line', amount_eur: 20000.5 }, refresh: 'cached_ok' }, { 'content-type': 'application/json; charset=utf-8' }],
       [{ ...plain, refresh: 'force_refresh' }, {}],
     ];
     for (const [body, headers] of cases) {
