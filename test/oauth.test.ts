@@ -367,7 +367,10 @@ describe('a token verified once', () => {
       expect(verified).toBe(1);
       const [a, b] = [await h.ctx.oauth!.verify(tok), await h.ctx.oauth!.verify(tok)];
       expect(verified).toBe(1);
-      expect((a as { key: object }).key).toBe((b as { key: object }).key);
+      // (SQLite: the principal row is the cached object, so is what the token makes of it; PostgreSQL
+      // reads the row on every request, as a token's revocation by another process must be seen)
+      if (h.ctx.database.dialect === 'sqlite') expect((a as { key: object }).key).toBe((b as { key: object }).key);
+      else expect((a as { key: object }).key).toEqual((b as { key: object }).key);
     } finally {
       tokens.verifySignature = verifySignature;
     }
