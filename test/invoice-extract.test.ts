@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { prepareZXingModule, writeBarcode } from 'zxing-wasm/full';
 import * as mupdf from 'mupdf';
 import { decodeQr, NotAtQr } from '../src/features/invoice/qr';
-import { expectError, makeApp, ROOT, type TestApp } from './helpers';
+import { expectError, makeApp, multipart, ROOT, type TestApp } from './helpers';
 setDefaultTimeout(30_000); // hooks ignore bunfig's timeout and default to 5 s
 
 const AT_EXAMPLE = 'A:123456789*B:999999990*C:PT*D:FS*E:N*F:20190812*G:FS CDVF/12345*H:CDF7T5HD-12345*I1:PT*I7:0.65*I8:0.15*N:0.15*O:0.80*Q:YhGV*R:9999*S:NU;0.80';
@@ -221,6 +221,20 @@ describe('POST /v1/invoice/extract', () => {
     // a PNG labelled with another type is refused for its label, as a body of that type is
     for (const type of ['image/gif', 'text/plain']) expect(expectError(await form(new Blob([png], { type }), 'scan.png'), 415, 'unsupported_media_type').message).toContain(type);
     expectError(await form(new Blob([new Uint8Array(11 * 1024 * 1024)], { type: 'image/png' }), 'big.png'), 413, 'payload_too_large');
+  });
+
+  test('multipart: a part sent after the file part is 422 on its name (not read, never ignored unsaid), as SAF-T uploads refuse it', async () => {
+    const png = new Blob([await qrPng(AT_EXAMPLE)], { type: 'image/png' });
+    const send = async (parts: [string, string | Blob, string?][]) => {
+      const { bytes, contentType } = await multipart(parts);
+      return h.json('POST', '/v1/invoice/extract', { key, rawBody: bytes as never, headers: { 'content-type': contentType } });
+    };
+    const late = expectError(await send([['file', png, 'scan.png'], ['lang', 'pt']]), 422, 'validation_failed');
+    expect(late.fields).toEqual([{ path: 'lang', message: 'sent after the file part, so not read: form fields go before the part named file' }]);
+    const second = expectError(await send([['file', png, 'scan.png'], ['other', png, 'other.png']]), 422, 'validation_failed');
+    expect(second.fields).toEqual([{ path: 'other', message: 'a file part after the file part is not read (one file, in the part named file)' }]);
+    // a field before the file is fine
+    expect((await send([['note', 'x'], ['file', png, 'scan.png']])).status).toBe(200);
   });
 
   test('a QR with defects is 200 with valid: false and the checks', async () => {

@@ -2,8 +2,8 @@
  * multipart/form-data uploads, streamed: the text fields sent before the file part, and the file
  * part itself as a stream the route reads at its own pace (backpressure reaches the socket), so a
  * file of hundreds of MB is never held whole. Parts after the file are not read (fields go first,
- * as in S3's POST uploads): `partsAfterFile` names them once the body is read, so that a route can
- * refuse them rather than leave them unread unsaid. A file part of another name before the file is
+ * as in S3's POST uploads): the upload's `afterFile` names them once the body is read, and
+ * `partsAfterFileError` refuses them, rather than leave them unread unsaid. A file part of another name before the file is
  * refused on its name (it had made the file itself the one too many: "a file part is required").
  */
 import { Busboy } from '@fastify/busboy';
@@ -17,6 +17,8 @@ export interface MultipartFile {
   filename: string | null;
   /** the text fields that came before the file part */
   fields: Record<string, string>;
+  /** the parts sent after the file part, once the body has been read to its end (await it after reading the file) */
+  afterFile: Promise<PartAfterFile[]>;
 }
 
 /** a part sent after the file part: drained, unread */
@@ -24,13 +26,23 @@ export interface PartAfterFile {
   name: string;
   file: boolean;
 }
-/** by the fields object handed over with the file (the one a route gets) */
-const afterFileOf = new WeakMap<Record<string, string>, Promise<PartAfterFile[]>>();
+/** a form part's name as a field path (a NUL shown escaped) */
+export const fieldPath = (name: string) => name.replaceAll('\0', '\\0');
+
 /**
- * The parts sent after the file part of the upload whose fields these are, once its body has been
- * read to its end (so: await it after reading the file); undefined for another object.
+ * The 422 for parts sent after the file part (null: none), on each part's name; `fields`: the
+ * route's form fields, named in the message (they go before the file).
  */
-export const partsAfterFile = (fields: Record<string, string>): Promise<PartAfterFile[]> | undefined => afterFileOf.get(fields);
+export function partsAfterFileError(late: PartAfterFile[], fileField = 'file', fields: readonly string[] = []): ApiError | null {
+  if (!late.length) return null;
+  const before = fields.length ? `form fields (${fields.join(', ')})` : 'form fields';
+  return validationError(
+    late.map((p) => ({
+      path: fieldPath(p.name),
+      message: p.file ? `a file part after the file part is not read (one file, in the part named ${fileField})` : `sent after the file part, so not read: ${before} go before the part named ${fileField}`,
+    })),
+  );
+}
 
 export const isMultipart = (contentType: string | null | undefined) => /^multipart\/form-data\b/i.test(contentType ?? '');
 
@@ -65,7 +77,7 @@ export function readMultipartFile(request: Request, fileField = 'file'): Promise
     let unknownFile: string | null = null;
     const unknownFileError = (name: string) => validationError([{ path: name, message: `unknown file part: the file goes in the part named "${fileField}"` }]);
     let bodyRead!: () => void;
-    afterFileOf.set(fields, new Promise<PartAfterFile[]>((resolve) => (bodyRead = () => resolve(after))));
+    const afterFile = new Promise<PartAfterFile[]>((resolve) => (bodyRead = () => resolve(after)));
     busboy.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
       // after the file: not read (the file was handed over with the fields before it), named
       if (fileTaken) return void after.push({ name, file: false });
@@ -86,6 +98,7 @@ export function readMultipartFile(request: Request, fileField = 'file'): Promise
         contentType: (mimeType ?? '').split(';')[0]!.trim().toLowerCase(),
         filename: filename ?? null,
         fields,
+        afterFile,
       });
     });
     busboy.on('partsLimit', () => fail(validationError([{ path: '(body)', message: `at most ${FIELDS_MAX} fields and one file` }])));

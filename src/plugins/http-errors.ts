@@ -12,7 +12,7 @@ import { requestState } from './request-state';
 import { redactSecrets } from '../lib/log';
 import { unservedCatalogEntry } from '../features/system/catalog';
 import { chargeKey, hasKeyShapedBearer, limitAnonymous, peekAnonymous, verifyKey } from './auth';
-import { isMultipart, readMultipartFile, sniffType } from '../lib/multipart';
+import { isMultipart, partsAfterFileError, readMultipartFile, sniffType, type PartAfterFile } from '../lib/multipart';
 import { DATE_YEARS } from '../lib/schemas';
 import { errorPage } from '../features/erp/consent';
 
@@ -94,6 +94,8 @@ export interface StreamBody {
   length: number | null;
   /** a multipart upload's text fields (sent before the file part) */
   fields?: Record<string, string>;
+  /** a multipart upload's parts sent after the file part, known once the body is read (the route refuses them) */
+  afterFile?: Promise<PartAfterFile[]>;
 }
 /** room for a multipart body's boundaries and part headers over the file's own limit */
 const MULTIPART_OVERHEAD = 64 * 1024;
@@ -266,10 +268,13 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
       const declared = request.headers.get('content-length');
       if (binary.stream) {
         const gzip = /^application\/(x-)?gzip$/.test(part.contentType) || /\.gz$/i.test(part.filename ?? '');
-        return { stream: part.stream, contentType: part.contentType || 'application/octet-stream', contentEncoding: gzip ? 'gzip' : null, length: declared === null ? null : Number(declared), fields: part.fields } satisfies StreamBody;
+        return { stream: part.stream, contentType: part.contentType || 'application/octet-stream', contentEncoding: gzip ? 'gzip' : null, length: declared === null ? null : Number(declared), fields: part.fields, afterFile: part.afterFile } satisfies StreamBody;
       }
       const bytes = await readStreamCapped(part.stream, binary.limit);
       if (bytes === null) throw new ApiError('payload_too_large', `The file exceeds ${binary.limit} bytes.`);
+      // the file read whole: the parts after it are known, and refused as the streamed uploads refuse them
+      const late = partsAfterFileError(await part.afterFile);
+      if (late) throw late;
       const head = new Uint8Array(bytes.slice(0, 16));
       // a part labelled with no type, or octet-stream, is what its bytes say; one labelled with another
       // type is refused for it, as a body of that type is (a PNG labelled image/gif is mislabelled)

@@ -509,22 +509,20 @@ function sameSubject(a: Subject, b: Subject): boolean {
   return (!!a.nif && a.nif === b.nif) || (!!a.name && !!b.name && normName(a.name) === normName(b.name)) || (!!a.email && !!b.email && a.email.toLowerCase() === b.email.toLowerCase());
 }
 
-/** the birth date a stored screening's query recorded: null when none (or the record does not parse) */
-function recordedBirthDate(row: Record<string, unknown>): string | null {
+/** what a stored screening's query recorded of the person screened (nothing when the record does not parse) */
+function screenedQuery(row: Record<string, unknown>): { birth_date?: string | null; nif?: string | null } {
   try {
-    return (JSON.parse(String(row.response)) as { query?: { birth_date?: string | null } }).query?.birth_date ?? null;
+    return (JSON.parse(String(row.response)) as { query?: { birth_date?: string | null; nif?: string | null } }).query ?? {};
   } catch {
-    return null;
+    return {};
   }
 }
 
+/** the birth date a stored screening's query recorded: null when none */
+const recordedBirthDate = (row: Record<string, unknown>) => screenedQuery(row).birth_date ?? null;
+
 /** whether a stored screening is of the subject by more than a name: its query's birth date or NIF */
 function screenedPerson(row: Record<string, unknown>, subject: Subject): boolean {
-  let query: { birth_date?: string | null; nif?: string | null } | undefined;
-  try {
-    query = (JSON.parse(String(row.response)) as { query?: typeof query }).query;
-  } catch {
-    return false;
-  }
-  return (!!subject.birth_date && query?.birth_date === subject.birth_date) || (!!subject.nif && query?.nif === subject.nif);
+  const query = screenedQuery(row);
+  return (!!subject.birth_date && query.birth_date === subject.birth_date) || (!!subject.nif && query.nif === subject.nif);
 }

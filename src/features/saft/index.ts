@@ -13,7 +13,7 @@ import { Int, VISIBLE_TEXT_MESSAGE } from '../../lib/schemas';
 import { ErpCustomerReference } from '../erp/model';
 import { Value } from '@sinclair/typebox/value';
 import { excludedSet } from '../erp/util';
-import { partsAfterFile, type PartAfterFile } from '../../lib/multipart';
+import { fieldPath, partsAfterFileError, type PartAfterFile } from '../../lib/multipart';
 
 /** a public key's base64 body, whatever its PEM armour, line breaks or spaces (one key sent as PEM and as one line is one key) */
 const keyBody = (key: string) => key.replace(/-----(BEGIN|END) (RSA )?PUBLIC KEY-----/g, '').replace(/\s+/g, '');
@@ -99,8 +99,6 @@ async function peek(stream: ReadableStream<Uint8Array>, max: number): Promise<{ 
 }
 
 
-/** a form field's name as a path (a NUL named as such, as formOptions does) */
-const fieldPath = (name: string) => name.replaceAll('\0', '\\0');
 
 /**
  * The file part's stream, refused (422 on each part's name) at its end if the upload sent parts
@@ -115,16 +113,9 @@ function refusingPartsAfter(stream: ReadableStream<Uint8Array>, after: Promise<P
     pull: async (c) => {
       const { done, value } = await reader.read();
       if (!done) return c.enqueue(value);
-      const late = await after;
-      if (!late.length) return c.close();
-      c.error(
-        validationError(
-          late.map((p) => ({
-            path: fieldPath(p.name),
-            message: p.file ? 'a file part after the file part is not read (one file, in the part named file)' : 'sent after the file part, so not read: form fields (public_key, import, customer_reference) go before the part named file',
-          })),
-        ),
-      );
+      const refused = partsAfterFileError(await after, 'file', ['public_key', 'import', 'customer_reference']);
+      if (refused) c.error(refused);
+      else c.close();
     },
     cancel: (reason) => reader.cancel(reason),
   });
@@ -729,7 +720,7 @@ export function saftRoutes(ctx: AppContext) {
         // a file part without a byte is refused as an empty body is (the raw body's case is above)
         const file = await unlessEmpty(b.stream, b.fields ? 'file' : '(body)');
         // parts after the file are known once the body is read: refused then (422), never ignored unsaid
-        const after = b.fields ? partsAfterFile(b.fields) : undefined;
+        const after = b.afterFile;
         let stream = after ? refusingPartsAfter(file, after) : file;
         ctx.usage.record({ tenantId: auth.tenantId, apiKeyId: auth.keyId, env: auth.env, requestId: auth.requestId, meter: 'saft_parse' });
         let large = b.length !== null && b.length > ctx.config.saftSyncMaxBytes;
