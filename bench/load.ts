@@ -1,6 +1,7 @@
 /**
  * Load benchmark (not a test): a bare Elysia JSON POST as the reference, then the service's
- * POST /v1/score (cached and force_refresh), POST /v1/esg and a guards-only GET, on SQLite and on
+ * POST /v1/score (cached, with a new Idempotency-Key each, and force_refresh), POST /v1/esg and a
+ * guards-only GET, on SQLite and on
  * PostgreSQL + Redis, measured with wrk (Debian package) as a separate process; then p99 of
  * cached scoring at half the bare POST's throughput (wrk at a fixed offered rate), and the live tier
  * composed from three fake adapters that each answer after 300 ms. Every service row is preceded by
@@ -22,7 +23,7 @@ const CONNECTIONS = arg('connections', 50);
 const ROOT = join(import.meta.dir, '..');
 let port = 24000; // below the ephemeral range (32768+), where outgoing connections take their ports
 
-const wrk = (url: string, o: { method?: string; body?: unknown; key?: string; connections?: number; seconds?: number; rate?: number } = {}) =>
+const wrk = (url: string, o: { method?: string; body?: unknown; key?: string; connections?: number; seconds?: number; rate?: number; idempotency?: boolean } = {}) =>
   runWrk(url, { ...o, connections: o.connections ?? CONNECTIONS, seconds: o.seconds ?? SECONDS });
 
 /** A fixed offered rate (bench/wrk-report.lua's BENCH_RATE), with connections to spare so that the
@@ -68,6 +69,7 @@ async function runService(setup: string, env: Record<string, string>) {
     const bt = await wrk(`${bareUrl}-turn-end`, { method: 'POST', body: score });
     pairs.push(`| ${setup} | ${i + 1} | ${Math.round(b.rps)} | ${Math.round(c.rps)} | ${Math.round((100 * c.rps) / b.rps)} % | ${Math.round(bt.rps)} | ${Math.round((100 * c.rps) / bt.rps)} % |`);
   }
+  await pairedRow(setup, 'POST /v1/score cached, a new Idempotency-Key each (claim and answer stored)', () => wrk(`${base}/v1/score`, { method: 'POST', body: score, key: t.api_key, idempotency: true }));
   const forced = { ...score, refresh: 'force_refresh' };
   const refreshed = await pairedRow(setup, 'POST /v1/score force_refresh', () => wrk(`${base}/v1/score`, { method: 'POST', body: forced, key: t.api_key }));
   const esg = await pairedRow(setup, 'POST /v1/esg', () => wrk(`${base}/v1/esg`, { method: 'POST', body: ESG_EXAMPLES.developing_manufacturer, key: t.api_key }));

@@ -8,6 +8,16 @@ end
 local auth = os.getenv("BENCH_AUTH")
 if auth and auth ~= "" then wrk.headers["Authorization"] = "Bearer " .. auth end
 
+-- BENCH_IDEMPOTENCY=1: every request with an Idempotency-Key of its own (a new claim and answer each)
+if os.getenv("BENCH_IDEMPOTENCY") == "1" then
+  local sent, run = 0, tostring(math.random(1, 1e9)) .. "-" .. tostring(os.time())
+  request = function()
+    sent = sent + 1
+    wrk.headers["Idempotency-Key"] = "bench-" .. run .. "-" .. sent
+    return wrk.format()
+  end
+end
+
 -- BENCH_RATE (requests per second, for -t1): a fixed offered rate instead of "as fast as it
 -- answers". Each request takes the next slot of a 1/rate schedule and waits for it (wrk's delay(),
 -- in whole ms, so a request may leave up to 1 ms early; the average rate is the schedule's). A

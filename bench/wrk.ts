@@ -12,9 +12,10 @@ export interface WrkResult {
 
 /**
  * One wrk run (Debian package, a separate process, one thread) through bench/wrk-report.lua:
- * flat out, or at a fixed offered rate with `rate` (req/s).
+ * flat out, or at a fixed offered rate with `rate` (req/s); `idempotency`: each request with an
+ * Idempotency-Key of its own.
  */
-export async function wrk(url: string, o: { method?: string; body?: unknown; key?: string; connections: number; seconds: number; rate?: number }): Promise<WrkResult> {
+export async function wrk(url: string, o: { method?: string; body?: unknown; key?: string; connections: number; seconds: number; rate?: number; idempotency?: boolean }): Promise<WrkResult> {
   const p = Bun.spawn(['wrk', '-t1', `-c${o.connections}`, `-d${o.seconds}s`, '--timeout', '5s', '-s', join(import.meta.dir, 'wrk-report.lua'), url], {
     env: {
       ...process.env,
@@ -22,6 +23,7 @@ export async function wrk(url: string, o: { method?: string; body?: unknown; key
       BENCH_BODY: o.body === undefined ? '' : typeof o.body === 'string' ? o.body : JSON.stringify(o.body),
       BENCH_AUTH: o.key ?? '',
       BENCH_RATE: o.rate ? String(Math.round(o.rate)) : '',
+      BENCH_IDEMPOTENCY: o.idempotency ? '1' : '',
     },
     stdout: 'pipe',
   });

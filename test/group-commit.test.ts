@@ -447,6 +447,68 @@ describe(`Database.commitRows on ${TEST_DB}`, () => {
   });
 });
 
+describe(`Database.writeOne (Idempotency-Key records) on ${TEST_DB}`, () => {
+  let h: TestApp;
+  beforeAll(async () => {
+    h = await makeApp();
+  });
+  afterAll(() => h.close());
+
+  test('concurrent idempotent requests: each claimed and answered once, replayed after; the same key sent twice at once runs once', async () => {
+    const t = await h.tenant({ rateLimitPerMinute: 10_000 });
+    const post = (key: string) => h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' }, headers: { 'idempotency-key': key } });
+    const first = await Promise.all(Array.from({ length: 40 }, (_, i) => post(`k-${i}`)));
+    expect(first.map((r) => r.status)).toEqual(Array(40).fill(200));
+    const again = await Promise.all(Array.from({ length: 40 }, (_, i) => post(`k-${i}`)));
+    expect(again.map((r) => r.headers.get('idempotent-replayed'))).toEqual(Array(40).fill('true'));
+    expect(again.map((r) => r.body)).toEqual(first.map((r) => r.body));
+    const k = h.ctx.database.t.idempotencyKeys;
+    expect((await h.ctx.database.db.select().from(k).where(eq(k.tenantId, t.tenant_id))).map((r) => r.state)).toEqual(Array(40).fill('done'));
+    // the same new key twice in one moment: one runs, the other is told it is in progress (or replays it)
+    const twice = await Promise.all([post('k-twice'), post('k-twice')]);
+    expect(twice.map((r) => r.status).sort()).toEqual(twice.some((r) => r.headers.get('idempotent-replayed')) ? [200, 200] : [200, 409]);
+  });
+
+  test('a write that fails among others of the same moment is undone alone: its caller gets its error, the others are committed', async () => {
+    const t = await h.tenant();
+    const { database } = h.ctx;
+    const k = database.t.idempotencyKeys;
+    const now = new Date();
+    const row = (key: string) => ({ id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', key, method: 'POST', path: '/x', bodyHash: 'h', state: 'running', createdAt: now, expiresAt: new Date(now.getTime() + 60_000) });
+    const results = await Promise.allSettled([
+      database.writeOne(() => database.db.insert(k).values(row('a') as never).returning({ id: k.id })),
+      database.writeOne(() => database.db.insert(k).values(row('a') as never)), // the same tenant, env and key: refused
+      database.writeOne(() => database.db.insert(k).values(row('b') as never).returning({ id: k.id })),
+    ]);
+    // (one of the two writes of key "a" wins: on PostgreSQL either)
+    expect([results[0]!.status, results[1]!.status].sort()).toEqual(['fulfilled', 'rejected']);
+    expect(results[2]!.status).toBe('fulfilled');
+    const keys = async () => (await database.db.select({ key: k.key }).from(k).where(eq(k.tenantId, t.tenant_id))).map((r) => r.key).sort();
+    expect(await keys()).toEqual(['a', 'b']);
+    if (TEST_DB !== 'sqlite') return;
+    // SQLite: each write is a savepoint of the shared transaction, undone whole (PostgreSQL runs one statement, autocommitted)
+    const undone = await Promise.allSettled([
+      database.writeOne(async () => {
+        await database.db.insert(k).values(row('c') as never);
+        await database.db.insert(k).values(row('b') as never);
+      }),
+      database.writeOne(() => database.db.insert(k).values(row('d') as never)),
+    ]);
+    expect(undone.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+    expect(await keys()).toEqual(['a', 'b', 'd']);
+  });
+
+  test('SQLite: they drop no read cache (the key cache survives idempotent requests; one transaction each had dropped it twice a request)', async () => {
+    if (TEST_DB !== 'sqlite') return;
+    const t = await h.tenant();
+    const { database } = h.ctx;
+    const before = database.unmarkedEpoch();
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => h.json('POST', '/v1/score', { key: t.api_key, body: { nif: '599000015' }, headers: { 'idempotency-key': `c-${i}` } })));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    expect(database.unmarkedEpoch()).toBe(before);
+  });
+});
+
 describe('answered writes survive kill -9', () => {
   test('every force_refresh and ESG assessment answered 200 before the process was killed is in the database', async () => {
     const fresh = await freshDatabase();

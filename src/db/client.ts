@@ -47,8 +47,11 @@ export interface Database {
    */
   insertMany(tx: Db, table: Table, rows: Record<string, unknown>[]): Promise<void>;
   /**
-   * Runs one prepared single-statement write (hot paths). SQLite: under the write mutex, so it never
-   * lands inside another request's open transaction. PostgreSQL: as its own autocommit statement.
+   * Runs one prepared single-statement write of rows no read cache holds (hot paths: Idempotency-Key
+   * records), committed when it resolves. SQLite: grouped with the other such writes of the moment
+   * in one transaction, each in its own savepoint, under the write mutex (never inside another
+   * request's open transaction; inside the caller's own withTx, in it). PostgreSQL: as its own
+   * autocommit statement.
    */
   writeOne<R>(fn: () => Promise<R>): Promise<R>;
   /**
@@ -690,13 +693,59 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: num
       }),
     { startAtTurnEnd: true, maxBatch: 1000, minIntervalMs: 1 },
   );
+  // single-statement writes of rows no read cache holds (Idempotency-Key claims and answers): the
+  // requests of an event-loop turn in one transaction, each in a savepoint of its own (one that
+  // fails is undone alone and its caller gets its error), committed before any of them is answered.
+  // Declared as marked commits, as commitRows' are: they drop no read cache. One transaction each
+  // (withTx) had made an idempotent request two commits on the one connection and two drops of the
+  // key cache: 2.2 k req/s for a cached score with an Idempotency-Key against 42 k without (measured)
+  type OneWrite = { fn: () => Promise<unknown>; result?: unknown; failed?: { error: unknown } };
+  const groupedWrites = new GroupCommit<OneWrite>(
+    (items) =>
+      exclusive(async () => {
+        await beginWrite();
+        const touched: Touched = new Map();
+        try {
+          for (const item of items) {
+            item.failed = undefined;
+            raw.exec('SAVEPOINT one_write');
+            try {
+              item.result = await inTx.run(touched, item.fn);
+              raw.exec('RELEASE one_write');
+            } catch (error) {
+              raw.exec('ROLLBACK TO one_write');
+              raw.exec('RELEASE one_write');
+              rollbacks++; // (what it wrote may have been read meanwhile: see rollback)
+              item.failed = { error };
+            }
+          }
+          markedWriter.beforeCommit();
+          raw.exec('COMMIT');
+        } catch (err) {
+          markedWriter.release();
+          rollback();
+          throw err;
+        }
+        markedWriter.afterCommit();
+        markedCommits++;
+        for (const key of touched.keys()) generations.set(key, (generations.get(key) ?? 0) + 1);
+        restartWalIfLarge();
+      }),
+    { startAtTurnEnd: true, maxBatch: 1000 },
+  );
   // one prepared insert per table and row shape (columns holding a value; nulls are left to the
   // default), run by bun:sqlite itself: Drizzle's prepared query maps every value through its
   // placeholders again (~5 % of a force-refreshed score's CPU, measured)
   const inserts = new WeakMap<Table, Map<number, { statement: ReturnType<typeof raw.prepare>; used: { key: string; column: Column }[] }>>();
   const database: Database = {
     dialect: 'sqlite',
-    writeOne: (fn) => database.withTx(() => fn()),
+    async writeOne<R>(fn: () => Promise<R>): Promise<R> {
+      if (inTx.getStore()) return fn(); // inside the caller's transaction: in it
+      const item: OneWrite = { fn };
+      await groupedWrites.add(item);
+      if (item.failed) throw item.failed.error;
+      return item.result as R;
+    },
     async insertMany(_tx, table, rows) {
       const fields = fieldsOf(table);
       let byShape = inserts.get(table);
