@@ -321,3 +321,9 @@ export async function multipart(parts: [string, string | Blob, string?][]) {
   const contentType = r.headers.get('content-type')!; // (read before the body: Bun drops it after)
   return { bytes: new Uint8Array(await r.arrayBuffer()), contentType };
 }
+
+/** blank names (empty, spaces, a tab, invisible characters, a trailing line break) and the 422 message each gets on `name` */
+export const BLANK_NAMES: readonly (readonly [string, string])[] = (() => {
+  const visible = 'must contain visible characters and no control characters (line breaks, tabs)';
+  return [['', 'must be at least 1 character'], ['   ', visible], ['\t', visible], ['\u200b', visible], ['\u200b \u2060\ufeff\u00ad', visible], ['backend\n', visible]] as const;
+})();
