@@ -1,7 +1,7 @@
 /**
  * Content negotiation of the routes that answer JSON or a document (lib/accept.ts), RFC 9110
- * §12.5.1: the most specific range names a type's weight, q=0 refuses it, a malformed weight counts
- * for nothing, JSON wins ties unless a document is named more specifically.
+ * §12.5.1: the most specific range names a type's weight, q=0 refuses it, a weight that is no number
+ * counts for nothing, JSON wins ties unless a document is named more specifically.
  */
 import { describe, expect, test } from 'bun:test';
 import { acceptsJsonOr, negotiate, preferredDocument } from '../src/lib/accept';
@@ -27,9 +27,11 @@ describe('negotiate', () => {
     ['text/html, */*;q=0.1', PDF, true, null],
     ['application/pdf;q=0, text/html', PDF, false, null],
     ['application/pdf;q=0, */*', PDF, true, null], // the PDF refused by name: JSON by the wildcard
-    ['application/json; q = 0', PDF, false, null], // not a qvalue: the part counts for nothing
-    ['application/pdf;q=1.5', PDF, false, null],
-    ['application/pdf;q=0.0001', PDF, false, null],
+    ['application/json; q = 0', PDF, false, null], // spaces around "=": still its weight
+    ['application/json;q=high', PDF, false, null], // not a number: the part counts for nothing
+    ['application/pdf;q=1.5', PDF, true, 'application/pdf'], // capped to 1
+    ['application/pdf;q=0.0001', PDF, true, 'application/pdf'],
+    ['text/html, image/gif, image/jpeg, *; q=.2, */*; q=.2', PDF, true, null], // Java's HttpURLConnection default
     ['application/pdf;q=0.001', PDF, true, 'application/pdf'],
     ['image/*', CHARTS, true, 'image/svg+xml'], // the route's first chart
     ['image/*, application/json;q=0', CHARTS, true, 'image/svg+xml'],

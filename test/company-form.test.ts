@@ -111,6 +111,11 @@ describe('text that has lost its shape (letters alone, both sides alike)', () =>
     expect(samePayer('TERMAS SPA', 'Termas Lda')).toBe(false);
     expect(samePayer('BETA AG', 'Beta Lda')).toBe(false);
     expect(samePayer('JOAO SILVA CO', 'Joao Silva')).toBe(false);
+    // a foreign form spelt on one side and run together on the other is the same word; after another form, a form
+    expect(samePayer('ACME SPA', 'Acme S.p.A.')).toBe(true);
+    expect(samePayer('ACME SL', 'Acme, S.L.')).toBe(true);
+    expect(samePayer('ACME', 'Acme Co., Ltd.')).toBe(true);
+    expect(samePayer('SANDBOX BETA', 'Sandbox Beta, S. A.')).toBe(true);
   });
 
   test('AML: forms set aside in the query and the list alike', () => {

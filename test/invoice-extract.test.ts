@@ -237,6 +237,19 @@ describe('POST /v1/invoice/extract', () => {
     expect((await send([['note', 'x'], ['file', png, 'scan.png']])).status).toBe(200);
   });
 
+  test('multipart: a body of no declared length (chunked) is read no further than the limit, also after the file part: 413', async () => {
+    const png = new Blob([await qrPng(AT_EXAMPLE)], { type: 'image/png' });
+    const { bytes, contentType } = await multipart([['file', png, 'scan.png'], ['tail', new Blob([new Uint8Array(11 * 1024 * 1024)]), 'tail.bin']]);
+    const chunked = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let at = 0; at < bytes.length; at += 256 * 1024) c.enqueue(bytes.subarray(at, at + 256 * 1024));
+        c.close();
+      },
+    });
+    const r = await h.json('POST', '/v1/invoice/extract', { key, rawBody: chunked as never, headers: { 'content-type': contentType } });
+    expectError(r, 413, 'payload_too_large');
+  });
+
   test('a QR with defects is 200 with valid: false and the checks', async () => {
     const r = await h.json('POST', '/v1/invoice/extract', { key, body: { qr: AT_EXAMPLE.replace('O:0.80', 'O:0.90') } });
     expect(r.body.valid).toBe(false);

@@ -115,12 +115,12 @@ describe('GET /v1/nif/{nif}', () => {
     const soleTraderCaps = withCheck('81234568');
     const holding = withCheck('51234567');
     const quotas = withCheck('51234568');
-    const nonResident = withCheck('98123456');
+    const inheritance = withCheck('90123456');
     const book = (nif: string, name: string) => ({
       id: crypto.randomUUID(), tenantId: t.tenant_id, env: 'sandbox', provider: 'demo', customerReference: 'books', providerDocumentId: nif, documentType: 'FT', number: `FT 2026/${nif}`, atcud: null,
       issueDate: '2026-06-01', dueDate: '2026-07-01', customerNif: nif, customerName: name, currency: 'EUR', netTotalCents: 100_00, taxTotalCents: 23_00, grossTotalCents: 123_00, status: 'N', data: {}, sourceUpdatedAt: '2026-06-01T00:00:00Z', syncedAt: h.clock.now(),
     });
-    await db.insert(tables.invoices).values([book(soleTrader, 'Rui Sá'), book(soleTraderCaps, 'RUI SA'), book(holding, 'EDP SA'), book(quotas, 'Sá & Filhos, Lda'), book(nonResident, 'IBERIA SA')] as never);
+    await db.insert(tables.invoices).values([book(soleTrader, 'Rui Sá'), book(soleTraderCaps, 'RUI SA'), book(holding, 'EDP SA'), book(quotas, 'Sá & Filhos, Lda'), book(inheritance, 'HERANCA DE RUI SA')] as never);
     const formOf = async (nif: string) => {
       const r = await lookup(nif, t.api_key);
       expect(r.status).toBe(200);
@@ -132,8 +132,8 @@ describe('GET /v1/nif/{nif}', () => {
     // a company's NIF (prefix 5): its name in capitals states its form
     expect(await formOf(holding)).toEqual({ name: 'EDP SA', legal_form: 'Sociedade anónima' });
     expect(await formOf(quotas)).toEqual({ name: 'Sá & Filhos, Lda', legal_form: 'Sociedade por quotas' });
-    // a non-resident without a permanent establishment (prefix 98) is a company holder too
-    expect(await formOf(nonResident)).toEqual({ name: 'IBERIA SA', legal_form: 'Sociedade anónima' });
+    // a holder that may be a person's (prefix 90: a sole trader's inheritance among others): no form by capitals
+    expect(await formOf(inheritance)).toEqual({ name: 'HERANCA DE RUI SA', legal_form: null });
   });
 
   test('live keys: validation and holder type without adapters; a company record needs them (503)', async () => {

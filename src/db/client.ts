@@ -51,7 +51,9 @@ export interface Database {
    * records), committed when it resolves. SQLite: grouped with the other such writes of the moment
    * in one transaction, each in its own savepoint, under the write mutex (never inside another
    * request's open transaction; inside the caller's own withTx, in it). PostgreSQL: as its own
-   * autocommit statement.
+   * autocommit statement. `fn` runs its statement and nothing else: no other I/O (the batch's
+   * transaction stays open while it waits), no write to a table a read cache holds (the commit
+   * drops none).
    */
   writeOne<R>(fn: () => Promise<R>): Promise<R>;
   /**
@@ -722,6 +724,8 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, walRestartBytes: num
             item.result = await inTx.run(touched, item.fn);
             raw.exec('RELEASE one_write');
           } catch (error) {
+            // an error that ended the whole transaction (disk full, I/O): the batch's, as it is
+            if (!raw.inTransaction) throw error;
             raw.exec('ROLLBACK TO one_write');
             raw.exec('RELEASE one_write');
             rollbacks++; // (what it wrote may have been read meanwhile: see rollback)

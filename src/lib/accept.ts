@@ -3,14 +3,17 @@ import { ApiError } from './errors';
 /** how specifically a media range names a type: `*∕*`, `type/*`, the type itself */
 const Named = { Any: 0, Type: 1, Exactly: 2 } as const;
 type Named = (typeof Named)[keyof typeof Named];
-/** a weight as RFC 9110 §12.4.2 writes it: 0 to 1, at most three decimals */
-const QVALUE = /^q=(0(\.\d{0,3})?|1(\.0{0,3})?)$/i;
+/**
+ * a weight, read as clients send it: RFC 9110 §12.4.2's qvalue, and also what common clients write
+ * beside it (Java's default Accept has `q=.2`; spaces around `=`), capped to 0–1
+ */
+const WEIGHT = /^q\s*=\s*(\d*\.?\d*)$/;
 
 /**
  * Content negotiation for the routes that answer JSON or a document (a PDF, a chart), RFC 9110
  * §12.5.1: each type's weight is that of the most specific range naming it (`application/json;q=0,
  * *∕*` refuses JSON and accepts the PDF; `image/*` accepts both charts); q=0 is "not acceptable"; a
- * part whose weight is not a qvalue (`q=1.5`, `q = 0`) counts for nothing. The highest weight
+ * part whose weight is not a number (`q=high`) counts for nothing. The highest weight
  * wins; at equal weight JSON wins unless the document was named more specifically than JSON
  * (`*∕*` alone, or `application/*`, is JSON; `application/pdf, application/json` the PDF, as named
  * first by the route's own order of preference). `acceptable`: JSON or a document may be answered;
@@ -25,8 +28,9 @@ export function negotiate(accept: string | null | undefined, documents: readonly
     if (!range) continue;
     any = true;
     const weight = params.find((p) => p.startsWith('q') && !/^q[a-z]/.test(p));
-    if (weight !== undefined && !QVALUE.test(weight)) continue;
-    const q = weight === undefined ? 1 : Number(weight.slice(2));
+    const given = weight === undefined ? null : WEIGHT.exec(weight)?.[1];
+    if (given !== null && !/\d/.test(given ?? '')) continue; // not a number: the part counts for nothing
+    const q = given === null ? 1 : Math.min(1, Number(given));
     const named: Named = range === '*/*' ? Named.Any : range.endsWith('/*') ? Named.Type : Named.Exactly;
     for (const type of ['application/json', ...documents]) {
       const covers = named === Named.Any || (named === Named.Type ? type.startsWith(range.slice(0, -1)) : type === range);

@@ -173,7 +173,9 @@ export function legalFormOf(name: string, opts: FormOptions = {}): string | null
 /**
  * For text that has lost its shape (one case, punctuation gone, accents transliterated): how many
  * of its last words are company forms, a form spelt over short words ("S A", "L DA") as one; never
- * all of them ("LDA" alone stays). The same words are set aside on both sides of a comparison.
+ * all of them ("LDA" alone stays). `forms`: the forms read as such on their own; any other form
+ * counts right before one of them ("ACME CO LTD": after LTD, CO is a form too). The same words are
+ * set aside on both sides of a comparison.
  */
 export function formWordsAtEnd(words: readonly string[], forms: ReadonlySet<string> = FORM_LETTERS): number {
   let end = words.length;
@@ -181,7 +183,8 @@ export function formWordsAtEnd(words: readonly string[], forms: ReadonlySet<stri
     for (let size = 1; size <= MAX_SPELT && size < end; size++) {
       const group = words.slice(end - size, end);
       if (size > 1 && group.some((w) => w.length > 2)) break;
-      if (forms.has(group.join('').toLowerCase())) {
+      const letters = group.join('').toLowerCase();
+      if (forms.has(letters) || (end < words.length && FORM_LETTERS.has(letters))) {
         end -= size;
         continue outer;
       }

@@ -49,8 +49,12 @@ export const isMultipart = (contentType: string | null | undefined) => /^multipa
 const FIELD_LIMIT_BYTES = 16 * 1024;
 const FIELDS_MAX = 20;
 
-/** The file part named `fileField` of a multipart request, with the fields before it. */
-export function readMultipartFile(request: Request, fileField = 'file'): Promise<MultipartFile> {
+/**
+ * The file part named `fileField` of a multipart request, with the fields before it. `maxBytes`:
+ * the whole body's limit (a chunked body declares no length): past it the upload fails 413, the
+ * file's stream or, once it has been read, `afterFile`.
+ */
+export function readMultipartFile(request: Request, fileField = 'file', maxBytes = Infinity): Promise<MultipartFile> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const fail = (err: unknown) => {
@@ -76,8 +80,10 @@ export function readMultipartFile(request: Request, fileField = 'file'): Promise
     /** a file part of another name before the file */
     let unknownFile: string | null = null;
     const unknownFileError = (name: string) => validationError([{ path: name, message: `unknown file part: the file goes in the part named "${fileField}"` }]);
-    let bodyRead!: () => void;
-    const afterFile = new Promise<PartAfterFile[]>((resolve) => (bodyRead = () => resolve(after)));
+    // settled once the body has been read to its end, or failed (a damaged or too long tail)
+    let bodyRead!: (err?: unknown) => void;
+    const afterFile = new Promise<PartAfterFile[]>((resolve, reject) => (bodyRead = (err?: unknown) => (err === undefined ? resolve(after) : reject(err))));
+    afterFile.catch(() => {}); // (a route that fails before awaiting it leaves no unhandled rejection)
     busboy.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
       // after the file: not read (the file was handed over with the fields before it), named
       if (fileTaken) return void after.push({ name, file: false });
@@ -103,13 +109,28 @@ export function readMultipartFile(request: Request, fileField = 'file'): Promise
     });
     busboy.on('partsLimit', () => fail(validationError([{ path: '(body)', message: `at most ${FIELDS_MAX} fields and one file` }])));
     busboy.on('fieldsLimit', () => fail(validationError([{ path: '(body)', message: `at most ${FIELDS_MAX} fields and one file` }])));
-    busboy.on('error', (err: Error) => (bodyRead(), fail(new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: err.message.slice(0, 200) }] }))));
+    busboy.on('error', (err: Error) => {
+      const unreadable = new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: err.message.slice(0, 200) }] });
+      bodyRead(unreadable);
+      fail(unreadable);
+    });
     busboy.on('finish', () => (bodyRead(), fail(unknownFile !== null ? unknownFileError(unknownFile) : validationError([{ path: fileField, message: `a file part named "${fileField}" is required` }]))));
     const source = request.body ? Readable.fromWeb(request.body as never) : Readable.from([]);
     source.on('error', (err) => {
-      bodyRead();
+      bodyRead(err);
       fail(err);
       busboy.destroy(err);
+    });
+    let received = 0;
+    source.on('data', (chunk: Uint8Array) => {
+      received += chunk.byteLength;
+      if (received <= maxBytes) return;
+      const tooLarge = new ApiError('payload_too_large', `The request body exceeds ${maxBytes} bytes.`);
+      bodyRead(tooLarge);
+      fail(tooLarge);
+      source.unpipe(busboy);
+      source.destroy();
+      busboy.destroy(tooLarge);
     });
     source.pipe(busboy);
   });

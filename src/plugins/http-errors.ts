@@ -264,7 +264,7 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
     const binary = bodies[path];
     if (binary && isMultipart(contentType)) {
       if (Number(request.headers.get('content-length') ?? '0') > binary.limit + MULTIPART_OVERHEAD) throw new ApiError('payload_too_large', `The request body exceeds ${binary.limit} bytes.`);
-      const part = await readMultipartFile(request);
+      const part = await readMultipartFile(request, 'file', binary.limit + MULTIPART_OVERHEAD);
       const declared = request.headers.get('content-length');
       if (binary.stream) {
         const gzip = /^application\/(x-)?gzip$/.test(part.contentType) || /\.gz$/i.test(part.filename ?? '');

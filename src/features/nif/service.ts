@@ -17,7 +17,7 @@ type Company = NonNullable<NifResponseBody['company']>;
  * it) states its form; a sole trader's, an inheritance's or a condominium's may be a person's name
  * ("RUI SA" is Rui Sá), whose form is said only by its shape (src/lib/company-form.ts)
  */
-const COMPANY_HOLDERS = new Set(['legal_person', 'non_resident_legal_person', 'non_resident_no_permanent_establishment', 'condominium_or_irregular', 'investment_fund', 'civil_partnership', 'public_administration']);
+const COMPANY_HOLDERS = new Set(['legal_person', 'non_resident_legal_person']);
 const formOf = (nif: string, name: string) => legalFormOf(name, { knownCompany: COMPANY_HOLDERS.has(entityTypeOf(nif).code) });
 
 /** What a live record is made of: the bureau's answer (null: the company is unknown to it), and whether the tax authority knows the NIF. */

@@ -152,6 +152,10 @@ function payerName(name: string): PayerName {
     .replace(/\s*&\s*/g, ' & ')
     .trim();
   const words = printed ? printed.split(' ') : [];
+  // a form spelt in letters at the end is one word, as a bank runs it together ("S P A" is "SPA")
+  let run = words.length;
+  while (run > 0 && words[run - 1]!.length === 1) run--;
+  if (words.length - run > 1 && run > 0) words.splice(run, words.length - run, words.slice(run).join(''));
   return { printed, core: words.slice(0, words.length - formWordsAtEnd(words, PRINT_FORM_LETTERS)).join(' ') };
 }
 
