@@ -3,8 +3,9 @@
  * part itself as a stream the route reads at its own pace (backpressure reaches the socket), so a
  * file of hundreds of MB is never held whole. Parts after the file are not read (fields go first,
  * as in S3's POST uploads): the upload's `afterFile` names them once the body is read, and
- * `partsAfterFileError` refuses them, rather than leave them unread unsaid. A file part of another name before the file is
- * refused on its name (it had made the file itself the one too many: "a file part is required").
+ * `partsAfterFileError` refuses them, rather than leave them unread unsaid. A file part of another
+ * name before the file is refused on its name (it had made the file itself the one too many: "a
+ * file part is required").
  */
 import { Busboy } from '@fastify/busboy';
 import { Readable } from 'node:stream';
@@ -117,7 +118,8 @@ export function readMultipartFile(request: Request, fileField = 'file', maxBytes
     busboy.on('finish', () => (bodyRead(), fail(unknownFile !== null ? unknownFileError(unknownFile) : validationError([{ path: fileField, message: `a file part named "${fileField}" is required` }]))));
     const source = request.body ? Readable.fromWeb(request.body as never) : Readable.from([]);
     source.on('error', (err) => {
-      bodyRead(err);
+      // the body cut short (the client went away): the upload's error, not the service's
+      bodyRead(new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: `cut short: ${String((err as Error)?.message ?? err).slice(0, 160)}` }] }));
       fail(err);
       busboy.destroy(err);
     });
