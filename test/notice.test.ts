@@ -57,6 +57,9 @@ describe('POST /v1/notice/cession', () => {
     expect(res.headers.get('vary')).toBe('Accept');
     const bytes = new Uint8Array(await res.arrayBuffer());
     expect(res.headers.get('etag')).toBe(`"${new Bun.CryptoHasher('sha256').update(bytes).digest('hex')}"`);
+    // as the CSRD report's PDF: its language, and its SHA-256 as RFC 9530's Repr-Digest
+    expect(res.headers.get('content-language')).toBe('pt-PT');
+    expect(res.headers.get('repr-digest')).toBe(`sha-256=:${new Bun.CryptoHasher('sha256').update(bytes).digest('base64')}:`);
     const text = pdfText(bytes).join('\n');
     for (const s of [
       'Notificação de cessão de créditos', 'Metalomecânica Conceição & Irmãos, Lda', 'NIF 599000031', 'Rua do Comércio 10, 4000-000 Porto', 'Factor Exemplo, S.A.',
@@ -100,6 +103,7 @@ describe('POST /v1/notice/cession', () => {
     const bytes = new Uint8Array(await dl.arrayBuffer());
     expect(new Bun.CryptoHasher('sha256').update(bytes).digest('hex')).toBe(r.body.sha256);
     expect(bytes.byteLength).toBe(r.body.bytes);
+    expect([dl.headers.get('content-language'), dl.headers.get('repr-digest')]).toEqual(['en', `sha-256=:${Buffer.from(r.body.sha256, 'hex').toString('base64')}:`]);
     expect((await h.call('GET', r.body.download_url, { key: h.key, headers: { 'if-none-match': `"${r.body.sha256}"` } })).status).toBe(304);
     const text = pdfText(bytes).join('\n');
     for (const s of ['Notice of assignment of receivables', '€18,450.00', '€27,950.33', 'article 583', 'Debtor’s acknowledgement', 'set-offs']) expect(text).toContain(s);

@@ -15,14 +15,17 @@ import { printsWhole } from '../../lib/pdf-fonts';
 const PDF = 'application/pdf';
 
 
-const pdfResponse = (bytes: Uint8Array, id: string, sha256: string, status: number, headers: Record<string, unknown>) =>
-  new Response(bytes, {
+/** the notice's PDF, with the headers the CSRD report's PDF carries: its language, ETag and Repr-Digest (RFC 9530: the SHA-256, base64) */
+const pdfResponse = (notice: { bytes: Uint8Array; sha256: string; language: string }, id: string, status: number, headers: Record<string, unknown>) =>
+  new Response(notice.bytes, {
     status,
     headers: {
       ...(headers as Record<string, string>),
       'content-type': 'application/pdf',
       'content-disposition': `attachment; filename="${id}.pdf"`,
-      etag: `"${sha256}"`,
+      'content-language': notice.language,
+      etag: `"${notice.sha256}"`,
+      'repr-digest': `sha-256=:${Buffer.from(notice.sha256, 'hex').toString('base64')}:`,
       'x-notice-id': id,
     },
   });
@@ -39,8 +42,7 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
       if (!wantsPdf(request.headers.get('accept') ?? undefined)) return;
       const replay = await replayedJson<{ notice_id?: string }>(response, 201);
       if (!replay?.stored.notice_id) return;
-      const { bytes, sha256 } = await service.pdf(auth, replay.stored.notice_id);
-      return pdfResponse(bytes, replay.stored.notice_id, sha256, 201, replay.headers);
+      return pdfResponse(await service.pdf(auth, replay.stored.notice_id), replay.stored.notice_id, 201, replay.headers);
     })
     .post(
       '/v1/notice/cession',
@@ -57,7 +59,7 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
           await ctx.idempotency.complete(state.idempotencyClaim, 201, JSON.stringify(view), set.headers);
           state.idempotencyClaim = undefined;
         }
-        return pdfResponse(pdf, view.notice_id, view.sha256, 201, set.headers);
+        return pdfResponse({ bytes: pdf, sha256: view.sha256, language: view.language }, view.notice_id, 201, set.headers);
       },
       {
         // every problem at once: the schema's and those the request decides alone (a NIF's check
@@ -91,7 +93,7 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
               },
             },
           },
-          { created: 'The stored notice (…/pdf for the PDF)', alsoAnswers: { 'application/pdf': 'The notice as a PDF (Accept: application/pdf), with ETag (its SHA-256), X-Notice-Id and Location' } },
+          { created: 'The stored notice (…/pdf for the PDF)', alsoAnswers: { 'application/pdf': 'The notice as a PDF (Accept: application/pdf), with ETag (its SHA-256), Repr-Digest, Content-Language, X-Notice-Id and Location' } },
         ),
       },
     )
@@ -103,8 +105,8 @@ export function noticeRoutes(ctx: AppContext, deps: { factoring: FactoringServic
     .get(
       '/v1/notice/cession/:id/pdf',
       async ({ auth, params, set, request }) => {
-        const { bytes, sha256 } = await service.pdf(auth, params.id);
-        return notModified(request, `"${sha256}"`, set.headers) ?? pdfResponse(bytes, params.id, sha256, 200, set.headers);
+        const notice = await service.pdf(auth, params.id);
+        return notModified(request, `"${notice.sha256}"`, set.headers) ?? pdfResponse(notice, params.id, 200, set.headers);
       },
       {
         params: NoticeIdParams,

@@ -143,6 +143,6 @@ export class NoticeService {
 
   async pdf(caller: { tenantId: string; env: string }, id: string) {
     const r = await this.row(caller, id);
-    return { bytes: new Uint8Array(Buffer.from(r.pdf, 'base64')), sha256: r.sha256 };
+    return { bytes: new Uint8Array(Buffer.from(r.pdf, 'base64')), sha256: r.sha256, language: r.language };
   }
 }
