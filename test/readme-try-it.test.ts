@@ -222,14 +222,16 @@ describe('README: data-subject requests', () => {
   test('its block runs as printed: received, then completed by the job', async () => {
     const part = readme.slice(readme.indexOf('## Data-subject requests'), readme.indexOf('## ESG examples'));
     const [block] = [...part.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-    const [create, list] = block!.split('\ncurl -s $API/v1/gdpr/requests');
+    // (the list's URL is quoted, as its query's "?" needs in zsh)
+    const listLine = block!.split('\n').find((l) => l.startsWith('curl -s "$API/v1/gdpr/requests?'))!;
+    const create = block!.slice(0, block!.indexOf(listLine));
     const r = await sh(`API=http://localhost:3000\nKEY=sk_test_...\n${create}`);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/"request_id":"dsr_[0-9a-f-]{36}","type":"access","status":"received"/);
     let out = '';
     for (let i = 0; i < 50 && !out.includes('"status":"completed"'); i++) {
       await Bun.sleep(100);
-      out = (await sh(`API=http://localhost:3000\nKEY=sk_test_...\ncurl -s $API/v1/gdpr/requests${list!.split('\n')[0]}`)).out;
+      out = (await sh(`API=http://localhost:3000\nKEY=sk_test_...\n${listLine}`)).out;
     }
     expect(out).toContain('"status":"completed"');
     expect(out).toContain('"bundle_url":"/v1/gdpr/requests/dsr_');
