@@ -520,13 +520,22 @@ describe('policy documentation', () => {
   test('/docs/credit-policy and /docs/sector-risk serve the pages the answers link to', async () => {
     const spreads = await h.json('GET', '/v1/index/spreads?tier=A', { key });
     expect(new URL(spreads.body.methodology_url).pathname).toBe('/docs/credit-policy');
-    const page = await h.call('GET', '/docs/credit-policy');
+    // the Markdown source for whoever asks for it
+    const page = await h.call('GET', '/docs/credit-policy', { headers: { accept: 'text/markdown' } });
     expect(page.status).toBe(200);
-    expect(page.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+    expect([page.headers.get('content-type'), page.headers.get('vary')]).toEqual(['text/markdown; charset=utf-8', 'Accept']);
     const text = await page.text();
     expect(text).toContain('## 9. Worked example');
     expect(text).toContain('limit €231 000');
-    expect(await (await h.call('GET', '/docs/sector-risk')).text()).toContain('assumptions');
+    // a page for a browser or curl's */*: HTML, its headings and tables rendered (seen in Chromium: test/portal.test.ts)
+    for (const accept of [undefined, '*/*', 'text/html,application/xhtml+xml,*/*;q=0.8']) {
+      const shown = await h.call('GET', '/docs/sector-risk', { headers: accept ? { accept } : {} });
+      expect([shown.headers.get('content-type'), shown.headers.get('vary')]).toEqual(['text/html; charset=utf-8', 'Accept']);
+      const body = await shown.text();
+      expect(body).toContain('<table>');
+      expect(body).toContain('assumptions');
+      expect(body).not.toContain('\n## ');
+    }
     expectError(await h.json('GET', '/docs/nothing-here'), 404, 'not_found');
   });
   test('the worked example holds through HTTP (599000023, factoring €150 000 over 90 days)', async () => {

@@ -219,3 +219,24 @@ describe('the supplier portal in a browser', () => {
     }
   });
 });
+
+describe('the documentation pages in a browser', () => {
+  test('/docs/credit-policy is shown as a page (not downloaded): its title, headings and tables as a reader sees them', async () => {
+    const page = await browser.newPage();
+    try {
+      const res = await page.goto(`${server.base}/docs/credit-policy`, { waitUntil: 'load' });
+      expect(res!.status()).toBe(200);
+      expect(res!.headers()['content-type']).toBe('text/html; charset=utf-8');
+      expect(await page.title()).toBe('Credit policy: decisions, limits and the spreads index');
+      const headings = await page.$$eval('h2', (hs) => hs.map((h) => (h as unknown as { innerText: string }).innerText));
+      expect(headings).toContain('1. Notched tier');
+      expect(headings).toContain('9. Worked example');
+      // the tier table as cells, not pipes
+      const firstRow = await page.$$eval('table tr', (rows) => [...rows[1]!.querySelectorAll('td')].map((c) => (c as unknown as { innerText: string }).innerText));
+      expect(firstRow).toEqual(['A+ / A / A-', '≤ 0.10 % / ≤ 0.20 % / ≤ 0.40 %', 'A (≤ 0.4 %)']);
+      expect(await page.evaluate(() => document.body.innerText)).not.toContain('| Tier |');
+    } finally {
+      await page.close();
+    }
+  });
+});

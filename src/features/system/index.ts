@@ -1,3 +1,4 @@
+import { marked } from 'marked';
 import { Elysia } from 'elysia';
 import { publicBaseUrl } from '../../config';
 // file imports: Bun embeds these assets in the single binary and gives a path that Bun.file can read
@@ -13,6 +14,8 @@ import creditPolicyDoc from '../../../docs/credit-policy.md' with { type: 'text'
 import sectorRiskDoc from '../../../docs/sector-risk.md' with { type: 'text' };
 
 const MARKDOWN_PAGES: Record<string, string> = { 'credit-policy': creditPolicyDoc, 'sector-risk': sectorRiskDoc };
+/** the pages as HTML (marked: CommonMark and GitHub's tables), rendered once: our own text, trusted */
+const markdownPages = new Map(Object.entries(MARKDOWN_PAGES).map(([name, text]) => [name, marked.parse(text, { async: false, gfm: true })]));
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 const html = (title: string, body: string) =>
@@ -99,10 +102,15 @@ export function systemRoutes(ctx: AppContext, getApp: () => AnyElysia) {
     )
     .get(
       '/docs/:page',
-      ({ params }) => {
+      ({ params, headers }) => {
         const text = MARKDOWN_PAGES[params.page];
         if (text === undefined) throw new ApiError('not_found', `No documentation page ${params.page.slice(0, 64)}; see /docs.`);
-        return new Response(text, { headers: { 'content-type': 'text/markdown; charset=utf-8' } });
+        // a page for a person (a browser, curl's */*), its Markdown source for whoever asks for it
+        const accept = headers.accept ?? '';
+        if (/\btext\/markdown\b/i.test(accept) && !/\btext\/html\b/i.test(accept)) return new Response(text, { headers: { 'content-type': 'text/markdown; charset=utf-8', vary: 'Accept' } });
+        const page = html(/^# (.+)$/m.exec(text)?.[1] ?? params.page, markdownPages.get(params.page)!);
+        page.headers.set('vary', 'Accept');
+        return page;
       },
       { detail: { hide: true } },
     )
