@@ -1,11 +1,11 @@
 /**
  * Load benchmark (not a test): a bare Elysia JSON POST as the reference, then the service's
  * POST /v1/score (cached, with a new Idempotency-Key each, and force_refresh), POST /v1/esg and a
- * guards-only GET, on SQLite and on
- * PostgreSQL + Redis, measured with wrk (Debian package) as a separate process; then p99 of
- * cached scoring at half the bare POST's throughput (wrk at a fixed offered rate), and the live tier
- * composed from three fake adapters that each answer after 300 ms. Every service row is preceded by
- * a bare POST of its own, its ratio taken to that one: the host's speed drifts within a run.
+ * guards-only GET, on SQLite and on PostgreSQL + Redis, measured with wrk (Debian package) as a
+ * separate process; then p99 of cached scoring at half the bare POST's throughput (wrk at a fixed
+ * offered rate), and the live tier composed from three fake adapters that each answer after 300 ms.
+ * Every service row is preceded by a bare POST of its own, its ratio taken to that one: the host's
+ * speed drifts within a run.
  *   bun run bench/load.ts [--seconds 5] [--connections 50]
  * Needs: wrk (apt-get install wrk), PostgreSQL and Redis on 127.0.0.1 for the second half.
  */

@@ -237,6 +237,15 @@ describe('POST /v1/invoice/extract', () => {
     expect((await send([['note', 'x'], ['file', png, 'scan.png']])).status).toBe(200);
   });
 
+  test('multipart: a body cut short after the file part is 422 on (body), not a file answered as if nothing came after it', async () => {
+    const png = new Blob([await qrPng(AT_EXAMPLE)], { type: 'image/png' });
+    const { bytes, contentType } = await multipart([['file', png, 'scan.png'], ['tail', 'x'.repeat(100)]]);
+    const cut = bytes.subarray(0, bytes.length - 80); // inside the field after the file: its closing boundary never comes
+    const b = expectError(await h.json('POST', '/v1/invoice/extract', { key, rawBody: cut as never, headers: { 'content-type': contentType } }), 422, 'validation_failed');
+    expect(b.message).toBe('The multipart body could not be read.');
+    expect(b.fields).toEqual([{ path: '(body)', message: expect.any(String) }]);
+  });
+
   test('multipart: a body of no declared length (chunked) is read no further than the limit, also after the file part: 413', async () => {
     const png = new Blob([await qrPng(AT_EXAMPLE)], { type: 'image/png' });
     const { bytes, contentType } = await multipart([['file', png, 'scan.png'], ['tail', new Blob([new Uint8Array(11 * 1024 * 1024)]), 'tail.bin']]);

@@ -142,3 +142,25 @@ describe('multipart: parts after the file of a large upload (202 path)', () => {
     expect(queued.body).toMatchObject({ status: 'queued' });
   });
 });
+
+describe('multipart: a body of no declared length is read no further than SAFT_MAX_BYTES, after the file too', () => {
+  let h: TestApp;
+  beforeAll(async () => {
+    demo = await Bun.file(DEMO).bytes();
+    h = await makeApp({ SAFT_MAX_BYTES: String(1024 * 1024) });
+  });
+  afterAll(() => h.close());
+
+  test('a 2 MB part after the file of a chunked upload: 413 payload_too_large, no run kept', async () => {
+    const key = (await h.tenant()).api_key;
+    const { bytes, contentType } = await multipart([['file', xmlPart(), 'demo.xml'], ['tail', new Blob([new Uint8Array(2 * 1024 * 1024)]), 'tail.bin']]);
+    const chunked = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let at = 0; at < bytes.length; at += 64 * 1024) c.enqueue(bytes.subarray(at, at + 64 * 1024));
+        c.close();
+      },
+    });
+    expectError(await h.json('POST', '/v1/saft/parse', { key, rawBody: chunked as never, headers: { 'content-type': contentType } }), 413, 'payload_too_large');
+    expect(await h.ctx.database.db.select().from(h.ctx.database.t.saftRuns)).toEqual([]);
+  });
+});
