@@ -146,7 +146,8 @@ describe('the token endpoint, as an OAuth library uses it', () => {
     expect(expectError(twice, 422, 'validation_failed').fields).toEqual([{ path: 'query.a', message: 'is given more than once (every parameter takes one value)' }]);
     expect(twice.body.access_token).toBeUndefined();
     // Basic credentials with anything after them that is not base64: malformed, not read as the first part
-    expectError(await tokenRequest('grant_type=client_credentials', { authorization: `${basic(c.client_id, c.client_secret)} junk` }), 401, 'invalid_client');
+    const malformed = expectError(await tokenRequest('grant_type=client_credentials', { authorization: `${basic(c.client_id, c.client_secret)} junk` }), 401, 'invalid_client');
+    expect([malformed.message, malformed.error_description]).toEqual(['The Basic credentials are malformed.', 'The Basic credentials are malformed.']);
     // what the description quotes keeps to RFC 6749 §5.2's characters (a NUL, a backslash, an é: "?"; a quote: ')
     const quoted = expectError(await tokenRequest('grant_type=client_credentials&scope=score%00%22%5C%C3%A9', auth), 400, 'invalid_scope');
     expect(quoted.error_description).toBe("Unknown scope(s): score?'??.");

@@ -22,6 +22,7 @@ const WEIGHT = /^q\s*=\s*(\d*\.?\d*)$/;
  */
 export function negotiate(accept: string | null | undefined, documents: readonly string[]): { acceptable: boolean; document: string | null } {
   const weights = new Map<string, { q: number; named: Named }>();
+  const offered = ['application/json', ...documents];
   let any = false;
   for (const part of (accept ?? '').split(',')) {
     const [range = '', ...params] = part.trim().toLowerCase().split(';').map((x) => x.trim());
@@ -32,7 +33,7 @@ export function negotiate(accept: string | null | undefined, documents: readonly
     if (given !== null && !/\d/.test(given ?? '')) continue; // not a number: the part counts for nothing
     const q = given === null ? 1 : Math.min(1, Number(given));
     const named: Named = range === '*/*' ? Named.Any : range.endsWith('/*') ? Named.Type : Named.Exactly;
-    for (const type of ['application/json', ...documents]) {
+    for (const type of offered) {
       const covers = named === Named.Any || (named === Named.Type ? type.startsWith(range.slice(0, -1)) : type === range);
       if (!covers) continue;
       const had = weights.get(type);

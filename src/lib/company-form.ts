@@ -34,7 +34,7 @@ const PUBLIC_BODY = 'Pessoa coletiva pública';
 const F = (letters: string, legalForm: string | null = null, nameWord = false): FormDef => ({ letters, legalForm, nameWord });
 
 /** Company forms: Portuguese, then the foreign ones a Portuguese business meets (as customers, on lists). */
-export const FORMS: readonly FormDef[] = [
+const FORMS: readonly FormDef[] = [
   F('lda', QUOTAS), // also written "L.da"
   F('limitada', QUOTAS),
   F('unipessoal', UNIPESSOAL),

@@ -47,6 +47,9 @@ export function partsAfterFileError(late: PartAfterFile[], fileField = 'file', f
 
 export const isMultipart = (contentType: string | null | undefined) => /^multipart\/form-data\b/i.test(contentType ?? '');
 
+/** the 422 of a multipart body that cannot be read (no boundary, damaged, cut short) */
+const unreadableBody = (why: string) => new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: why.slice(0, 200) }] });
+
 const FIELD_LIMIT_BYTES = 16 * 1024;
 const FIELDS_MAX = 20;
 
@@ -72,7 +75,7 @@ export function readMultipartFile(request: Request, fileField = 'file', maxBytes
       });
     } catch (err) {
       // a multipart Content-Type without a boundary
-      return fail(new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: (err as Error).message.slice(0, 200) }] }));
+      return fail(unreadableBody((err as Error).message));
     }
     const fields: Record<string, string> = {};
     // (bounded by the parts limit)
@@ -111,7 +114,7 @@ export function readMultipartFile(request: Request, fileField = 'file', maxBytes
     busboy.on('partsLimit', () => fail(validationError([{ path: '(body)', message: `at most ${FIELDS_MAX} fields and one file` }])));
     busboy.on('fieldsLimit', () => fail(validationError([{ path: '(body)', message: `at most ${FIELDS_MAX} fields and one file` }])));
     busboy.on('error', (err: Error) => {
-      const unreadable = new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: err.message.slice(0, 200) }] });
+      const unreadable = unreadableBody(err.message);
       bodyRead(unreadable);
       fail(unreadable);
     });
@@ -119,7 +122,7 @@ export function readMultipartFile(request: Request, fileField = 'file', maxBytes
     const source = request.body ? Readable.fromWeb(request.body as never) : Readable.from([]);
     source.on('error', (err) => {
       // the body cut short (the client went away): the upload's error, not the service's
-      bodyRead(new ApiError('validation_failed', 'The multipart body could not be read.', { fields: [{ path: '(body)', message: `cut short: ${String((err as Error)?.message ?? err).slice(0, 160)}` }] }));
+      bodyRead(unreadableBody(`cut short: ${String((err as Error)?.message ?? err)}`));
       fail(err);
       busboy.destroy(err);
     });

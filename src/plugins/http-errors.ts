@@ -12,7 +12,7 @@ import { requestState } from './request-state';
 import { redactSecrets } from '../lib/log';
 import { unservedCatalogEntry } from '../features/system/catalog';
 import { chargeKey, hasKeyShapedBearer, limitAnonymous, peekAnonymous, verifyKey } from './auth';
-import { isMultipart, partsAfterFileError, readMultipartFile, sniffType, type PartAfterFile } from '../lib/multipart';
+import { fieldPath, isMultipart, partsAfterFileError, readMultipartFile, sniffType, type PartAfterFile } from '../lib/multipart';
 import { DATE_YEARS } from '../lib/schemas';
 import { errorPage } from '../features/erp/consent';
 
@@ -114,7 +114,7 @@ function nulPaths(value: unknown, path = '', out: string[] = []): string[] {
   } else if (Array.isArray(value)) value.forEach((v, i) => nulPaths(v, path ? `${path}.${i}` : String(i), out));
   else if (value !== null && typeof value === 'object')
     for (const [k, v] of Object.entries(value)) {
-      const at = path ? `${path}.${k.replaceAll('\0', '\\0')}` : k.replaceAll('\0', '\\0');
+      const at = path ? `${path}.${fieldPath(k)}` : fieldPath(k);
       if (k.includes('\0')) out.push(at);
       else nulPaths(v, at, out);
     }
@@ -366,8 +366,8 @@ export function httpPlumbing(ctx: AppContext, routeTable: () => { method: string
         // a page a person's browser opens answers as a page
         if (BROWSER_PAGES.test(path)) return errorPage(400, 'This link is not valid', 'The link holds a character no link of this service has. Nothing was changed.');
         // in the path: no route or resource has such a name (a malformed id is 404, as an unknown one)
-        if (path.includes('%00')) throw unknownResource(safeDecode(path.slice(path.lastIndexOf('/') + 1)).replaceAll('\0', '\\0'));
-        const names = [...new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1))].filter(([k, v]) => k.includes('\0') || v.includes('\0')).map(([k]) => k.replaceAll('\0', '\\0'));
+        if (path.includes('%00')) throw unknownResource(fieldPath(safeDecode(path.slice(path.lastIndexOf('/') + 1))));
+        const names = [...new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1))].filter(([k, v]) => k.includes('\0') || v.includes('\0')).map(([k]) => fieldPath(k));
         if (names.length) throw validationError([...new Set(names)].map((name) => ({ path: `query.${name}`, message: 'must not contain NUL characters' })));
       }
       const query = request.url.indexOf('?');

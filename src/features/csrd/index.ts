@@ -3,7 +3,7 @@ import type { AppContext } from '../../context';
 import { authed, replayedJson } from '../../plugins/auth';
 import { langOf, requestState } from '../../plugins/request-state';
 import { apiDoc } from '../../lib/api-doc';
-import { ApiError, fieldProblems } from '../../lib/errors';
+import { fieldProblems } from '../../lib/errors';
 import { CsrdReport, CsrdReportRequest, ReportIdParams, validateReportBody, type CsrdReportBody, type CsrdReportInput } from './model';
 import type { ReportLanguage } from './mapping';
 import { CsrdService } from './service';

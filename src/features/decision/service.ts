@@ -163,8 +163,10 @@ export class DecisionService {
    */
   async decide(caller: ScoreCaller, body: DecisionBody, startedAt: number, lang: 'en' | 'pt' = 'en'): Promise<{ body: DecisionResponseBody; text: string }> {
     if (!isWholeCents(body.context.amount_eur)) throw validationError([{ path: 'context.amount_eur', message: WHOLE_CENTS }]);
-    // decided, stored and echoed as the cents it is (0.30000000000000004 is 0.3: binary noise of a client's sum)
-    body = { ...body, context: { ...body.context, amount_eur: wholeCents(body.context.amount_eur) } };
+    // decided, stored and echoed as the cents it is (0.30000000000000004 is 0.3: binary noise of a
+    // client's sum); copied only then (a repeated decision is on the hot path)
+    const amount = wholeCents(body.context.amount_eur);
+    if (amount !== body.context.amount_eur) body = { ...body, context: { ...body.context, amount_eur: amount } };
     const country = body.country ?? 'PT';
     if (country.toUpperCase() !== 'PT')
       throw new ApiError('unsupported_country', `Only companies registered in Portugal can be decided on (country "${country.slice(0, 8)}").`, {

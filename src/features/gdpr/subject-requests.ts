@@ -261,7 +261,10 @@ export class SubjectRequests {
       const rows = await db.select().from(am).where(and(eq(am.tenantId, tenantId), eq(am.env, env), inArray(am.name, amNames)));
       // a birth date narrows them to the screenings that recorded none, or the person's (their query's
       // birth date or NIF); the query records `birth_date: null` when none was given
-      push('aml_screenings', s.birth_date ? rows.filter((r) => screenedPerson(r, s) || !recordedBirthDate(r)) : rows);
+      push('aml_screenings', s.birth_date ? rows.filter((r) => {
+        const query = screenedQuery(r);
+        return ofSubject(query, s) || !query.birth_date;
+      }) : rows);
     }
     // KYC verifications: the company's NIF, or a representative's NIF or name as the verification
     // recorded them (names compared as normName: a substring of the stored text matched "an" in
@@ -518,11 +521,8 @@ function screenedQuery(row: Record<string, unknown>): { birth_date?: string | nu
   }
 }
 
-/** the birth date a stored screening's query recorded: null when none */
-const recordedBirthDate = (row: Record<string, unknown>) => screenedQuery(row).birth_date ?? null;
-
-/** whether a stored screening is of the subject by more than a name: its query's birth date or NIF */
-function screenedPerson(row: Record<string, unknown>, subject: Subject): boolean {
-  const query = screenedQuery(row);
-  return (!!subject.birth_date && query.birth_date === subject.birth_date) || (!!subject.nif && query.nif === subject.nif);
-}
+/** whether a screening's query is of the subject by more than a name: its birth date or NIF */
+const ofSubject = (query: ReturnType<typeof screenedQuery>, subject: Subject) =>
+  (!!subject.birth_date && query.birth_date === subject.birth_date) || (!!subject.nif && query.nif === subject.nif);
+/** whether a stored screening is of the subject by more than a name */
+const screenedPerson = (row: Record<string, unknown>, subject: Subject) => ofSubject(screenedQuery(row), subject);

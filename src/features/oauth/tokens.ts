@@ -3,7 +3,6 @@ import { publicBaseUrl } from '../../config';
 import { decodeJwt, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { AppContext } from '../../context';
 import { ApiError } from '../../lib/errors';
-import { bearerChallenge } from '../../lib/text';
 import { hashKey, type KeyRow, type TenantRow } from '../tenants/service';
 
 /**
@@ -197,11 +196,9 @@ export class OAuthTokens {
    * and usage attribution), with the token's scopes; an ApiError for anything not acceptable.
    */
   async verify(token: string): Promise<{ key: KeyRow; tenant: TenantRow } | ApiError> {
-    const invalid = (why: string, code: 'invalid_api_key' | 'access_token_expired' | 'access_token_revoked' = 'invalid_api_key') => {
-      const message = `The access token is not valid: ${why}.`;
-      // RFC 6750 §3: the reason in the challenge too, in the characters it allows
-      return new ApiError(code, message, { headers: { 'www-authenticate': bearerChallenge('invalid_token', message) } });
-    };
+    // (the error responder gives every 401 its RFC 6750 challenge, with the message as error_description)
+    const invalid = (why: string, code: 'invalid_api_key' | 'access_token_expired' | 'access_token_revoked' = 'invalid_api_key') =>
+      new ApiError(code, `The access token is not valid: ${why}.`);
     await this.load();
     const nowMs = this.now().getTime();
     let claims = this.verified.get(token);

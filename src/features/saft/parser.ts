@@ -658,9 +658,9 @@ export async function parseSaft(
     }
   }
 
-  /** a line's tax read before the TaxTable (MasterFiles come first in a valid file): kept, bounded, and judged at the end */
   /** the file line a tax check points at: its TaxType's (the Tax), or its TaxPercentage's for a rate; </Line>'s if the line has neither */
   const taxCheckLine = (fault: 'unknown' | 'rate', ln: LineState) => (fault === 'rate' ? ln.pctLine : ln.taxLine) || parser.line;
+  /** a line's tax read before the TaxTable (MasterFiles come first in a valid file): kept, bounded, and judged at the end */
   function deferTax(type: string | null, region: string | null, code: string | null, pct: number | null, lineWhere: string, ln: LineState) {
     const k = `${type}\u0000${region}\u0000${code}\u0000${pct}`;
     let p = pendingTaxes.get(k);
@@ -672,8 +672,11 @@ export async function parseSaft(
     if (pendingTaxesKept < maxChecks) p.at.push({ path: own(lineWhere), line: ln.taxLine || parser.line, pctLine: ln.pctLine || parser.line }), pendingTaxesKept++;
   }
 
-  /** a line's TaxExemptionCode: the XSD's pattern (an error), the AT's table (a warning, once per code) */
-  /** `padded`: spaces around the code as written (the XSD's pattern is on the text as it is: xs:string keeps them) */
+  /**
+   * a line's TaxExemptionCode: the XSD's pattern (an error), the AT's table (a warning, once per
+   * code). `padded`: spaces around the code as written (the XSD's pattern is on the text as it is:
+   * xs:string keeps them)
+   */
   function exemptionCode(d: Doc, value: string, padded: boolean) {
     const spec = SECTIONS[d.section];
     const where = `${spec.doc} ${d.fields[spec.number] ?? ''}`;
@@ -686,7 +689,7 @@ export async function parseSaft(
       return;
     }
     for (let i = 0; i < value.length; i += 3) {
-      const code = value.length === 3 ? value : value.slice(i, i + 3);
+      const code = value.slice(i, i + 3);
       if (AT_EXEMPTION_CODES.has(code) || exemptionWarned.has(code) || exemptionWarned.size >= 100) continue;
       exemptionWarned.add(own(code));
       const why = REPEALED_EXEMPTION_CODES.has(code) ? 'a repealed code (earlier tables of the AT)' : 'not in the AT\'s table of exemption reasons (M01, M02, M04–M07, M09–M16, M19–M26, M30–M34, M40–M46, M99)';
